@@ -1,0 +1,132 @@
+"""One harness for every rule's cases, no opt-out (as Ruff's).
+
+``rules/<rule>/cases/``:
+- ``bad_*``: the exact (line, code) findings are marked by ``# expect: CODE`` on the line above;
+- ``good_*``: must stay silent;
+- ``bad_*.fixed.<ext>``: the exact text all of the rule's fixes produce (unsafe ones included).
+
+A case for a file the rule only reads under a certain name (``pyproject.toml``) is named
+``bad_<label>__pyproject.toml``: the part after ``__`` is the name it is linted as. A case may set
+rule settings with a ``# trllint-settings: {json}`` line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from trllint.fixes import fix_source, still_valid
+from trllint.registry import all_rules
+from trllint.runner import RuleSet, lint_source
+from trllint.source import SourceFile
+
+_EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
+_SETTINGS = re.compile(r"#\s*trllint-settings:\s*(?P<json>\{.*\})")
+
+
+@dataclass(frozen=True)
+class Case:
+    code: str
+    path: Path
+
+    @property
+    def kind(self) -> str:
+        return "bad" if self.path.name.startswith("bad_") else "good"
+
+    @property
+    def linted_as(self) -> str:
+        name = self.path.name.split("_", 1)[1]
+        return name.split("__", 1)[1] if "__" in name else name
+
+    @property
+    def fixed_path(self) -> Path:
+        return self.path.with_name(f"{self.path.stem}.fixed{self.path.suffix}")
+
+    def __str__(self) -> str:
+        return f"{self.code}/{self.path.name}"
+
+
+def _cases() -> list[Case]:
+    cases = []
+    for code, info in all_rules().items():
+        folder = info.folder / "cases"
+        for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+            if path.name.startswith(("bad_", "good_")) and ".fixed." not in path.name and path.is_file():
+                cases.append(Case(code, path))
+    return cases
+
+
+CASES = _cases()
+
+
+def _ruleset(case: Case, text: str) -> RuleSet:
+    settings = {}
+    match = _SETTINGS.search(text)
+    if match:
+        settings = json.loads(match.group("json"))
+    return RuleSet([all_rules()[case.code].rule], settings)
+
+
+def _source(case: Case, text: str) -> SourceFile:
+    return SourceFile(text=text, display_path=case.path.name, is_python=case.linted_as.endswith(".py"))
+
+
+def expected_findings(text: str) -> set[tuple[int, str]]:
+    expected = set()
+    for index, line in enumerate(text.splitlines()):
+        match = _EXPECT.search(line)
+        if match:
+            for code in match.group("codes").split(","):
+                expected.add((index + 2, code.strip()))
+    return expected
+
+
+def test_every_rule_has_cases():
+    codes_with_cases = {case.code for case in CASES}
+    for code in all_rules():
+        assert code in codes_with_cases, f"{code} has no cases"
+        assert {c.kind for c in CASES if c.code == code} == {"bad", "good"}, f"{code} needs bad and good cases"
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_case_findings(case: Case):
+    text = case.path.read_text(encoding="utf-8")
+    findings = lint_source(_source(case, text), case.linted_as, _ruleset(case, text))
+    got = {(f.line, f.code) for f in findings}
+    if case.kind == "good":
+        assert not _EXPECT.search(text), "good cases carry no expectations"
+        assert got == set(), f"good case flagged: {[(f.line, f.message) for f in findings]}"
+    else:
+        expected = expected_findings(text)
+        assert expected, "a bad case marks at least one finding with '# expect: CODE'"
+        assert got == expected, [(f.line, f.code, f.message) for f in findings]
+    rule = all_rules()[case.code].rule
+    for finding in findings:
+        if rule.fixable == "never":
+            assert finding.fix is None, f"{case.code} declares no fix but offered one"
+        elif rule.fixable == "always":
+            assert finding.fix is not None, f"{case.code} declares a fix always, none at line {finding.line}"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "bad"], ids=str)
+def test_case_fix(case: Case):
+    text = case.path.read_text(encoding="utf-8")
+    source = _source(case, text)
+    ruleset = _ruleset(case, text)
+    outcome = fix_source(source, case.linted_as, ruleset, unsafe=True)
+    assert not outcome.problems, outcome.problems
+    if not outcome.changed:
+        assert not case.fixed_path.exists(), f"{case.fixed_path.name} exists but no fix applies"
+        return
+    assert case.fixed_path.exists(), f"fixes apply but {case.fixed_path.name} is missing"
+    assert outcome.text == case.fixed_path.read_text(encoding="utf-8")
+    assert still_valid(source, outcome.text, case.linted_as) is None
+    if case.linted_as.endswith(".py"):
+        compile(outcome.text, case.fixed_path.name, "exec")
+    again = fix_source(source.with_text(outcome.text), case.linted_as, ruleset, unsafe=True)
+    assert not again.changed, "a second --fix changed the fixed text"
+    assert all(f.fix is None for f in again.findings), "fixable findings remain after fixing"

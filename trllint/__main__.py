@@ -1,0 +1,5 @@
+import sys
+
+from trllint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,147 @@
+"""What a piece of syntax names: dotted names, called functions, and the imports behind them.
+
+Rules match calls by the name a reader would use (``accelerator.prepare``,
+``torch.nn.DataParallel``); ``ImportMap`` turns local aliases (``from torch.nn.parallel import
+DistributedDataParallel as DDP``) back into those names, without LibCST's costly qualified-name
+metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+
+def dotted_name(node: cst.BaseExpression | None) -> str | None:
+    """``a.b.c`` for Name/Attribute chains, else None (calls and subscripts break the chain)."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_name(call: cst.Call) -> str | None:
+    return dotted_name(call.func)
+
+
+def last_attribute(name: str | None) -> str | None:
+    return name.rsplit(".", 1)[-1] if name else None
+
+
+def argument(call: cst.Call, keyword: str, position: int | None = None) -> cst.Arg | None:
+    """The argument passed as ``keyword=`` or, failing that, at ``position`` (0-based)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+    if position is not None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if position < len(positional):
+            return positional[position]
+    return None
+
+
+def is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def is_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def assigned_names(target: cst.BaseExpression) -> list[str]:
+    """Dotted names bound by an assignment target (tuple unpacking flattened)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: list[str] = []
+        for element in target.elements:
+            names.extend(assigned_names(element.value))
+        return names
+    name = dotted_name(target)
+    return [name] if name else []
+
+
+@dataclass
+class ImportMap:
+    """Local name -> full dotted name, from a module's import statements."""
+
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, module: cst.Module) -> ImportMap:
+        imports = cls()
+        for statement in module.body:
+            imports._collect(statement)
+        return imports
+
+    def _collect(self, statement: cst.CSTNode) -> None:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                self.add(small)
+        elif isinstance(statement, (cst.If, cst.Try)):
+            # `try: import deepspeed` / `if is_deepspeed_available(): import deepspeed`
+            for block in _blocks(statement):
+                for inner in block.body:
+                    self._collect(inner)
+
+    def add(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None:
+                    self.aliases[dotted_name(alias.asname.name) or full] = full
+                else:
+                    head = full.split(".", 1)[0]
+                    self.aliases.setdefault(head, head)
+        elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            if node.relative:
+                return
+            base = dotted_name(node.module) if node.module else None
+            if base is None:
+                return
+            for alias in node.names:
+                name = dotted_name(alias.name)
+                if name is None:
+                    continue
+                local = dotted_name(alias.asname.name) if alias.asname is not None else name
+                if local:
+                    self.aliases[local] = f"{base}.{name}"
+
+    def resolve(self, name: str | None) -> str | None:
+        """The full name behind a local dotted name (``DDP`` -> ``torch.nn.parallel.DistributedDataParallel``)."""
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        full = self.aliases.get(head)
+        if full is None:
+            return name
+        return f"{full}.{rest}" if rest else full
+
+    def imports_any(self, *prefixes: str) -> bool:
+        return any(
+            full == prefix or full.startswith(prefix + ".") for full in self.aliases.values() for prefix in prefixes
+        )
+
+
+def _blocks(statement: cst.If | cst.Try) -> list[cst.BaseSuite]:
+    blocks: list[cst.BaseSuite] = [statement.body]
+    if isinstance(statement, cst.If):
+        if statement.orelse is not None:
+            blocks.append(statement.orelse.body)  # type: ignore[union-attr]
+    else:
+        blocks.extend(handler.body for handler in statement.handlers)
+        if statement.orelse is not None:
+            blocks.append(statement.orelse.body)
+    return [b for b in blocks if isinstance(b, cst.IndentedBlock)]
+
+
+def matches(full_name: str | None, *candidates: str) -> bool:
+    """True when ``full_name`` is one of ``candidates`` or ends with ``.candidate``."""
+    if full_name is None:
+        return False
+    return any(full_name == c or full_name.endswith("." + c) for c in candidates)

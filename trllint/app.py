@@ -1,0 +1,93 @@
+"""One run of the linter: find the files, lint or fix them, report, and pick the exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from trllint.batch import FileResult, Mode, default_jobs, process_bytes, process_files
+from trllint.config import Config
+from trllint.discovery import DEFAULT_EXCLUDES, discover, display_path
+from trllint.registry import available_rules
+from trllint.report import RunReport, render
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+@dataclass
+class LintRun:
+    config: Config
+    codes: list[str]
+    fix: bool = False
+    diff: bool = False
+    unsafe_fixes: bool = False
+    jobs: int | None = None
+    use_cache: bool = True
+    output_format: str = "text"
+    statistics: bool = False
+
+    @property
+    def mode(self) -> Mode:
+        return Mode(fix=self.fix, diff=self.diff, unsafe=self.unsafe_fixes)
+
+    def lint_paths(self, paths: list[str]) -> int:
+        ruleset = self.config.ruleset(self.codes)
+        excludes = list(self.config.exclude if self.config.exclude is not None else DEFAULT_EXCLUDES)
+        excludes += self.config.extend_exclude
+        found = discover(paths, ruleset.file_patterns(), excludes=excludes, root=self.config.root)
+        for raw, reason in found.missing:
+            sys.stderr.write(f"trllint: error: {raw}: {reason}\n")
+        jobs = [(path, display_path(path)) for path in found.files]
+        results = self._process(jobs, ruleset)
+        status = self._report(results)
+        return EXIT_USAGE if found.missing else status
+
+    def _process(self, jobs, ruleset) -> list[FileResult]:
+        workers = self.jobs or default_jobs()
+        if self.use_cache and not self.mode.rewrites:
+            from trllint.cache import ResultCache
+
+            cache = ResultCache.for_run(self.config, self.codes)
+            if cache is not None:
+                return cache.process(jobs, ruleset, self.mode, workers=workers)
+        return process_files(jobs, ruleset, self.mode, workers=workers)
+
+    def lint_stdin(self, filename: str) -> int:
+        ruleset = self.config.ruleset(self.codes)
+        data = sys.stdin.buffer.read()
+        result, new_bytes = process_bytes(data, filename, Path(filename).name, ruleset, self.mode)
+        if self.fix and not self.diff:
+            # The fixed source goes to stdout (editors replace the buffer with it); findings to stderr.
+            sys.stdout.buffer.write(new_bytes if new_bytes is not None else data)
+            sys.stdout.flush()
+            return self._report([result], stream=sys.stderr)
+        return self._report([result])
+
+    def _report(self, results: list[FileResult], stream=None) -> int:
+        stream = stream or sys.stdout
+        findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
+        problems = [(r.path, p) for r in results for p in r.problems]
+        for path, problem in problems:
+            sys.stderr.write(f"trllint: error: {path}: {problem}\n")
+        report = RunReport(
+            findings=findings,
+            rules={code: info for code, info in available_rules().items() if code in self.codes},
+            fixed=sum(r.fixed for r in results),
+            fix_mode=self.fix and not self.diff,
+            unsafe_fixes=self.unsafe_fixes,
+            statistics=self.statistics,
+            color=self.output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ,
+        )
+        if self.diff:
+            diffs = "".join(r.diff for r in results)
+            stream.write(diffs)
+            if self.output_format == "text":
+                fixable = sum(r.fixed for r in results)
+                sys.stderr.write(f"Would fix {fixable} {'finding' if fixable == 1 else 'findings'}.\n")
+            else:
+                stream.write(render(self.output_format, report))
+            return EXIT_FINDINGS if diffs or findings or problems else EXIT_CLEAN
+        stream.write(render(self.output_format, report))
+        return EXIT_FINDINGS if findings or problems else EXIT_CLEAN

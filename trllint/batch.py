@@ -1,0 +1,139 @@
+"""Linting (or fixing) a list of files: reading, the worker pool, writing, the result cache.
+
+Each file is one independent job, so a failure on one file (unreadable, vanished, read-only)
+becomes a problem reported for that path while the others go on.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trllint.fixes import WriteError, fix_source, write_atomically
+from trllint.rule import Finding
+from trllint.runner import PARSE_ERROR, RuleSet, engine_finding, lint_source, read_source
+
+# Bigger files are refused rather than parsed: LibCST needs ~1 KB of memory per byte of source.
+MAX_FILE_BYTES = 20 * 1024 * 1024
+
+
+@dataclass
+class Mode:
+    fix: bool = False
+    diff: bool = False
+    unsafe: bool = False
+
+    @property
+    def rewrites(self) -> bool:
+        return self.fix or self.diff
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    fixed: int = 0
+    problems: list[str] = field(default_factory=list)
+    diff: str = ""
+    new_text: bytes | None = None  # the fixed bytes (returned for standard input only)
+    sha256: str | None = None  # of the bytes that were linted (the cache keys on it)
+
+
+def process_bytes(
+    data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode
+) -> tuple[FileResult, bytes | None]:
+    """Lint or fix one file's bytes; the second value is the new content when it changed."""
+    result = FileResult(display)
+    if len(data) > MAX_FILE_BYTES:
+        result.findings.append(_too_large(display))
+        return result, None
+    source = read_source(data, display, filename)
+    if isinstance(source, Finding):
+        result.findings.append(source)
+        return result, None
+    if not mode.rewrites:
+        result.findings = lint_source(source, filename, ruleset)
+        return result, None
+    outcome = fix_source(source, filename, ruleset, unsafe=mode.unsafe)
+    result.findings = outcome.findings
+    result.problems.extend(outcome.problems)
+    if not outcome.changed:
+        return result, None
+    result.fixed = outcome.applied
+    if mode.diff:
+        result.diff = "".join(
+            difflib.unified_diff(
+                source.text.splitlines(keepends=True),
+                outcome.text.splitlines(keepends=True),
+                fromfile=display,
+                tofile=display,
+            )
+        )
+    return result, source.to_bytes(outcome.text)
+
+
+def _too_large(display: str) -> Finding:
+    return engine_finding(PARSE_ERROR, display, f"file is larger than {MAX_FILE_BYTES // 2**20} MB; not linted")
+
+
+def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode) -> FileResult:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return FileResult(display, findings=[_too_large(display)])
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return FileResult(display, problems=["the file vanished before it could be read"])
+    except IsADirectoryError:
+        return FileResult(display, problems=["is a folder, not a file"])
+    except OSError as exc:
+        return FileResult(display, problems=[f"cannot read: {exc.strerror or exc}"])
+    result, new_bytes = process_bytes(data, display, path.name, ruleset, mode)
+    result.sha256 = hashlib.sha256(data).hexdigest()
+    if new_bytes is not None and mode.fix and not mode.diff:
+        try:
+            write_atomically(path, new_bytes, expected_old=data)
+        except WriteError as exc:
+            result.problems.append(str(exc))
+            # Nothing was written: the findings the fixes would have removed are still there.
+            unfixed = process_bytes(data, display, path.name, ruleset, Mode())[0]
+            result.findings = unfixed.findings
+            result.fixed = 0
+    return result
+
+
+# Worker processes receive the run's rules once, at start-up, not with every file.
+_worker_state: tuple[RuleSet, Mode] | None = None
+
+
+def _init_worker(ruleset: RuleSet, mode: Mode) -> None:
+    global _worker_state
+    _worker_state = (ruleset, mode)
+
+
+def _work(job: tuple[str, str]) -> FileResult:
+    assert _worker_state is not None
+    path, display = job
+    return process_file(Path(path), display, *_worker_state)
+
+
+def process_files(
+    jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int
+) -> list[FileResult]:
+    workers = max(1, min(workers, len(jobs)))
+    # A pool costs ~100 ms to start: only worth it for more than a handful of files.
+    if workers == 1 or len(jobs) < 8:
+        return [process_file(path, display, ruleset, mode) for path, display in jobs]
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(ruleset, mode)) as pool:
+        chunk = max(1, len(jobs) // (workers * 8))
+        return list(pool.map(_work, [(str(p), d) for p, d in jobs], chunksize=chunk))
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

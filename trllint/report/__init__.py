@@ -1,0 +1,37 @@
+"""Output formats, one module each. A reporter turns a finished run into text for stdout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trllint.registry import RuleInfo
+from trllint.rule import Finding
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+@dataclass
+class RunReport:
+    findings: list[Finding]
+    rules: dict[str, RuleInfo]
+    fixed: int = 0
+    fix_mode: bool = False
+    unsafe_fixes: bool = False
+    statistics: bool = False
+    color: bool = False
+    diffs: list[str] = field(default_factory=list)
+
+    def fixable(self, finding: Finding) -> bool:
+        return finding.fix is not None and (finding.fix.applicability == "safe" or self.unsafe_fixes)
+
+
+def render(fmt: str, report: RunReport) -> str:
+    if fmt == "json":
+        from trllint.report import json as module
+    elif fmt == "sarif":
+        from trllint.report import sarif as module
+    elif fmt == "github":
+        from trllint.report import github as module
+    else:
+        from trllint.report import text as module
+    return module.render(report)

@@ -1,0 +1,42 @@
+"""One JSON array; each element carries DESIGN.md's fields and the fix as text edits."""
+
+from __future__ import annotations
+
+import json
+
+from trllint.report import RunReport
+from trllint.rule import Finding
+
+
+def finding_to_dict(finding: Finding, report: RunReport) -> dict:
+    fix = None
+    if finding.fix is not None:
+        fix = {
+            "applicability": finding.fix.applicability,
+            "message": None,
+            "edits": [
+                {
+                    "content": edit.content,
+                    "location": {"line": edit.start_position[0], "column": edit.start_position[1]},
+                    "end_location": {"line": edit.end_position[0], "column": edit.end_position[1]},
+                }
+                for edit in finding.fix.edits
+            ],
+        }
+    return {
+        "code": finding.code,
+        "name": finding.name,
+        "message": finding.message,
+        "path": finding.path,
+        "filename": finding.path,
+        "line": finding.line,
+        "column": finding.column,
+        "end_line": finding.end_line,
+        "end_column": finding.end_column,
+        "fix": fix,
+        "url": None,
+    }
+
+
+def render(report: RunReport) -> str:
+    return json.dumps([finding_to_dict(f, report) for f in report.findings], indent=2) + "\n"

@@ -1,0 +1,103 @@
+"""SARIF 2.1.0 for code-scanning tools, each fix as a SARIF ``fixes`` object."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trllint import __version__
+from trllint.report import RunReport
+from trllint.rule import Finding
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_ENGINE_RULES = {
+    "TRL000": ("unreadable-or-invalid-source", "The file could not be read or parsed."),
+    "TRL999": ("internal-error", "A rule failed on this file; the other rules still ran."),
+}
+
+
+def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
+    return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+
+
+def _uri(path: str) -> str:
+    return Path(path).as_posix()
+
+
+def _rule_descriptor(code: str, report: RunReport) -> dict:
+    info = report.rules.get(code)
+    if info is None:
+        name, text = _ENGINE_RULES.get(code, (code.lower(), code))
+        return {"id": code, "name": name, "shortDescription": {"text": text}, "help": {"text": text}}
+    try:
+        help_text = info.readme.read_text(encoding="utf-8")
+    except OSError:
+        help_text = info.rule.message
+    return {
+        "id": code,
+        "name": info.rule.name,
+        "shortDescription": {"text": info.rule.message},
+        "fullDescription": {"text": info.rule.message},
+        "help": {"text": help_text, "markdown": help_text},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"fixable": info.rule.fixable, "tags": ["distributed-training"]},
+    }
+
+
+def _result(finding: Finding, index: int) -> dict:
+    result: dict = {
+        "ruleId": finding.code,
+        "ruleIndex": index,
+        "level": "error",
+        "message": {"text": finding.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(finding.path)},
+                    "region": _region(finding.line, finding.column, finding.end_line, finding.end_column),
+                }
+            }
+        ],
+    }
+    if finding.fix is not None:
+        result["fixes"] = [
+            {
+                "description": {"text": f"{finding.fix.applicability} fix for {finding.code}"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": {"uri": _uri(finding.path)},
+                        "replacements": [
+                            {
+                                "deletedRegion": _region(*edit.start_position, *edit.end_position),
+                                "insertedContent": {"text": edit.content},
+                            }
+                            for edit in finding.fix.edits
+                        ],
+                    }
+                ],
+            }
+        ]
+    return result
+
+
+def render(report: RunReport) -> str:
+    codes = sorted(set(report.rules) | {f.code for f in report.findings})
+    index = {code: i for i, code in enumerate(codes)}
+    document = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "trllint",
+                        "version": __version__,
+                        "rules": [_rule_descriptor(code, report) for code in codes],
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(f, index[f.code]) for f in report.findings],
+            }
+        ],
+    }
+    return json.dumps(document, indent=2) + "\n"

@@ -1,0 +1,61 @@
+"""``path:line:col: CODE message``, a closing count, and ``--statistics``."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from trllint.report import RunReport
+
+_BOLD, _RED, _CYAN, _DIM, _RESET = "\033[1m", "\033[31m", "\033[36m", "\033[2m", "\033[0m"
+
+
+def render(report: RunReport) -> str:
+    if report.statistics:
+        return _statistics(report)
+    paint = _painter(report.color)
+    lines = [
+        f"{paint(f.path, _BOLD)}:{f.line}:{f.column}: {paint(f.code, _RED)} "
+        f"{paint('[*] ', _CYAN) if report.fixable(f) else ''}{f.message}"
+        for f in report.findings
+    ]
+    lines.append(_summary(report))
+    return "\n".join(lines) + "\n"
+
+
+def _summary(report: RunReport) -> str:
+    remaining = len(report.findings)
+    fixable = sum(1 for f in report.findings if report.fixable(f))
+    if report.fix_mode and report.fixed:
+        return f"Found {remaining + report.fixed} {_plural(remaining + report.fixed)} ({report.fixed} fixed, {remaining} remaining)."
+    if not remaining:
+        return "All checks passed!"
+    hint = ""
+    if fixable:
+        hint = f" ({fixable} fixable with --fix{' --unsafe-fixes' if report.unsafe_fixes else ''})"
+    else:
+        unsafe_only = sum(1 for f in report.findings if f.fix is not None and f.fix.applicability == "unsafe")
+        if unsafe_only:
+            hint = f" ({unsafe_only} fixable with --fix --unsafe-fixes)"
+    return f"Found {remaining} {_plural(remaining)}{hint}."
+
+
+def _statistics(report: RunReport) -> str:
+    counts = Counter(f.code for f in report.findings)
+    names = {f.code: f.name for f in report.findings}
+    fixable = {f.code for f in report.findings if report.fixable(f)}
+    rows = [
+        f"{count:>5}\t{code}\t{'[*]' if code in fixable else '   '} {names[code]}"
+        for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return "\n".join(rows + [_summary(report)]) + "\n"
+
+
+def _plural(n: int) -> str:
+    return "finding" if n == 1 else "findings"
+
+
+def _painter(color: bool):
+    def paint(text: str, code: str) -> str:
+        return f"{code}{text}{_RESET}" if color else text
+
+    return paint

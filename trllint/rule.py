@@ -1,0 +1,191 @@
+"""The contract between the engine and a rule.
+
+A rule is a small declarative class, in the manner of Fixit: its code, name, message, fix
+availability and the tokens it cannot match without are class attributes; the logic lives in a
+few LibCST ``visit_*`` methods that call :meth:`Rule.report`. The engine runs every selected rule
+over one parse of a file in one batched traversal. A rule that reads files other than Python
+(dependency lists, say) implements :meth:`Rule.lint_text` instead of, or beside, its visitors.
+
+Rules do no I/O, and nothing in the engine knows any single rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal, Sequence
+
+import libcst as cst
+from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvider
+
+from trllint.source import SourceFile
+
+Applicability = Literal["safe", "unsafe"]
+Fixable = Literal["never", "sometimes", "always"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``source.text[start:end]`` with ``content`` (offsets in characters)."""
+
+    start: int
+    end: int
+    content: str
+    # 1-based (line, column) of start and end, filled in when the finding is reported.
+    start_position: tuple[int, int] = (0, 0)
+    end_position: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True)
+class Fix:
+    edits: tuple[Edit, ...]
+    applicability: Applicability = "safe"
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return min(e.start for e in self.edits), max(e.end for e in self.edits)
+
+    def located(self, source: SourceFile) -> Fix:
+        def at(offset: int) -> tuple[int, int]:
+            line, column = source.position(offset)
+            return line, column + 1
+
+        edits = tuple(replace(e, start_position=at(e.start), end_position=at(e.end)) for e in self.edits)
+        return Fix(edits, self.applicability)
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    message: str
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    fix: Fix | None = None
+    # Set on findings that the engine, not a rule, raises (TRL000, TRL999).
+    internal: bool = field(default=False, compare=False)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A rule setting read from ``[tool.trllint]``; ``kind`` is the Python type of its value."""
+
+    kind: type
+    default: Any
+    help: str = ""
+    item_kind: type | None = None  # for lists: the type of each element
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Base class of every rule. Subclasses set the class attributes below."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    fixable: ClassVar[Fixable] = "never"
+    # A file that contains none of these strings cannot hold a finding: it is not parsed for this
+    # rule. Empty means "always run". The prefilter must never change results.
+    prefilter: ClassVar[tuple[str, ...]] = ()
+    # File names (fnmatch patterns) this rule reads; Python rules keep the default.
+    file_patterns: ClassVar[tuple[str, ...]] = ("*.py",)
+    settings_schema: ClassVar[dict[str, Setting]] = {}
+
+    METADATA_DEPENDENCIES: ClassVar[Sequence[Any]] = (PositionProvider, WhitespaceInclusivePositionProvider)
+
+    def __init__(self, source: SourceFile, settings: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.settings = {key: s.default for key, s in self.settings_schema.items()}
+        self.settings.update(settings or {})
+        self.findings: list[Finding] = []
+
+    # ---- what the engine asks of a rule class -------------------------------------------
+
+    @classmethod
+    def reads_file(cls, filename: str) -> bool:
+        return any(fnmatch.fnmatch(filename, pattern) for pattern in cls.file_patterns)
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        return not cls.prefilter or any(token in text for token in cls.prefilter)
+
+    def lint_text(self) -> None:
+        """Check a file that is not Python source (override in rules that read such files)."""
+
+    # ---- what a rule calls -----------------------------------------------------------
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        *,
+        fix: Fix | None = None,
+    ) -> None:
+        position = self.get_metadata(PositionProvider, node)
+        self.report_at(
+            position.start.line,
+            position.start.column,
+            position.end.line,
+            position.end.column,
+            message,
+            fix=fix,
+        )
+
+    def report_at(
+        self,
+        line: int,
+        column: int,
+        end_line: int,
+        end_column: int,
+        message: str | None = None,
+        *,
+        fix: Fix | None = None,
+    ) -> None:
+        """Report at 1-based lines and 0-based columns (LibCST's convention)."""
+        self.findings.append(
+            Finding(
+                code=self.code,
+                name=self.name,
+                message=message or self.message,
+                path=self.source.display_path,
+                line=line,
+                column=column + 1,
+                end_line=end_line,
+                end_column=end_column + 1,
+                fix=fix.located(self.source) if fix is not None else None,
+            )
+        )
+
+    def replace(self, old: cst.CSTNode, new: cst.CSTNode) -> Edit:
+        """An edit that swaps ``old`` for ``new``, rendered with the module's whitespace settings."""
+        start, end = self.span_of(old)
+        return Edit(start, end, self.source.module.code_for_node(new))
+
+    def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
+        start, _ = self.span_of(node)
+        return Edit(start, start, text)
+
+    def span_of(self, node: cst.CSTNode) -> tuple[int, int]:
+        """Character offsets of everything ``node`` renders, its own whitespace included."""
+        position = self.get_metadata(WhitespaceInclusivePositionProvider, node)
+        return (
+            self.source.offset(position.start.line, position.start.column),
+            self.source.offset(position.end.line, position.end.column),
+        )
+
+    @staticmethod
+    def fix(*edits: Edit, unsafe: bool = False) -> Fix:
+        return Fix(tuple(edits), "unsafe" if unsafe else "safe")
+
+
+def rule_metadata_dependencies(rules: Sequence[type[Rule]]) -> set[Any]:
+    deps: set[Any] = {PositionProvider, WhitespaceInclusivePositionProvider}
+    for rule in rules:
+        deps.update(rule.METADATA_DEPENDENCIES)
+    return deps
