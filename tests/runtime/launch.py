@@ -1,0 +1,141 @@
+"""Launching a rule's scenario under ``accelerate launch``, as written and as trllint fixed it.
+
+The fixed script is always the linter's own output (``trllint --fix`` on a copy), never a second
+hand-written file: the runtime test proves the codemod, not a human's idea of it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+RULES = REPO / "rules"
+
+# Two ranks over gloo on the CPU: DistributedDataParallel, the wrap that breaks model.config.
+CPU_DDP = ("--multi_gpu", "--num_processes", "2")
+
+
+@dataclass
+class Launch:
+    returncode: int
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def scenario_path(rule_folder: str) -> Path:
+    return RULES / rule_folder / "scenario.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch_env(*, cpu: bool = True, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+            "OMP_NUM_THREADS": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "WANDB_MODE": "disabled",
+            "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    if cpu:
+        env["ACCELERATE_USE_CPU"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    env.update(extra or {})
+    return env
+
+
+def accelerate_launch(
+    script: Path,
+    launch_args: tuple[str, ...] = CPU_DDP,
+    *,
+    script_args: tuple[str, ...] = (),
+    cpu: bool = True,
+    env: dict[str, str] | None = None,
+    timeout: int = 900,
+) -> Launch:
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(free_port()),
+        *launch_args,
+        str(script),
+        *script_args,
+    ]
+    completed = subprocess.run(
+        command,
+        cwd=script.parent,
+        env=launch_env(cpu=cpu, extra=env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Launch(completed.returncode, completed.stdout + completed.stderr)
+
+
+def run_trllint(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "trllint", *args],
+        cwd=cwd or REPO,
+        env=launch_env(cpu=True),
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=300,
+    )
+
+
+def buggy_and_fixed(rule_folder: str, code: str, tmp_path: Path, *, unsafe: bool = False) -> tuple[Path, Path]:
+    """Copies of the scenario: ``buggy.py`` as written, ``fixed.py`` after ``trllint --fix``."""
+    source = scenario_path(rule_folder)
+    buggy = tmp_path / "buggy" / "scenario.py"
+    fixed = tmp_path / "fixed" / "scenario.py"
+    for target in (buggy, fixed):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, target)
+    check = run_trllint("--no-cache", "--select", code, str(buggy))
+    assert check.returncode == 1 and code in check.stdout, f"trllint does not flag the scenario:\n{check.stdout}{check.stderr}"
+    fix_args = ["--no-cache", "--select", code, "--fix", str(fixed)] + (["--unsafe-fixes"] if unsafe else [])
+    result = run_trllint(*fix_args)
+    assert fixed.read_text() != buggy.read_text(), f"trllint --fix changed nothing:\n{result.stdout}{result.stderr}"
+    recheck = run_trllint("--no-cache", "--select", code, str(fixed))
+    assert recheck.returncode == 0, f"findings remain after --fix:\n{recheck.stdout}"
+    return buggy, fixed
+
+
+def cuda_device_count() -> int:
+    probe = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    try:
+        return int(probe.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return 0
