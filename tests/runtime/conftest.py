@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,9 @@ def gpu_count() -> int:
 
 
 def pytest_collection_modifyitems(config, items):
+    # Hooks see the whole session's items: keep to the ones in this folder.
+    here = Path(__file__).parent
+    items = [item for item in items if here in Path(str(item.fspath)).parents]
     for item in items:
         item.add_marker(pytest.mark.runtime)
     needs_gpu = [item for item in items if item.get_closest_marker("gpu")]
