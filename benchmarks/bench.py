@@ -1,0 +1,283 @@
+"""trllint beside LibCST, Fixit and TorchFix on real training code, measured in one run.
+
+    python benchmarks/bench.py                      # trl, accelerate, deepspeed, transformers
+    python benchmarks/bench.py --packages trl,accelerate --repeat 5
+    python benchmarks/bench.py --paths src/ --limit 500 --skip fixit,torchfix
+
+Every measurement is a fresh process timed from start to exit (wall clock), so start-up is
+counted the same way for every tool. Repetitions are interleaved (each round runs every
+measurement once, in the same order), so a machine that slows down mid-run slows all of them
+alike; the table shows medians. Peak memory is the largest resident set of any single process
+of the measurement (os.wait4 reports the maximum over the child and the workers it reaped).
+
+The corpus is found with importlib.util.find_spec, never imported. Every tool gets the same
+explicit list of files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_PACKAGES = ("trl", "accelerate", "deepspeed", "transformers")
+
+# Parses every file in one process: the floor of any linter that parses everything.
+PARSE_ALL = """
+import sys
+import libcst
+failed = 0
+for path in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        libcst.parse_module(data)
+    except Exception:
+        failed += 1
+sys.stderr.write(f"{failed} files did not parse\\n")
+"""
+
+
+@dataclass
+class Measurement:
+    key: str
+    label: str
+    argv: list[str]
+    cwd: Path
+    slow: bool = False  # runs only in the first --slow-repeat rounds
+    before: object = None  # called before each run (clearing the cache, say)
+    seconds: list[float] = field(default_factory=list)
+    peak_kb: list[int] = field(default_factory=list)
+    exit_codes: list[int] = field(default_factory=list)
+
+
+def package_root(name: str) -> Path:
+    spec = importlib.util.find_spec(name)  # locates the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"bench: package {name!r} is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def corpus_files(packages: list[str], paths: list[str], limit: int | None) -> list[Path]:
+    roots = [package_root(name) for name in packages] + [Path(p) for p in paths]
+    files: list[Path] = []
+    for root in roots:
+        if root.is_file():
+            files.append(root.resolve())
+            continue
+        files.extend(sorted(p.resolve() for p in root.rglob("*.py") if p.is_file()))
+    if limit is not None and limit < len(files):
+        # Evenly spaced over the sorted list, so every package keeps its share.
+        step = len(files) / limit
+        files = [files[int(i * step)] for i in range(limit)]
+    return files
+
+
+def run_once(m: Measurement, env: dict[str, str]) -> None:
+    if callable(m.before):
+        m.before()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(m.argv, cwd=m.cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        code = process.returncode
+        if code not in (0, 1):  # 1 means "findings" for every linter here
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace")[-2000:]
+            raise SystemExit(f"bench: {m.label} failed with exit code {code}:\n{tail}")
+    m.seconds.append(elapsed)
+    m.peak_kb.append(usage.ru_maxrss)  # kilobytes on Linux
+    m.exit_codes.append(code)
+
+
+def machine() -> dict[str, object]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return {
+        "cpu": cpu,
+        "cores": cores,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "libcst": _version("libcst"),
+        "fixit": _version("fixit"),
+        "torchfix": _version("torchfix"),
+    }
+
+
+def _version(dist: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None
+
+
+def executable(name: str) -> str:
+    """The console script beside this interpreter (the `bench` extra installs it there)."""
+    candidate = Path(sys.executable).parent / name
+    found = str(candidate) if candidate.exists() else shutil.which(name)
+    if not found:
+        raise SystemExit(f"bench: {name} is not installed (pip install '.[bench]'), or pass --skip {name}")
+    return found
+
+
+def build(args: argparse.Namespace, files: list[Path], work: Path) -> list[Measurement]:
+    python = sys.executable
+    listing = work / "files.txt"
+    listing.write_text("\n".join(map(str, files)) + "\n", encoding="utf-8")
+    # trllint's cache lives beside the configuration it finds; the corpus has none, so the cache
+    # goes to the working folder of the run, which is ours alone.
+    lint_cwd = work / "lint"
+    lint_cwd.mkdir()
+    cache = lint_cwd / ".trllint_cache"
+    one_cwd = work / "one"
+    one_cwd.mkdir()
+    one_cache = one_cwd / ".trllint_cache"
+    trllint = [python, "-m", "trllint", "--exit-zero", "--format", "json"]
+    if args.jobs:
+        trllint += ["--jobs", str(args.jobs)]
+    names = [str(f) for f in files]
+    one = str(args.one_file or median_file(files))
+
+    def clear(folder: Path):
+        return lambda: shutil.rmtree(folder, ignore_errors=True)
+
+    measurements = [
+        Measurement("parse", "LibCST parse, every file, 1 process", [python, "-c", PARSE_ALL, str(listing)], work),
+        Measurement("cold", "trllint, cold cache", trllint + names, lint_cwd, before=clear(cache)),
+        Measurement("warm", "trllint, warm cache", trllint + names, lint_cwd),
+        Measurement("fixit", "fixit lint", [executable("fixit"), "lint", *names], work, slow=True),
+        Measurement(
+            "torchfix", "torchfix --select ALL", [executable("torchfix"), "--select", "ALL", *names], work, slow=True
+        ),
+        Measurement("one_file", "trllint one_file.py", [python, "-m", "trllint", one], one_cwd, before=clear(one_cache)),
+        Measurement("import_libcst", 'python -c "import libcst"', [python, "-c", "import libcst"], work),
+    ]
+    skip = set(args.skip)
+    return [m for m in measurements if m.key not in skip]
+
+
+def median_file(files: list[Path]) -> Path:
+    by_size = sorted(files, key=lambda p: p.stat().st_size)
+    return by_size[len(by_size) // 2]
+
+
+def table(results: list[dict], floor: float | None, one_file_base: float | None) -> str:
+    rows = [("measurement", "runs", "median s", "ratio to (1)", "peak MB")]
+    for r in results:
+        ratio = f"{r['median_s'] / floor:.3f}" if floor else "-"
+        if r["key"] == "one_file" and one_file_base:
+            ratio += f" ({r['median_s'] / one_file_base:.2f} x import libcst)"
+        rows.append((r["label"], str(r["runs"]), f"{r['median_s']:.2f}", ratio, f"{r['peak_mb']:.0f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths)) + " |" for row in rows]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--packages", default=",".join(DEFAULT_PACKAGES), help="installed packages to lint (comma-separated; '' for none)")
+    parser.add_argument("--paths", nargs="*", default=[], help="more files or folders to lint")
+    parser.add_argument("--limit", type=int, help="at most this many files, evenly spaced over the corpus")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--slow-repeat", type=int, default=1, help="rounds that include Fixit and TorchFix (default 1)")
+    parser.add_argument("--skip", type=lambda s: [x for x in s.split(",") if x], default=[],
+                        help="measurements to leave out: parse,cold,warm,fixit,torchfix,one_file,import_libcst")
+    parser.add_argument("--jobs", type=int, help="trllint --jobs (default: trllint's own default, the cores)")
+    parser.add_argument("--one-file", help="the file for the one-file measurement (default: the corpus file of median size)")
+    parser.add_argument("--json", default="benchmarks/results.json", help="where to write the results (default %(default)s)")
+    args = parser.parse_args(argv)
+
+    packages = [p for p in args.packages.split(",") if p]
+    files = corpus_files(packages, args.paths, args.limit)
+    if not files:
+        raise SystemExit("bench: the corpus is empty")
+    env = dict(os.environ)
+    # The checkout's trllint, whether or not one is installed; and no colour, no bytecode noise.
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    env["NO_COLOR"] = "1"
+    lines = sum(p.read_bytes().count(b"\n") for p in files)
+    sys.stderr.write(f"bench: {len(files)} files, {lines} lines, {args.repeat} rounds\n")
+
+    with tempfile.TemporaryDirectory(prefix="trllint-bench-") as temp:
+        measurements = build(args, files, Path(temp))
+        # One untimed run of each fast measurement first: the page cache and .pyc files are warm
+        # for everyone, and the warm-cache run has a cache to read.
+        for m in measurements:
+            if not m.slow:
+                run_once(m, env)
+                m.seconds.clear(), m.peak_kb.clear(), m.exit_codes.clear()
+        for round_index in range(args.repeat):
+            for m in measurements:
+                if m.slow and round_index >= args.slow_repeat:
+                    continue
+                run_once(m, env)
+                sys.stderr.write(f"  round {round_index + 1}: {m.label}: {m.seconds[-1]:.2f} s\n")
+
+    results = [
+        {
+            "key": m.key,
+            "label": m.label,
+            "runs": len(m.seconds),
+            "median_s": statistics.median(m.seconds),
+            "seconds": m.seconds,
+            "peak_mb": max(m.peak_kb) / 1024,
+            "argv": [a for a in m.argv[:6]] + (["..."] if len(m.argv) > 6 else []),
+        }
+        for m in measurements
+        if m.seconds
+    ]
+    by_key = {r["key"]: r for r in results}
+    floor = by_key.get("parse", {}).get("median_s")
+    ratios = {}
+    if floor:
+        ratios = {f"{k}_to_parse": r["median_s"] / floor for k, r in by_key.items()}
+    for a, b in (("cold", "fixit"), ("cold", "torchfix"), ("warm", "cold"), ("one_file", "import_libcst")):
+        if a in by_key and b in by_key:
+            ratios[f"{a}_to_{b}"] = by_key[a]["median_s"] / by_key[b]["median_s"]
+    report = {
+        "machine": machine(),
+        "corpus": {"packages": packages, "paths": args.paths, "files": len(files), "lines": lines, "limit": args.limit},
+        "one_file": str(args.one_file or median_file(files)),
+        "repeat": args.repeat,
+        "results": results,
+        "ratios": ratios,
+    }
+    print(table(results, floor, by_key.get("import_libcst", {}).get("median_s")))
+    print()
+    for name, value in ratios.items():
+        print(f"{name}: {value:.3f}")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    sys.stderr.write(f"bench: wrote {out}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
