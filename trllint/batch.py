@@ -6,10 +6,8 @@ becomes a problem reported for that path while the others go on.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,6 +63,8 @@ def process_bytes(
         return result, None
     result.fixed = outcome.applied
     if mode.diff:
+        import difflib  # only --diff needs it; start-up stays light
+
         result.diff = "".join(
             difflib.unified_diff(
                 source.text.splitlines(keepends=True),
@@ -127,6 +127,9 @@ def process_files(
     # A pool costs ~100 ms to start: only worth it for more than a handful of files.
     if workers == 1 or len(jobs) < 8:
         return [process_file(path, display, ruleset, mode) for path, display in jobs]
+    # Imported here: concurrent.futures brings multiprocessing (~50 ms), which one file never needs.
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(ruleset, mode)) as pool:
         chunk = max(1, len(jobs) // (workers * 8))
         return list(pool.map(_work, [(str(p), d) for p, d in jobs], chunksize=chunk))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -63,29 +62,37 @@ def _finding_from_json(data: dict) -> Finding:
     return Finding(fix=fix, **{k: v for k, v in data.items() if k != "fix"})
 
 
+# Bumped whenever the layout of an entry changes: older cache files are then simply not read.
+CACHE_FORMAT = 2
+
+
 class ResultCache:
     def __init__(self, folder: Path, key: str) -> None:
         self.folder = folder
         self.file = folder / f"results-{key}.json"
         self.entries: dict[str, dict] = {}
+        self.changed: dict[str, dict] = {}  # the entries this run wrote or refreshed
 
     @classmethod
     def for_run(cls, config: Config, codes: list[str]) -> ResultCache | None:
         folder = config.root / CACHE_DIR
-        key = hashlib.sha256((_code_fingerprint() + config.settings_fingerprint()).encode()).hexdigest()[:20]
-        cache = cls(folder, key)
-        try:
-            cache.entries = json.loads(cache.file.read_text(encoding="utf-8"))
-            if not isinstance(cache.entries, dict):
-                cache.entries = {}
-        except (OSError, ValueError):
-            cache.entries = {}  # missing or damaged: start empty, never fail the run
+        material = f"{CACHE_FORMAT}\0{_code_fingerprint()}\0{config.settings_fingerprint()}\0{sorted(codes)}"
+        cache = cls(folder, hashlib.sha256(material.encode()).hexdigest()[:20])
+        cache.entries = cache._load()
         return cache
+
+    def _load(self) -> dict[str, dict]:
+        """The entries on disk; a missing or damaged file is an empty cache, never a failed run."""
+        try:
+            data = json.loads(self.file.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
 
     def process(self, jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int) -> list[FileResult]:
         results: dict[str, FileResult] = {}
         misses: list[tuple[Path, str]] = []
-        stamps: dict[str, tuple[int, int, str | None]] = {}
+        stamps: dict[str, tuple[int, int]] = {}
         for path, display in jobs:
             key = str(path.absolute())
             try:
@@ -93,22 +100,12 @@ class ResultCache:
             except OSError:
                 misses.append((path, display))
                 continue
-            entry = self.entries.get(key)
             stamp = (st.st_size, st.st_mtime_ns)
-            if entry and (entry["size"], entry["mtime"]) == stamp and entry["display"] == display:
-                results[key] = self._result(entry, display)
+            hit = self._lookup(key, path, display, stamp)
+            if hit is not None:
+                results[key] = hit
                 continue
-            digest = None
-            if entry and entry["size"] == st.st_size and entry["display"] == display:
-                try:
-                    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                except OSError:
-                    digest = None
-                if digest == entry["sha256"]:
-                    entry["mtime"] = st.st_mtime_ns
-                    results[key] = self._result(entry, display)
-                    continue
-            stamps[key] = (st.st_size, st.st_mtime_ns, digest)
+            stamps[key] = stamp
             misses.append((path, display))
         fresh = process_files(misses, ruleset, mode, workers=workers)
         for (path, display), result in zip(misses, fresh):
@@ -116,30 +113,64 @@ class ResultCache:
             results[key] = result
             if result.problems or result.sha256 is None or key not in stamps:
                 continue  # an unreadable file is asked again next time
-            size, mtime, _ = stamps[key]
-            self.entries[key] = {
+            size, mtime = stamps[key]
+            self._remember(key, {
                 "size": size,
                 "mtime": mtime,
                 "sha256": result.sha256,
                 "display": display,
                 "findings": [_finding_to_json(f) for f in result.findings],
-            }
-        self._save()
+            })
+        if self.changed:
+            self._save()
         return [results[str(path.absolute())] for path, _ in jobs]
 
-    @staticmethod
-    def _result(entry: dict, display: str) -> FileResult:
-        return FileResult(display, findings=[_finding_from_json(f) for f in entry["findings"]])
+    def _lookup(self, key: str, path: Path, display: str, stamp: tuple[int, int]) -> FileResult | None:
+        entry = self.entries.get(key)
+        try:
+            if not entry or entry["display"] != display or entry["size"] != stamp[0]:
+                return None
+            if entry["mtime"] != stamp[1]:
+                # Touched (a checkout, a formatter that changed nothing): the content decides.
+                try:
+                    if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+                        return None
+                except OSError:
+                    return None
+                self._remember(key, dict(entry, mtime=stamp[1]))
+            return FileResult(display, findings=[_finding_from_json(f) for f in entry["findings"]])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None  # an entry damaged on disk is a miss
+
+    def _remember(self, key: str, entry: dict) -> None:
+        self.entries[key] = entry
+        self.changed[key] = entry
 
     def _save(self) -> None:
+        """Write the entries, merged over what another run may have saved since we loaded.
+
+        Two runs that share the folder each rename a whole file into place, so the cache is always
+        loadable; merging keeps most of the other run's entries (the last rename wins a tie).
+        """
         try:
             self.folder.mkdir(exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# Written by trllint: the cache is never committed.\n*\n", encoding="utf-8")
+            entries = self._load()
+            entries.update(self.changed)
+            import tempfile
+
             fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".results-", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.entries, handle, separators=(",", ":"))
-            os.replace(temp, self.file)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(entries, handle, separators=(",", ":"))
+                os.replace(temp, self.file)
+            except BaseException:
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
+                raise
         except OSError:
             pass  # a read-only checkout still lints; it just cannot remember

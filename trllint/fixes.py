@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +155,8 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
                 raise WriteError("the file changed while it was being fixed; not written")
     except FileNotFoundError:
         raise WriteError("the file vanished before it could be written; not written") from None
+    import tempfile  # only a run that writes needs it
+
     try:
         fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".trllint-tmp")
     except OSError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import os
 import re
 import traceback
 import warnings
@@ -37,6 +38,9 @@ class RuleSet:
     # per-file-ignores: (glob relative to root, codes it switches off)
     per_file_ignores: list[tuple[str, frozenset[str]]] = field(default_factory=list)
     root: Path = field(default_factory=Path.cwd)
+    # Off only to prove the prefilter changes nothing (tests, TRLLINT_NO_PREFILTER=1): every rule
+    # then parses every file it reads.
+    use_prefilter: bool = field(default_factory=lambda: os.environ.get("TRLLINT_NO_PREFILTER", "") in ("", "0"))
 
     def file_patterns(self) -> tuple[str, ...]:
         patterns: list[str] = []
@@ -46,7 +50,11 @@ class RuleSet:
 
     def for_file(self, path: str, filename: str, text: str) -> list[type[Rule]]:
         ignored = self.codes_ignored_for(path)
-        return [r for r in self.rules if r.code not in ignored and r.reads_file(filename) and r.may_match(text)]
+        return [
+            r
+            for r in self.rules
+            if r.code not in ignored and r.reads_file(filename) and (not self.use_prefilter or r.may_match(text))
+        ]
 
     def codes_ignored_for(self, path: str) -> frozenset[str]:
         if not self.per_file_ignores:
@@ -100,6 +108,12 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
         try:
             source.module
         except cst.ParserSyntaxError as exc:
+            # CPython's verdict first, so that a broken file gets the same finding whether or not
+            # the prefilter spared LibCST (only LibCST's own grammar gaps keep LibCST's message).
+            if filename.endswith(".py"):
+                cpython = _syntax_check(source)
+                if cpython:
+                    return cpython
             return [
                 engine_finding(
                     PARSE_ERROR,

@@ -1,0 +1,126 @@
+"""The text prefilter only saves work: linting with and without it gives the same findings.
+
+Checked twice: with the stand-in rules of ``tests/speed_rules.py`` (so the engine's part holds
+whatever the rule pack holds), and with the real rule pack (so each rule's ``prefilter`` names
+tokens its findings cannot exist without). The corpus is real training code (a spread of the
+installed trl, accelerate and deepspeed sources, when installed), every rule's cases and
+scenario, and a few hand-made files aimed at the edges (a syntax error, an attribute written
+with spaces around the dot, a file no rule can match).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from tests import speed_rules
+from trllint.registry import all_rules
+from trllint.rule import Finding
+from trllint.runner import RuleSet, lint_source, read_source
+
+REPO = Path(__file__).resolve().parent.parent
+# Files per installed package; TRLLINT_PREFILTER_FILES raises it (the slow run uses every file).
+PER_PACKAGE = int(os.environ.get("TRLLINT_PREFILTER_FILES", "8"))
+
+EDGE_FILES = {
+    "spaced_attribute.py": "def f(model):\n    return model . config\n",
+    "nothing_to_match.py": "import os\n\nprint(os.getcwd())\n",
+    "syntax_error.py": "def f(:\n    pass\n",
+    "syntax_error_with_token.py": "model.config =\n",
+    "cpython_only_error.py": "f() = config\n",
+    "initialize_in_string.py": 'x = "initialize"\n',
+    "requirements.txt": "torch==2.1\nvllm>=0.6\n",
+    "requirements-dev.txt": "pytest\n",
+}
+
+
+def _package_sample(name: str, count: int) -> list[Path]:
+    spec = importlib.util.find_spec(name)  # located, never imported
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    files = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.py"))
+    # Small and mid-sized files, evenly spread: the test stays quick and still sees every part.
+    files = [f for f in files if f.stat().st_size < 40_000]
+    step = max(1, len(files) // count)
+    return files[::step][:count]
+
+
+def _corpus(tmp_path: Path) -> list[Path]:
+    files: list[Path] = []
+    for package in ("trl", "accelerate", "deepspeed"):
+        files += _package_sample(package, PER_PACKAGE)
+    for info in all_rules().values():
+        files += sorted(p for p in (info.folder / "cases").glob("*") if p.is_file())
+        files += [p for p in [info.folder / "scenario.py"] if p.is_file()]
+    for name, text in EDGE_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        files.append(tmp_path / name)
+    return files
+
+
+def _lint(files: list[Path], ruleset: RuleSet) -> dict[str, list[Finding]]:
+    out = {}
+    for path in files:
+        # A case named bad_x__pyproject.toml is read as pyproject.toml, as the case harness does.
+        filename = path.name.split("__", 1)[1] if "__" in path.name else path.name
+        source = read_source(path.read_bytes(), str(path), filename)
+        out[str(path)] = [source] if isinstance(source, Finding) else lint_source(source, filename, ruleset)
+    return out
+
+
+def _compare(files: list[Path], rules: list) -> int:
+    with_prefilter = _lint(files, RuleSet(rules, use_prefilter=True))
+    without = _lint(files, RuleSet(rules, use_prefilter=False))
+    differing = [path for path in with_prefilter if with_prefilter[path] != without[path]]
+    assert not differing, "\n".join(
+        f"{p}:\n  with prefilter:    {with_prefilter[p]}\n  without prefilter: {without[p]}" for p in differing
+    )
+    return sum(len(v) for v in without.values())
+
+
+def test_prefilter_changes_no_finding_of_the_stand_in_rules(tmp_path):
+    files = _corpus(tmp_path)
+    rules = [info.rule for info in speed_rules.infos().values()]
+    found = _compare(files, rules)
+    # The corpus must exercise the rules, or the comparison proves nothing.
+    assert found > 0
+
+
+def test_prefilter_skips_files_no_rule_can_match(tmp_path):
+    """The saving is real: a file without any rule's token is never parsed by LibCST."""
+    rules = [info.rule for info in speed_rules.infos().values()]
+    source = read_source(EDGE_FILES["nothing_to_match.py"].encode(), "n.py", "n.py")
+    assert lint_source(source, "n.py", RuleSet(rules)) == []
+    assert source._module is None
+    lint_source(source, "n.py", RuleSet(rules, use_prefilter=False))
+    assert source._module is not None
+
+
+def test_syntax_error_finding_does_not_depend_on_the_prefilter(tmp_path):
+    rules = [info.rule for info in speed_rules.infos().values()]
+    for name in ("syntax_error.py", "syntax_error_with_token.py", "cpython_only_error.py"):
+        text = EDGE_FILES[name]
+        results = [
+            lint_source(read_source(text.encode(), name, name), name, RuleSet(rules, use_prefilter=flag))
+            for flag in (True, False)
+        ]
+        assert results[0] == results[1]
+        assert [f.code for f in results[0]] == ["TRL000"]
+
+
+def test_environment_variable_switches_the_prefilter_off(monkeypatch):
+    monkeypatch.setenv("TRLLINT_NO_PREFILTER", "1")
+    assert RuleSet([]).use_prefilter is False
+    monkeypatch.setenv("TRLLINT_NO_PREFILTER", "0")
+    assert RuleSet([]).use_prefilter is True
+    monkeypatch.delenv("TRLLINT_NO_PREFILTER")
+    assert RuleSet([]).use_prefilter is True
+
+
+@pytest.mark.skipif(not all_rules(), reason="the rule pack is empty")
+def test_prefilter_changes_no_finding_of_the_rule_pack(tmp_path):
+    files = _corpus(tmp_path)
+    _compare(files, [info.rule for info in all_rules().values()])
