@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,25 +115,62 @@ def _init_worker(ruleset: RuleSet, mode: Mode) -> None:
     _worker_state = (ruleset, mode)
 
 
-def _work(job: tuple[str, str]) -> FileResult:
+def _work(batch: list[tuple[int, str, str]]) -> list[tuple[int, FileResult]]:
     assert _worker_state is not None
-    path, display = job
-    return process_file(Path(path), display, *_worker_state)
+    return [(index, process_file(Path(path), display, *_worker_state)) for index, path, display in batch]
+
+
+def _batches(jobs: list[tuple[Path, str]], workers: int) -> list[list[tuple[int, str, str]]]:
+    """The jobs in batches of about equal bytes, largest files first.
+
+    Largest first, so that the run does not end with one worker alone on a 300 KB file; batches,
+    so that a thousand small files cost a few dozen round trips to the workers, not a thousand.
+    """
+    sizes = []
+    for index, (path, display) in enumerate(jobs):
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0  # process_file reports it
+        sizes.append((size, index, str(path), display))
+    sizes.sort(key=lambda item: (-item[0], item[1]))
+    target = max(1, sum(size for size, *_ in sizes) // (workers * 16))
+    batches: list[list[tuple[int, str, str]]] = []
+    current: list[tuple[int, str, str]] = []
+    current_bytes = 0
+    for size, index, path, display in sizes:
+        current.append((index, path, display))
+        current_bytes += size
+        if current_bytes >= target:
+            batches.append(current)
+            current, current_bytes = [], 0
+    if current:
+        batches.append(current)
+    return batches
 
 
 def process_files(
     jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int
 ) -> list[FileResult]:
+    """Each job's result, in the order of ``jobs``, whatever the number of workers."""
     workers = max(1, min(workers, len(jobs)))
     # A pool costs ~100 ms to start: only worth it for more than a handful of files.
     if workers == 1 or len(jobs) < 8:
         return [process_file(path, display, ruleset, mode) for path, display in jobs]
     # Imported here: concurrent.futures brings multiprocessing (~50 ms), which one file never needs.
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(ruleset, mode)) as pool:
-        chunk = max(1, len(jobs) // (workers * 8))
-        return list(pool.map(_work, [(str(p), d) for p, d in jobs], chunksize=chunk))
+    # fork: the workers start with the rules already imported (the platform default elsewhere).
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+    results: list[FileResult | None] = [None] * len(jobs)
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(ruleset, mode)
+    ) as pool:
+        for batch in pool.map(_work, _batches(jobs, workers)):
+            for index, result in batch:
+                results[index] = result
+    return results  # type: ignore[return-value]
 
 
 def default_jobs() -> int:

@@ -1,0 +1,94 @@
+"""Start-up stays light: `trllint one_file.py` is the pre-commit case, run on every commit.
+
+Each test starts a fresh interpreter, runs the CLI and lists what got imported. The real rule
+pack is loaded (a rule that imports something heavy at module level fails here).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Never: the linter reads source, it does not run it (and these take seconds to import).
+HEAVY = {"torch", "transformers", "trl", "accelerate", "deepspeed", "numpy", "jsonschema", "yaml", "hypothesis"}
+# Only a run that needs them: a pool, a diff, writing files, the other report formats.
+ON_DEMAND = {"concurrent.futures", "multiprocessing", "difflib", "trllint.report.json", "trllint.report.sarif",
+             "trllint.report.github"}
+TRLLINT_FOR_ONE_FILE = {
+    "trllint", "trllint.cli", "trllint.app", "trllint.batch", "trllint.config", "trllint.discovery",
+    "trllint.fixes", "trllint.registry", "trllint.report", "trllint.report.text", "trllint.rule",
+    "trllint.runner", "trllint.source", "trllint.rules", "trllint.cache",
+}  # fmt: skip
+
+_DRIVER = textwrap.dedent(
+    """
+    import json, sys
+    if sys.argv[1] == "--stand-in-rules":
+        from tests import speed_rules
+        speed_rules.install()
+        del sys.argv[1]
+    from trllint.cli import main
+    try:
+        status = main(sys.argv[1:])
+    except SystemExit as exit:
+        status = exit.code
+    sys.stdout.flush()
+    sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+    """
+)
+
+
+def modules_after(tmp_path: Path, *args: str, stand_in_rules: bool = False) -> set[str]:
+    flag = ["--stand-in-rules"] if stand_in_rules else []
+    process = subprocess.run(
+        [sys.executable, "-c", _DRIVER, *flag, *args],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = [ln for ln in process.stderr.splitlines() if ln.startswith("MODULES ")]
+    assert line, process.stderr
+    return set(json.loads(line[-1][len("MODULES ") :]))
+
+
+def _top_level(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
+
+
+def test_version_imports_neither_libcst_nor_the_rules(tmp_path):
+    modules = modules_after(tmp_path, "--version")
+    assert "libcst" not in modules
+    assert not {m for m in modules if m.startswith("trllint.")} - {"trllint.cli"}
+
+
+def test_linting_one_file_imports_nothing_heavy_and_no_more_of_trllint_than_needed(tmp_path):
+    # A file every stand-in rule reads, and the real rules' prefilters likely match too.
+    (tmp_path / "train.py").write_text(
+        "import deepspeed\n\ndef train(model, accelerator):\n    deepspeed.initialize(model=model)\n"
+        "    accelerator.log({'loss': model.config.loss})\n",
+        encoding="utf-8",
+    )
+    for args, stand_ins in ((["--no-cache", "train.py"], False), (["train.py"], False), (["train.py"], True)):
+        modules = modules_after(tmp_path, *args, stand_in_rules=stand_ins)
+        assert "trllint.runner" in modules  # it did lint
+        assert not _top_level(modules) & HEAVY
+        assert not modules & ON_DEMAND
+        ours = {m for m in modules if m.startswith("trllint")}
+        extra = {m for m in ours if not m.startswith(("trllint.rules.", "trllint.analysis"))} - TRLLINT_FOR_ONE_FILE
+        assert not extra, f"imported without need: {sorted(extra)}"
+    assert "tempfile" not in modules_after(tmp_path, "--no-cache", "train.py")
+
+
+def test_the_pool_and_diff_are_imported_when_asked_for(tmp_path):
+    """The test above can fail: the same listing sees them when a run needs them."""
+    for n in range(10):
+        (tmp_path / f"m{n}.py").write_text("x = 1\n", encoding="utf-8")
+    assert "concurrent.futures" in modules_after(tmp_path, "--no-cache", "--jobs", "2", ".", stand_in_rules=True)
+    assert "trllint.report.json" in modules_after(tmp_path, "--no-cache", "--format", "json", "m0.py")
