@@ -39,7 +39,8 @@ class RuleSet:
     root: Path = field(default_factory=Path.cwd)
 
     def file_patterns(self) -> tuple[str, ...]:
-        patterns: list[str] = []
+        # Python files are always read: one that does not parse is a TRL000 whatever is selected.
+        patterns: list[str] = ["*.py"]
         for rule in self.rules:
             patterns.extend(p for p in rule.file_patterns if p not in patterns)
         return tuple(patterns)
