@@ -31,9 +31,9 @@ def fsdp_known_off(node: cst.CSTNode, context: NodeContext) -> bool:
     child: cst.CSTNode = node
     for ancestor in context.ancestors(node):
         if isinstance(ancestor, (cst.If, cst.IfExp)):
-            if child is ancestor.body and test_rules_out_fsdp(ancestor.test, outcome=True):
+            if child is ancestor.body and rules_out_fsdp(ancestor.test, outcome=True):
                 return True
-            if child is ancestor.orelse and test_rules_out_fsdp(ancestor.test, outcome=False):
+            if child is ancestor.orelse and rules_out_fsdp(ancestor.test, outcome=False):
                 return True
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             if any(_leaves_unless_fsdp_off(earlier) for earlier in _earlier_siblings(ancestor.body, child)):
@@ -42,13 +42,13 @@ def fsdp_known_off(node: cst.CSTNode, context: NodeContext) -> bool:
     return False
 
 
-def test_rules_out_fsdp(test: cst.BaseExpression, *, outcome: bool) -> bool:
+def rules_out_fsdp(test: cst.BaseExpression, *, outcome: bool) -> bool:
     """True when ``test`` evaluating to ``outcome`` proves FSDP off."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return test_rules_out_fsdp(test.expression, outcome=not outcome)
+        return rules_out_fsdp(test.expression, outcome=not outcome)
     if isinstance(test, cst.BooleanOperation):
-        left = test_rules_out_fsdp(test.left, outcome=outcome)
-        right = test_rules_out_fsdp(test.right, outcome=outcome)
+        left = rules_out_fsdp(test.left, outcome=outcome)
+        right = rules_out_fsdp(test.right, outcome=outcome)
         # `a and b` true, or `a or b` false: both operands had that outcome; otherwise either may have.
         both_had_outcome = isinstance(test.operator, cst.And) == outcome
         return (left or right) if both_had_outcome else (left and right)
@@ -144,15 +144,15 @@ def _leaves_unless_fsdp_off(statement: cst.CSTNode) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return any(_leaves_unless_fsdp_off(small) for small in statement.body)
     if isinstance(statement, cst.Assert):
-        return test_rules_out_fsdp(statement.test, outcome=True)
+        return rules_out_fsdp(statement.test, outcome=True)
     if isinstance(statement, cst.If):
         body_exits = _always_exits(statement.body)
         else_exits = statement.orelse is not None and _always_exits(statement.orelse)
         if body_exits and not else_exits:
             # Falling through means the test was false (for an elif chain, the first test at least).
-            return test_rules_out_fsdp(statement.test, outcome=False)
+            return rules_out_fsdp(statement.test, outcome=False)
         if else_exits and not body_exits and isinstance(statement.orelse, cst.Else):
-            return test_rules_out_fsdp(statement.test, outcome=True)
+            return rules_out_fsdp(statement.test, outcome=True)
     return False
 
 
