@@ -14,7 +14,7 @@ from libcst.metadata import PositionProvider
 from trllint.analysis.accelerators import is_accelerator
 from trllint.analysis.branches import fsdp_known_off
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
-from trllint.analysis.names import argument, call_name, is_none, is_true, matches
+from trllint.analysis.names import ImportMap, argument, call_name, is_none, is_true, matches
 from trllint.rule import Edit, Fix, Rule, Setting
 
 # accelerate's signature: prepare_model(model, device_placement=None, evaluation_mode=False)
@@ -61,7 +61,7 @@ class EvalModePrepareWithoutPlacement(Rule):
         elif is_none(placement.value):
             self.report(node, fix=self._fix(self.replace(placement.value, cst.Name("True"))))
         else:
-            chosen = self.source.module.code_for_node(placement.value)
+            chosen = " ".join(self.source.module.code_for_node(placement.value).split())
             self.report(
                 node,
                 f"prepare_model(..., evaluation_mode=True, device_placement={chosen}) leaves the model "
@@ -76,8 +76,8 @@ class EvalModePrepareWithoutPlacement(Rule):
 
     def _placement_off_everywhere_in_file(self) -> bool:
         if self._placement_off_everywhere is None:
-            self._placement_off_everywhere = "device_placement" in self.source.text and _constructs_unplaced_accelerator(
-                self.source.module, imports_of(self.source)
+            self._placement_off_everywhere = "device_placement" in self.source.text and (
+                _constructs_unplaced_accelerator(self.source.module, imports_of(self.source))
             )
         return self._placement_off_everywhere
 
@@ -139,7 +139,7 @@ class EvalModePrepareWithoutPlacement(Rule):
         return Edit(open_paren + 1, close_paren, content)
 
 
-def _constructs_unplaced_accelerator(module: cst.Module, imports) -> bool:
+def _constructs_unplaced_accelerator(module: cst.Module, imports: ImportMap) -> bool:
     found = False
 
     class AcceleratorCalls(cst.CSTVisitor):
