@@ -238,8 +238,13 @@ def test_requirements_file_reads_requirements_and_skips_options():
 
 
 def test_setup_cfg_reads_one_line_values_as_setuptools_does():
-    text = "[options]\ninstall_requires = vllm>=0.7.1; trl\n[options.extras_require]\nx =\n    vllm\n    # c\n"
-    assert [i.text for i in in_setup_cfg(text)] == ["vllm>=0.7.1", "trl", "vllm"]
+    text = (
+        "[options]\ninstall_requires = vllm>=0.7.1; trl\n[options.extras_require]\nx =\n"
+        "    vllm  # noqa: TRL005\n    # c\n    trl\n"
+    )
+    assert [i.text for i in in_setup_cfg(text)] == ["vllm>=0.7.1", "trl", "vllm", "trl"]
+    findings = lint_source(SourceFile(text, "setup.cfg", is_python=False), "setup.cfg", RuleSet([RULE]))
+    assert [f.line for f in findings] == [2]  # line 5 carries a noqa
 
 
 def test_broken_toml_is_a_finding_on_its_line_not_a_crash():

@@ -120,6 +120,7 @@ def _setup_cfg_value(values: list[tuple[int, str]]) -> Iterator[Item]:
                 items.append((first_offset + cursor, part))
                 cursor += len(part) + 1
     for offset, item in items:
+        item = item.partition(" #")[0]  # setuptools drops trailing comments as pip does
         stripped = item.strip()
         if not stripped or stripped.startswith(("#", ";", "file:")):
             continue
