@@ -41,7 +41,7 @@ _COMMENT = re.compile(r"(^|\s+)#.*$")
 # Per-requirement options (--hash, --config-settings, ...) follow the requirement after a space.
 _OPTION = re.compile(r"\s+--?[A-Za-z]")
 # Lines that name something other than a PEP 508 requirement: paths, archives, URLs, variables.
-_NOT_A_REQUIREMENT = re.compile(r"^(?:[./~\\]|\$\{|[A-Za-z][A-Za-z0-9+.-]*://)|\.(?:whl|zip|tar\.gz|tar\.bz2|tgz)$")
+_NOT_A_REQUIREMENT = re.compile(r"^(?:[./~\\]|[A-Za-z][A-Za-z0-9+.-]*://)|\$\{|\.(?:whl|zip|tar\.gz|tar\.bz2|tgz)$")
 
 
 def in_requirements_file(text: str) -> Iterator[Item]:
@@ -144,7 +144,10 @@ def in_pyproject(text: str) -> Iterator[Item]:
             start = _offset(text, int(where.group("line")), int(where.group("column")) - 1)
         yield Unreadable(f"invalid TOML: {exc}", start)
         return
-    found = [s for s in TomlStrings(text).scan() if s.in_array and _is_dependency_list(s.path)]
+    try:
+        found = [s for s in TomlStrings(text).scan() if s.in_array and _is_dependency_list(s.path)]
+    except (AttributeError, IndexError):  # TOML the scan does not know: fall back below
+        found = []
     # The scan reads only what it needs of TOML; tomllib is the judge of what the lists hold.
     expected = {path: [v for v in values if isinstance(v, str)] for path, values in _dependency_lists(document)}
     scanned: dict[tuple[str, ...], list[str]] = {path: [] for path in expected}
