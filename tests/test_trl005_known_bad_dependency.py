@@ -268,7 +268,8 @@ def test_per_file_ignores_switch_the_rule_off_for_pyproject(tmp_path):
 
 
 def test_noqa_on_the_line_suppresses_in_requirements_and_setup_py():
-    requirements = SourceFile("vllm>=0.7.1  # noqa: TRL005\nvllm==0.7.0\n", "requirements.txt", is_python=False)
+    text = "vllm>=0.7.1  # noqa: TRL005\nvllm==0.7.0\n"
+    requirements = SourceFile(text, "requirements.txt", is_python=False)
     assert [f.line for f in lint_source(requirements, "requirements.txt", RuleSet([RULE]))] == [2]
     setup = 'from setuptools import setup\nsetup(install_requires=[\n    "vllm",  # noqa: TRL005\n    "vllm<0.9",\n])\n'
     assert [f.line for f in lint_source(SourceFile(setup, "setup.py"), "setup.py", RuleSet([RULE]))] == [4]
@@ -283,7 +284,8 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
 
     assert cli.main(["--no-cache", "--select", "TRL005", "--format", "json", "."]) == 1
-    found = {(f["path"], f["line"], f["fix"]["applicability"] if f["fix"] else None) for f in json.loads(capsys.readouterr().out)}
+    findings = json.loads(capsys.readouterr().out)
+    found = {(f["path"], f["line"], f["fix"]["applicability"] if f["fix"] else None) for f in findings}
     assert found == {
         ("pyproject.toml", 5, "safe"),
         ("requirements-dev.txt", 2, "unsafe"),
@@ -299,4 +301,5 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
     )
     assert (tmp_path / "requirements-dev.txt").read_text() == "-r requirements.txt\nvllm>=0.7.2\n"
     assert (tmp_path / "setup.cfg").read_text() == "[options]\ninstall_requires =\n    vllm~=0.7.2\n"
-    assert (tmp_path / "setup.py").read_text() == 'from setuptools import setup\nsetup(install_requires=["vllm>=0.7.2"])\n'
+    fixed_setup = 'from setuptools import setup\nsetup(install_requires=["vllm>=0.7.2"])\n'
+    assert (tmp_path / "setup.py").read_text() == fixed_setup

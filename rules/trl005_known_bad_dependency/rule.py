@@ -98,7 +98,8 @@ class KnownBadDependency(Rule):
             items = in_requirements_file(text)
         for item in items:
             if isinstance(item, Unreadable):
-                self._report_span(item.start, item.start, f"{self.filename}: {item.message}; its dependencies cannot be checked")
+                message = f"{self.filename}: {item.message}; its dependencies cannot be checked"
+                self._report_span(item.start, item.start, message)
             else:
                 self.check(item)
 
@@ -174,8 +175,10 @@ class KnownBadDependency(Rule):
         elif isinstance(expression, cst.BinaryOperation):  # REQUIRED + ["vllm>=0.7.2"]
             yield from self._requirement_literals(expression.left, seen)
             yield from self._requirement_literals(expression.right, seen)
-        elif isinstance(expression, cst.Name) and expression.value in self.module_values and expression.value not in seen:
-            yield from self._requirement_literals(self.module_values[expression.value], seen | {expression.value})
+        elif isinstance(expression, cst.Name) and expression.value not in seen:
+            value = self.module_values.get(expression.value)
+            if value is not None:
+                yield from self._requirement_literals(value, seen | {expression.value})
 
     def _check_literal(self, literal: cst.SimpleString) -> None:
         if "b" in literal.prefix.lower():

@@ -101,12 +101,13 @@ def main() -> int:
             releases = admitted(requirement)
             bad = [v for v in releases if v < BAD_BELOW]
             print(f"{label:>20}: {requirement}")
-            print(f"{'':>20}  admits {len(releases)} of {len(VLLM_RELEASES)} releases; with the bug: {[str(v) for v in bad]}")
+            shown = [str(v) for v in bad]
+            print(f"{'':>20}  admits {len(releases)} of {len(VLLM_RELEASES)} releases; with the bug: {shown}")
             if releases:
                 print(f"{'':>20}  a resolver picks {releases[-1]} (highest) or {releases[0]} (lowest, or when")
                 print(f"{'':>20}  another pin such as torch caps vllm)")
             if label == "as written" and not bad:
-                failures.append(f"the buggy requirement {requirement} admits no bad release: the scenario proves nothing")
+                failures.append(f"the buggy {requirement} admits no bad release: the scenario proves nothing")
             if label != "as written" and bad:
                 failures.append(f"the fixed requirement {requirement} still admits {[str(v) for v in bad]}")
             if label != "as written" and BAD_BELOW not in releases:

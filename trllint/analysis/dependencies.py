@@ -266,9 +266,8 @@ class TomlStrings:
             quote = next(opening for opening, _ in _STRING_LITERALS if raw.startswith(opening))
             value = _decode(raw)
             verbatim = raw[len(quote) : len(raw) - len(quote)] == value
-            self.found.append(
-                TomlString(path, value, literal.start(), literal.end(), in_array, pos + len(quote) if verbatim else None)
-            )
+            content_offset = pos + len(quote) if verbatim else None
+            self.found.append(TomlString(path, value, literal.start(), literal.end(), in_array, content_offset))
             return literal.end()
         if text[pos] in "[{":
             closing = "]" if text[pos] == "[" else "}"
