@@ -116,6 +116,7 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
     else:
         for rule_class in rules:
             rule = rule_class(source, ruleset.settings_for(rule_class))
+            rule.filename = filename
             try:
                 rule.lint_text()
             except Exception as exc:  # a rule bug must not end the run
