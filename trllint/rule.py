@@ -95,6 +95,9 @@ class Rule(cst.BatchableCSTVisitor):
     # File names (fnmatch patterns) this rule reads; Python rules keep the default.
     file_patterns: ClassVar[tuple[str, ...]] = ("*.py",)
     settings_schema: ClassVar[dict[str, Setting]] = {}
+    # The name the file is linted as (its base name, or --stdin-filename's), set before lint_text
+    # runs: a rule that reads several kinds of text file tells them apart by it.
+    filename: str = ""
 
     METADATA_DEPENDENCIES: ClassVar[Sequence[Any]] = (PositionProvider, WhitespaceInclusivePositionProvider)
 

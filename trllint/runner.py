@@ -43,7 +43,8 @@ class RuleSet:
     use_prefilter: bool = field(default_factory=lambda: os.environ.get("TRLLINT_NO_PREFILTER", "") in ("", "0"))
 
     def file_patterns(self) -> tuple[str, ...]:
-        patterns: list[str] = []
+        # Python files are always read: one that does not parse is a TRL000 whatever is selected.
+        patterns: list[str] = ["*.py"]
         for rule in self.rules:
             patterns.extend(p for p in rule.file_patterns if p not in patterns)
         return tuple(patterns)
@@ -129,6 +130,7 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
     else:
         for rule_class in rules:
             rule = rule_class(source, ruleset.settings_for(rule_class))
+            rule.filename = filename
             try:
                 rule.lint_text()
             except Exception as exc:  # a rule bug must not end the run

@@ -1,0 +1,154 @@
+"""TRL002 eval-mode-prepare-without-placement.
+
+``accelerator.prepare_model(model, evaluation_mode=True)`` under FSDP: accelerate defaults
+``device_placement`` to False when FSDP is on (the FSDP wrap is meant to place the model) and
+``evaluation_mode=True`` skips that wrap, so the model is neither wrapped nor moved. TRL's
+reference, reward and teacher models were prepared this way and stayed on the CPU.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from trllint.analysis.accelerators import is_accelerator
+from trllint.analysis.branches import fsdp_known_off
+from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
+from trllint.analysis.names import ImportMap, argument, call_name, is_none, is_true, matches
+from trllint.rule import Edit, Fix, Rule, Setting
+
+# accelerate's signature: prepare_model(model, device_placement=None, evaluation_mode=False)
+_PLACEMENT_POSITION = 1
+_EVALUATION_POSITION = 2
+_PLACEMENT = "device_placement=True"
+
+
+class EvalModePrepareWithoutPlacement(Rule):
+    code = "TRL002"
+    name = "eval-mode-prepare-without-placement"
+    message = (
+        "prepare_model(..., evaluation_mode=True) without device_placement=True leaves the model "
+        "on the CPU under FSDP (neither wrapped nor moved); pass device_placement=True"
+    )
+    fixable = "sometimes"
+    prefilter = ("prepare_model",)
+    settings_schema = {
+        "line-length": Setting(
+            int, 119, "a one-line call that adding device_placement=True pushes past this is split over lines"
+        )
+    }
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.context = NodeContext.of(self)
+        self._placement_off_everywhere: bool | None = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "prepare_model"):
+            return
+        if any(arg.star for arg in node.args):
+            return  # *args or **kwargs may carry device_placement: nothing is known
+        evaluation = argument(node, "evaluation_mode", _EVALUATION_POSITION)
+        if evaluation is None or not is_true(evaluation.value):
+            return
+        placement = argument(node, "device_placement", _PLACEMENT_POSITION)
+        if placement is not None and is_true(placement.value):
+            return
+        if not is_accelerator(node.func.value, self.context) or fsdp_known_off(node, self.context):
+            return
+        if placement is None:
+            self.report(node, fix=self._fix(*self._add_placement(node)))
+        elif is_none(placement.value):
+            self.report(node, fix=self._fix(self.replace(placement.value, cst.Name("True"))))
+        else:
+            chosen = " ".join(self.source.module.code_for_node(placement.value).split())
+            self.report(
+                node,
+                f"prepare_model(..., evaluation_mode=True, device_placement={chosen}) leaves the model "
+                "on the CPU under FSDP (neither wrapped nor moved); pass device_placement=True "
+                "or wrap it in FSDP yourself",
+            )
+
+    def _fix(self, *edits: Edit) -> Fix:
+        # Accelerator(device_placement=False) in this file: the author places models by hand, and
+        # the added placement moves this one even on a single process.
+        return self.fix(*edits, unsafe=self._placement_off_everywhere_in_file())
+
+    def _placement_off_everywhere_in_file(self) -> bool:
+        if self._placement_off_everywhere is None:
+            self._placement_off_everywhere = "device_placement" in self.source.text and (
+                _constructs_unplaced_accelerator(self.source.module, imports_of(self.source))
+            )
+        return self._placement_off_everywhere
+
+    def _add_placement(self, call: cst.Call) -> tuple[Edit, ...]:
+        """Edits appending ``device_placement=True`` after the last argument, in the call's own layout."""
+        text = self.source.text
+        newline = self.source.module.default_newline
+        last = call.args[-1]
+        arg_start = self.get_metadata(PositionProvider, last).start
+        value_end = self.get_metadata(PositionProvider, last.value).end
+        value_end_offset = self.source.offset(value_end.line, value_end.column)
+        line_start = self.source.offset(arg_start.line, 0)
+        before_arg = text[line_start : self.source.offset(arg_start.line, arg_start.column)]
+        # One argument per line (the last one starts its own line): the new one gets its own line too.
+        own_line = before_arg.strip() == ""
+        indent = before_arg
+        line_end = self.source.offset(value_end.line, len(self.source.lines[value_end.line - 1]))
+        rest = text[value_end_offset:line_end]
+        if rest.lstrip().startswith(","):
+            comma_end = value_end_offset + rest.index(",") + 1
+            after_comma = text[comma_end:line_end].strip()
+            if own_line and (after_comma == "" or after_comma.startswith("#")):
+                return (Edit(line_end, line_end, f"{newline}{indent}{_PLACEMENT},"),)
+            return (Edit(comma_end, comma_end, f" {_PLACEMENT},"),)
+        if own_line:
+            if rest.strip().startswith("#"):
+                # Keep the comment on the line it was written on.
+                return (
+                    Edit(value_end_offset, value_end_offset, ","),
+                    Edit(line_end, line_end, f"{newline}{indent}{_PLACEMENT}"),
+                )
+            return (Edit(value_end_offset, value_end_offset, f",{newline}{indent}{_PLACEMENT}"),)
+        addition = f", {_PLACEMENT}"
+        if len(self.source.lines[value_end.line - 1]) + len(addition) > self.settings["line-length"]:
+            split = self._split_one_line_call(call, value_end_offset, addition)
+            if split is not None:
+                return (split,)
+        return (Edit(value_end_offset, value_end_offset, addition),)
+
+    def _split_one_line_call(self, call: cst.Call, args_end: int, addition: str) -> Edit | None:
+        """A call on one line that the added argument pushes past the line length: its arguments
+        move to one indented line of their own, as Black and Ruff's formatter lay it out."""
+        position = self.get_metadata(PositionProvider, call)
+        if position.start.line != position.end.line:
+            return None
+        func_end = self.get_metadata(PositionProvider, call.func).end
+        first_arg = self.get_metadata(PositionProvider, call.args[0]).start
+        text = self.source.text
+        open_paren = text.index("(", self.source.offset(func_end.line, func_end.column))
+        close_paren = text.index(")", args_end)
+        args_start = self.source.offset(first_arg.line, first_arg.column)
+        if text[args_end:close_paren].strip():
+            return None
+        line = self.source.lines[position.start.line - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        newline = self.source.module.default_newline
+        inner = indent + self.source.module.default_indent
+        content = f"{newline}{inner}{text[args_start:args_end]}{addition}{newline}{indent}"
+        return Edit(open_paren + 1, close_paren, content)
+
+
+def _constructs_unplaced_accelerator(module: cst.Module, imports: ImportMap) -> bool:
+    found = False
+
+    class AcceleratorCalls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if matches(imports.resolve(call_name(node)), "accelerate.Accelerator", "Accelerator"):
+                placement = argument(node, "device_placement", 0)
+                if placement is not None and not is_true(placement.value):
+                    found = True
+
+    module.visit(AcceleratorCalls())
+    return found

@@ -1,0 +1,196 @@
+"""TRL005 known-bad-dependency: a dependency range that admits a release with a known distributed bug.
+
+The releases are data (``known_bad.toml`` beside this file). Requirements files, ``setup.cfg`` and
+``pyproject.toml`` are read as text (:meth:`lint_text`); ``setup.py`` through LibCST, where the
+requirements are the string literals of ``install_requires`` and ``extras_require``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from trllint.analysis.dependencies import Declared, Unreadable, in_pyproject, in_requirements_file, in_setup_cfg
+from trllint.analysis.names import call_name
+from trllint.analysis.specifiers import admits_any, raise_lower_bound, version_part
+from trllint.rule import Edit, Fix, Rule
+
+TABLE = Path(__file__).with_name("known_bad.toml")
+
+
+@dataclass(frozen=True)
+class KnownBad:
+    package: str  # canonical name
+    bad: SpecifierSet
+    first_good: Version
+    symptom: str
+    reference: str
+
+
+@lru_cache(maxsize=1)
+def known_bad() -> tuple[KnownBad, ...]:
+    with open(TABLE, "rb") as handle:
+        rows = tomllib.load(handle)["known-bad"]
+    return tuple(
+        KnownBad(
+            canonicalize_name(row["package"]),
+            SpecifierSet(row["bad"]),
+            Version(row["first-good"]),
+            row["symptom"],
+            row["reference"],
+        )
+        for row in rows
+    )
+
+
+def violated_row(requirement: Requirement) -> KnownBad | None:
+    """The first known-bad range this requirement's specifier lets in, if any."""
+    name = canonicalize_name(requirement.name)
+    for row in known_bad():
+        if row.package == name and admits_any(requirement.specifier, row.bad):
+            return row
+    return None
+
+
+# setup() keywords whose strings are requirements.
+_SETUP_KEYWORDS = ("install_requires", "extras_require")
+
+
+class KnownBadDependency(Rule):
+    code = "TRL005"
+    name = "known-bad-dependency"
+    message = (
+        "dependency range admits a release with a known distributed-training bug; "
+        "raise its lower bound to the first good release"
+    )
+    fixable = "sometimes"
+    file_patterns = (
+        "pyproject.toml",
+        "setup.cfg",
+        "setup.py",
+        "requirements*.txt",
+        "requirements*.in",
+        "*-requirements.txt",
+        "*_requirements.txt",
+        "*-requirements.in",
+        "*_requirements.in",
+    )
+
+    # ---- text files --------------------------------------------------------------------
+
+    def lint_text(self) -> None:
+        text = self.source.text
+        if self.filename == "pyproject.toml":
+            items: Iterator[Declared | Unreadable] = in_pyproject(text)
+        elif self.filename == "setup.cfg":
+            items = in_setup_cfg(text)
+        else:
+            items = in_requirements_file(text)
+        for item in items:
+            if isinstance(item, Unreadable):
+                message = f"{self.filename}: {item.message}; its dependencies cannot be checked"
+                self._report_span(item.start, item.start, message)
+            else:
+                self.check(item)
+
+    def check(self, declared: Declared) -> None:
+        try:
+            requirement = Requirement(declared.text)
+        except InvalidRequirement as exc:
+            message = f"malformed requirement {declared.text!r}: {_first_line(exc)}; installers refuse it"
+            self._report_span(declared.start, declared.end, message)
+            return
+        if requirement.url:  # a direct reference names one build, not a range
+            return
+        row = violated_row(requirement)
+        if row is None:
+            return
+        start, end = version_part(declared.text)
+        written = declared.text[start:end].strip()
+        spelled = f"{requirement.name}{written}" if written else f"{requirement.name} (no version bound)"
+        message = (
+            f"{spelled} admits {row.package}{row.bad}: {row.symptom}; "
+            f"require {row.package}>={row.first_good} (see {row.reference})"
+        )
+        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row))
+
+    def _raise_fix(self, declared: Declared, row: KnownBad) -> Fix | None:
+        if declared.text_offset is None:
+            return None
+        edit = raise_lower_bound(declared.text, row.first_good)
+        if edit is None:
+            return None
+        at = declared.text_offset
+        return self.fix(Edit(at + edit.start, at + edit.end, edit.content), unsafe=edit.unsafe)
+
+    def _report_span(self, start: int, end: int, message: str, fix: Fix | None = None) -> None:
+        line, column = self.source.position(start)
+        end_line, end_column = self.source.position(end)
+        self.report_at(line, column, end_line, end_column, message, fix=fix)
+
+    # ---- setup.py ----------------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        # Module-level names that setup(install_requires=REQUIRED, extras_require=EXTRAS) refers to.
+        self.module_values: dict[str, cst.BaseExpression] = {}
+        for statement in node.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name):
+                        self.module_values[target.value] = small.value
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value:
+                    self.module_values[small.target.value] = small.value
+        self.checked: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if call_name(node) not in ("setup", "setuptools.setup", "distutils.core.setup"):
+            return
+        for argument in node.args:
+            if argument.keyword is not None and argument.keyword.value in _SETUP_KEYWORDS:
+                for literal in self._requirement_literals(argument.value, set()):
+                    if id(literal) not in self.checked:
+                        self.checked.add(id(literal))
+                        self._check_literal(literal)
+
+    def _requirement_literals(self, expression: cst.BaseExpression, seen: set[str]) -> Iterator[cst.SimpleString]:
+        if isinstance(expression, cst.SimpleString):
+            yield expression
+        elif isinstance(expression, (cst.List, cst.Tuple, cst.Set)):
+            for element in expression.elements:
+                yield from self._requirement_literals(element.value, seen)
+        elif isinstance(expression, cst.Dict):
+            for element in expression.elements:
+                yield from self._requirement_literals(element.value, seen)
+        elif isinstance(expression, cst.BinaryOperation):  # REQUIRED + ["vllm>=0.7.2"]
+            yield from self._requirement_literals(expression.left, seen)
+            yield from self._requirement_literals(expression.right, seen)
+        elif isinstance(expression, cst.Name) and expression.value not in seen:
+            value = self.module_values.get(expression.value)
+            if value is not None:
+                yield from self._requirement_literals(value, seen | {expression.value})
+
+    def _check_literal(self, literal: cst.SimpleString) -> None:
+        if "b" in literal.prefix.lower():
+            return
+        position = self.get_metadata(PositionProvider, literal)
+        start = self.source.text.find(literal.value, self.source.offset(position.start.line, position.start.column))
+        end = start + len(literal.value)
+        body_offset = start + len(literal.prefix) + len(literal.quote)
+        value = literal.evaluated_value
+        verbatim = self.source.text[body_offset : end - len(literal.quote)] == value
+        self.check(Declared(value, start, end, body_offset if verbatim else None))
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0]

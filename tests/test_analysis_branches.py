@@ -1,0 +1,147 @@
+"""trllint.analysis.branches: which tests, branches and early exits prove FSDP off."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, ParentNodeProvider
+
+from trllint.analysis.branches import fsdp_knowledge, fsdp_known_off, rules_out_fsdp
+from trllint.analysis.context import NodeContext
+from trllint.source import SourceFile
+
+
+def expression(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+@pytest.mark.parametrize(
+    "test, when_true, when_false",
+    [
+        ("self.is_fsdp_enabled", True, False),
+        ("trainer.is_fsdp_enabled", True, False),
+        ("is_fsdp_enabled()", None, None),  # transformers' function: False under plain FSDP too
+        ("self.accelerator.distributed_type == DistributedType.FSDP", True, False),
+        ("DistributedType.FSDP == accelerator.state.distributed_type", True, False),
+        ("accelerator.distributed_type != DistributedType.FSDP", False, True),
+        ("accelerator.distributed_type is DistributedType.FSDP", True, False),
+        ('accelerator.distributed_type == "FSDP"', True, False),
+        ("accelerator.distributed_type == DistributedType.MULTI_GPU", False, None),
+        ("accelerator.distributed_type != DistributedType.NO", None, False),
+        ("accelerator.distributed_type in (DistributedType.FSDP, DistributedType.DEEPSPEED)", None, False),
+        ("accelerator.distributed_type in [DistributedType.MULTI_GPU, DistributedType.NO]", False, None),
+        ("accelerator.distributed_type not in {DistributedType.FSDP}", False, None),
+        ("accelerator.distributed_type in modes", None, None),
+        ('getattr(self.accelerator.state, "fsdp_plugin", None) is not None', True, False),
+        ("self.accelerator.state.fsdp_plugin is None", False, True),
+        ("self.accelerator.is_fsdp2", None, None),  # False is FSDP1 or no FSDP
+        ("self.args.fsdp", None, None),  # FSDP may come from the launcher, not the arguments
+    ],
+)
+def test_knowledge_of_single_tests(test, when_true, when_false):
+    assert fsdp_knowledge(expression(test)) == (when_true, when_false)
+
+
+@pytest.mark.parametrize(
+    "test, outcome, rules_out",
+    [
+        ("not self.is_fsdp_enabled", True, True),
+        ("not self.is_fsdp_enabled", False, False),
+        ("self.is_deepspeed_enabled or self.is_fsdp_enabled", False, True),
+        ("self.is_deepspeed_enabled or self.is_fsdp_enabled", True, False),
+        ("self.is_fsdp_enabled and args.shard_reference", False, False),
+        ("not self.is_fsdp_enabled and ref_model is not None", True, True),
+        ("not (self.is_fsdp_enabled or self.is_deepspeed_enabled)", True, True),
+        ("self.is_deepspeed_enabled", False, False),
+    ],
+)
+def test_compound_tests(test, outcome, rules_out):
+    assert rules_out_fsdp(expression(test), outcome=outcome) is rules_out
+
+
+def known_off_by_marker(code: str) -> dict[str, bool]:
+    """fsdp_known_off for each call ``mark("label")`` in ``code``."""
+    text = textwrap.dedent(code)
+    source = SourceFile(text=text, display_path="case.py")
+    wrapper = MetadataWrapper(source.module, unsafe_skip_copy=True)
+    parents = wrapper.resolve(ParentNodeProvider)
+    context = NodeContext(lambda node: parents.get(node), source)
+    answers: dict[str, bool] = {}
+
+    class Marks(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "mark":
+                answers[node.args[0].value.evaluated_value] = fsdp_known_off(node, context)
+
+    wrapper.module.visit(Marks())
+    return answers
+
+
+def test_branches_and_early_exits():
+    answers = known_off_by_marker(
+        """
+        class T(Trainer):
+            def a(self):
+                if self.is_deepspeed_enabled:
+                    mark("deepspeed")
+                elif self.is_fsdp_enabled:
+                    mark("fsdp")
+                else:
+                    mark("elif-else")
+                mark("after-chain")
+
+            def b(self):
+                if self.is_fsdp_enabled:
+                    return
+                mark("after-return")
+
+            def c(self):
+                for model in self.models:
+                    if self.is_fsdp_enabled:
+                        continue
+                    mark("after-continue")
+                mark("after-loop")
+
+            def d(self):
+                assert not self.is_fsdp_enabled; mark("after-assert-same-line")
+                mark("after-assert")
+
+            def e(self):
+                if self.is_deepspeed_enabled:
+                    return
+                mark("after-deepspeed-return")
+
+            def f(self):
+                if self.is_fsdp_enabled:
+                    log("fsdp")
+                mark("after-if-without-exit")
+                x = wrap() if self.is_fsdp_enabled else mark("ifexp-else")
+                if mark("in-test") and not self.is_fsdp_enabled:
+                    pass
+
+            def g(self):
+                if not self.is_fsdp_enabled:
+                    pass
+                else:
+                    raise ValueError
+                mark("after-else-raise")
+        """
+    )
+    assert answers == {
+        "deepspeed": False,
+        "fsdp": False,
+        "elif-else": True,
+        "after-chain": False,
+        "after-return": True,
+        "after-continue": True,
+        "after-loop": False,
+        "after-assert-same-line": True,
+        "after-assert": True,
+        "after-deepspeed-return": False,
+        "after-if-without-exit": False,
+        "ifexp-else": True,
+        "in-test": False,
+        "after-else-raise": True,
+    }

@@ -1,0 +1,77 @@
+"""The wheel carries the rule pack: installed into a fresh environment, run from elsewhere."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+RULE_FOLDERS = sorted(p for p in (REPO / "rules").iterdir() if (p / "rule.py").is_file())
+
+
+def _copy_checkout(destination: Path) -> Path:
+    ignore = shutil.ignore_patterns(".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__",
+                                    ".pytest_cache", ".trllint_cache", ".hypothesis", ".whl")
+    shutil.copytree(REPO, destination, ignore=ignore)
+    return destination
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """A new virtual environment with trllint's wheel and its two dependencies, nothing else."""
+    root = tmp_path_factory.mktemp("wheel")
+    source = _copy_checkout(root / "src")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(root / "dist"),
+         str(source)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    wheel = next((root / "dist").glob("trllint-*.whl"))
+    env_dir = root / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(env_dir / "bin" / "python"), "install", "-q", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    return env_dir
+
+
+def run_installed(env_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(env_dir / "bin" / "trllint"), *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+        env={"PATH": str(env_dir / "bin"), "HOME": str(cwd)},
+    )
+
+
+def test_installed_wheel_lists_and_explains_every_rule(installed, tmp_path):
+    assert RULE_FOLDERS, "the checkout has rules"
+    listing = run_installed(installed, "--list-rules", cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    for folder in RULE_FOLDERS:
+        code = folder.name.split("_", 1)[0].upper()
+        assert code in listing.stdout
+        explained = run_installed(installed, "--explain", code, cwd=tmp_path)
+        assert explained.returncode == 0
+        assert explained.stdout == (folder / "README.md").read_text(encoding="utf-8")
+
+
+def test_installed_wheel_lints_from_outside_the_checkout(installed, tmp_path):
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    (tmp_path / "bad.py").write_text("def f(:\n")
+    result = run_installed(installed, "--no-cache", ".", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "bad.py:1:" in result.stdout and "TRL000" in result.stdout
+    where = subprocess.run(
+        [str(installed / "bin" / "python"), "-c", "import trllint.rules, trllint; print(trllint.__file__)"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )
+    assert where.returncode == 0 and str(installed) in where.stdout, where.stdout + where.stderr

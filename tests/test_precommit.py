@@ -1,0 +1,63 @@
+"""The real pre-commit, running this checkout's hooks (``pre-commit try-repo``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+BUGGY = '''\
+from accelerate import Accelerator
+
+accelerator = Accelerator()
+
+
+def prepare_reference(ref_model):
+    return accelerator.prepare_model(ref_model, evaluation_mode=True)
+'''
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+
+
+def pre_commit(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PRE_COMMIT_HOME=str(home), HOME=str(home), PRE_COMMIT_COLOR="never")
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+@pytest.fixture(scope="module")
+def user_repo(tmp_path_factory) -> tuple[Path, Path]:
+    home = tmp_path_factory.mktemp("pre-commit-home")
+    repo = tmp_path_factory.mktemp("user-repo")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    return repo, home
+
+
+def test_fix_hook_fails_on_a_finding_and_rewrites_the_file(user_repo):
+    repo, home = user_repo
+    target = repo / "train.py"
+    target.write_text(BUGGY)
+    subprocess.run(["git", "add", "train.py"], cwd=repo, check=True)
+    result = pre_commit("try-repo", str(REPO), "trllint-fix", "--files", "train.py", cwd=repo, home=home)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "files were modified by this hook" in result.stdout or "Failed" in result.stdout
+    assert "device_placement=True" in target.read_text()
+    # The next run is clean: the hook passes.
+    again = pre_commit("try-repo", str(REPO), "trllint-fix", "--files", "train.py", cwd=repo, home=home)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_check_hook_passes_when_no_matching_file_is_staged(user_repo):
+    repo, home = user_repo
+    (repo / "NOTES.md").write_text("nothing to lint\n")
+    result = pre_commit("try-repo", str(REPO), "trllint", "--files", "NOTES.md", cwd=repo, home=home)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no files to check" in result.stdout.lower() or "skipped" in result.stdout.lower()

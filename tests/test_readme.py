@@ -1,0 +1,30 @@
+"""The README's quickstart is what CI runs, and it names only things that exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def quickstart_commands() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```bash", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_quickstart_has_exactly_two_commands_and_ci_runs_the_second():
+    commands = quickstart_commands()
+    assert len(commands) == 2
+    assert "examples/" in commands[0] and "pytest" in commands[1]
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[1] in ci.splitlines(), ".ci/run must run the README's test command verbatim"
+
+
+def test_rule_table_links_exist():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for link in re.findall(r"\]\(([^)#]+)\)", readme):
+        if not link.startswith("http"):
+            assert (REPO / link).exists(), f"README links to missing {link}"
