@@ -12,10 +12,12 @@ Rules do no I/O, and nothing in the engine knows any single rule.
 from __future__ import annotations
 
 import fnmatch
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal, Sequence
+from typing import Any, ClassVar, Iterator, Literal, Sequence
 
 import libcst as cst
+from libcst._metadata_dependent import _UNDEFINED_DEFAULT
 from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvider
 
 from trllint.source import SourceFile
@@ -107,6 +109,28 @@ class Rule(cst.BatchableCSTVisitor):
         self.settings = {key: s.default for key, s in self.settings_schema.items()}
         self.settings.update(settings or {})
         self.findings: list[Finding] = []
+        self._wrapper: Any = None
+
+    # ---- metadata: positions only for the files that need them ------------------------
+
+    @contextmanager
+    def resolve(self, wrapper: Any) -> Iterator[None]:
+        # Positions cost two whole code generations (three times the parse) and are read only to
+        # report a finding or build a fix: computed on first use (get_metadata), once per file.
+        self._wrapper = wrapper
+        self.metadata = dict(
+            wrapper.resolve_many([d for d in self.get_inherited_dependencies() if d not in LAZY_METADATA])
+        )
+        try:
+            yield
+        finally:
+            self.metadata = {}
+            self._wrapper = None
+
+    def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = _UNDEFINED_DEFAULT) -> Any:
+        if key in LAZY_METADATA and key not in self.metadata and self._wrapper is not None:
+            self.metadata[key] = self._wrapper.resolve(key)
+        return super().get_metadata(key, node, default)
 
     # ---- what the engine asks of a rule class -------------------------------------------
 
@@ -185,6 +209,10 @@ class Rule(cst.BatchableCSTVisitor):
     @staticmethod
     def fix(*edits: Edit, unsafe: bool = False) -> Fix:
         return Fix(tuple(edits), "unsafe" if unsafe else "safe")
+
+
+# Declared by every rule, computed only when a rule first asks (see Rule.resolve).
+LAZY_METADATA = frozenset({PositionProvider, WhitespaceInclusivePositionProvider})
 
 
 def rule_metadata_dependencies(rules: Sequence[type[Rule]]) -> set[Any]:

@@ -20,7 +20,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from trllint.rule import Finding, Rule, rule_metadata_dependencies
+from trllint.rule import LAZY_METADATA, Finding, Rule, rule_metadata_dependencies
 from trllint.source import SourceDecodeError, SourceFile
 
 PARSE_ERROR = ("TRL000", "unreadable-or-invalid-source")
@@ -180,7 +180,7 @@ def _traverse(source: SourceFile, instances: list[Rule]) -> None:
     with warnings.catch_warnings():
         # LibCST's own warnings (deprecated providers, say) are not the user's business.
         warnings.simplefilter("ignore")
-        wrapper.resolve_many(rule_metadata_dependencies([type(r) for r in instances]))
+        wrapper.resolve_many(rule_metadata_dependencies([type(r) for r in instances]) - LAZY_METADATA)
         wrapper.visit_batched(instances)
 
 

@@ -1,8 +1,8 @@
 """Where a node sits: its function, its class, whether that class is a Trainer, and which
 accelerator (if any) a fix can call.
 
-Built on LibCST's ParentNodeProvider, which costs one cheap traversal, instead of the scope and
-qualified-name providers, which cost several times the parse.
+Built on parent links (``trllint.analysis.parents``, LibCST's ParentNodeProvider without its
+cost) instead of the scope and qualified-name providers, which cost several times the parse.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider
 
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, matches
+from trllint.analysis.parents import ParentProvider
 from trllint.source import SourceFile
 
 # Metadata a rule must declare to use this module.
-CONTEXT_METADATA = (ParentNodeProvider,)
+CONTEXT_METADATA = (ParentProvider,)
 
 DEFAULT_STEP_METHODS = ("training_step", "compute_loss", "prediction_step", "evaluation_step")
 
@@ -38,7 +38,7 @@ class NodeContext:
 
     @classmethod
     def of(cls, rule) -> NodeContext:
-        return cls(lambda node: rule.get_metadata(ParentNodeProvider, node, None), rule.source)
+        return cls(lambda node: rule.get_metadata(ParentProvider, node, None), rule.source)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         parent = self._parent_of(node)
