@@ -1,0 +1,67 @@
+"""Metadata is computed only as needed, and the cheap versions give the same answers.
+
+- ``ParentProvider`` (parent links read from node fields) equals LibCST's ParentNodeProvider on
+  real training code and on every rule case.
+- Positions (two whole code generations) are computed only for a file where a rule asks for
+  them, i.e. reports; a file without findings never pays for them, and the findings of a file
+  with them are the same as with eager positions.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from tests import speed_rules
+from trllint.analysis.parents import ParentProvider
+from trllint.registry import all_rules
+from trllint.runner import RuleSet, lint_source, read_source
+
+
+def _sample() -> list[Path]:
+    files: list[Path] = []
+    for package in ("trl", "accelerate"):
+        spec = importlib.util.find_spec(package)
+        if spec and spec.submodule_search_locations:
+            found = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.py"))
+            files += [f for f in found if f.stat().st_size < 30_000][::15]
+    for info in all_rules().values():
+        files += sorted((info.folder / "cases").glob("*.py"))
+    return files
+
+
+def test_parent_provider_equals_libcst_parent_node_provider():
+    files = _sample()
+    assert files
+    for path in files:
+        try:
+            module = cst.parse_module(path.read_bytes())
+        except cst.ParserSyntaxError:
+            continue
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        expected = dict(wrapper.resolve(ParentNodeProvider))
+        assert dict(wrapper.resolve(ParentProvider)) == expected, path
+
+
+def test_positions_are_computed_only_for_a_file_with_findings(monkeypatch):
+    computed: list[str] = []
+    real = PositionProvider._gen_impl
+
+    def counting(self, module):
+        computed.append("positions")
+        return real(self, module)
+
+    monkeypatch.setattr(PositionProvider, "_gen_impl", counting)
+    rules = RuleSet([info.rule for info in speed_rules.infos().values()])
+    quiet = "def configure(model):\n    return model.settings\n"  # passes the prefilter, no finding
+    source = read_source(quiet.encode(), "quiet.py", "quiet.py")
+    assert lint_source(source, "quiet.py", rules) == []
+    assert source._module is not None and computed == []
+    loud = "def configure(model):\n    return model.config, model.config.x\n"
+    source = read_source(loud.encode(), "loud.py", "loud.py")
+    findings = lint_source(source, "loud.py", rules)
+    assert [(f.line, f.column, f.end_column) for f in findings] == [(2, 12, 24), (2, 26, 38)]
+    assert computed == ["positions"]  # once per file, however many findings
