@@ -16,6 +16,7 @@ from trllint.analysis.context import (
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name
 from trllint.analysis.wrapping import (
     DATA_PARALLEL,
+    FSDP,
     HF_MODEL_MEMBERS,
     Wrapping,
     wrapping_facts,
@@ -59,7 +60,9 @@ class WrappedModelAttribute(Rule):
             advice = f"cache it in __init__ as {fix.edits[0].content}, as TRL does"
         else:
             unwrapped = self._unwrapped(node, receiver, wrapping)
-            if unwrapped is None:
+            if unwrapped is None and wrapping.kind == FSDP:
+                advice = f"call it on the whole model, inside FSDP.summon_full_params({receiver})"
+            elif unwrapped is None:
                 advice = "read it from accelerator.unwrap_model(...) or cache it in __init__"
             else:
                 advice = f"read it from {unwrapped}"
@@ -107,8 +110,11 @@ class WrappedModelAttribute(Rule):
 
     def _unwrapped(self, read: cst.Attribute, receiver: str, wrapping: Wrapping) -> str | None:
         """The expression that reads the real model at ``read``, or None when nothing in scope can."""
+        if wrapping.kind == FSDP:
+            return None  # .module holds sharded parameters too: the fix is FSDP.summon_full_params
         if wrapping.has_module:
-            return f"{receiver}.module"
+            # After a wrap in a branch, the model may be bare at the read: .module would fail there.
+            return f'getattr({receiver}, "module", {receiver})' if wrapping.conditional else f"{receiver}.module"
         accelerator = self.context.accelerator_in_scope(read)
         if accelerator is None and wrapping.accelerator and self._bound_here(read, wrapping.accelerator):
             accelerator = wrapping.accelerator

@@ -25,7 +25,7 @@ plain traversals (no scope or qualified-name metadata).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -79,6 +79,8 @@ class Wrapping:
     kind: str
     origin: str  # for messages: "the model argument of training_step", "DistributedDataParallel(...)"
     accelerator: str | None = None  # the accelerator whose prepare() wrapped it
+    # Bound inside an if/for/while/try: the model may also be unwrapped at the read.
+    conditional: bool = False
 
     def breaks(self, member: str) -> bool:
         """Whether reading ``member`` through this wrapper fails or reads the wrong object."""
@@ -186,6 +188,7 @@ class _Scope:
     cls: cst.ClassDef | None  # the class this function is a method of
     bindings: dict[str, Wrapping | None] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)
+    branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
 
 
 class _BindingPass(cst.CSTVisitor):
@@ -263,9 +266,32 @@ class _BindingPass(cst.CSTVisitor):
             self._set(scope, name, wrapping)
 
     def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None) -> None:
+        if wrapping is not None and scope.branch_depth:
+            wrapping = replace(wrapping, conditional=True)
         scope.bindings[name] = wrapping
         if wrapping is not None and name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
             self.facts.self_attributes.setdefault(id(scope.cls), {}).setdefault(name, wrapping)
+
+    def visit_If(self, node: cst.If) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.scopes[-1].branch_depth -= 1
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         for target in original_node.targets:
@@ -281,6 +307,7 @@ class _BindingPass(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, None)
+        self.scopes[-1].branch_depth += 1
 
     def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
         self._bind(original_node.target, original_node.value)
