@@ -65,7 +65,7 @@ def main() -> int:
     trainer = AuxLossTrainer(model, args, train_dataset=RandomTokens(16, 16, config.vocab_size))
     trainer.train()
     wrapper = type(trainer.model_wrapped).__name__
-    rank = trainer.args.process_index
+    rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else 0
     for coefficient in trainer.coefficients_used:
         print(f"TRL001 rank={rank} wrapper={wrapper} aux_loss_coef={coefficient}", flush=True)
     return 0 if trainer.state.global_step == args.max_steps else 1
