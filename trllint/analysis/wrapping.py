@@ -160,25 +160,44 @@ class WrappingFacts:
         return self.reads.get(id(read))
 
 
+# Every source of wrapping above spells one of these in the file (aliases are imported by their
+# real names): a file with none of them has no wrapped model, and is not traversed at all.
+_WRAPPING_TOKENS = ("Trainer", "prepare", "DataParallel", "FullyShardedDataParallel", "initialize")
+
+
 def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> WrappingFacts:
     """Computed once per file and set of step-method names, whichever rule asks first."""
     key = ("wrapping", step_methods)
     facts = source.facts.get(key)
     if facts is None:
-        facts = source.facts[key] = _compute(source.module, imports_of(source), step_methods)
+        if any(token in source.text for token in _WRAPPING_TOKENS):
+            facts = _compute(source.module, imports_of(source), step_methods)
+        else:
+            facts = WrappingFacts()
+        source.facts[key] = facts
     return facts
 
 
 def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...]) -> WrappingFacts:
     facts = WrappingFacts()
     functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-    # Parameters can gain a wrapping from call sites found in a later pass: go until none is new.
+    owners: dict[int, tuple[cst.FunctionDef, cst.ClassDef | None]] = {id(f): (f, None) for f in functions.values()}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef):
+            owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
+    binding_pass = _BindingPass(facts, imports, step_methods, functions)
+    module.visit(binding_pass)
+    # A function walked before a call handed it a wrapped model is walked again, alone; the facts
+    # only grow, so this ends (the bound is a guard: one extra round is the usual case).
     for _ in range(12):
-        known = len(facts.parameters) + sum(len(v) for v in facts.self_attributes.values())
-        facts.reads.clear()
-        module.visit(_BindingPass(facts, imports, step_methods, functions))
-        if len(facts.parameters) + sum(len(v) for v in facts.self_attributes.values()) == known:
+        stale = [owners[i] for i in binding_pass.stale if i in owners]
+        if not stale:
             break
+        binding_pass = _BindingPass(facts, imports, step_methods, functions)
+        binding_pass.visited = set(owners)
+        for function, cls in stale:
+            binding_pass.classes = [cls]
+            function.visit(binding_pass)
     return facts
 
 
@@ -200,6 +219,8 @@ class _BindingPass(cst.CSTVisitor):
         self.functions = functions
         self.scopes: list[_Scope] = [_Scope(None, None)]
         self.classes: list[cst.ClassDef | None] = []
+        self.visited: set[int] = set()  # functions walked so far
+        self.stale: set[int] = set()  # functions walked before they received a new wrapping
 
     # ---- scopes -------------------------------------------------------------------------
 
@@ -227,6 +248,7 @@ class _BindingPass(cst.CSTVisitor):
                     wrapping = Wrapping(STEP_ARGUMENT, f"the model argument of {node.name.value}")
                     scope.bindings[parameter] = wrapping
                     self.facts.parameters.setdefault((id(node), parameter), wrapping)
+        self.visited.add(id(node))
         self.scopes.append(scope)
         self.classes.append(None)  # a class nested in a function is not this method's class
 
@@ -270,7 +292,12 @@ class _BindingPass(cst.CSTVisitor):
             wrapping = replace(wrapping, conditional=True)
         scope.bindings[name] = wrapping
         if wrapping is not None and name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
-            self.facts.self_attributes.setdefault(id(scope.cls), {}).setdefault(name, wrapping)
+            attributes = self.facts.self_attributes.setdefault(id(scope.cls), {})
+            if name not in attributes:
+                attributes[name] = wrapping
+                # Methods walked before this one read self.<name> without knowing it is wrapped.
+                methods = methods_of(scope.cls).values()
+                self.stale.update(id(m) for m in methods if m is not scope.function and id(m) in self.visited)
 
     def visit_If(self, node: cst.If) -> None:
         self.scopes[-1].branch_depth += 1
@@ -342,8 +369,11 @@ class _BindingPass(cst.CSTVisitor):
                 parameter = parameters[position]
             name = dotted_name(arg.value)
             wrapping = self._lookup(name) if name else None
-            if wrapping is not None and parameter in _function_parameters(callee):
-                self.facts.parameters.setdefault((id(callee), parameter), wrapping)
+            key = (id(callee), parameter)
+            if wrapping is not None and key not in self.facts.parameters and parameter in _function_parameters(callee):
+                self.facts.parameters[key] = wrapping
+                if id(callee) in self.visited:
+                    self.stale.add(id(callee))
 
     def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef | None, bool]:
         name = call_name(call)
