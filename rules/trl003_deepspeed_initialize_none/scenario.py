@@ -70,7 +70,7 @@ class OnlineDPOLikeTrainer:
         vocab = self.model.module.config.vocab_size
         generator = torch.Generator().manual_seed(self.rank)
         for step in range(STEPS):
-            input_ids = torch.randint(0, vocab, (BATCH, SEQ), generator=generator)
+            input_ids = torch.randint(0, vocab, (BATCH, SEQ), generator=generator).to(self.accelerator.device)
             logits = self.model(input_ids).logits
             reference = self.reference_logits(input_ids)
             # A KL-to-reference loss: the part of DPO that needs the reference model.
