@@ -65,7 +65,7 @@ class NullnessAnalysis:
             entry = self._entry_reasons(name, scope, depth)
         else:
             entry = NOTHING
-        statements = _statements(scope.body)
+        statements = _statements(scope if isinstance(scope, cst.Module) else scope.body)
         return walker.descend(statements, entry, path, set(map(id, path)))
 
     def is_possibly_none(self, name: str, node: cst.CSTNode) -> bool:
