@@ -38,6 +38,8 @@ MAY_BE_NONE = {
     "ternary None": "def f(c):\n    m = Model() if c else None\n    sink(m)\n",
     "or guard misses": "def f(m=None, c=True):\n    if m is not None or c:\n        sink(m)\n",
     "module level": "m = cfg.get('model')\nsink(m)\n",
+    "dereference may not run": "def f(m=None, c=True):\n    x = c and m.config\n    sink(m)\n",
+    "getattr tolerates None": "def f(m=None):\n    q = getattr(m, 'is_loaded_in_4bit', False)\n    sink(m)\n",
 }
 
 NOT_NONE = {
@@ -53,6 +55,8 @@ NOT_NONE = {
     "elif": "def f(m=None, c=False):\n    if c:\n        pass\n    elif m:\n        sink(m)\n",
     "lambda": "def f(m=None):\n    g = lambda: sink(m)\n",
     "ternary guarded": "def f(n=None):\n    m = n if n is not None else Model()\n    sink(m)\n",
+    "dereferenced before": "def f(m=None):\n    size = m.config.hidden_size\n    sink(m)\n",
+    "dereferenced in a test": "def f(m=None):\n    if m.training:\n        pass\n    sink(m)\n",
 }
 
 

@@ -52,3 +52,8 @@ def test_summary_is_computed_once_per_file(monkeypatch):
     second = lint_source(source, "f.py", ruleset)
     assert len(first) == len(second) == 1
     assert len(calls) == 1
+
+
+def test_aliased_import_of_initialize():
+    text = "from deepspeed import initialize as ds_init\n\n\ndef f(model=None):\n    ds_init(model=model)\n"
+    assert [(f.line, f.code) for f in _lint(text, {})] == [(5, "TRL003")]

@@ -48,10 +48,19 @@ class DeepSpeedInitializeNone(Rule):
         return cls.prefilter + extra
 
     def visit_Module(self, node: cst.Module) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # Judged at the end: the file's helpers must be summarised before any call is.
         self.context = NodeContext.of(self)
         self.imports = imports_of(self.source)
-        self.nullness = NullnessAnalysis(self.context.parent, node)
-        self.sinks = self._file_sinks(node)
+        self.nullness = NullnessAnalysis(self.context.parent, original_node)
+        self.sinks = self._file_sinks(original_node)
+        for call in self.calls:
+            self._check(call)
 
     def _file_sinks(self, module: cst.Module) -> FileSinks:
         configured = tuple(self.settings.get("deepspeed-sinks", ()))
@@ -59,11 +68,11 @@ class DeepSpeedInitializeNone(Rule):
         if key not in self.source.facts:
             extra = [Sink(name, "model", 0, (f"{name}()",)) for name in configured]
             self.source.facts[key] = summarise_sinks(
-                module, self.imports, [*BUILTIN_SINKS, *extra], self.context.parent
+                module, self.imports, [*BUILTIN_SINKS, *extra], self.context.parent, self.calls
             )
         return self.source.facts[key]
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def _check(self, node: cst.Call) -> None:
         for sink in self.sinks.matching(node, self.imports):
             arg = argument(node, sink.keyword, sink.position)
             model = dotted_name(arg.value) if arg is not None else None

@@ -12,7 +12,7 @@ A function defined in the file always wins over a built-in sink of the same name
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import libcst as cst
 
@@ -47,7 +47,14 @@ class FileSinks:
     local_names: frozenset[str] = frozenset()
 
     def matching(self, call: cst.Call, imports: ImportMap) -> list[Sink]:
-        if call_name(call) in self.local_names:
+        name = call_name(call)
+        if name is None:
+            return []
+        # A cheap test first: a sink's last name is the call's (or its import's) last name.
+        lasts = {name.rsplit(".", 1)[-1], (imports.resolve(name) or name).rsplit(".", 1)[-1]}
+        if not any(s.name.rsplit(".", 1)[-1] in lasts for s in self.sinks):
+            return []
+        if name in self.local_names:
             return [s for s in self.sinks if s.local and s.accepts(call, imports)]
         return [s for s in self.sinks if not s.local and s.accepts(call, imports)]
 
@@ -71,10 +78,20 @@ def summarise_sinks(
     imports: ImportMap,
     base: list[Sink],
     parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+    calls: Iterable[cst.Call],
 ) -> FileSinks:
-    """``base`` plus every same-file function that forwards a parameter to a sink unguarded."""
+    """``base`` plus every same-file function that forwards a parameter to a sink unguarded.
+
+    ``calls`` are the file's calls, as the rule's own traversal met them (walking each function
+    again would cost as much as the traversal itself).
+    """
     functions = local_functions(module)
-    calls = {key: _calls_in(function) for key, (function, _) in functions.items()}
+    calls_in: dict[int, list[cst.Call]] = {}
+    for call in calls:
+        function = _enclosing_function(call, parent_of)
+        if function is not None:
+            calls_in.setdefault(id(function), []).append(call)
+    calls = {key: calls_in.get(id(function), []) for key, (function, _) in functions.items()}
     analysis = NullnessAnalysis(parent_of, module)
     sinks = FileSinks(list(base), frozenset(functions))
     known: set[tuple[str, str]] = set()
@@ -100,12 +117,10 @@ def summarise_sinks(
     return sinks
 
 
-def _calls_in(function: cst.FunctionDef) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            found.append(node)
-
-    function.body.visit(Calls())
-    return found
+def _enclosing_function(
+    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> cst.FunctionDef | None:
+    parent = parent_of(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = parent_of(parent)
+    return parent

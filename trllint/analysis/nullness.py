@@ -14,7 +14,8 @@ empty set means no reason is known. Along the way:
   raises, breaks or continues does not fall through, so ``if x is None: return`` clears ``x``.
 - Entering a branch applies its test: ``if x is not None:``, ``if x:``, the ``else`` of
   ``if x is None:``, ``isinstance(x, T)``, ``and``/``or``/``not`` combinations, ``while``
-  tests and ``assert`` all clear ``x`` where they dominate the call.
+  tests and ``assert`` all clear ``x`` where they dominate the call; so does a statement that
+  always reads ``x.attr`` or ``x[k]`` or calls ``x(...)``, since None would have raised there.
 
 No metadata beyond parent links is needed, so a rule can ask without the cost of LibCST's scope
 providers.
@@ -251,7 +252,11 @@ class _Walker:
                 if isinstance(small, (cst.Raise, cst.Continue, cst.Break)):
                     return None
                 state = self._simple(small, statement, state)
+                if state and dereferences(small, self.name):
+                    state = NOTHING  # `model.config` ran: had it been None, it would have raised
             return state
+        if isinstance(statement, (cst.If, cst.While)) and dereferences(statement.test, self.name):
+            state = NOTHING
         if isinstance(statement, cst.If):
             taken = self.run_block(_statements(statement.body), self.refine(statement.test, True, state))
             skipped = self.refine(statement.test, False, state)
@@ -342,6 +347,57 @@ class _Walker:
         if source is not None and source != self.name and self.depth < MAX_ALIAS_DEPTH:
             return self.analysis.none_reasons(source, line, depth=self.depth + 1)
         return NOTHING
+
+
+def dereferences(node: cst.CSTNode, name: str) -> bool:
+    """``node`` always reads an attribute or item of ``name``, or calls it (None would raise).
+
+    Parts that may not run (either side of ``and``/``or``, a conditional expression's branches,
+    lambdas, comprehensions) do not count; nor does ``getattr``/``hasattr``, which tolerate None.
+    """
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            nonlocal found
+            found = found or dotted_name(attribute.value) == name
+            return not found
+
+        def visit_Subscript(self, subscript: cst.Subscript) -> bool:
+            nonlocal found
+            found = found or dotted_name(subscript.value) == name
+            return not found
+
+        def visit_Call(self, call: cst.Call) -> bool:
+            nonlocal found
+            found = found or dotted_name(call.func) == name
+            return not found and call_name(call) not in ("getattr", "hasattr")
+
+        def visit_BooleanOperation(self, node: cst.BooleanOperation) -> bool:
+            node.left.visit(self)  # the left operand always runs
+            return False
+
+        def visit_IfExp(self, node: cst.IfExp) -> bool:
+            node.test.visit(self)
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ListComp(self, node: cst.ListComp) -> bool:
+            return False
+
+        def visit_SetComp(self, node: cst.SetComp) -> bool:
+            return False
+
+        def visit_DictComp(self, node: cst.DictComp) -> bool:
+            return False
+
+        def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+            return False
+
+    node.visit(Finder())
+    return found
 
 
 def returns_none_sometimes(call: cst.Call) -> str | None:
