@@ -47,7 +47,7 @@ class RuleSet:
 
     def for_file(self, path: str, filename: str, text: str) -> list[type[Rule]]:
         ignored = self.codes_ignored_for(path)
-        return [r for r in self.rules if r.code not in ignored and r.reads_file(filename) and r.may_match(text)]
+        return [r for r in self.rules if r.code not in ignored and r.reads_file(filename) and r.may_match(text, self.settings_for(r))]
 
     def codes_ignored_for(self, path: str) -> frozenset[str]:
         if not self.per_file_ignores:
