@@ -180,7 +180,7 @@ class UngatheredMetric(Rule):
             func=cst.parse_expression(f"{accelerator}.gather_for_metrics"), args=[cst.Arg(tensor)]
         )
         if site.reduce_after:
-            gathered = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name("mean")))
+            gathered = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
         return self.replace(site.tensor, gathered)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Callable
 
 import libcst as cst
 
@@ -62,6 +63,10 @@ REDUCTIONS = frozenset(
 )
 # Tensor methods that turn a tensor into Python data or move it: a gather must come before them.
 CONVERSIONS = frozenset({"item", "tolist", "numpy", "cpu"})
+# Full reductions that compose across ranks (the sum of the ranks' sums is the global sum): the
+# rank's scalar is gathered and reduced again, so tensors padded to a different length on each
+# rank never meet in one gather.
+COMPOSABLE_REDUCTIONS = frozenset({"sum", "nansum", "max", "min", "amax", "amin"})
 # Element-wise or bookkeeping methods that commute with a gather along the batch dimension.
 ELEMENTWISE = frozenset(
     {"detach", "float", "double", "half", "bfloat16", "to", "clone", "contiguous", "abs", "exp", "log", "neg",
@@ -109,16 +114,24 @@ class GatherSite:
     """Where a gather makes a logged value global: wrap ``tensor`` in the gather."""
 
     tensor: cst.BaseExpression
-    reduce_after: bool  # nothing reduces the gathered copy: the fix must add `.mean()`
+    # The reduction the fix appends to the gathered copy: `mean` where nothing reduced it (one value
+    # per rank), `sum`/`max`/`min` where the rank's own total is gathered; None where one follows.
+    reduce_after: str | None
     keeps_single_process_value: bool  # a reduction or `.item()` follows, so one process sees the same number
 
 
 class RankFlow:
     """Per-rank or global, for the values of one function (or a module's top-level code)."""
 
-    def __init__(self, scope: cst.FunctionDef | cst.Module, imports: ImportMap) -> None:
+    def __init__(
+        self,
+        scope: cst.FunctionDef | cst.Module,
+        imports: ImportMap,
+        returns_global: Callable[[str], bool] = lambda name: False,
+    ) -> None:
         self.scope = scope
         self._imports = imports
+        self._returns_global = returns_global
         self._order: dict[int, int] = {}
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
         self.statements: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (small statement, its line)
@@ -130,10 +143,12 @@ class RankFlow:
 
     @classmethod
     def of(cls, source: SourceFile, scope: cst.FunctionDef | cst.Module) -> RankFlow:
-        flows = source.facts.setdefault("rank_flows", {})
-        if id(scope) not in flows:
-            flows[id(scope)] = cls(scope, imports_of(source))
-        return flows[id(scope)]
+        """The flow of ``scope``, built once per file; calls to the file's own functions that
+        return a gathered value (``global_masked_mean(x)``) read as global."""
+        facts = source.facts.get("rank_facts")
+        if facts is None:
+            facts = source.facts["rank_facts"] = _FileRankFacts(source)
+        return facts.flow(scope)
 
     # ---- questions ----------------------------------------------------------------------
 
@@ -283,6 +298,8 @@ class RankFlow:
                 return Rank.GLOBAL
             if method in RANK_INDEX:
                 return Rank.PER_RANK
+            if _is_own_function_call(node) and self._returns_global(method):
+                return Rank.GLOBAL
             if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
                 return Rank.NO_DATA
             parts = [arg.value for arg in node.args]
@@ -331,13 +348,17 @@ class RankFlow:
                 continue
             else:
                 break
-            if self._state(target, order) == Rank.PER_RANK:
-                sites[id(target)] = GatherSite(target, reduce_after=False, keeps_single_process_value=True)
+            if self._state(target, order) != Rank.PER_RANK:
+                return
+            if method in COMPOSABLE_REDUCTIONS and target is receiver and not node.args:
+                sites[id(node)] = GatherSite(node, reduce_after=method, keeps_single_process_value=True)
+            else:
+                sites[id(target)] = GatherSite(target, reduce_after=None, keeps_single_process_value=True)
             return
         if peeled:
             # A tensor turned into a number with no reduction: gather, then reduce the copy.
             sites[id(below_conversion)] = GatherSite(
-                below_conversion, reduce_after=True, keeps_single_process_value=converted
+                below_conversion, reduce_after="mean", keeps_single_process_value=converted
             )
             return
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
@@ -354,7 +375,53 @@ class RankFlow:
                 self._collect_sites(binding.value, binding.statement, sites, depth + 1)
                 return
         if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
-            sites[id(node)] = GatherSite(node, reduce_after=True, keeps_single_process_value=False)
+            sites[id(node)] = GatherSite(node, reduce_after="mean", keeps_single_process_value=False)
+
+
+class _FileRankFacts:
+    """One file's flows, and which of its functions return a gathered value."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.imports = imports_of(source)
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self._index(source.module)
+        self.flows: dict[int, RankFlow] = {}
+        self._returns: dict[str, bool] = {}
+
+    def _index(self, block: cst.CSTNode) -> None:
+        for statement in getattr(block, "body", ()):
+            if isinstance(statement, cst.FunctionDef):
+                self.functions.setdefault(statement.name.value, []).append(statement)
+            if isinstance(statement, cst.BaseCompoundStatement):
+                self._index(statement.body)
+
+    def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
+        if id(scope) not in self.flows:
+            self.flows[id(scope)] = RankFlow(scope, self.imports, self.returns_global)
+        return self.flows[id(scope)]
+
+    def returns_global(self, name: str) -> bool:
+        if name not in self._returns:
+            self._returns[name] = False  # a recursive call reads as not global
+            functions = self.functions.get(name, ())
+            self._returns[name] = bool(functions) and all(self._return_state(f) == Rank.GLOBAL for f in functions)
+        return self._returns[name]
+
+    def _return_state(self, function: cst.FunctionDef) -> Rank:
+        flow = self.flow(function)
+        states = [
+            flow.state(small.value, line)
+            for small, line in flow.statements
+            if isinstance(small, cst.Return) and small.value is not None
+        ]
+        return min(states, default=Rank.NO_DATA)
+
+
+def _is_own_function_call(call: cst.Call) -> bool:
+    """``helper(x)`` or ``self.helper(x)``: a call that may land on a function of this file."""
+    if isinstance(call.func, cst.Name):
+        return True
+    return isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in ("self", "cls")
 
 
 def _is_torch_distributed(name: str | None) -> bool:

@@ -20,4 +20,7 @@ class ShortAnswerGRPOTrainer(GRPOTrainer):
         # expect: TRL004
         self._metrics[mode]["completion_length"].append(completion_length)
         self._metrics[mode]["beta"].append(self.beta)
+        # Padded to a different length on each rank: gather each rank's count, then add them up.
+        # expect: TRL004
+        self._metrics[mode]["num_tokens"] = [self.accelerator.gather_for_metrics(inputs["attention_mask"].sum()).sum().item()]
         return loss
