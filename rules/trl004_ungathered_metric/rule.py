@@ -59,7 +59,12 @@ class UngatheredMetric(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         if not runs_distributed(self.source):
             return
-        flows = [RankFlow.of(self.source, scope) for scope in (original_node, *self._functions)]
+        flows = []
+        for scope in (original_node, *self._functions):
+            try:
+                flows.append(RankFlow.of(self.source, scope))
+            except RecursionError:  # an expression nested too deep to follow: say nothing about it
+                continue
         helpers = self._helpers_reaching_sinks(flows)
         for flow in flows:
             for value, line in self._logged_values(flow, helpers):
@@ -165,13 +170,16 @@ class UngatheredMetric(Rule):
             return
         self._reported.add(id(value))
         accelerator = NodeContext.of(self).accelerator_in_scope(value)
+        if accelerator is None:
+            self.report(value, f"{self.message} (no accelerator in scope: gather or all-reduce by hand)")
+            return
+        message = self.message.replace("accelerator.", f"{accelerator}.")
         sites = flow.gather_sites(value, line)
-        if accelerator is None or not sites:
-            self.report(value, f"{self.message} (no accelerator in scope to fix it with)" if not accelerator else None)
+        if not sites:
+            self.report(value, message)
             return
         edits = [self._gather(site, accelerator) for site in sites]
         safe = all(site.keeps_single_process_value for site in sites)
-        message = self.message.replace("accelerator.", f"{accelerator}.")
         self.report(value, message, fix=self.fix(*edits, unsafe=not safe))
 
     def _gather(self, site: GatherSite, accelerator: str) -> Edit:

@@ -164,7 +164,9 @@ class RankFlow:
         """Where to gather so that the per-rank tensors in ``expr`` become global (may be empty)."""
         sites: dict[int, GatherSite] = {}
         self._collect_sites(expr, at, sites, depth=0)
-        return list(sites.values())
+        if any(site is None for site in sites.values()):
+            return []
+        return list(sites.values())  # type: ignore[arg-type]
 
     # ---- building the flow ----------------------------------------------------------------
 
@@ -362,6 +364,14 @@ class RankFlow:
             )
             return
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
+                numerator: dict[int, GatherSite] = {}
+                self._collect_sites(node.left, at, numerator, depth + 1)
+                if any(site and site.reduce_after in COMPOSABLE_REDUCTIONS for site in numerator.values()):
+                    # `correct.sum().item() / len(labels)`: the ranks' summed count over this rank's
+                    # size is no mean at all; which denominator is meant is for a human to say.
+                    sites[id(node)] = None  # type: ignore[assignment]
+                    return
             for child in node.children:
                 if isinstance(child, cst.BaseExpression):
                     self._collect_sites(child, at, sites, depth + 1)
