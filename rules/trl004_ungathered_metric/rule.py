@@ -98,7 +98,9 @@ class UngatheredMetric(Rule):
     def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> set[str]:
         """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``)."""
         helpers = {
-            f.name.value for f in self._functions if f.name.value in TRAINER_METRIC_HELPERS and id(f) in self._trainer_methods
+            f.name.value
+            for f in self._functions
+            if f.name.value in TRAINER_METRIC_HELPERS and id(f) in self._trainer_methods
         }
         for flow in flows:
             for small, line in flow.statements:
@@ -123,7 +125,8 @@ class UngatheredMetric(Rule):
                     name = dotted_name(arg)
                     if holds_dict is None and name is not None:
                         binding = flow.binding(name, line)
-                        holds_dict = binding is None or _builds_dict(binding.value) or isinstance(binding.value, cst.Call)
+                        bound = binding.value if binding is not None else None
+                        holds_dict = bound is None or _builds_dict(bound) or isinstance(bound, cst.Call)
                     if isinstance(arg, cst.Dict):
                         values.extend((v, line) for v in _dict_values(arg, dicts))
                     elif holds_dict and name is not None:
@@ -142,7 +145,11 @@ class UngatheredMetric(Rule):
                         values.extend((v, line) for v in _dict_values(element, dicts))
                     elif isinstance(element, cst.Name):
                         dicts.add(element.value)
-        # Second pass: what goes into the metric dicts (`metrics[key] = value`, `metrics.update(...)`).
+        return values + self._dict_contents(flow, dicts)
+
+    def _dict_contents(self, flow: RankFlow, dicts: set[str]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``."""
+        values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
         for small, line in flow.statements:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
