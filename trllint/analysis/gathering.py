@@ -182,7 +182,13 @@ class RankFlow:
         order = self._order[id(statement)] = len(self._order) + 1
         return order
 
-    def _walk(self, block: cst.CSTNode) -> None:
+    def _walk(self, block: cst.CSTNode | None) -> None:
+        if isinstance(block, cst.SimpleStatementSuite):  # `for batch in loader: log(...)`
+            order = self._next(block)
+            for small in block.body:
+                self.statements.append((small, block))
+                self._simple(small, block, order)
+            return
         for statement in getattr(block, "body", ()):
             if isinstance(statement, cst.SimpleStatementLine):
                 order = self._next(statement)
@@ -203,8 +209,11 @@ class RankFlow:
                 if item.asname is not None:
                     for name in _target_names(item.asname.name):
                         self._bind(name, Binding(None, self._state(item.item, order), statement, False), order)
-        self._walk(statement.body)
-        if isinstance(statement, cst.Try):
+        self._walk(getattr(statement, "body", None))
+        if isinstance(statement, cst.Match):
+            for case in statement.cases:
+                self._walk(case.body)
+        if isinstance(statement, (cst.Try, cst.TryStar)):
             for handler in statement.handlers:
                 self._walk(handler.body)
             if statement.finalbody is not None:
@@ -398,12 +407,12 @@ class _FileRankFacts:
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
 
-    def _index(self, block: cst.CSTNode) -> None:
+    def _index(self, block: cst.CSTNode | None) -> None:
         for statement in getattr(block, "body", ()):
             if isinstance(statement, cst.FunctionDef):
                 self.functions.setdefault(statement.name.value, []).append(statement)
             if isinstance(statement, cst.BaseCompoundStatement):
-                self._index(statement.body)
+                self._index(getattr(statement, "body", None))
 
     def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         if id(scope) not in self.flows:
