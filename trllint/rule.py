@@ -139,8 +139,14 @@ class Rule(cst.BatchableCSTVisitor):
         return any(fnmatch.fnmatch(filename, pattern) for pattern in cls.file_patterns)
 
     @classmethod
-    def may_match(cls, text: str) -> bool:
-        return not cls.prefilter or any(token in text for token in cls.prefilter)
+    def prefilter_for(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+        """The prefilter under these settings (a rule with configurable names adds them)."""
+        return cls.prefilter
+
+    @classmethod
+    def may_match(cls, text: str, settings: dict[str, Any] | None = None) -> bool:
+        tokens = cls.prefilter_for(settings or {})
+        return not tokens or any(token in text for token in tokens)
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

@@ -54,7 +54,9 @@ class RuleSet:
         return [
             r
             for r in self.rules
-            if r.code not in ignored and r.reads_file(filename) and (not self.use_prefilter or r.may_match(text))
+            if r.code not in ignored
+            and r.reads_file(filename)
+            and (not self.use_prefilter or r.may_match(text, self.settings_for(r)))
         ]
 
     def codes_ignored_for(self, path: str) -> frozenset[str]:

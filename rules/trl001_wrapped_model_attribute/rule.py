@@ -1,0 +1,260 @@
+"""TRL001 wrapped-model-attribute: a Hugging Face model member read through a DDP/DeepSpeed wrapper."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from trllint.analysis.context import (
+    CONTEXT_METADATA,
+    NodeContext,
+    imports_of,
+    is_trainer_class,
+    methods_of,
+    step_methods,
+)
+from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name
+from trllint.analysis.wrapping import (
+    DATA_PARALLEL,
+    FSDP,
+    HF_MODEL_MEMBERS,
+    Wrapping,
+    wrapping_facts,
+    wrapping_made_by,
+)
+from trllint.rule import Edit, Fix, Rule, Setting
+
+# Reading these through the unwrapped module can still differ from reading them on the wrapper
+# under DeepSpeed ZeRO-3 / FSDP: the module's parameters are sharded, generation needs them whole.
+_NEEDS_WHOLE_PARAMETERS = frozenset({"generate"})
+
+
+class WrappedModelAttribute(Rule):
+    code = "TRL001"
+    name = "wrapped-model-attribute"
+    message = (
+        "model.config on a model that may be wrapped by DDP/DeepSpeed; "
+        "read it from accelerator.unwrap_model(model) or cache it in __init__"
+    )
+    fixable = "sometimes"
+    prefilter = tuple(sorted(HF_MODEL_MEMBERS))
+    settings_schema = {
+        "training-step-methods": Setting(
+            list, (), "extra Trainer method names whose model argument is the wrapped model", item_kind=str
+        )
+    }
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.context = NodeContext.of(self)
+        self.wrapping = wrapping_facts(self.source, step_methods(self.settings))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        wrapping = self.wrapping.at(node)
+        member = node.attr.value
+        if wrapping is None or not wrapping.breaks(member) or self._guarded_by_hasattr(node):
+            return
+        receiver = self.source.module.code_for_node(node.value)
+        fix = self._cache_fix(node, receiver)
+        if fix is not None:
+            advice = f"cache it in __init__ as {fix.edits[0].content}, as TRL does"
+        else:
+            unwrapped = self._unwrapped(node, receiver, wrapping)
+            if unwrapped is None and wrapping.kind == FSDP:
+                advice = f"call it on the whole model, inside FSDP.summon_full_params({receiver})"
+            elif unwrapped is None:
+                advice = "read it from accelerator.unwrap_model(...) or cache it in __init__"
+            else:
+                advice = f"read it from {unwrapped}"
+                start, end = self.span_of(node.value)
+                unsafe = member in _NEEDS_WHOLE_PARAMETERS and wrapping.kind != DATA_PARALLEL
+                fix = self.fix(Edit(start, end, unwrapped), unsafe=unsafe)
+        message = f"{receiver}.{member} on a model that may be wrapped ({wrapping.origin}); {advice}"
+        self.report(node, message, fix=fix)
+
+    # ---- what is not a finding ----------------------------------------------------------
+
+    def _guarded_by_hasattr(self, read: cst.Attribute) -> bool:
+        """``if hasattr(model, "config"): model.config ...`` (and the ``and`` / ternary forms)."""
+        receiver = self.source.module.code_for_node(read.value)
+        child: cst.CSTNode = read
+        for ancestor in self.context.ancestors(read):
+            if isinstance(ancestor, cst.FunctionDef):
+                return False
+            test = None
+            if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is ancestor.body:
+                test = ancestor.test
+            elif isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.And):
+                test = ancestor.left if child is ancestor.right else None
+            if test is not None and self._tests_hasattr(test, receiver, read.attr.value):
+                return True
+            child = ancestor
+        return False
+
+    def _tests_hasattr(self, test: cst.BaseExpression, receiver: str, member: str) -> bool:
+        found = False
+        code_for = self.source.module.code_for_node
+
+        class HasattrFinder(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal found
+                if call_name(call) == "hasattr" and len(call.args) == 2:
+                    target, name = call.args[0].value, call.args[1].value
+                    if code_for(target) == receiver and isinstance(name, cst.SimpleString):
+                        found = found or name.evaluated_value == member
+
+        test.visit(HasattrFinder())
+        return found
+
+    # ---- the fixes ----------------------------------------------------------------------
+
+    def _unwrapped(self, read: cst.Attribute, receiver: str, wrapping: Wrapping) -> str | None:
+        """The expression that reads the real model at ``read``, or None when nothing in scope can."""
+        if wrapping.kind == FSDP:
+            return None  # .module holds sharded parameters too: the fix is FSDP.summon_full_params
+        if wrapping.has_module:
+            # After a wrap in a branch, the model may be bare at the read: .module would fail there.
+            return f'getattr({receiver}, "module", {receiver})' if wrapping.conditional else f"{receiver}.module"
+        accelerator = self.context.accelerator_in_scope(read)
+        if accelerator is None and wrapping.accelerator and self._bound_here(read, wrapping.accelerator):
+            accelerator = wrapping.accelerator
+        if accelerator is None and self._bound_here(read, "accelerator"):
+            accelerator = "accelerator"
+        return f"{accelerator}.unwrap_model({receiver})" if accelerator else None
+
+    def _bound_here(self, read: cst.Attribute, name: str) -> bool:
+        """``name`` is a parameter of, or assigned in, the function holding ``read`` (or the module)."""
+        if name.startswith("self."):
+            return self.context.enclosing_class(read) is not None
+        function = self.context.enclosing_function(read)
+        if function is not None:
+            params = function.params
+            if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+                return True
+        return name in _assigned_in(function if function is not None else self.source.module)
+
+    def _cache_fix(self, read: cst.Attribute, receiver: str) -> Fix | None:
+        """TRL's upstream shape: ``self.model_<attr> = self.model.config.<attr>`` in ``__init__``."""
+        if read.attr.value != "config":
+            return None
+        static = self._static_config_read(read)
+        cls = self.context.enclosing_class(read)
+        if static is None or cls is None:
+            return None
+        expression, attribute = static
+        init = methods_of(cls).get("__init__")
+        if init is None or self.context.enclosing_function(read) is init or _writes_config(cls, attribute):
+            return None
+        anchor = _unwrapped_model_anchor(cls, init, imports_of(self.source))
+        if anchor is None:
+            return None
+        cached_value = self._replace_receiver(expression, read, "self.model.config")
+        existing = _existing_cache(init, cached_value, self.source.module)
+        start, end = self.span_of(expression)
+        if existing is not None:
+            return self.fix(Edit(start, end, existing))
+        name = f"self.{attribute if attribute.startswith('model_') else 'model_' + attribute}"
+        if name in _assigned_in(cls):
+            return None
+        position = self.get_metadata(PositionProvider, anchor)
+        indent = self.source.lines[position.start.line - 1][: position.start.column]
+        _, anchor_end = self.span_of(anchor)
+        return self.fix(Edit(start, end, name), Edit(anchor_end, anchor_end, f"{indent}{name} = {cached_value}\n"))
+
+    def _static_config_read(self, read: cst.Attribute) -> tuple[cst.BaseExpression, str] | None:
+        """``m.config.attr`` or ``getattr(m.config, "attr", default)`` used as a value: (whole read, attr)."""
+        parent = self.context.parent(read)
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            outer = self.context.parent(parent)
+            if isinstance(outer, cst.Call) and outer.func is parent:
+                return None  # a method of the config (to_dict, ...): not a static value
+            if isinstance(outer, (cst.AssignTarget, cst.AugAssign, cst.Del)) or _is_assigned(parent, outer):
+                return None
+            return parent, parent.attr.value
+        if isinstance(parent, cst.Arg):
+            call = self.context.parent(parent)
+            if isinstance(call, cst.Call) and call_name(call) == "getattr" and call.args[0] is parent:
+                if len(call.args) >= 2 and isinstance(call.args[1].value, cst.SimpleString):
+                    attribute = call.args[1].value.evaluated_value
+                    if isinstance(attribute, str) and attribute.isidentifier():
+                        return call, attribute
+        return None
+
+    def _replace_receiver(self, expression: cst.BaseExpression, read: cst.Attribute, replacement: str) -> str:
+        code = self.source.module.code_for_node
+        if isinstance(expression, cst.Attribute):
+            return f"{replacement}.{expression.attr.value}"
+        rest = ", ".join(code(arg.value) for arg in expression.args[1:])  # type: ignore[union-attr]
+        return f"getattr({replacement}, {rest})"
+
+
+def _is_assigned(attribute: cst.Attribute, outer: cst.CSTNode | None) -> bool:
+    return isinstance(outer, (cst.AnnAssign, cst.AugAssign)) and outer.target is attribute
+
+
+def _assigned_in(scope: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class Assignments(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            names.update(assigned_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(assigned_names(node.target))
+
+    scope.visit(Assignments())
+    return names
+
+
+def _writes_config(cls: cst.ClassDef, attribute: str) -> bool:
+    """Some method sets ``<model>.config.<attribute>``: the value is not static, do not cache it."""
+    return any(name.endswith(f".config.{attribute}") for name in _assigned_in(cls))
+
+
+def _unwrapped_model_anchor(cls: cst.ClassDef, init: cst.FunctionDef, imports: ImportMap) -> cst.CSTNode | None:
+    """The ``__init__`` statement after which ``self.model`` is the unwrapped model, if any.
+
+    In a Trainer subclass, ``super().__init__(...)``: Trainer stores the model unwrapped and wraps
+    it only in ``train()``. Elsewhere, ``self.model = <not a wrapping call>``.
+    """
+    if not isinstance(init.body, cst.IndentedBlock):
+        return None
+    anchor = None
+    for statement in init.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _is_super_init(small.value):
+                if is_trainer_class(cls):
+                    anchor = statement
+            elif isinstance(small, cst.Assign) and any(
+                "self.model" in assigned_names(t.target) for t in small.targets
+            ):
+                wraps = wrapping_made_by(small.value, imports, set()) is not None
+                anchor = None if wraps else statement
+    return anchor
+
+
+def _is_super_init(call: cst.Call) -> bool:
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and dotted_name(func.value.func) == "super"
+    )
+
+
+def _existing_cache(init: cst.FunctionDef, cached_value: str, module: cst.Module) -> str | None:
+    """``self.is_encoder_decoder = model.config.is_encoder_decoder`` already in ``__init__``."""
+    if not isinstance(init.body, cst.IndentedBlock):
+        return None
+    wanted = {cached_value, cached_value.replace("self.model.config", "model.config", 1)}
+    for statement in init.body.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = dotted_name(small.targets[0].target)
+                    if target and target.startswith("self.") and module.code_for_node(small.value) in wanted:
+                        return target
+    return None

@@ -1,0 +1,182 @@
+"""TRL003 deepspeed-initialize-none: a model that may be None handed to deepspeed.initialize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
+from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
+from trllint.analysis.names import argument, dotted_name
+from trllint.analysis.nullness import NullnessAnalysis
+from trllint.rule import Edit, Fix, Rule, Setting
+
+DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
+
+BUILTIN_SINKS = (
+    # Its first positional parameter is `args`: the model is only ever passed as `model=`.
+    Sink("deepspeed.initialize", "model", None),
+    # TRL's helper (trl.models.utils, and the trainers' older `_prepare_deepspeed` copies).
+    Sink("prepare_deepspeed", "model", 0, ("prepare_deepspeed()",)),
+    Sink("_prepare_deepspeed", "model", 0, ("_prepare_deepspeed()",)),
+)
+
+
+class DeepSpeedInitializeNone(Rule):
+    code = "TRL003"
+    name = "deepspeed-initialize-none"
+    message = (
+        "a model that may be None is handed to deepspeed.initialize, which asserts "
+        f"'{DEEPSPEED_ERROR}'; guard the call with `if model is not None:`"
+    )
+    fixable = "sometimes"
+    prefilter = ("deepspeed",)
+    settings_schema = {
+        "deepspeed-sinks": Setting(
+            list,
+            (),
+            "more functions that hand their first argument (or `model=`) to deepspeed.initialize",
+            item_kind=str,
+        )
+    }
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
+
+    @classmethod
+    def prefilter_for(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+        extra = tuple(name.rsplit(".", 1)[-1] for name in settings.get("deepspeed-sinks", ()))
+        return cls.prefilter + extra
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        # Judged at the end: the file's helpers must be summarised before any call is.
+        self.context = NodeContext.of(self)
+        self.imports = imports_of(self.source)
+        self.nullness = NullnessAnalysis(self.context.parent, original_node)
+        self.sinks = self._file_sinks(original_node)
+        for call in self.calls:
+            self._check(call)
+
+    def _file_sinks(self, module: cst.Module) -> FileSinks:
+        configured = tuple(self.settings.get("deepspeed-sinks", ()))
+        key = ("TRL003.sinks", configured)
+        if key not in self.source.facts:
+            extra = [Sink(name, "model", 0, (f"{name}()",)) for name in configured]
+            self.source.facts[key] = summarise_sinks(
+                module, self.imports, [*BUILTIN_SINKS, *extra], self.context.parent, self.calls
+            )
+        return self.source.facts[key]
+
+    def _check(self, node: cst.Call) -> None:
+        for sink in self.sinks.matching(node, self.imports):
+            arg = argument(node, sink.keyword, sink.position)
+            model = dotted_name(arg.value) if arg is not None else None
+            if model is None:
+                continue
+            reasons = self.nullness.none_reasons(model, node)
+            if not reasons:
+                continue
+            fix, caveat = self._guard(node, model)
+            route = f", reached through {' -> '.join(sink.via)}," if sink.via else ""
+            message = (
+                f"`{model}` may be None here ({min(reasons)}); deepspeed.initialize{route} asserts "
+                f"'{DEEPSPEED_ERROR}'; guard the call with `if {model} is not None:`{caveat}"
+            )
+            self.report(node, message, fix=fix)
+            return
+
+    # ---- the codemod: wrap the statement in `if model is not None:` ------------------------
+
+    def _guard(self, call: cst.Call, model: str) -> tuple[Fix | None, str]:
+        statement = self.context.enclosing_statement(call)
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None, ""  # a test, a `with` item, several statements on a line: no safe place
+        parent = self.context.parent(statement)
+        if not isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            return None, ""
+        why_unsafe = self._skipped_value_needed(statement.body[0], statement, model)
+        guarded = cst.If(
+            test=cst.parse_expression(f"{model} is not None"),
+            body=cst.IndentedBlock(body=[statement.with_changes(leading_lines=[])]),
+            leading_lines=statement.leading_lines,  # comments above stay above the guard
+        )
+        edit = self._minimal_edit(self.source.module.deep_replace(statement, guarded).code)
+        caveat = f" (unsafe fix: {why_unsafe})" if why_unsafe else ""
+        return self.fix(edit, unsafe=why_unsafe is not None), caveat
+
+    def _minimal_edit(self, new_text: str) -> Edit:
+        old_text = self.source.text
+        start = 0
+        limit = min(len(old_text), len(new_text))
+        while start < limit and old_text[start] == new_text[start]:
+            start += 1
+        end = 0
+        while end < limit - start and old_text[-1 - end] == new_text[-1 - end]:
+            end += 1
+        return Edit(start, len(old_text) - end, new_text[start : len(new_text) - end])
+
+    def _skipped_value_needed(self, small: cst.BaseSmallStatement, line: cst.SimpleStatementLine, model: str) -> str | None:
+        """Why skipping the statement when ``model`` is None changes what later code sees."""
+        if isinstance(small, cst.Expr):
+            return None
+        if isinstance(small, cst.Return):
+            return f"the function then returns None when `{model}` is None"
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            names = [n for t in targets for n in _bound_names(t)]
+            for name in names:
+                if name == "<subscript>":
+                    return f"the item assignment is skipped when `{model}` is None"
+                if name != model and not name.lstrip("*").startswith("_") and self._read_later(name, line):
+                    return f"`{name}` is read later and stays unassigned when `{model}` is None"
+            return None
+        return f"the statement is skipped when `{model}` is None"
+
+    def _read_later(self, name: str, line: cst.SimpleStatementLine) -> bool:
+        """``name`` occurs after ``line`` in its function, or (for ``self.x``) in another method."""
+        later: list[cst.CSTNode] = []
+        child: cst.CSTNode = line
+        for ancestor in self.context.ancestors(line):
+            body = getattr(ancestor, "body", None)
+            if isinstance(ancestor, (cst.IndentedBlock, cst.Module)) and isinstance(body, (list, tuple)):
+                later.extend(body[body.index(child) + 1 :])
+            if isinstance(ancestor, cst.FunctionDef):
+                break
+            child = ancestor
+        if name.startswith("self."):
+            cls = self.context.enclosing_class(line)
+            function = self.context.enclosing_function(line)
+            if cls is not None and isinstance(cls.body, cst.IndentedBlock):
+                later.extend(m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m is not function)
+        return any(_mentions(node, name) for node in later)
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    name = dotted_name(target)
+    return [name] if name else ["<subscript>"]
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            nonlocal found
+            found = found or n.value == name
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            nonlocal found
+            found = found or dotted_name(n) == name
+            return not found
+
+    node.visit(Finder())
+    return found

@@ -1,0 +1,24 @@
+# torch.distributed without accelerate: no accelerator to gather with, so no automatic fix.
+import torch
+import torch.distributed as dist
+import wandb
+
+
+def train(model, optimizer, loader, rank):
+    for step, (images, labels) in enumerate(loader):
+        logits = model(images)
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        correct = logits.argmax(-1) == labels
+        if dist.get_rank() == 0:
+            wandb.log(
+                {
+                    # expect: TRL004
+                    "train/loss": loss.item(),
+                    # expect: TRL004
+                    "train/accuracy": correct.float().mean().item(),
+                    "train/step": step,
+                }
+            )

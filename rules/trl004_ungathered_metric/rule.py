@@ -1,0 +1,258 @@
+"""TRL004 ungathered-metric: a per-rank tensor logged as a metric without a gather.
+
+Every rank computes ``chosen_rewards.mean()`` over its own slice of the batch; the Trainer logs
+from rank 0 only, so the curve describes one rank's data (DPO/CPO/ORPO/KTO in TRL did this until
+they gathered first). The fix gathers the per-rank tensor before it is reduced.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
+from trllint.analysis.gathering import GatherSite, Rank, RankFlow, runs_distributed
+from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
+from trllint.rule import Edit, Rule, Setting
+
+# TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
+# store_metrics), so an override's dict reaches a sink without a call in the same file.
+TRAINER_METRIC_HELPERS = ("get_batch_loss_metrics", "get_batch_metrics")
+# Per-step metric buffers TRL's trainers average in `log()`.
+METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
+DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
+
+Logged = tuple[cst.BaseExpression, bool | None]  # (argument, holds a dict of metrics: yes/no/unknown)
+
+
+class UngatheredMetric(Rule):
+    code = "TRL004"
+    name = "ungathered-metric"
+    message = (
+        "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; "
+        "gather it first with accelerator.gather_for_metrics(x) before reducing"
+    )
+    fixable = "sometimes"
+    prefilter = ("accelerate", "distributed", "deepspeed", "Trainer")
+    settings_schema = {
+        "metric-sinks": Setting(
+            list,
+            (),
+            "extra callables whose arguments are logged as metrics (`self.report_metrics`, `log_scalars`)",
+            item_kind=str,
+        )
+    }
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
+
+    def __init__(self, source, settings=None) -> None:
+        super().__init__(source, settings)
+        self._functions: list[cst.FunctionDef] = []
+        self._trainer_methods: set[int] = set()
+        self._reported: set[int] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if is_trainer_class(node):
+            self._trainer_methods.update(id(m) for m in methods_of(node).values())
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not runs_distributed(self.source):
+            return
+        flows = []
+        for scope in (original_node, *self._functions):
+            try:
+                flows.append(RankFlow.of(self.source, scope))
+            except RecursionError:  # an expression nested too deep to follow: say nothing about it
+                continue
+        helpers = self._helpers_reaching_sinks(flows)
+        for flow in flows:
+            for value, line in self._logged_values(flow, helpers):
+                self._check(value, line, flow)
+
+    # ---- where metrics go -------------------------------------------------------------------
+
+    def _logged_arguments(self, call: cst.Call) -> list[Logged]:
+        """The arguments of ``call`` that a metric sink logs, or [] when it is no sink."""
+        name = _loose_name(call.func)
+        parts = name.split(".")
+        receiver, method = (parts[-2] if len(parts) > 1 else ""), parts[-1]
+        first, second = argument(call, "", 0), argument(call, "", 1)
+        if name == "self.log" and first is not None and isinstance(first.value, cst.BaseString):
+            synced = argument(call, "sync_dist")
+            return [] if (synced is not None and is_true(synced.value)) or second is None else [(second.value, False)]
+        if name in ("self.log", "self.store_metrics") or method in ("log_metrics", "log_dict") or (
+            method == "log" and ("accelerator" in receiver or "tracker" in receiver or receiver in ("wandb", "run"))
+        ):
+            return [(first.value, True)] if first is not None else []
+        if method in ("add_scalar", "log_metric"):
+            value = argument(call, "value" if method == "log_metric" else "scalar_value", 1)
+            return [(value.value, False)] if value is not None else []
+        if method == "add_scalars":
+            return [(second.value, True)] if second is not None else []
+        for sink in self.settings["metric-sinks"]:
+            if name == sink or name.endswith("." + sink):
+                return [(arg.value, None) for arg in call.args]
+        return []
+
+    def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> set[str]:
+        """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``)."""
+        helpers = {
+            f.name.value
+            for f in self._functions
+            if f.name.value in TRAINER_METRIC_HELPERS and id(f) in self._trainer_methods
+        }
+        for flow in flows:
+            for small, line in flow.statements:
+                for call in _statement_calls(small):
+                    for arg, holds_dict in self._logged_arguments(call):
+                        if holds_dict is False:
+                            continue
+                        if isinstance(arg, cst.Name):
+                            binding = flow.binding(arg.value, line)
+                            arg = binding.value if binding is not None else arg
+                        if isinstance(arg, cst.Call) and call_name(arg):
+                            helpers.add(last_attribute(call_name(arg)))
+        return helpers
+
+    def _logged_values(self, flow: RankFlow, helpers: set[str]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        dicts: set[str] = set()
+        returns_to_sink = isinstance(flow.scope, cst.FunctionDef) and flow.scope.name.value in helpers
+        for small, line in flow.statements:
+            for call in _statement_calls(small):
+                for arg, holds_dict in self._logged_arguments(call):
+                    name = dotted_name(arg)
+                    if holds_dict is None and name is not None:
+                        binding = flow.binding(name, line)
+                        bound = binding.value if binding is not None else None
+                        holds_dict = bound is None or _builds_dict(bound) or isinstance(bound, cst.Call)
+                    if isinstance(arg, cst.Dict):
+                        values.extend((v, line) for v in _dict_values(arg, dicts))
+                    elif holds_dict and name is not None:
+                        dicts.add(name)
+                    elif not holds_dict:
+                        values.append((arg, line))
+                if _buffer_root(call.func) and last_attribute(_loose_name(call.func)) in ("append", "extend"):
+                    values.extend((v, line) for v in _elements(call.args[0].value if call.args else None))
+            if isinstance(small, cst.Assign) and any(_buffer_root(t.target) for t in small.targets):
+                values.extend((v, line) for v in _elements(small.value))
+            if returns_to_sink and isinstance(small, cst.Return) and small.value is not None:
+                returned = small.value.elements if isinstance(small.value, cst.Tuple) else [small.value]
+                for element in returned:
+                    element = getattr(element, "value", element)
+                    if isinstance(element, cst.Dict):
+                        values.extend((v, line) for v in _dict_values(element, dicts))
+                    elif isinstance(element, cst.Name):
+                        dicts.add(element.value)
+        return values + self._dict_contents(flow, dicts)
+
+    def _dict_contents(self, flow: RankFlow, dicts: set[str]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``."""
+        values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        for small, line in flow.statements:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Subscript) and dotted_name(target.target.value) in dicts:
+                        values.append((small.value, line))
+                    elif dotted_name(target.target) in dicts and isinstance(small.value, cst.Dict):
+                        values.extend((v, line) for v in _dict_values(small.value, dicts))
+            for call in _statement_calls(small):
+                if not isinstance(call.func, cst.Attribute):
+                    continue
+                receiver = call.func.value
+                if call.func.attr.value == "update" and dotted_name(receiver) in dicts:
+                    for arg in call.args:
+                        logged = [arg.value] if arg.keyword is not None else _dict_values(arg.value, dicts)
+                        values.extend((v, line) for v in logged)
+                elif call.func.attr.value == "append" and isinstance(receiver, cst.Subscript):
+                    if dotted_name(receiver.value) in dicts and call.args:
+                        values.append((call.args[0].value, line))
+        return values
+
+    # ---- the finding and its fix ------------------------------------------------------------
+
+    def _check(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> None:
+        if id(value) in self._reported or flow.state(value, line) != Rank.PER_RANK:
+            return
+        self._reported.add(id(value))
+        accelerator = NodeContext.of(self).accelerator_in_scope(value)
+        if accelerator is None:
+            self.report(value, f"{self.message} (no accelerator in scope: gather or all-reduce by hand)")
+            return
+        message = self.message.replace("accelerator.", f"{accelerator}.")
+        sites = flow.gather_sites(value, line)
+        if not sites:
+            self.report(value, message)
+            return
+        edits = [self._gather(site, accelerator) for site in sites]
+        safe = all(site.keeps_single_process_value for site in sites)
+        self.report(value, message, fix=self.fix(*edits, unsafe=not safe))
+
+    def _gather(self, site: GatherSite, accelerator: str) -> Edit:
+        tensor = site.tensor.with_changes(lpar=[], rpar=[])
+        gathered: cst.BaseExpression = cst.Call(
+            func=cst.parse_expression(f"{accelerator}.gather_for_metrics"), args=[cst.Arg(tensor)]
+        )
+        if site.reduce_after:
+            gathered = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
+        return self.replace(site.tensor, gathered)
+
+
+def _statement_calls(small: cst.CSTNode) -> list[cst.Call]:
+    value = getattr(small, "value", None)
+    return [value] if isinstance(small, (cst.Expr, cst.Return)) and isinstance(value, cst.Call) else []
+
+
+def _loose_name(node: cst.CSTNode) -> str:
+    """``self.accelerator.trackers[0].log`` -> ``self.accelerator.trackers.log`` (calls and
+    subscripts skipped), so trackers reached through an index or a getter still read as trackers."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        elif isinstance(node, (cst.Subscript, cst.Call)):
+            node = node.value if isinstance(node, cst.Subscript) else node.func
+        else:
+            if isinstance(node, cst.Name):
+                parts.append(node.value)
+            return ".".join(reversed(parts))
+
+
+def _buffer_root(node: cst.CSTNode) -> bool:
+    """``self._metrics[mode]["kl"].append`` or ``self._metrics[mode]["n"]``: a TRL metric buffer."""
+    if not isinstance(node, (cst.Attribute, cst.Subscript)):
+        return False
+    inner = node.value if isinstance(node, cst.Attribute) else node
+    if not isinstance(inner, cst.Subscript):
+        return False
+    while isinstance(inner, cst.Subscript):
+        inner = inner.value
+    return dotted_name(inner) in METRIC_BUFFERS
+
+
+def _builds_dict(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, (cst.Dict, cst.DictComp)) or (
+        isinstance(value, cst.Call) and last_attribute(call_name(value)) in DICT_FACTORIES
+    )
+
+
+def _dict_values(node: cst.BaseExpression, dicts: set[str]) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.Call) and call_name(node) == "dict":
+        return [a.value for a in node.args if a.keyword is not None]
+    if not isinstance(node, cst.Dict):
+        return []
+    values = []
+    for element in node.elements:
+        if isinstance(element, cst.DictElement):
+            values.append(element.value)
+        elif isinstance(element.value, cst.Name):  # {**logs, **metrics}
+            dicts.add(element.value.value)
+    return values
+
+
+def _elements(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [e.value for e in value.elements]
+    return [value] if value is not None else []

@@ -1,0 +1,104 @@
+"""TRL001 at runtime: a Trainer step that reads ``model.config`` on the wrapped model.
+
+The buggy scenario fails under DDP, silently trains with the wrong coefficient under DeepSpeed,
+and fails under DataParallel; the copy ``trllint --fix`` wrote runs and uses the configured value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed, cuda_device_count, launch_env
+
+RULE = "trl001_wrapped_model_attribute"
+CODE = "TRL001"
+CONFIGURED_COEF = 0.25  # scenario.AUX_LOSS_COEF
+STEPS = 3  # scenario's max_steps
+USED = re.compile(r"TRL001 rank=(\d+) wrapper=(\w+) aux_loss_coef=([0-9.]+)")
+
+
+def coefficients_used(output: str) -> list[tuple[int, str, float]]:
+    return [(int(rank), wrapper, float(value)) for rank, wrapper, value in USED.findall(output)]
+
+
+def test_ddp_on_cpu_buggy_fails_fixed_runs(tmp_path):
+    buggy, fixed = buggy_and_fixed(RULE, CODE, tmp_path)
+    assert "self.model_router_aux_loss_coef" in fixed.read_text()  # the cache-in-__init__ shape
+
+    broken = accelerate_launch(buggy, CPU_DDP)
+    assert not broken.ok
+    assert "AttributeError: 'DistributedDataParallel' object has no attribute 'config'" in broken.output
+
+    repaired = accelerate_launch(fixed, CPU_DDP)
+    assert repaired.ok, repaired.output[-4000:]
+    used = coefficients_used(repaired.output)
+    assert {rank for rank, _, _ in used} == {0, 1}
+    assert len(used) == 2 * STEPS
+    assert all(wrapper == "DistributedDataParallel" and value == CONFIGURED_COEF for _, wrapper, value in used)
+
+
+def _deepspeed_config(tmp_path):
+    # No train_batch_size: DeepSpeed derives it from the micro batch and the real world size
+    # (accelerate's --zero_stage shortcut lets the Trainer fill it for one process on the CPU).
+    path = tmp_path / "ds_zero2.json"
+    path.write_text(
+        json.dumps(
+            {
+                "train_micro_batch_size_per_gpu": "auto",
+                "gradient_accumulation_steps": "auto",
+                "gradient_clipping": "auto",
+                "zero_optimization": {"stage": 2},
+            }
+        )
+    )
+    return path
+
+
+def test_deepspeed_on_cpu_buggy_reads_engine_config_silently(tmp_path):
+    buggy, fixed = buggy_and_fixed(RULE, CODE, tmp_path)
+    # DeepSpeed's CPU accelerator, not accelerate's MULTI_CPU fallback: no ACCELERATE_USE_CPU.
+    launch_args = ("--use_deepspeed", "--deepspeed_config_file", str(_deepspeed_config(tmp_path)), "--num_processes", "2")
+    no_gpu = {"CUDA_VISIBLE_DEVICES": ""}
+
+    silent = accelerate_launch(buggy, launch_args, cpu=False, env=no_gpu)
+    assert silent.ok, silent.output[-4000:]  # no error at all: that is the bug
+    used = coefficients_used(silent.output)
+    assert len(used) == 2 * STEPS
+    assert all(wrapper == "DeepSpeedEngine" for _, wrapper, _ in used)
+    assert {value for _, _, value in used} == {0.0}  # the engine's config has no such key
+
+    repaired = accelerate_launch(fixed, launch_args, cpu=False, env=no_gpu)
+    assert repaired.ok, repaired.output[-4000:]
+    used = coefficients_used(repaired.output)
+    assert len(used) == 2 * STEPS
+    assert all(wrapper == "DeepSpeedEngine" and value == CONFIGURED_COEF for _, wrapper, value in used)
+
+
+@pytest.mark.gpu
+def test_dataparallel_on_gpus_buggy_fails_fixed_runs(tmp_path):
+    # Trainer wraps in DataParallel when one process sees several GPUs.
+    if cuda_device_count() < 2:
+        pytest.skip("DataParallel needs two or more visible GPUs")
+    buggy, fixed = buggy_and_fixed(RULE, CODE, tmp_path)
+
+    def run(script):
+        env = launch_env(cpu=False)
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+        return subprocess.run(
+            [sys.executable, str(script)], cwd=script.parent, env=env, capture_output=True, text=True, timeout=600
+        )
+
+    broken = run(buggy)
+    assert broken.returncode != 0
+    assert "AttributeError: 'DataParallel' object has no attribute 'config'" in broken.stdout + broken.stderr
+
+    repaired = run(fixed)
+    assert repaired.returncode == 0, (repaired.stdout + repaired.stderr)[-4000:]
+    used = coefficients_used(repaired.stdout)
+    assert len(used) == STEPS
+    assert all(wrapper == "DataParallel" and value == CONFIGURED_COEF for _, wrapper, value in used)

@@ -1,0 +1,83 @@
+"""TRL004 at runtime: the buggy scenario logs rank 0's slice, the trllint-fixed one the true mean.
+
+The test writes the data itself and computes the true first-step accuracy and loss over all
+ranks' examples: rank 0's shard is labelled so that the model (which starts as ``logit = x``) gets
+it all right, the other ranks' shards all wrong. One step covers the whole set (four examples per
+device), so the first logged step is fully determined by the data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.conftest import gpu_count
+from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed
+
+RULE_FOLDER = "trl004_ungathered_metric"
+PER_DEVICE_BATCH_SIZE = 4  # as in scenario.py
+
+
+def make_data(num_processes: int) -> dict[str, list]:
+    """Rank 0's shard (the first batch) is classified right, every other rank's shard wrong."""
+    x, y = [], []
+    for index in range(PER_DEVICE_BATCH_SIZE * num_processes):
+        value = 0.5 + (index % PER_DEVICE_BATCH_SIZE) * 0.75
+        right = index < PER_DEVICE_BATCH_SIZE
+        x.append(value if index % 2 == 0 else -value)
+        y.append(int((x[-1] > 0) == right))
+    return {"x": x, "y": y}
+
+
+def first_step_truth(data: dict[str, list], examples: range) -> dict[str, float]:
+    """Accuracy and BCE loss of ``logit = x`` over ``examples``, computed without torch."""
+    correct = [float((data["x"][i] > 0) == bool(data["y"][i])) for i in examples]
+    losses = [math.log1p(math.exp(-data["x"][i] if data["y"][i] else data["x"][i])) for i in examples]
+    return {"train/accuracy": sum(correct) / len(correct), "train/loss": sum(losses) / len(losses)}
+
+
+def first_logged_step(script: Path, data: dict, launch_args: tuple[str, ...], *, cpu: bool) -> dict:
+    data_path = script.parent / "data.json"
+    data_path.write_text(json.dumps(data))
+    out = script.parent / "logged.json"
+    run = accelerate_launch(script, launch_args, script_args=("--data", str(data_path), "--out", str(out)), cpu=cpu)
+    assert run.ok, run.output[-4000:]
+    record = json.loads(out.read_text())
+    assert record["logged"], "the scenario logged nothing"
+    return record["logged"][0] | {"num_processes": record["num_processes"]}
+
+
+def check_buggy_and_fixed(tmp_path: Path, num_processes: int, launch_args: tuple[str, ...], *, cpu: bool) -> None:
+    data = make_data(num_processes)
+    truth = first_step_truth(data, range(len(data["x"])))
+    rank0_slice = first_step_truth(data, range(PER_DEVICE_BATCH_SIZE))
+    assert truth["train/accuracy"] != pytest.approx(rank0_slice["train/accuracy"])
+
+    buggy, fixed = buggy_and_fixed(RULE_FOLDER, "TRL004", tmp_path)
+    assert "gather_for_metrics(correct).mean().item()" in fixed.read_text()
+
+    logged = first_logged_step(buggy, data, launch_args, cpu=cpu)
+    assert logged["num_processes"] == num_processes
+    for key in ("train/accuracy", "train/loss"):
+        # Rank 0 logged its own shard's number, not the run's.
+        assert logged[key] != pytest.approx(truth[key]), key
+        assert logged[key] == pytest.approx(rank0_slice[key]), key
+
+    logged = first_logged_step(fixed, data, launch_args, cpu=cpu)
+    for key in ("train/accuracy", "train/loss"):
+        assert logged[key] == pytest.approx(truth[key]), key
+
+
+def test_cpu_two_ranks_log_the_true_mean_only_after_the_fix(tmp_path):
+    check_buggy_and_fixed(tmp_path, 2, CPU_DDP, cpu=True)
+
+
+@pytest.mark.gpu
+def test_gpu_ranks_log_the_true_mean_only_after_the_fix(tmp_path):
+    count = gpu_count()
+    if count < 2:
+        pytest.skip(f"needs at least 2 CUDA GPUs to have more than one rank; {count} visible")
+    check_buggy_and_fixed(tmp_path, count, ("--multi_gpu", "--num_processes", str(count)), cpu=False)

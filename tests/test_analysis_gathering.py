@@ -1,0 +1,127 @@
+"""trllint.analysis.gathering: per-rank versus gathered values, and where a gather goes."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from trllint.analysis.gathering import Rank, RankFlow, runs_distributed
+from trllint.source import SourceFile
+
+
+def _flow(code: str, function: str = "step") -> tuple[SourceFile, RankFlow]:
+    source = SourceFile(text=textwrap.dedent(code), display_path="t.py")
+    scope = next(node for node in _functions(source.module) if node.name.value == function)
+    return source, RankFlow.of(source, scope)
+
+
+def _functions(module: cst.Module) -> list[cst.FunctionDef]:
+    found: list[cst.FunctionDef] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            found.append(node)
+
+    module.visit(Collect())
+    return found
+
+
+def _last_value(flow: RankFlow) -> tuple[cst.BaseExpression, cst.CSTNode]:
+    """The value of the function's last statement (``log(value)`` or ``x = value``)."""
+    small, line = flow.statements[-1]
+    value = small.value
+    if isinstance(value, cst.Call):
+        value = value.args[0].value
+    return value, line
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def test_batch_values_are_per_rank_and_gathers_make_them_global():
+    _, flow = _flow(
+        """
+        def step(self, model, inputs, mode="train"):
+            logits = model(**inputs).logits
+            local = logits.mean()
+            everything = self.accelerator.gather_for_metrics(logits)
+            derived = everything.view(-1, 2).mean(dim=1)
+            log(derived.mean().item())
+        """
+    )
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == Rank.GLOBAL
+    assert flow.binding("local", line).state == Rank.PER_RANK
+    assert flow.binding("mode", line).state == Rank.NO_DATA  # a parameter with a default is no data
+
+
+def test_in_place_all_reduce_and_loop_counters():
+    _, flow = _flow(
+        """
+        import torch.distributed as dist
+
+        def step(loader):
+            total = 0
+            for index, batch in enumerate(loader):
+                total += batch.sum()
+            dist.all_reduce(total)
+            log(index + total.item())
+        """
+    )
+    value, line = _last_value(flow)
+    assert flow.binding("batch", line).state == Rank.PER_RANK
+    assert flow.binding("index", line).state == Rank.NO_DATA
+    assert flow.state(value, line) == Rank.GLOBAL
+
+
+def test_gather_sites_go_before_the_last_reduction_or_into_the_assignment():
+    _, flow = _flow(
+        """
+        def step(self, completion_mask, chosen_rewards, rejected_rewards):
+            length = completion_mask.sum(1).float().mean().item()
+            log((chosen_rewards - rejected_rewards).mean().cpu() + length + chosen_rewards.sum().item())
+        """
+    )
+    value, line = _last_value(flow)
+    sites = {_code(site.tensor): site.reduce_after for site in flow.gather_sites(value, line)}
+    assert sites == {
+        "(chosen_rewards - rejected_rewards)": None,
+        "completion_mask.sum(1).float()": None,
+        "chosen_rewards.sum()": "sum",
+    }
+
+
+def test_a_scalar_without_reduction_is_gathered_then_averaged():
+    _, flow = _flow(
+        """
+        def step(outputs):
+            loss = outputs.loss
+            log(loss.detach().item())
+        """
+    )
+    value, line = _last_value(flow)
+    (site,) = flow.gather_sites(value, line)
+    assert _code(site.tensor) == "loss.detach()"
+    assert site.reduce_after == "mean" and site.keeps_single_process_value
+
+
+def test_a_helper_that_returns_a_gathered_value_is_global():
+    _, flow = _flow(
+        """
+        def global_mean(self, x):
+            return self.accelerator.reduce(x, reduction="mean").item()
+
+        def step(self, logits):
+            log(self.global_mean(logits))
+        """
+    )
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == Rank.GLOBAL
+
+
+def test_runs_distributed():
+    assert runs_distributed(SourceFile(text="import torch.distributed as dist\n", display_path="a.py"))
+    assert runs_distributed(SourceFile(text="class T(DPOTrainer):\n    pass\n", display_path="b.py"))
+    assert not runs_distributed(SourceFile(text="import torch\nimport wandb\n", display_path="c.py"))

@@ -1,0 +1,126 @@
+"""Which functions of a file pass one of their parameters on to a sink, followed transitively.
+
+A sink is a call that must not receive a certain value (``deepspeed.initialize(model=None)``).
+A function defined in the same file that hands its own parameter to a sink, with no guard on the
+way, is a sink too, for that parameter; so is a function that hands it to such a function, and
+so on. The summary is computed once per file and settings, however many calls ask.
+
+A function defined in the file always wins over a built-in sink of the same name: a local
+``prepare_deepspeed`` that returns early on None is not a sink.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from trllint.analysis.names import ImportMap, argument, call_name, dotted_name, matches
+from trllint.analysis.nullness import NullnessAnalysis, all_params
+
+_ASSUME_NONE = frozenset({"assumed None"})
+
+
+@dataclass(frozen=True)
+class Sink:
+    """Calls named ``name`` must not get None as argument ``keyword`` (or at ``position``)."""
+
+    name: str
+    keyword: str
+    position: int | None
+    # The functions the value passes through before the real sink, for messages.
+    via: tuple[str, ...] = ()
+    local: bool = False  # defined in this file: matched by exact name, not by suffix
+
+    def accepts(self, call: cst.Call, imports: ImportMap) -> bool:
+        name = call_name(call)
+        if self.local:
+            return name == self.name
+        return matches(imports.resolve(name), self.name)
+
+
+@dataclass
+class FileSinks:
+    sinks: list[Sink]
+    # How the file's own functions are called: such a call is judged by their summary alone.
+    local_names: frozenset[str] = frozenset()
+
+    def matching(self, call: cst.Call, imports: ImportMap) -> list[Sink]:
+        name = call_name(call)
+        if name is None:
+            return []
+        # A cheap test first: a sink's last name is the call's (or its import's) last name.
+        lasts = {name.rsplit(".", 1)[-1], (imports.resolve(name) or name).rsplit(".", 1)[-1]}
+        if not any(s.name.rsplit(".", 1)[-1] in lasts for s in self.sinks):
+            return []
+        if name in self.local_names:
+            return [s for s in self.sinks if s.local and s.accepts(call, imports)]
+        return [s for s in self.sinks if not s.local and s.accepts(call, imports)]
+
+
+def local_functions(module: cst.Module) -> dict[str, tuple[cst.FunctionDef, bool]]:
+    """How each function of the file is called (``f`` or ``self.f``), and whether it takes self."""
+    functions: dict[str, tuple[cst.FunctionDef, bool]] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            functions.setdefault(statement.name.value, (statement, False))
+        elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            for member in statement.body.body:
+                if isinstance(member, cst.FunctionDef):
+                    static = any(dotted_name(d.decorator) == "staticmethod" for d in member.decorators)
+                    functions.setdefault(f"self.{member.name.value}", (member, not static))
+    return functions
+
+
+def summarise_sinks(
+    module: cst.Module,
+    imports: ImportMap,
+    base: list[Sink],
+    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+    calls: Iterable[cst.Call],
+) -> FileSinks:
+    """``base`` plus every same-file function that forwards a parameter to a sink unguarded.
+
+    ``calls`` are the file's calls, as the rule's own traversal met them (walking each function
+    again would cost as much as the traversal itself).
+    """
+    functions = local_functions(module)
+    calls_in: dict[int, list[cst.Call]] = {}
+    for call in calls:
+        function = _enclosing_function(call, parent_of)
+        if function is not None:
+            calls_in.setdefault(id(function), []).append(call)
+    calls = {key: calls_in.get(id(function), []) for key, (function, _) in functions.items()}
+    analysis = NullnessAnalysis(parent_of, module)
+    sinks = FileSinks(list(base), frozenset(functions))
+    known: set[tuple[str, str]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for key, (function, takes_self) in functions.items():
+            params = [p.name.value for p in all_params(function.params)]
+            positional = params[1:] if takes_self else params
+            for call in calls[key]:
+                for sink in sinks.matching(call, imports):
+                    arg = argument(call, sink.keyword, sink.position)
+                    passed = dotted_name(arg.value) if arg is not None else None
+                    if passed not in positional or (key, passed) in known:
+                        continue
+                    if not analysis.none_reasons(passed, call, assume_at_entry=_ASSUME_NONE):
+                        continue  # guarded (or reassigned) on every path to the sink
+                    known.add((key, passed))
+                    short = key.rsplit(".", 1)[-1]
+                    via = (f"{short}()", *sink.via)
+                    sinks.sinks.append(Sink(key, passed, positional.index(passed), via, local=True))
+                    changed = True
+    return sinks
+
+
+def _enclosing_function(
+    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> cst.FunctionDef | None:
+    parent = parent_of(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = parent_of(parent)
+    return parent

@@ -1,0 +1,391 @@
+"""Is this model possibly wrapped by DataParallel, DDP, FSDP or a DeepSpeed engine?
+
+A wrapper is an ``nn.Module`` that holds the real model as ``.module``. It forwards calls and
+``nn.Module`` members, but not what a Hugging Face model adds on top (``config``, ``generate``,
+``save_pretrained``, ...): DataParallel and DistributedDataParallel raise ``AttributeError``;
+a DeepSpeed engine forwards unknown attributes yet has a ``config`` of its own, so
+``engine.config`` silently returns DeepSpeed's configuration; FSDP (v1) forwards attribute reads
+but its parameters are sharded, so ``generate`` and friends do not work through it.
+
+A model is possibly wrapped when it is
+- the model argument of a training-step method of a Trainer subclass (``training_step``,
+  ``compute_loss``, ``prediction_step``, plus configured names), or Trainer's own
+  ``self.model_wrapped`` / ``self.deepspeed``;
+- a parameter of a method of the same class, or of a module-level function, that some call passes
+  a possibly wrapped model to (followed transitively: TRL's Online DPO read ``model.config`` in
+  ``_generate(model, ...)``, called from ``training_step``);
+- a name (or ``self.<name>``) bound from ``accelerator.prepare(...)`` (tuple unpacking too),
+  ``accelerator.prepare_model(...)``, ``DataParallel(...)``, ``DistributedDataParallel(...)``,
+  ``FullyShardedDataParallel(...)``, ``deepspeed.initialize(...)[0]`` or its first unpacked element.
+
+Bindings are followed in source order within a function (``model = accelerator.unwrap_model(model)``
+ends the wrapping); branches are not told apart. The facts are computed once per file, in a few
+plain traversals (no scope or qualified-name metadata).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from trllint.analysis.context import imports_of, is_trainer_class, methods_of
+from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches
+from trllint.source import SourceFile
+
+# Members a Hugging Face PreTrainedModel has and a wrapper does not forward.
+HF_MODEL_MEMBERS = frozenset(
+    {
+        "config",
+        "generation_config",
+        "name_or_path",
+        "generate",
+        "can_generate",
+        "get_input_embeddings",
+        "get_output_embeddings",
+        "set_input_embeddings",
+        "resize_token_embeddings",
+        "gradient_checkpointing_enable",
+        "gradient_checkpointing_disable",
+        "enable_input_require_grads",
+        "warnings_issued",
+        "save_pretrained",
+        "push_to_hub",
+        "add_model_tags",
+        "main_input_name",
+    }
+)
+
+# The kinds of wrapping, by what made it.
+STEP_ARGUMENT = "step-argument"  # whatever the Trainer wrapped it in: DP, DDP, FSDP or DeepSpeed
+ACCELERATE = "accelerate"  # accelerator.prepare: likewise, depending on the launch
+DATA_PARALLEL = "data-parallel"  # DataParallel / DistributedDataParallel
+FSDP = "fsdp"
+DEEPSPEED = "deepspeed"
+
+# FSDP forwards attribute reads to the wrapped module; these still fail on sharded parameters.
+_BROKEN_UNDER_FSDP = frozenset({"generate", "resize_token_embeddings", "save_pretrained", "push_to_hub"})
+# A DeepSpeed engine forwards what it does not define itself; it defines ``config``.
+_SHADOWED_BY_DEEPSPEED = frozenset({"config"})
+
+# Attributes of transformers' Trainer that hold the wrapped model.
+TRAINER_WRAPPED_ATTRIBUTES = ("self.model_wrapped", "self.deepspeed")
+
+
+@dataclass(frozen=True)
+class Wrapping:
+    """Why a model may be wrapped, and what can unwrap it."""
+
+    kind: str
+    origin: str  # for messages: "the model argument of training_step", "DistributedDataParallel(...)"
+    accelerator: str | None = None  # the accelerator whose prepare() wrapped it
+    # Bound inside an if/for/while/try: the model may also be unwrapped at the read.
+    conditional: bool = False
+
+    def breaks(self, member: str) -> bool:
+        """Whether reading ``member`` through this wrapper fails or reads the wrong object."""
+        if self.kind == FSDP:
+            return member in _BROKEN_UNDER_FSDP
+        if self.kind == DEEPSPEED:
+            return member in _SHADOWED_BY_DEEPSPEED
+        return member in HF_MODEL_MEMBERS
+
+    @property
+    def has_module(self) -> bool:
+        """The wrapper is known to hold the model as ``.module`` (a bare wrap, not accelerate's choice)."""
+        return self.kind in (DATA_PARALLEL, FSDP, DEEPSPEED)
+
+
+def wrapping_made_by(value: cst.BaseExpression, imports: ImportMap, accelerators: set[str]) -> list[Wrapping | None] | None:
+    """The wrapping each unpacked target of ``target = value`` gets; None if ``value`` wraps nothing.
+
+    A single-element list applies to every target of a plain (non-tuple) assignment.
+    """
+    subscript_first = False
+    if isinstance(value, cst.Subscript) and _is_index(value, 0) and isinstance(value.value, cst.Call):
+        value, subscript_first = value.value, True
+    if not isinstance(value, cst.Call):
+        return None
+    name = call_name(value)
+    full = imports.resolve(name)
+    if matches(full, "deepspeed.initialize") or (full or "").endswith("deepspeed.initialize"):
+        engine = Wrapping(DEEPSPEED, "deepspeed.initialize(...)")
+        # `engine, optimizer, _, _ = deepspeed.initialize(...)`: only the first is the engine.
+        return [engine] if subscript_first else [engine, None, None, None]
+    if subscript_first:
+        return None
+    if matches(full, "DataParallel", "DistributedDataParallel"):
+        return [Wrapping(DATA_PARALLEL, f"{last_attribute(full)}(...)")]
+    if matches(full, "FullyShardedDataParallel"):
+        return [Wrapping(FSDP, "FullyShardedDataParallel(...)")]
+    method = last_attribute(name)
+    if name and "." in name and method in ("prepare", "prepare_model"):
+        receiver = name.rsplit(".", 1)[0]
+        if receiver in accelerators or "accelerator" in receiver.rsplit(".", 1)[-1].lower():
+            return [Wrapping(ACCELERATE, f"{receiver}.{method}(...)", accelerator=receiver)]
+    return None
+
+
+def _is_index(node: cst.Subscript, index: int) -> bool:
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return False
+    inner = node.slice[0].slice.value
+    return isinstance(inner, cst.Integer) and inner.evaluated_value == index
+
+
+def _function_parameters(function: cst.FunctionDef) -> list[str]:
+    params = function.params
+    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def step_model_parameter(function: cst.FunctionDef) -> str | None:
+    """The model parameter of a step method: ``model`` if present, else the first after ``self``."""
+    names = _function_parameters(function)
+    if "model" in names:
+        return "model"
+    return names[1] if len(names) > 1 else None
+
+
+@dataclass
+class WrappingFacts:
+    """Per file: the wrapping of each model-member read, keyed by the Attribute node."""
+
+    reads: dict[int, Wrapping] = field(default_factory=dict)
+    # (id(function), parameter) -> wrapping received from some call site or the Trainer.
+    parameters: dict[tuple[int, str], Wrapping] = field(default_factory=dict)
+    # id(class) -> self attributes bound to a wrapped model in one of its methods.
+    self_attributes: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
+
+    def at(self, read: cst.Attribute) -> Wrapping | None:
+        return self.reads.get(id(read))
+
+
+# Every source of wrapping above spells one of these in the file (aliases are imported by their
+# real names): a file with none of them has no wrapped model, and is not traversed at all.
+_WRAPPING_TOKENS = ("Trainer", "prepare", "DataParallel", "FullyShardedDataParallel", "initialize")
+
+
+def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> WrappingFacts:
+    """Computed once per file and set of step-method names, whichever rule asks first."""
+    key = ("wrapping", step_methods)
+    facts = source.facts.get(key)
+    if facts is None:
+        if any(token in source.text for token in _WRAPPING_TOKENS):
+            facts = _compute(source.module, imports_of(source), step_methods)
+        else:
+            facts = WrappingFacts()
+        source.facts[key] = facts
+    return facts
+
+
+def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...]) -> WrappingFacts:
+    facts = WrappingFacts()
+    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    owners: dict[int, tuple[cst.FunctionDef, cst.ClassDef | None]] = {id(f): (f, None) for f in functions.values()}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef):
+            owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
+    binding_pass = _BindingPass(facts, imports, step_methods, functions)
+    module.visit(binding_pass)
+    # A function walked before a call handed it a wrapped model is walked again, alone; the facts
+    # only grow, so this ends (the bound is a guard: one extra round is the usual case).
+    for _ in range(12):
+        stale = [owners[i] for i in binding_pass.stale if i in owners]
+        if not stale:
+            break
+        binding_pass = _BindingPass(facts, imports, step_methods, functions)
+        binding_pass.visited = set(owners)
+        for function, cls in stale:
+            binding_pass.classes = [cls]
+            function.visit(binding_pass)
+    return facts
+
+
+@dataclass
+class _Scope:
+    function: cst.FunctionDef | None
+    cls: cst.ClassDef | None  # the class this function is a method of
+    bindings: dict[str, Wrapping | None] = field(default_factory=dict)
+    accelerators: set[str] = field(default_factory=set)
+    branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
+
+
+class _BindingPass(cst.CSTVisitor):
+    def __init__(self, facts: WrappingFacts, imports: ImportMap, step_methods, functions) -> None:
+        super().__init__()
+        self.facts = facts
+        self.imports = imports
+        self.step_methods = step_methods
+        self.functions = functions
+        self.scopes: list[_Scope] = [_Scope(None, None)]
+        self.classes: list[cst.ClassDef | None] = []
+        self.visited: set[int] = set()  # functions walked so far
+        self.stale: set[int] = set()  # functions walked before they received a new wrapping
+
+    # ---- scopes -------------------------------------------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        cls = self.classes[-1] if self.classes and _is_method_of(node, self.classes[-1]) else None
+        scope = _Scope(node, cls)
+        if cls is not None and node.name.value != "__init__":
+            scope.bindings.update(self.facts.self_attributes.get(id(cls), {}))
+        for name in _function_parameters(node):
+            received = self.facts.parameters.get((id(node), name))
+            if received is not None:
+                scope.bindings[name] = received
+        if cls is not None and is_trainer_class(cls):
+            for attribute in TRAINER_WRAPPED_ATTRIBUTES:
+                scope.bindings.setdefault(attribute, Wrapping(STEP_ARGUMENT, f"Trainer's {attribute}"))
+            if node.name.value in self.step_methods:
+                parameter = step_model_parameter(node)
+                if parameter is not None:
+                    wrapping = Wrapping(STEP_ARGUMENT, f"the model argument of {node.name.value}")
+                    scope.bindings[parameter] = wrapping
+                    self.facts.parameters.setdefault((id(node), parameter), wrapping)
+        self.visited.add(id(node))
+        self.scopes.append(scope)
+        self.classes.append(None)  # a class nested in a function is not this method's class
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+        self.classes.pop()
+
+    # ---- bindings -----------------------------------------------------------------------
+
+    def _lookup(self, name: str) -> Wrapping | None:
+        for scope in reversed(self.scopes):
+            if name in scope.bindings:
+                return scope.bindings[name]
+        return None
+
+    def _accelerators(self) -> set[str]:
+        return set().union(*(scope.accelerators for scope in self.scopes))
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        scope = self.scopes[-1]
+        made = wrapping_made_by(value, self.imports, self._accelerators()) if value is not None else None
+        if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
+            scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
+        if isinstance(target, (cst.Tuple, cst.List)) and made is not None and len(made) > 1:
+            elements = [e.value for e in target.elements]
+            for index, element in enumerate(elements):
+                wrapping = made[index] if index < len(made) else None
+                for name in assigned_names(element):
+                    self._set(scope, name, wrapping)
+            return
+        for index, name in enumerate(assigned_names(target)):
+            wrapping = None
+            if made is not None:
+                # `model, opt = accelerator.prepare(model, opt)`: every element comes back prepared.
+                # `x = deepspeed.initialize(...)` binds the whole tuple, not the engine.
+                wrapping = made[0] if len(made) == 1 else None
+            self._set(scope, name, wrapping)
+
+    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None) -> None:
+        if wrapping is not None and scope.branch_depth:
+            wrapping = replace(wrapping, conditional=True)
+        scope.bindings[name] = wrapping
+        if wrapping is not None and name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
+            attributes = self.facts.self_attributes.setdefault(id(scope.cls), {})
+            if name not in attributes:
+                attributes[name] = wrapping
+                # Methods walked before this one read self.<name> without knowing it is wrapped.
+                methods = methods_of(scope.cls).values()
+                self.stale.update(id(m) for m in methods if m is not scope.function and id(m) in self.visited)
+
+    def visit_If(self, node: cst.If) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        for target in original_node.targets:
+            self._bind(target.target, original_node.value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        if original_node.value is not None:
+            self._bind(original_node.target, original_node.value)
+
+    def leave_WithItem(self, original_node: cst.WithItem) -> None:
+        if original_node.asname is not None:
+            self._bind(original_node.asname.name, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+        self.scopes[-1].branch_depth += 1
+
+    def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
+        self._bind(original_node.target, original_node.value)
+
+    # ---- reads and calls ----------------------------------------------------------------
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value not in HF_MODEL_MEMBERS:
+            return
+        receiver = dotted_name(node.value)
+        if receiver is None or (receiver.count(".") > 1) or ("." in receiver and not receiver.startswith("self.")):
+            return
+        wrapping = self._lookup(receiver)
+        if wrapping is not None:
+            self.facts.reads[id(node)] = wrapping
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee, skip_self = self._callee(node)
+        if callee is None:
+            return
+        parameters = _function_parameters(callee)[1 if skip_self else 0 :]
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        for index, arg in enumerate(node.args):
+            if arg.star:
+                continue
+            if arg.keyword is not None:
+                parameter = arg.keyword.value
+            else:
+                position = positional.index(arg)
+                if position >= len(parameters):
+                    continue
+                parameter = parameters[position]
+            name = dotted_name(arg.value)
+            wrapping = self._lookup(name) if name else None
+            key = (id(callee), parameter)
+            if wrapping is not None and key not in self.facts.parameters and parameter in _function_parameters(callee):
+                self.facts.parameters[key] = wrapping
+                if id(callee) in self.visited:
+                    self.stale.add(id(callee))
+
+    def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef | None, bool]:
+        name = call_name(call)
+        if name is None:
+            return None, False
+        scope = self.scopes[-1]
+        if name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
+            return methods_of(scope.cls).get(name[5:]), True
+        if "." not in name:
+            return self.functions.get(name), False
+        return None, False
+
+
+def _is_method_of(function: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
+    return cls is not None and isinstance(cls.body, cst.IndentedBlock) and any(s is function for s in cls.body.body)
