@@ -12,9 +12,10 @@ Rules do no I/O, and nothing in the engine knows any single rule.
 from __future__ import annotations
 
 import fnmatch
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Iterator, Literal, Sequence
+from typing import Any, ClassVar, Iterator, Literal, Sequence, Union
 
 import libcst as cst
 from libcst._metadata_dependent import _UNDEFINED_DEFAULT
@@ -23,6 +24,21 @@ from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvide
 from trllint.source import SourceFile
 
 Applicability = Literal["safe", "unsafe"]
+Token = Union[str, "re.Pattern[str]"]
+Prefilter = Union[tuple[Token, ...], tuple[tuple[Token, ...], ...]]
+
+
+def prefilter_groups(prefilter: Prefilter) -> tuple[tuple[Token, ...], ...]:
+    """The prefilter as a conjunction of any-of groups (a flat tuple is one group)."""
+    if not prefilter:
+        return ()
+    if isinstance(prefilter[0], tuple):
+        return prefilter  # type: ignore[return-value]
+    return (prefilter,)  # type: ignore[return-value]
+
+
+def _present(token: Token, text: str) -> bool:
+    return token in text if isinstance(token, str) else token.search(text) is not None
 Fixable = Literal["never", "sometimes", "always"]
 
 
@@ -93,7 +109,9 @@ class Rule(cst.BatchableCSTVisitor):
     fixable: ClassVar[Fixable] = "never"
     # A file that contains none of these strings cannot hold a finding: it is not parsed for this
     # rule. Empty means "always run". The prefilter must never change results.
-    prefilter: ClassVar[tuple[str, ...]] = ()
+    # A token is a string or a compiled regular expression. A tuple of tuples is a conjunction:
+    # each group must have a token present (``(("config", "generate"), (WRAPPERS,))``).
+    prefilter: ClassVar[Prefilter] = ()
     # File names (fnmatch patterns) this rule reads; Python rules keep the default.
     file_patterns: ClassVar[tuple[str, ...]] = ("*.py",)
     settings_schema: ClassVar[dict[str, Setting]] = {}
@@ -139,14 +157,14 @@ class Rule(cst.BatchableCSTVisitor):
         return any(fnmatch.fnmatch(filename, pattern) for pattern in cls.file_patterns)
 
     @classmethod
-    def prefilter_for(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+    def prefilter_for(cls, settings: dict[str, Any]) -> Prefilter:
         """The prefilter under these settings (a rule with configurable names adds them)."""
         return cls.prefilter
 
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None) -> bool:
-        tokens = cls.prefilter_for(settings or {})
-        return not tokens or any(token in text for token in tokens)
+        prefilter = cls.prefilter_for(settings or {})
+        return all(any(_present(token, text) for token in group) for group in prefilter_groups(prefilter))
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

@@ -18,6 +18,7 @@ from trllint.analysis.wrapping import (
     DATA_PARALLEL,
     FSDP,
     HF_MODEL_MEMBERS,
+    WRAPPING_MARKERS,
     Wrapping,
     wrapping_facts,
     wrapping_made_by,
@@ -37,7 +38,8 @@ class WrappedModelAttribute(Rule):
         "read it from accelerator.unwrap_model(model) or cache it in __init__"
     )
     fixable = "sometimes"
-    prefilter = tuple(sorted(HF_MODEL_MEMBERS))
+    # A member a wrapper hides, and something that can wrap a model.
+    prefilter = (tuple(sorted(HF_MODEL_MEMBERS)), (WRAPPING_MARKERS,))
     settings_schema = {
         "training-step-methods": Setting(
             list, (), "extra Trainer method names whose model argument is the wrapped model", item_kind=str

@@ -31,7 +31,8 @@ class DeepSpeedInitializeNone(Rule):
         f"'{DEEPSPEED_ERROR}'; guard the call with `if model is not None:`"
     )
     fixable = "sometimes"
-    prefilter = ("deepspeed",)
+    # Every built-in sink spells both (a same-file helper calls one in the same file).
+    prefilter = (("deepspeed",), ("initialize", "prepare_deepspeed"))
     settings_schema = {
         "deepspeed-sinks": Setting(
             list,
@@ -43,9 +44,10 @@ class DeepSpeedInitializeNone(Rule):
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     @classmethod
-    def prefilter_for(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+    def prefilter_for(cls, settings: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+        # A configured sink alone can match, so its name satisfies every group.
         extra = tuple(name.rsplit(".", 1)[-1] for name in settings.get("deepspeed-sinks", ()))
-        return cls.prefilter + extra
+        return tuple(group + extra for group in cls.prefilter)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.calls: list[cst.Call] = []

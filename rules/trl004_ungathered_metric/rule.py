@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
-from trllint.analysis.gathering import GatherSite, Rank, RankFlow, runs_distributed
+from trllint.analysis.gathering import DISTRIBUTED_MARKERS, GatherSite, Rank, RankFlow, runs_distributed
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
 from trllint.rule import Edit, Rule, Setting
 
@@ -32,7 +32,7 @@ class UngatheredMetric(Rule):
         "gather it first with accelerator.gather_for_metrics(x) before reducing"
     )
     fixable = "sometimes"
-    prefilter = ("accelerate", "distributed", "deepspeed", "Trainer")
+    prefilter = (DISTRIBUTED_MARKERS,)
     settings_schema = {
         "metric-sinks": Setting(
             list,

@@ -14,6 +14,8 @@ keeps the state of the last assignment read.
 
 from __future__ import annotations
 
+import re
+
 import enum
 from dataclasses import dataclass
 from typing import Callable
@@ -80,6 +82,14 @@ RANK_INDEX = frozenset({"process_index", "local_process_index", "get_rank", "loc
 DATA_PARAMETER_HINTS = (
     "batch", "input", "output", "logit", "logp", "loss", "label", "reward", "pred", "completion", "sample",
     "example", "target", "mask", "hidden", "embed",
+)
+
+
+# Text every file that runs_distributed() accepts contains: the imports it reads, the
+# torch.distributed attribute path, or a Trainer base class. It lets the prefilter skip the rest.
+DISTRIBUTED_MARKERS = re.compile(
+    r"\b(?:import|from)\s+(?:accelerate|deepspeed)\b|torch\.distributed"
+    r"|\bfrom\s+torch\s+import\s*\(?[\s\w,]*\bdistributed\b|Trainer"
 )
 
 

@@ -25,6 +25,8 @@ plain traversals (no scope or qualified-name metadata).
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -162,7 +164,9 @@ class WrappingFacts:
 
 # Every source of wrapping above spells one of these in the file (aliases are imported by their
 # real names): a file with none of them has no wrapped model, and is not traversed at all.
-_WRAPPING_TOKENS = ("Trainer", "prepare", "DataParallel", "FullyShardedDataParallel", "initialize")
+# (`deepspeed.initialize` is always spelt with its module's name, in the call or the import;
+# `.prepare` must not match `self.prepare_inputs_for_generation`, in every transformers model.)
+WRAPPING_MARKERS = re.compile(r"Trainer|DataParallel|deepspeed|model_wrapped|\.\s*prepare(?:_model)?\b")
 
 
 def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> WrappingFacts:
@@ -170,7 +174,7 @@ def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> Wrappin
     key = ("wrapping", step_methods)
     facts = source.facts.get(key)
     if facts is None:
-        if any(token in source.text for token in _WRAPPING_TOKENS):
+        if WRAPPING_MARKERS.search(source.text):
             facts = _compute(source.module, imports_of(source), step_methods)
         else:
             facts = WrappingFacts()
