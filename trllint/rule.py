@@ -19,7 +19,12 @@ from typing import Any, ClassVar, Iterator, Literal, Sequence, Union
 
 import libcst as cst
 from libcst._metadata_dependent import _UNDEFINED_DEFAULT
-from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvider
+from libcst.metadata import (
+    BatchableMetadataProvider,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
 
 from trllint.source import SourceFile
 
@@ -136,9 +141,11 @@ class Rule(cst.BatchableCSTVisitor):
         # Positions cost two whole code generations (three times the parse) and are read only to
         # report a finding or build a fix: computed on first use (get_metadata), once per file.
         self._wrapper = wrapper
-        self.metadata = dict(
-            wrapper.resolve_many([d for d in self.get_inherited_dependencies() if d not in LAZY_METADATA])
-        )
+        self.metadata = {
+            key: resolve_provider(wrapper, key)
+            for key in self.get_inherited_dependencies()
+            if key not in LAZY_METADATA
+        }
         try:
             yield
         finally:
@@ -147,7 +154,7 @@ class Rule(cst.BatchableCSTVisitor):
 
     def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = _UNDEFINED_DEFAULT) -> Any:
         if key in LAZY_METADATA and key not in self.metadata and self._wrapper is not None:
-            self.metadata[key] = self._wrapper.resolve(key)
+            self.metadata[key] = resolve_provider(self._wrapper, key)
         return super().get_metadata(key, node, default)
 
     # ---- what the engine asks of a rule class -------------------------------------------
@@ -237,6 +244,22 @@ class Rule(cst.BatchableCSTVisitor):
 
 # Declared by every rule, computed only when a rule first asks (see Rule.resolve).
 LAZY_METADATA = frozenset({PositionProvider, WhitespaceInclusivePositionProvider})
+
+
+def resolve_provider(wrapper: MetadataWrapper, provider: Any) -> Any:
+    """One provider's metadata for the wrapped module, computed once per wrapper.
+
+    LibCST's resolver ends every round with a batched visit of the whole tree, even when no
+    batchable provider is left to compute: a wasted traversal (about one parse) per call. A
+    provider that needs no other metadata is computed directly instead.
+    """
+    computed = wrapper._metadata  # LibCST's own cache, shared with resolve_many
+    if provider not in computed:
+        if issubclass(provider, BatchableMetadataProvider) or provider.METADATA_DEPENDENCIES or provider.gen_cache:
+            wrapper.resolve_many([provider])
+        else:
+            computed[provider] = provider()._gen(wrapper)
+    return computed[provider]
 
 
 def rule_metadata_dependencies(rules: Sequence[type[Rule]]) -> set[Any]:

@@ -13,6 +13,7 @@ import os
 import re
 import traceback
 import warnings
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,8 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from trllint.rule import LAZY_METADATA, Finding, Rule, rule_metadata_dependencies
+from trllint.analysis import walk
+from trllint.rule import LAZY_METADATA, Finding, Rule, resolve_provider, rule_metadata_dependencies
 from trllint.source import SourceDecodeError, SourceFile
 
 PARSE_ERROR = ("TRL000", "unreadable-or-invalid-source")
@@ -182,8 +184,12 @@ def _traverse(source: SourceFile, instances: list[Rule]) -> None:
     with warnings.catch_warnings():
         # LibCST's own warnings (deprecated providers, say) are not the user's business.
         warnings.simplefilter("ignore")
-        wrapper.resolve_many(rule_metadata_dependencies([type(r) for r in instances]) - LAZY_METADATA)
-        wrapper.visit_batched(instances)
+        for provider in rule_metadata_dependencies([type(r) for r in instances]) - LAZY_METADATA:
+            resolve_provider(wrapper, provider)
+        with ExitStack() as stack:
+            for rule in instances:
+                stack.enter_context(rule.resolve(wrapper))
+            walk.visit_batched(source.module, instances)
 
 
 def _last_exception() -> BaseException:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from trllint.analysis import walk
 from trllint.analysis.context import (
     CONTEXT_METADATA,
     NodeContext,
@@ -105,7 +106,7 @@ class WrappedModelAttribute(Rule):
                     if code_for(target) == receiver and isinstance(name, cst.SimpleString):
                         found = found or name.evaluated_value == member
 
-        test.visit(HasattrFinder())
+        walk.visit(test, HasattrFinder())
         return found
 
     # ---- the fixes ----------------------------------------------------------------------
@@ -204,7 +205,7 @@ def _assigned_in(scope: cst.CSTNode) -> set[str]:
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             names.update(assigned_names(node.target))
 
-    scope.visit(Assignments())
+    walk.visit(scope, Assignments())
     return names
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from trllint.analysis import walk
 from trllint.analysis.accelerators import is_accelerator
 from trllint.analysis.branches import fsdp_known_off
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
@@ -150,5 +151,5 @@ def _constructs_unplaced_accelerator(module: cst.Module, imports: ImportMap) -> 
                 if placement is not None and not is_true(placement.value):
                     found = True
 
-    module.visit(AcceleratorCalls())
+    walk.visit(module, AcceleratorCalls())
     return found

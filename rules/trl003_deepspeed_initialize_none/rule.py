@@ -6,6 +6,7 @@ from typing import Any
 
 import libcst as cst
 
+from trllint.analysis import walk
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
 from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
 from trllint.analysis.names import argument, dotted_name
@@ -180,5 +181,5 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
             found = found or dotted_name(n) == name
             return not found
 
-    node.visit(Finder())
+    walk.visit(node, Finder())
     return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from trllint.analysis import walk
 from trllint.analysis.context import NodeContext, imports_of
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, matches
 
@@ -60,7 +61,7 @@ def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> se
             if node.value is not None and _is_accelerator_by_name_or_call(node.value, imports):
                 bound.update(assigned_names(node.target))
 
-    scope.visit(Assignments())
+    walk.visit(scope, Assignments())
     if is_module:
         context.source.facts["accelerator_names"] = bound
     return bound

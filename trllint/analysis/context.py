@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
+from trllint.analysis import walk
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, matches
 from trllint.analysis.parents import ParentProvider
 from trllint.source import SourceFile
@@ -123,7 +124,7 @@ def _assigns_self_attribute(cls: cst.ClassDef, attribute: str) -> bool:
                 if f"self.{attribute}" in assigned_names(target.target):
                     found = True
 
-    cls.visit(Finder())
+    walk.visit(cls, Finder())
     return found
 
 

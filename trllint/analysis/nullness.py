@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
+from trllint.analysis import walk
 from trllint.analysis.names import assigned_names, call_name, dotted_name, is_none, last_attribute
 
 Reasons = frozenset[str]
@@ -374,11 +375,11 @@ def dereferences(node: cst.CSTNode, name: str) -> bool:
             return not found and call_name(call) not in ("getattr", "hasattr")
 
         def visit_BooleanOperation(self, node: cst.BooleanOperation) -> bool:
-            node.left.visit(self)  # the left operand always runs
+            walk.visit(node.left, self)  # the left operand always runs
             return False
 
         def visit_IfExp(self, node: cst.IfExp) -> bool:
-            node.test.visit(self)
+            walk.visit(node.test, self)
             return False
 
         def visit_Lambda(self, node: cst.Lambda) -> bool:
@@ -396,7 +397,7 @@ def dereferences(node: cst.CSTNode, name: str) -> bool:
         def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
             return False
 
-    node.visit(Finder())
+    walk.visit(node, Finder())
     return found
 
 

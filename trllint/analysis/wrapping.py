@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from trllint.analysis import walk
 from trllint.analysis.context import imports_of, is_trainer_class, methods_of
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches
 from trllint.source import SourceFile
@@ -190,7 +191,7 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
         if isinstance(statement, cst.ClassDef):
             owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
     binding_pass = _BindingPass(facts, imports, step_methods, functions)
-    module.visit(binding_pass)
+    walk.visit(module, binding_pass)
     # A function walked before a call handed it a wrapped model is walked again, alone; the facts
     # only grow, so this ends (the bound is a guard: one extra round is the usual case).
     for _ in range(12):
@@ -201,7 +202,7 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
         binding_pass.visited = set(owners)
         for function, cls in stale:
             binding_pass.classes = [cls]
-            function.visit(binding_pass)
+            walk.visit(function, binding_pass)
     return facts
 
 
