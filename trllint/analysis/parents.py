@@ -8,40 +8,19 @@ reading the fields directly gives the same map without building anything.
 
 from __future__ import annotations
 
-import dataclasses
-
 import libcst as cst
 from libcst.metadata.base_provider import BaseMetadataProvider
 
-# Per node class: the names of the fields that can hold nodes (strings and sentinels never do).
-_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _node_fields(node_type: type) -> tuple[str, ...]:
-    names = _NODE_FIELDS.get(node_type)
-    if names is None:
-        names = _NODE_FIELDS[node_type] = tuple(
-            f.name for f in dataclasses.fields(node_type) if f.type not in ("str", "bool", "int")
-        )
-    return names
-
+from trllint.analysis.walk import children
 
 def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
     pending: list[cst.CSTNode] = [module]
-    node_type = cst.CSTNode
     while pending:
         node = pending.pop()
-        for name in _node_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, node_type):
-                parents[value] = node
-                pending.append(value)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    if isinstance(item, node_type):
-                        parents[item] = node
-                        pending.append(item)
+        for child in children(node):
+            parents[child] = node
+            pending.append(child)
     return parents
 
 

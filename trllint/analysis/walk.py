@@ -12,48 +12,92 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import libcst as cst
 
-_VISITED_FIELD = re.compile(r"visit_\w+\(\s*self,\s*\"(\w+)\"")
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_VISITED_FIELD = re.compile(r"visit_(\w+)\(\s*self,\s*\"(\w+)\"")
+# How a field holds its children, from the helper LibCST visits it with.
+_ONE, _OPTIONAL, _SENTINEL, _MANY = "one", "optional", "sentinel", "many"
+_KINDS = {
+    "required": _ONE,
+    "optional": _OPTIONAL,
+    "sentinel": _SENTINEL,
+    "sequence": _MANY,
+    "iterable": _MANY,
+    "body_sequence": _MANY,
+    "body_iterable": _MANY,
+}
+_CHILD_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
-def child_fields(node_type: type) -> tuple[str, ...]:
-    """The fields of ``node_type`` that hold children, in LibCST's visiting (= source) order."""
-    names = _CHILD_FIELDS.get(node_type)
-    if names is None:
+def child_fields(node_type: type) -> tuple[tuple[str, str], ...]:
+    """(field, kind) for the fields of ``node_type`` that hold children, in LibCST's visiting
+    (= source) order; kind says whether the field holds one node, maybe one, or a sequence."""
+    fields = _CHILD_FIELDS.get(node_type)
+    if fields is None:
         try:
             source = inspect.getsource(node_type._visit_and_replace_children)
-            names = tuple(dict.fromkeys(_VISITED_FIELD.findall(source)))
+            found = [(name, _KINDS.get(helper, "")) for helper, name in _VISITED_FIELD.findall(source)]
         except (OSError, TypeError):
-            names = ()
-        if not names:  # no source to read: dataclass order, right for every child but whitespace
-            names = tuple(f.name for f in dataclasses.fields(node_type) if f.type not in ("str", "bool", "int"))
-        _CHILD_FIELDS[node_type] = names
-    return names
+            found = []
+        if not found or any(not kind for _, kind in found):
+            # No source to read (or a helper we do not know): decide per value, in dataclass order.
+            found = [(f.name, "") for f in dataclasses.fields(node_type) if f.type not in ("str", "bool", "int")]
+        kinds: dict[str, str] = {}
+        for name, kind in found:  # a field visited two ways (ImportFrom.names): decide per value
+            kinds[name] = kind if kinds.get(name, kind) == kind else ""
+        fields = _CHILD_FIELDS[node_type] = tuple(kinds.items())
+    return fields
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``node.children`` without building anything."""
-    for name in child_fields(type(node)):
+    found: list[cst.CSTNode] = []
+    for name, kind in child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
+        if kind == _MANY:
+            if value:  # LibCST lets a few sequence fields be None
+                found.extend(value)
+        elif kind == _ONE:
+            found.append(value)
+        elif kind == _OPTIONAL:
+            if value is not None:
+                found.append(value)
+        elif kind == _SENTINEL:
+            if value is not cst.MaybeSentinel.DEFAULT:
+                found.append(value)
+        elif isinstance(value, cst.CSTNode):
+            found.append(value)
         elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+            found.extend(item for item in value if isinstance(item, cst.CSTNode))
+    return found
 
 
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a visitor that only reads: ``visit_X`` returning False skips
     the children, ``leave_X(original_node)`` follows them."""
-    if visitor.on_visit(node):
-        for child in children(node):
-            visit(child, visitor)
-    visitor.on_leave(node)
+    hooks: dict[type, tuple[Callable[[Any], Any] | None, Callable[[Any], Any] | None]] = {}
+    generic = type(visitor).on_visit is not cst.CSTVisitor.on_visit or type(visitor).on_leave is not cst.CSTVisitor.on_leave
+
+    def walk(current: cst.CSTNode) -> None:
+        node_type = type(current)
+        pair = hooks.get(node_type)
+        if pair is None:
+            name = node_type.__name__
+            if generic:  # the visitor dispatches for itself
+                pair = (visitor.on_visit, visitor.on_leave)
+            else:
+                pair = (getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None))
+            hooks[node_type] = pair
+        enter, leave = pair
+        if enter is None or enter(current) is not False:
+            for child in children(current):
+                walk(child)
+        if leave is not None:
+            leave(current)
+
+    walk(node)
 
 
 def visit_batched(node: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]) -> None:
