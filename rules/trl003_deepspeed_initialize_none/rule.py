@@ -9,7 +9,7 @@ import libcst as cst
 from trllint.analysis import walk
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
 from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
-from trllint.analysis.names import argument, dotted_name
+from trllint.analysis.names import argument, assigned_names, dotted_name
 from trllint.analysis.nullness import NullnessAnalysis
 from trllint.rule import Edit, Fix, Rule, Setting
 
@@ -131,7 +131,7 @@ class DeepSpeedInitializeNone(Rule):
             return f"the function then returns None when `{model}` is None"
         if isinstance(small, (cst.Assign, cst.AnnAssign)):
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-            names = [n for t in targets for n in _bound_names(t)]
+            names = [n for t in targets for n in assigned_names(t, unnamed="<subscript>")]
             for name in names:
                 if name == "<subscript>":
                     return f"the item assignment is skipped when `{model}` is None"
@@ -157,15 +157,6 @@ class DeepSpeedInitializeNone(Rule):
             if cls is not None and isinstance(cls.body, cst.IndentedBlock):
                 later.extend(m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m is not function)
         return any(_mentions(node, name) for node in later)
-
-
-def _bound_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _bound_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    name = dotted_name(target)
-    return [name] if name else ["<subscript>"]
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -23,7 +23,7 @@ from typing import Callable
 import libcst as cst
 
 from trllint.analysis.context import imports_of, is_trainer_class
-from trllint.analysis.names import ImportMap, argument, call_name, dotted_name, last_attribute
+from trllint.analysis.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
 from trllint.source import SourceFile
 
 
@@ -217,7 +217,7 @@ class RankFlow:
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 if item.asname is not None:
-                    for name in _target_names(item.asname.name):
+                    for name in assigned_names(item.asname.name):
                         self._bind(name, Binding(None, self._state(item.item, order), statement, False), order)
         self._walk(getattr(statement, "body", None))
         if isinstance(statement, cst.Match):
@@ -254,7 +254,7 @@ class RankFlow:
                     self._bind_target(t.value, v.value, line, order, False)
                 return
         state = self._state(value, order)
-        for name in _target_names(target):
+        for name in assigned_names(target):
             self._bind(name, Binding(value, state, line, plain), order)
 
     def _bind_loop_target(self, target, iterable, statement, order: int) -> None:
@@ -268,7 +268,7 @@ class RankFlow:
                     self._bind_loop_target(element.value, part, statement, order)
                 return
         state = self._iterable_state(iterable, order)
-        for name in _target_names(target):
+        for name in assigned_names(target):
             self._bind(name, Binding(None, state, statement, False), order)
 
     def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
@@ -473,15 +473,6 @@ def _is_python_number(value: cst.BaseExpression | None) -> bool:
     return (isinstance(value.func, cst.Attribute) and method in ("item", "tolist")) or (
         isinstance(value.func, cst.Name) and method == "float"
     )
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    name = dotted_name(target)
-    return [name] if name else []
 
 
 def _names_in(node: cst.CSTNode) -> list[str]:

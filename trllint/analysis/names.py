@@ -53,15 +53,22 @@ def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
-def assigned_names(target: cst.BaseExpression) -> list[str]:
-    """Dotted names bound by an assignment target (tuple unpacking flattened)."""
+def assigned_names(target: cst.BaseExpression, unnamed: str | None = None) -> list[str]:
+    """Dotted names bound by an assignment target (tuple unpacking and ``*rest`` flattened).
+
+    A target with no dotted name (``d[k]``) gives ``unnamed`` when one is asked for.
+    """
     if isinstance(target, (cst.Tuple, cst.List)):
         names: list[str] = []
         for element in target.elements:
-            names.extend(assigned_names(element.value))
+            names.extend(assigned_names(element.value, unnamed))
         return names
+    if isinstance(target, cst.StarredElement):
+        return assigned_names(target.value, unnamed)
     name = dotted_name(target)
-    return [name] if name else []
+    if name:
+        return [name]
+    return [unnamed] if unnamed is not None else []
 
 
 @dataclass
