@@ -10,10 +10,11 @@ and ``os.replace``, so a reader (or a crash) sees the old bytes or the new, neve
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -62,6 +63,17 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     return (a.start == a.end and b.start <= a.start <= b.end) or (
         b.start == b.end and a.start <= b.start <= a.end
     )
+
+
+_BARE_LF = re.compile(r"(?<!\r)\n")
+
+
+def _in_file_newlines(edits: list[Edit], source: SourceFile) -> list[Edit]:
+    """Edits whose line breaks are the file's own: a rule writes "\n", a CRLF file keeps CRLF."""
+    newline = source.newline
+    if newline == "\n":
+        return edits
+    return [replace(e, content=_BARE_LF.sub(newline, e.content)) if "\n" in e.content else e for e in edits]
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
@@ -113,8 +125,11 @@ def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: b
         fixes = [f.fix for f in findings if applicable(f.fix, unsafe)]
         if not fixes:
             break
+        if not current.positions_reliable:
+            problems.append("fixes were not applied: LibCST does not reproduce this file exactly; please report it")
+            break
         taken, edits = choose_edits(fixes)  # type: ignore[arg-type]
-        new_text = apply_edits(current.text, edits)
+        new_text = apply_edits(current.text, _in_file_newlines(edits, current))
         if new_text == current.text:
             break
         reason = still_valid(current, new_text, filename)
@@ -152,8 +167,11 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
         raise WriteError("the file is read-only; not written")
     try:
         with open(target, "rb") as handle:
-            if handle.read() != expected_old:
-                raise WriteError("the file changed while it was being fixed; not written")
+            current = handle.read()
+        if current == data:
+            return  # another run (a second `trllint --fix`, say) already wrote exactly this
+        if current != expected_old:
+            raise WriteError("the file changed while it was being fixed; not written")
     except FileNotFoundError:
         raise WriteError("the file vanished before it could be written; not written") from None
     try:
