@@ -98,12 +98,14 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
         return _syntax_check(source) if source.is_python and filename.endswith(".py") else []
     findings: list[Finding] = []
     if source.is_python:
-        too_deep = _nesting_guard(source)
+        too_deep, cpython_error = _cpython_verdict(source)
         if too_deep is not None:
             return [too_deep]
         try:
             source.module
         except cst.ParserSyntaxError as exc:
+            if cpython_error is not None:
+                return [cpython_error]  # CPython's line and wording are the ones users know
             return [
                 engine_finding(
                     PARSE_ERROR,
@@ -133,23 +135,27 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
 _DEPTH_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
 
 
-def _nesting_guard(source: SourceFile) -> Finding | None:
-    """TRL000 for source nested too deeply to hand to LibCST; None when LibCST may parse it.
+def _cpython_verdict(source: SourceFile) -> tuple[Finding | None, Finding | None]:
+    """CPython's parser on the file first: (too deep for LibCST, CPython's syntax error).
 
-    Other syntax errors are left to LibCST: it reads grammar newer than the running interpreter.
+    Source nested too deeply is TRL000 without asking LibCST. Other syntax errors are left to
+    LibCST, which reads grammar newer than the running interpreter; when it fails too, CPython's
+    message is the one reported.
     """
     try:
         compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
+        finding = engine_finding(
+            PARSE_ERROR, source.display_path, f"syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1
+        )
         if any(marker in (exc.msg or "") for marker in _DEPTH_ERRORS):
-            return engine_finding(
-                PARSE_ERROR, source.display_path, f"syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1
-            )
+            return finding, finding
+        return None, finding
     except (RecursionError, MemoryError):
-        return engine_finding(PARSE_ERROR, source.display_path, "source nests too deeply to parse")
+        return engine_finding(PARSE_ERROR, source.display_path, "source nests too deeply to parse"), None
     except ValueError as exc:
-        return engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}")
-    return None
+        return engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}"), None
+    return None, None
 
 
 def _syntax_check(source: SourceFile) -> list[Finding]:

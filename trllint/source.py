@@ -44,6 +44,8 @@ class SourceFile:
             try:
                 encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
             except SyntaxError as exc:  # unknown codec in the cookie, or a cookie that contradicts the BOM
+                if "invalid or missing encoding declaration" in str(exc):
+                    raise SourceDecodeError("not valid UTF-8 text, and no coding declaration says otherwise") from None
                 raise SourceDecodeError(str(exc)) from None
             if encoding == "utf-8-sig":
                 encoding = "utf-8"
