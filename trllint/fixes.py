@@ -9,6 +9,7 @@ and ``os.replace``, so a reader (or a crash) sees the old bytes or the new, neve
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import stat
@@ -174,8 +175,10 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
             raise WriteError("the file changed while it was being fixed; not written")
     except FileNotFoundError:
         raise WriteError("the file vanished before it could be written; not written") from None
+    mode = stat.S_IMODE(st.st_mode)
+    prefix = f".{target.name}.{os.getpid()}."
     try:
-        fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".trllint-tmp")
+        fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=_TEMP_SUFFIX)
     except OSError as exc:
         raise WriteError(f"cannot create a temporary file beside it ({exc.strerror}); not written") from None
     try:
@@ -183,7 +186,7 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp_name, stat.S_IMODE(st.st_mode))
+        os.chmod(temp_name, mode)
         os.replace(temp_name, target)
     except OSError as exc:
         try:
@@ -191,3 +194,33 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
         except OSError:
             pass
         raise WriteError(f"cannot write ({exc.strerror}); not written") from None
+    _remove_orphaned_temporaries(target)
+
+
+_TEMP_SUFFIX = ".trllint-tmp"
+
+
+def _remove_orphaned_temporaries(target: Path) -> None:
+    """Delete what earlier runs, killed mid-write, left beside ``target``.
+
+    A temporary file's name carries its writer's process id; it is an orphan when that process is
+    gone. A live writer's file (a second run at work on the same tree) is never touched.
+    """
+    for leftover in target.parent.glob(f".{glob.escape(target.name)}.*{_TEMP_SUFFIX}"):
+        pid = leftover.name[len(target.name) + 2 :].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _process_alive(int(pid)):
+            continue
+        try:
+            leftover.unlink()
+        except OSError:
+            pass
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists but belongs to someone else
+    return True
