@@ -15,6 +15,7 @@ import re
 import stat
 import tempfile
 import tomllib
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -111,7 +112,9 @@ def still_valid(before: SourceFile, after_text: str, filename: str) -> str | Non
 
 def _compiles(text: str) -> bool:
     try:
-        compile(text, "<trllint>", "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CPython's SyntaxWarnings about the user's code are not ours to print
+            compile(text, "<trllint>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

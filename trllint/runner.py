@@ -143,7 +143,9 @@ def _cpython_verdict(source: SourceFile) -> tuple[Finding | None, Finding | None
     message is the one reported.
     """
     try:
-        compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
+            compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         finding = engine_finding(
             PARSE_ERROR, source.display_path, f"syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1
@@ -160,7 +162,9 @@ def _cpython_verdict(source: SourceFile) -> tuple[Finding | None, Finding | None
 
 def _syntax_check(source: SourceFile) -> list[Finding]:
     try:
-        compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
+            compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         return [
             engine_finding(
