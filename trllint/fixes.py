@@ -9,10 +9,13 @@ and ``os.replace``, so a reader (or a crash) sees the old bytes or the new, neve
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import stat
 import tomllib
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -63,6 +66,17 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     )
 
 
+_BARE_LF = re.compile(r"(?<!\r)\n")
+
+
+def _in_file_newlines(edits: list[Edit], source: SourceFile) -> list[Edit]:
+    """Edits whose line breaks are the file's own: a rule writes "\n", a CRLF file keeps CRLF."""
+    newline = source.newline
+    if newline == "\n":
+        return edits
+    return [replace(e, content=_BARE_LF.sub(newline, e.content)) if "\n" in e.content else e for e in edits]
+
+
 def apply_edits(text: str, edits: list[Edit]) -> str:
     out: list[str] = []
     cursor = 0
@@ -97,7 +111,9 @@ def still_valid(before: SourceFile, after_text: str, filename: str) -> str | Non
 
 def _compiles(text: str) -> bool:
     try:
-        compile(text, "<trllint>", "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CPython's SyntaxWarnings about the user's code are not ours to print
+            compile(text, "<trllint>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -112,8 +128,11 @@ def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: b
         fixes = [f.fix for f in findings if applicable(f.fix, unsafe)]
         if not fixes:
             break
+        if not current.positions_reliable:
+            problems.append("fixes were not applied: LibCST does not reproduce this file exactly; please report it")
+            break
         taken, edits = choose_edits(fixes)  # type: ignore[arg-type]
-        new_text = apply_edits(current.text, edits)
+        new_text = apply_edits(current.text, _in_file_newlines(edits, current))
         if new_text == current.text:
             break
         reason = still_valid(current, new_text, filename)
@@ -151,14 +170,19 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
         raise WriteError("the file is read-only; not written")
     try:
         with open(target, "rb") as handle:
-            if handle.read() != expected_old:
-                raise WriteError("the file changed while it was being fixed; not written")
+            current = handle.read()
+        if current == data:
+            return  # another run (a second `trllint --fix`, say) already wrote exactly this
+        if current != expected_old:
+            raise WriteError("the file changed while it was being fixed; not written")
     except FileNotFoundError:
         raise WriteError("the file vanished before it could be written; not written") from None
     import tempfile  # only a run that writes needs it
 
+    mode = stat.S_IMODE(st.st_mode)
+    prefix = f".{target.name}.{os.getpid()}."
     try:
-        fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".trllint-tmp")
+        fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=_TEMP_SUFFIX)
     except OSError as exc:
         raise WriteError(f"cannot create a temporary file beside it ({exc.strerror}); not written") from None
     try:
@@ -166,7 +190,7 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp_name, stat.S_IMODE(st.st_mode))
+        os.chmod(temp_name, mode)
         os.replace(temp_name, target)
     except OSError as exc:
         try:
@@ -174,3 +198,33 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
         except OSError:
             pass
         raise WriteError(f"cannot write ({exc.strerror}); not written") from None
+    _remove_orphaned_temporaries(target)
+
+
+_TEMP_SUFFIX = ".trllint-tmp"
+
+
+def _remove_orphaned_temporaries(target: Path) -> None:
+    """Delete what earlier runs, killed mid-write, left beside ``target``.
+
+    A temporary file's name carries its writer's process id; it is an orphan when that process is
+    gone. A live writer's file (a second run at work on the same tree) is never touched.
+    """
+    for leftover in target.parent.glob(f".{glob.escape(target.name)}.*{_TEMP_SUFFIX}"):
+        pid = leftover.name[len(target.name) + 2 :].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _process_alive(int(pid)):
+            continue
+        try:
+            leftover.unlink()
+        except OSError:
+            pass
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists but belongs to someone else
+    return True

@@ -11,6 +11,7 @@ import ast
 import fnmatch
 import os
 import re
+import sys
 import traceback
 import warnings
 from contextlib import ExitStack
@@ -110,15 +111,14 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
         return _syntax_check(source) if source.is_python and filename.endswith(".py") else []
     findings: list[Finding] = []
     if source.is_python:
+        too_deep, cpython_error = _cpython_verdict(source)
+        if too_deep is not None:
+            return [too_deep]
         try:
             source.module
         except cst.ParserSyntaxError as exc:
-            # CPython's verdict first, so that a broken file gets the same finding whether or not
-            # the prefilter spared LibCST (only LibCST's own grammar gaps keep LibCST's message).
-            if filename.endswith(".py"):
-                cpython = _syntax_check(source)
-                if cpython:
-                    return cpython
+            if cpython_error is not None:
+                return [cpython_error]  # CPython's line and wording are the ones users know
             return [
                 engine_finding(
                     PARSE_ERROR,
@@ -133,50 +133,105 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
         findings.extend(_run_visitors(source, rules, ruleset))
     else:
         for rule_class in rules:
-            rule = rule_class(source, ruleset.settings_for(rule_class))
-            rule.filename = filename
             try:
+                rule = rule_class(source, ruleset.settings_for(rule_class))
+                rule.filename = filename
                 rule.lint_text()
             except Exception as exc:  # a rule bug must not end the run
                 findings.append(_internal_error(source, rule_class, exc))
                 continue
-            findings.extend(rule.findings)
+            findings.extend(_checked_findings(source, rule))
     return sorted(_without_suppressed(findings, source), key=Finding.sort_key)
 
 
-def _syntax_check(source: SourceFile) -> list[Finding]:
+# CPython's own limits on nesting. Past them LibCST's native parser can overflow the C stack
+# (a segmentation fault that ends the whole run) or take minutes, so CPython decides first.
+_DEPTH_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
+
+
+def _cpython_verdict(source: SourceFile) -> tuple[Finding | None, Finding | None]:
+    """CPython's parser on the file first: (too deep for LibCST, CPython's syntax error).
+
+    Source nested too deeply is TRL000 without asking LibCST. Other syntax errors are left to
+    LibCST, which reads grammar newer than the running interpreter; when it fails too, CPython's
+    message is the one reported.
+    """
     try:
-        compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
+            compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
-        return [
-            engine_finding(
-                PARSE_ERROR, source.display_path, f"syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1
-            )
-        ]
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return [engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}")]
-    return []
+        finding = engine_finding(
+            PARSE_ERROR, source.display_path, f"syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1
+        )
+        if any(marker in (exc.msg or "") for marker in _DEPTH_ERRORS):
+            return finding, finding
+        return None, finding
+    except (RecursionError, MemoryError):
+        return engine_finding(PARSE_ERROR, source.display_path, "source nests too deeply to parse"), None
+    except ValueError as exc:
+        return engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}"), None
+    return None, None
+
+
+def _syntax_check(source: SourceFile) -> list[Finding]:
+    too_deep, error = _cpython_verdict(source)
+    finding = too_deep or error
+    return [finding] if finding is not None else []
 
 
 def _run_visitors(source: SourceFile, rules: list[type[Rule]], ruleset: RuleSet) -> list[Finding]:
-    instances = [rule(source, ruleset.settings_for(rule)) for rule in rules]
     try:
+        instances = [rule(source, ruleset.settings_for(rule)) for rule in rules]
         _traverse(source, instances)
     except Exception:
-        if len(instances) == 1:
-            return [_internal_error(source, rules[0], _last_exception())]
+        failure = _last_exception()
+        if isinstance(failure, RecursionError) and _too_deep_to_traverse(source):
+            return [engine_finding(PARSE_ERROR, source.display_path, "source nests too deeply to analyse")]
+        if len(rules) == 1:
+            return [_internal_error(source, rules[0], failure)]
         # Find the rule that failed by running each alone; keep the others' findings.
         findings: list[Finding] = []
         for rule_class in rules:
-            alone = rule_class(source, ruleset.settings_for(rule_class))
             try:
+                alone = rule_class(source, ruleset.settings_for(rule_class))
                 _traverse(source, [alone])
             except Exception as exc:
                 findings.append(_internal_error(source, rule_class, exc))
             else:
-                findings.extend(alone.findings)
+                findings.extend(_checked_findings(source, alone))
         return findings
-    return [f for rule in instances for f in rule.findings]
+    return [f for rule in instances for f in _checked_findings(source, rule)]
+
+
+def _too_deep_to_traverse(source: SourceFile) -> bool:
+    """Whether the engine's own traversal, with no rule at all, runs out of recursion."""
+    try:
+        _traverse(source, [])
+    except RecursionError:
+        return True
+    return False
+
+
+def _checked_findings(source: SourceFile, rule: Rule) -> list[Finding]:
+    """The rule's findings, with a fix whose edits fall outside the file turned into a TRL999.
+
+    Applying such an edit would splice text at the wrong place; the fix loop trusts its offsets.
+    """
+    size = len(source.text)
+    checked: list[Finding] = []
+    for finding in rule.findings:
+        fix = finding.fix
+        if fix is not None and (
+            not fix.edits
+            or fix.applicability not in ("safe", "unsafe")
+            or not all(0 <= e.start <= e.end <= size and isinstance(e.content, str) for e in fix.edits)
+        ):
+            problem = ValueError(f"its fix at line {finding.line} has an edit outside the file or no edit at all")
+            checked.append(_internal_error(source, type(rule), problem))
+            continue
+        checked.append(finding)
+    return checked
 
 
 def _traverse(source: SourceFile, instances: list[Rule]) -> None:
@@ -193,21 +248,23 @@ def _traverse(source: SourceFile, instances: list[Rule]) -> None:
 
 
 def _last_exception() -> BaseException:
-    import sys
-
     return sys.exc_info()[1]  # type: ignore[return-value]
 
 
 def _internal_error(source: SourceFile, rule: type[Rule], exc: BaseException | None) -> Finding:
     where = ""
     if exc is not None and exc.__traceback__ is not None:
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        frames = traceback.extract_tb(exc.__traceback__)
+        # The rule's own line says more than the LibCST frame the exception surfaced in.
+        rule_file = getattr(sys.modules.get(rule.__module__), "__file__", None)
+        own = [f for f in frames if rule_file and f.filename == rule_file]
+        frame = (own or frames)[-1]
         where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+    detail = " ".join(f"{type(exc).__name__}: {exc}".split())  # one line, whatever the exception says
     return engine_finding(
         INTERNAL_ERROR,
         source.display_path,
-        f"rule {rule.code} ({rule.name}) failed on this file: {type(exc).__name__}: {exc}{where}; "
-        "please report it",
+        f"rule {rule.code} ({rule.name}) failed on this file: {detail}{where}; please report it",
     )
 
 

@@ -44,6 +44,8 @@ class SourceFile:
             try:
                 encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
             except SyntaxError as exc:  # unknown codec in the cookie, or a cookie that contradicts the BOM
+                if "invalid or missing encoding declaration" in str(exc):
+                    raise SourceDecodeError("not valid UTF-8 text, and no coding declaration says otherwise") from None
                 raise SourceDecodeError(str(exc)) from None
             if encoding == "utf-8-sig":
                 encoding = "utf-8"
@@ -81,6 +83,12 @@ class SourceFile:
         return [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]
 
     @cached_property
+    def newline(self) -> str:
+        """The file's line break, as LibCST picks it for new code: the first one in the file."""
+        first = _LINE_BREAK.search(self.text)
+        return first.group() if first else "\n"
+
+    @cached_property
     def lines(self) -> list[str]:
         """Each line's text without its line break, indexed from 0."""
         starts = self.line_starts
@@ -91,13 +99,72 @@ class SourceFile:
         return out
 
     def offset(self, line: int, column: int) -> int:
-        """Character offset of a 1-based line and 0-based column."""
+        """Character offset in ``text`` of a 1-based line and 0-based column as LibCST counts them."""
         starts = self.line_starts
         if line - 1 >= len(starts):
             return len(self.text)
+        shifted = self._libcst_columns.get(line) if self._module is not None else None
+        if shifted is not None:
+            column = shifted[min(column, len(shifted) - 1)]
         return starts[line - 1] + column
+
+    @property
+    def positions_reliable(self) -> bool:
+        """Whether LibCST's positions can be mapped onto ``text`` exactly (fixes need that)."""
+        return self._module is None or self._libcst_columns is not None
+
+    @cached_property
+    def _libcst_columns(self) -> dict[int, list[int]] | None:
+        """For lines LibCST renders differently from the file: its column -> the file's column.
+
+        LibCST drops a form feed at the start of a statement line (``\f`` page breaks in old
+        code), so its columns on that line are short by one per form feed: an edit placed with
+        them would land on the wrong characters. Other differences are not expected; ``None``
+        says the positions cannot be trusted at all.
+        """
+        if "\f" not in self.text:
+            return {}  # the only known difference; spares rendering the module again
+        rendered = self.module.code
+        if rendered == self.text:
+            return {}
+        ours, theirs = _split_lines(self.text), _split_lines(rendered)
+        if len(ours) != len(theirs):
+            return None
+        columns: dict[int, list[int]] = {}
+        for number, (text_line, code_line) in enumerate(zip(ours, theirs), start=1):
+            if text_line == code_line:
+                continue
+            mapping = _deleted_characters_map(text_line, code_line)
+            if mapping is None:
+                return None
+            columns[number] = mapping
+        return columns
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based line and 0-based column of a character offset."""
         line_index = bisect_right(self.line_starts, offset) - 1
         return line_index + 1, offset - self.line_starts[line_index]
+
+
+def _split_lines(text: str) -> list[str]:
+    return _LINE_BREAK.split(text)
+
+
+def _deleted_characters_map(text_line: str, code_line: str) -> list[int] | None:
+    """Column in ``text_line`` of each column of ``code_line`` (and of its end), when
+    ``code_line`` is ``text_line`` with some whitespace deleted; None otherwise."""
+    mapping: list[int] = []
+    i = 0
+    for char in code_line:
+        while i < len(text_line) and text_line[i] != char:
+            if text_line[i] not in " \t\f":
+                return None
+            i += 1
+        if i == len(text_line):
+            return None
+        mapping.append(i)
+        i += 1
+    if text_line[i:].strip(" \t\f"):
+        return None
+    mapping.append(i)
+    return mapping

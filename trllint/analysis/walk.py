@@ -100,24 +100,57 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     walk(node)
 
 
+def _field_children(node: cst.CSTNode, name: str, kind: str) -> list[cst.CSTNode]:
+    value = getattr(node, name)
+    if kind == _MANY:
+        return list(value or ())
+    if kind == _ONE:
+        return [value]
+    if isinstance(value, cst.CSTNode):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [item for item in value if isinstance(item, cst.CSTNode)]
+    return []
+
+
 def visit_batched(node: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]) -> None:
     """LibCST's ``visit_batched`` for read-only visitors: every visitor's ``visit_X`` before the
-    children, every ``leave_X`` after; return values ignored, children always visited."""
-    table: dict[type, tuple[list[Callable[[Any], Any]], list[Callable[[Any], Any]]]] = {}
+    children, every ``leave_X`` after, and ``visit_X_field`` / ``leave_X_field`` around each
+    field's children; return values ignored, children always visited."""
+    Hooks = list[Callable[[Any], Any]]
+    table: dict[type, tuple[Hooks, Hooks, list[tuple[str, str, Hooks, Hooks]] | None]] = {}
+
+    def hooks_for(node_type: type) -> tuple[Hooks, Hooks, list[tuple[str, str, Hooks, Hooks]] | None]:
+        name = node_type.__name__
+        per_field = []
+        for field, kind in child_fields(node_type):
+            enter = [m for v in visitors if (m := getattr(v, f"visit_{name}_{field}", None)) is not None]
+            leave = [m for v in visitors if (m := getattr(v, f"leave_{name}_{field}", None)) is not None]
+            per_field.append((field, kind, enter, leave))
+        return (
+            [m for v in visitors if (m := getattr(v, f"visit_{name}", None)) is not None],
+            [m for v in visitors if (m := getattr(v, f"leave_{name}", None)) is not None],
+            per_field if any(enter or leave for _, _, enter, leave in per_field) else None,
+        )
 
     def walk(current: cst.CSTNode) -> None:
         node_type = type(current)
         hooks = table.get(node_type)
         if hooks is None:
-            name = node_type.__name__
-            hooks = table[node_type] = (
-                [m for v in visitors if (m := getattr(v, f"visit_{name}", None)) is not None],
-                [m for v in visitors if (m := getattr(v, f"leave_{name}", None)) is not None],
-            )
+            hooks = table[node_type] = hooks_for(node_type)
         for method in hooks[0]:
             method(current)
-        for child in children(current):
-            walk(child)
+        if hooks[2] is None:
+            for child in children(current):
+                walk(child)
+        else:  # rare: some visitor watches a field of this node type
+            for field, kind, enter, leave in hooks[2]:
+                for method in enter:
+                    method(current)
+                for child in _field_children(current, field, kind):
+                    walk(child)
+                for method in leave:
+                    method(current)
         for method in hooks[1]:
             method(current)
 
