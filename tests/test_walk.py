@@ -95,3 +95,27 @@ def test_visit_false_skips_children_and_batched_calls_every_visitor():
     first, second = Calls(), Calls()
     walk.visit_batched(module, [first, second])
     assert first.seen == second.seen == ["+g", "+h", "-h", "-g", "+k", "-k"]
+
+
+def test_field_hooks_wrap_that_fields_children():
+    module = cst.parse_module("match p:\n    case 1:\n        x = 2\n")
+
+    class IntegersOutsidePatterns(cst.BatchableCSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.in_pattern = 0
+            self.seen: list[tuple[str, bool]] = []
+
+        def visit_MatchCase_pattern(self, node: cst.MatchCase) -> None:
+            self.in_pattern += 1
+
+        def leave_MatchCase_pattern(self, node: cst.MatchCase) -> None:
+            self.in_pattern -= 1
+
+        def visit_Integer(self, node: cst.Integer) -> None:
+            self.seen.append((node.value, bool(self.in_pattern)))
+
+    ours, theirs = IntegersOutsidePatterns(), IntegersOutsidePatterns()
+    walk.visit_batched(module, [ours])
+    cst.MetadataWrapper(module).visit_batched([theirs])
+    assert ours.seen == theirs.seen == [("1", True), ("2", False)]
