@@ -26,6 +26,7 @@ from libcst.metadata import (
     WhitespaceInclusivePositionProvider,
 )
 
+from trllint.analysis.parents import ParentProvider
 from trllint.source import SourceFile
 
 Applicability = Literal["safe", "unsafe"]
@@ -243,7 +244,9 @@ class Rule(cst.BatchableCSTVisitor):
 
 
 # Declared by every rule, computed only when a rule first asks (see Rule.resolve).
-LAZY_METADATA = frozenset({PositionProvider, WhitespaceInclusivePositionProvider})
+# Computed on a rule's first get_metadata, once per file: most files that pass the prefilter
+# never need positions (no finding) or parents (the rule bails out early).
+LAZY_METADATA = frozenset({PositionProvider, WhitespaceInclusivePositionProvider, ParentProvider})
 
 
 def resolve_provider(wrapper: MetadataWrapper, provider: Any) -> Any:

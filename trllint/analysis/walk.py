@@ -88,7 +88,7 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             if generic:  # the visitor dispatches for itself
                 pair = (visitor.on_visit, visitor.on_leave)
             else:
-                pair = (getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None))
+                pair = (_hook(visitor, f"visit_{name}"), _hook(visitor, f"leave_{name}"))
             hooks[node_type] = pair
         enter, leave = pair
         if enter is None or enter(current) is not False:
@@ -98,6 +98,13 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
             leave(current)
 
     walk(node)
+
+
+def _hook(visitor: Any, name: str) -> Callable[[Any], Any] | None:
+    """The visitor's method ``name``, unless it is one of LibCST's no-op stubs (the visitor base
+    classes define every ``visit_X``/``leave_X``/``visit_X_field`` as one)."""
+    method = getattr(visitor, name, None)
+    return None if method is None or getattr(method, "_is_no_op", False) else method
 
 
 def _field_children(node: cst.CSTNode, name: str, kind: str) -> list[cst.CSTNode]:
@@ -124,12 +131,12 @@ def visit_batched(node: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]
         name = node_type.__name__
         per_field = []
         for field, kind in child_fields(node_type):
-            enter = [m for v in visitors if (m := getattr(v, f"visit_{name}_{field}", None)) is not None]
-            leave = [m for v in visitors if (m := getattr(v, f"leave_{name}_{field}", None)) is not None]
+            enter = [m for v in visitors if (m := _hook(v, f"visit_{name}_{field}")) is not None]
+            leave = [m for v in visitors if (m := _hook(v, f"leave_{name}_{field}")) is not None]
             per_field.append((field, kind, enter, leave))
         return (
-            [m for v in visitors if (m := getattr(v, f"visit_{name}", None)) is not None],
-            [m for v in visitors if (m := getattr(v, f"leave_{name}", None)) is not None],
+            [m for v in visitors if (m := _hook(v, f"visit_{name}")) is not None],
+            [m for v in visitors if (m := _hook(v, f"leave_{name}")) is not None],
             per_field if any(enter or leave for _, _, enter, leave in per_field) else None,
         )
 
