@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures.robust_rules import SOUND_FIXING_RULES
-from trllint.fixes import fix_source
+from trllint.fixes import compiles, fix_source
 from trllint.registry import all_rules
 from trllint.runner import RuleSet, lint_source
 from trllint.source import SourceFile
@@ -35,19 +35,11 @@ def every_rule() -> RuleSet:
     return RuleSet([info.rule for info in all_rules().values()] + list(SOUND_FIXING_RULES))
 
 
-def _compiles(text: str) -> bool:
-    try:
-        compile(text, "<generated>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
 def check_program(text: str, *, unsafe: bool, generated: bool = True) -> None:
     if generated:
-        assume(_compiles(text))  # hypothesmith's grammar allows a few programs CPython rejects
+        assume(compiles(text))  # hypothesmith's grammar allows a few programs CPython rejects
     else:
-        assert _compiles(text)
+        assert compiles(text)
     ruleset = every_rule()
     source = SourceFile(text=text, display_path="generated.py")
     findings = lint_source(source, "generated.py", ruleset)
@@ -63,7 +55,7 @@ def check_program(text: str, *, unsafe: bool, generated: bool = True) -> None:
     assert not [f for f in outcome.findings if f.code in ENGINE_CODES], outcome.findings
     if outcome.text != text:
         cst.parse_module(outcome.text)
-        assert _compiles(outcome.text), outcome.text
+        assert compiles(outcome.text), outcome.text
         again = fix_source(SourceFile(text=outcome.text, display_path="generated.py"), "generated.py", ruleset, unsafe=unsafe)
         assert again.text == outcome.text and again.applied == 0
     assert not [f for f in outcome.findings if f.fix is not None and (unsafe or f.fix.applicability == "safe")]

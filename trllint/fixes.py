@@ -95,7 +95,7 @@ def still_valid(before: SourceFile, after_text: str, filename: str) -> str | Non
             cst.parse_module(after_text)
         except cst.ParserSyntaxError as exc:
             return f"the fixed source would not parse ({exc.message} at line {exc.raw_line})"
-        if _compiles(before.text) and not _compiles(after_text):
+        if compiles(before.text) and not compiles(after_text):
             return "the fixed source would not compile"
     elif filename.endswith(".toml"):
         try:
@@ -109,7 +109,7 @@ def still_valid(before: SourceFile, after_text: str, filename: str) -> str | Non
     return None
 
 
-def _compiles(text: str) -> bool:
+def compiles(text: str) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # CPython's SyntaxWarnings about the user's code are not ours to print
