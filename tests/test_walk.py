@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 from pathlib import Path
 
 import libcst as cst
@@ -119,3 +120,69 @@ def test_field_hooks_wrap_that_fields_children():
     walk.visit_batched(module, [ours])
     cst.MetadataWrapper(module).visit_batched([theirs])
     assert ours.seen == theirs.seen == [("1", True), ("2", False)]
+
+
+def test_token_types_hold_only_tokens():
+    """A walk may skip a whitespace/punctuation subtree only if nothing else can be inside it."""
+    for token_type in walk.TOKEN_TYPES:
+        for name, _ in walk.child_fields(token_type):
+            inside = walk.field_node_types(token_type, name)
+            assert inside <= walk.TOKEN_TYPES, (token_type.__name__, name, inside - walk.TOKEN_TYPES)
+
+
+def _recorder_of(node_types: list[type], base: type) -> type:
+    """A visitor class with a visit_X and leave_X for each of ``node_types`` (and nothing else)."""
+
+    def methods(name: str) -> dict:
+        def enter(self, node):
+            self.events.append(("visit", name, id(node)))
+
+        def leave(self, original_node):
+            self.events.append(("leave", name, id(original_node)))
+
+        return {f"visit_{name}": enter, f"leave_{name}": leave}
+
+    namespace: dict = {}
+    for node_type in node_types:
+        namespace.update(methods(node_type.__name__))
+    return type("Recorder", (base,), namespace)
+
+
+_CONCRETE = sorted(
+    {t for t in walk._subclasses(cst.CSTNode) if not inspect.isabstract(t) and t.__name__ in vars(cst)},
+    key=lambda t: t.__name__,
+)
+
+
+@pytest.mark.parametrize("index", range(0, len(_sample_sources()), 4))
+@pytest.mark.parametrize("hooked", ["syntax", "with_tokens"])
+def test_a_walk_skips_tokens_only_when_no_visitor_hooks_them(index, hooked):
+    module = cst.parse_module(_sample_sources()[index])
+    types = [t for t in _CONCRETE if t not in walk.TOKEN_TYPES]
+    if hooked == "with_tokens":
+        types.append(cst.Comma)
+    plain = _recorder_of(types, cst.CSTVisitor)
+    batchable = _recorder_of(types, cst.BatchableCSTVisitor)
+    theirs = plain()
+    theirs.events = []
+    module.visit(theirs)
+    ours = plain()
+    ours.events = []
+    walk.visit(module, ours)
+    assert ours.events == theirs.events
+    batched = batchable()
+    batched.events = []
+    walk.visit_batched(module, [batched])
+    assert batched.events == theirs.events
+    if hooked == "syntax":
+        assert not any(event[1] == "Comma" for event in theirs.events)
+
+
+def test_syntax_children_are_children_less_tokens():
+    module = cst.parse_module(TRICKY)
+    pending = [module]
+    while pending:
+        node = pending.pop()
+        expected = [c for c in node.children if type(c) not in walk.TOKEN_TYPES]
+        assert [id(c) for c in walk.syntax_children(node)] == [id(c) for c in expected], type(node).__name__
+        pending.extend(node.children)

@@ -24,6 +24,7 @@ import libcst as cst
 
 from trllint.analysis.context import imports_of, is_trainer_class
 from trllint.analysis.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
+from trllint.analysis.walk import syntax_children
 from trllint.source import SourceFile
 
 
@@ -337,7 +338,7 @@ class RankFlow:
                 parts.append(node.inner_for_in)
             return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
         # Operators, displays, subscripts, comprehensions: what their parts hold.
-        return max((self._state(child, order) for child in node.children), default=Rank.NO_DATA)
+        return max((self._state(child, order) for child in syntax_children(node)), default=Rank.NO_DATA)
 
     # ---- where to gather ----------------------------------------------------------------
 
@@ -391,7 +392,7 @@ class RankFlow:
                     # size is no mean at all; which denominator is meant is for a human to say.
                     sites[id(node)] = None  # type: ignore[assignment]
                     return
-            for child in node.children:
+            for child in syntax_children(node):
                 if isinstance(child, cst.BaseExpression):
                     self._collect_sites(child, at, sites, depth + 1)
                 elif isinstance(child, cst.ComparisonTarget):
@@ -481,6 +482,6 @@ def _names_in(node: cst.CSTNode) -> list[str]:
         found.append(node.value)
     elif isinstance(node, cst.Attribute):
         found.append(node.attr.value)
-    for child in node.children:
+    for child in syntax_children(node):
         found.extend(_names_in(child))
     return found
