@@ -32,6 +32,10 @@ EDGE_FILES = {
     "syntax_error_with_token.py": "model.config =\n",
     "cpython_only_error.py": "f() = config\n",
     "initialize_in_string.py": 'x = "initialize"\n',
+    # Markers spelt the rare ways: an aliased from-import, an import list, spaces around dots.
+    "deepspeed_initialize_alias.py": 'from deepspeed import initialize as ds_init\n\n\ndef build(args, model=None):\n    engine, *_ = ds_init(args=args, model=model)\n    return engine.config\n',
+    "import_list.py": 'import os, accelerate\n\naccelerator = accelerate.Accelerator()\n\n\ndef evaluate(model, batch):\n    logits = model(batch["input_ids"])\n    accuracy = (logits.argmax(-1) == batch["labels"]).float().mean()\n    accelerator.log({"accuracy": accuracy})\n',
+    "spaced_calls.py": 'import deepspeed\nfrom accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\ndef train(model, loader):\n    model = accelerator . prepare(model)\n    print(model . config)\n    engine, _, _, _ = deepspeed . initialize(model=None)\n    for batch in loader:\n        loss = model(**batch).loss\n        accelerator . log({"loss": loss})\n',
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -124,3 +128,23 @@ def test_environment_variable_switches_the_prefilter_off(monkeypatch):
 def test_prefilter_changes_no_finding_of_the_rule_pack(tmp_path):
     files = _corpus(tmp_path)
     _compare(files, [info.rule for info in all_rules().values()])
+
+
+# Configured names are markers too: a custom step method, a custom metric sink.
+CONFIGURED_FILES = {
+    "custom_step.py": 'from trl import SFTTrainer\n\n\nclass MyTrainer(SFTTrainer):\n    def my_step(self, model, inputs):\n        return model.config.vocab_size\n',
+    "custom_sink.py": 'import torch.distributed as dist\n\n\ndef evaluate(model, batch, report):\n    logits = model(batch["input_ids"])\n    accuracy = (logits.argmax(-1) == batch["labels"]).float().mean()\n    report({"accuracy": accuracy})\n',
+}
+
+
+def test_prefilter_counts_configured_names_as_markers(tmp_path):
+    files = []
+    for name, text in CONFIGURED_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        files.append(tmp_path / name)
+    rules = [info.rule for info in all_rules().values()]
+    settings = {"training-step-methods": ["my_step"], "metric-sinks": ["report"]}
+    with_prefilter = _lint(files, RuleSet(rules, settings=settings, use_prefilter=True))
+    without = _lint(files, RuleSet(rules, settings=settings, use_prefilter=False))
+    assert with_prefilter == without
+    assert sorted(f.code for found in without.values() for f in found) == ["TRL001", "TRL004"]

@@ -43,7 +43,7 @@ def prefilter_groups(prefilter: Prefilter) -> tuple[tuple[Token, ...], ...]:
     return (prefilter,)  # type: ignore[return-value]
 
 
-def _present(token: Token, text: str) -> bool:
+def token_present(token: Token, text: str) -> bool:
     return token in text if isinstance(token, str) else token.search(text) is not None
 Fixable = Literal["never", "sometimes", "always"]
 
@@ -116,7 +116,10 @@ class Rule(cst.BatchableCSTVisitor):
     # A file that contains none of these strings cannot hold a finding: it is not parsed for this
     # rule. Empty means "always run". The prefilter must never change results.
     # A token is a string or a compiled regular expression. A tuple of tuples is a conjunction:
-    # each group must have a token present (``(("config", "generate"), (WRAPPERS,))``).
+    # each group must have a token present (``(("config", "generate"), WRAPPING_MARKERS)``).
+    # Every file is checked, so prefer strings; a regex should start with a literal, not ``\b``
+    # (trllint.analysis.markers says why). A rule with configurable names adds them in
+    # ``prefilter_for``.
     prefilter: ClassVar[Prefilter] = ()
     # File names (fnmatch patterns) this rule reads; Python rules keep the default.
     file_patterns: ClassVar[tuple[str, ...]] = ("*.py",)
@@ -172,7 +175,7 @@ class Rule(cst.BatchableCSTVisitor):
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None) -> bool:
         prefilter = cls.prefilter_for(settings or {})
-        return all(any(_present(token, text) for token in group) for group in prefilter_groups(prefilter))
+        return all(any(token_present(token, text) for token in group) for group in prefilter_groups(prefilter))
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

@@ -9,9 +9,10 @@ import libcst as cst
 from trllint.analysis import walk
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
 from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
+from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import argument, assigned_names, dotted_name
 from trllint.analysis.nullness import NullnessAnalysis
-from trllint.rule import Edit, Fix, Rule, Setting
+from trllint.rule import Edit, Fix, Prefilter, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 
@@ -33,7 +34,7 @@ class DeepSpeedInitializeNone(Rule):
     )
     fixable = "sometimes"
     # Every built-in sink spells both (a same-file helper calls one in the same file).
-    prefilter = (("deepspeed",), ("initialize", "prepare_deepspeed"))
+    prefilter = (("deepspeed",), ("prepare_deepspeed", *DEEPSPEED_INITIALIZE))
     settings_schema = {
         "deepspeed-sinks": Setting(
             list,
@@ -45,7 +46,7 @@ class DeepSpeedInitializeNone(Rule):
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     @classmethod
-    def prefilter_for(cls, settings: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+    def prefilter_for(cls, settings: dict[str, Any]) -> Prefilter:
         # A configured sink alone can match, so its name satisfies every group.
         extra = tuple(name.rsplit(".", 1)[-1] for name in settings.get("deepspeed-sinks", ()))
         return tuple(group + extra for group in cls.prefilter)

@@ -7,12 +7,15 @@ they gathered first). The fix gathers the per-rank tensor before it is reduced.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import libcst as cst
 
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
 from trllint.analysis.gathering import DISTRIBUTED_MARKERS, GatherSite, Rank, RankFlow, runs_distributed
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule import Edit, Rule, Setting
+from trllint.rule import Edit, Prefilter, Rule, Setting, Token
 
 # TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
 # store_metrics), so an override's dict reaches a sink without a call in the same file.
@@ -20,6 +23,10 @@ TRAINER_METRIC_HELPERS = ("get_batch_loss_metrics", "get_batch_metrics")
 # Per-step metric buffers TRL's trainers average in `log()`.
 METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
 DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
+# Every value this rule checks reaches one of these: a sink call (`.log`, `log_metrics`,
+# `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
+# (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
+METRIC_SINK_MARKERS: tuple[Token, ...] = ("_metrics", "add_scalar", "log_dict", "log_metric", re.compile(r"\.\s*log\s*\("))
 
 Logged = tuple[cst.BaseExpression, bool | None]  # (argument, holds a dict of metrics: yes/no/unknown)
 
@@ -32,7 +39,7 @@ class UngatheredMetric(Rule):
         "gather it first with accelerator.gather_for_metrics(x) before reducing"
     )
     fixable = "sometimes"
-    prefilter = (DISTRIBUTED_MARKERS,)
+    prefilter = (DISTRIBUTED_MARKERS, METRIC_SINK_MARKERS)
     settings_schema = {
         "metric-sinks": Setting(
             list,
@@ -42,6 +49,13 @@ class UngatheredMetric(Rule):
         )
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
+
+    @classmethod
+    def prefilter_for(cls, settings: dict[str, Any]) -> Prefilter:
+        # A configured sink is a sink marker too.
+        extra = tuple(name.rsplit(".", 1)[-1] for name in settings.get("metric-sinks", ()))
+        distributed, sinks = cls.prefilter
+        return (distributed, sinks + extra)
 
     def __init__(self, source, settings=None) -> None:
         super().__init__(source, settings)

@@ -25,6 +25,7 @@ import libcst as cst
 from trllint.analysis.context import imports_of, is_trainer_class
 from trllint.analysis.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
 from trllint.analysis.walk import syntax_children
+from trllint.rule import Token
 from trllint.source import SourceFile
 
 
@@ -88,9 +89,13 @@ DATA_PARAMETER_HINTS = (
 
 # Text every file that runs_distributed() accepts contains: the imports it reads, the
 # torch.distributed attribute path, or a Trainer base class. It lets the prefilter skip the rest.
-DISTRIBUTED_MARKERS = re.compile(
-    r"\b(?:import|from)\s+(?:accelerate|deepspeed)\b|torch\.distributed"
-    r"|\bfrom\s+torch\s+import\s*\(?[\s\w,]*\bdistributed\b|Trainer"
+DISTRIBUTED_MARKERS: tuple[Token, ...] = (
+    "Trainer",
+    "torch.distributed",
+    # `from deepspeed.x import y`; `import accelerate`, `import os, deepspeed` (lines may continue)
+    re.compile(r"from[\s\\]+(?:accelerate|deepspeed)"),
+    re.compile(r"import[ \t][^\n]*(?:\\\n[^\n]*)*?(?:accelerate|deepspeed)"),
+    re.compile(r"import[\s\w,(\\]*distributed"),  # `from torch import (nn, distributed)`
 )
 
 

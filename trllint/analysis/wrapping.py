@@ -26,14 +26,15 @@ plain traversals (no scope or qualified-name metadata).
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from trllint.analysis import walk
-from trllint.analysis.context import imports_of, is_trainer_class, methods_of
+from trllint.analysis.context import DEFAULT_STEP_METHODS, imports_of, is_trainer_class, methods_of
+from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches
+from trllint.rule import Token, token_present
 from trllint.source import SourceFile
 
 # Members a Hugging Face PreTrainedModel has and a wrapper does not forward.
@@ -165,9 +166,22 @@ class WrappingFacts:
 
 # Every source of wrapping above spells one of these in the file (aliases are imported by their
 # real names): a file with none of them has no wrapped model, and is not traversed at all.
-# (`deepspeed.initialize` is always spelt with its module's name, in the call or the import;
-# `.prepare` must not match `self.prepare_inputs_for_generation`, in every transformers model.)
-WRAPPING_MARKERS = re.compile(r"Trainer|DataParallel|deepspeed|model_wrapped|\.\s*prepare(?:_model)?\b")
+# `deepspeed.initialize` as markers.DEEPSPEED_INITIALIZE says, Trainer's engine as
+# `self.deepspeed`; a training-step method is named (configured names: wrapping_markers);
+# `.prepare` must not match `self.prepare_inputs_for_generation`, in every transformers model.
+WRAPPING_MARKERS: tuple[Token, ...] = (
+    "DataParallel",
+    "model_wrapped",
+    *DEFAULT_STEP_METHODS,
+    *DEEPSPEED_INITIALIZE,
+    re.compile(r"\.\s*deepspeed"),
+    re.compile(r"\.\s*prepare(?:_model)?\b"),
+)
+
+
+def wrapping_markers(step_methods: tuple[str, ...]) -> tuple[Token, ...]:
+    """Prefilter tokens for a wrapped model, with the configured training-step method names."""
+    return (*WRAPPING_MARKERS, *(m for m in step_methods if m not in DEFAULT_STEP_METHODS))
 
 
 def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> WrappingFacts:
@@ -175,7 +189,7 @@ def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> Wrappin
     key = ("wrapping", step_methods)
     facts = source.facts.get(key)
     if facts is None:
-        if WRAPPING_MARKERS.search(source.text):
+        if any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
             facts = _compute(source.module, imports_of(source), step_methods)
         else:
             facts = WrappingFacts()
