@@ -124,6 +124,8 @@ def test_field_hooks_wrap_that_fields_children():
 
 def test_token_types_hold_only_tokens():
     """A walk may skip a whitespace/punctuation subtree only if nothing else can be inside it."""
+    assert {cst.SimpleWhitespace, cst.Newline, cst.Comment, cst.Comma, cst.Add, cst.LeftParen} <= walk.TOKEN_TYPES
+    assert not walk.TOKEN_TYPES & {cst.Name, cst.Call, cst.Attribute, cst.SimpleStatementLine}
     for token_type in walk.TOKEN_TYPES:
         for name, _ in walk.child_fields(token_type):
             inside = walk.field_node_types(token_type, name)

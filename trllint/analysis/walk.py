@@ -21,8 +21,6 @@ import typing
 from typing import Any, Callable, Sequence
 
 import libcst as cst
-from libcst._nodes import op as _op_nodes
-from libcst._nodes import whitespace as _whitespace_nodes
 
 _VISITED_FIELD = re.compile(r"visit_(\w+)\(\s*self,\s*\"(\w+)\"")
 # How a field holds its children, from the helper LibCST visits it with.
@@ -51,11 +49,11 @@ def _subclasses(base: type) -> set[type]:
 
 
 # Whitespace, comments, operators and brackets: node types whose subtrees hold nothing but more
-# of the same (tests/test_walk.py checks the closure on LibCST's annotations).
+# of the same (tests/test_walk.py checks the closure on LibCST's annotations). LibCST keeps the
+# first two kinds in these modules.
+_TOKEN_MODULES = ("libcst._nodes.whitespace", "libcst._nodes.op")
 TOKEN_TYPES: frozenset[type] = frozenset(
-    t
-    for t in _subclasses(cst.CSTNode)
-    if t.__module__ in (_whitespace_nodes.__name__, _op_nodes.__name__)
+    t for t in _subclasses(cst.CSTNode) if t.__module__ in _TOKEN_MODULES
 ) | {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace}
 _TOKEN_NAMES = frozenset(t.__name__ for t in TOKEN_TYPES)
 
