@@ -17,7 +17,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from tests import speed_rules
-from trllint.analysis.parents import ParentProvider
+from trllint.analysis.parents import ParentProvider, parent_map
 from trllint.analysis.walk import TOKEN_TYPES
 from trllint.registry import all_rules
 from trllint.runner import RuleSet, lint_source, read_source
@@ -60,6 +60,12 @@ def test_parent_map_answers_like_a_dict_before_and_after_completing():
     comma = call.args[0].comma
     stranger = cst.Name("x")
     assert parents.get(stranger) is None and stranger not in parents
+    assert parents.get(module) is None  # the root has no parent
+    direct = parent_map(module)
+    assert direct.get(module) is None and direct.get(stranger) is None and direct[call.args[1]] is call
+    with pytest.raises(KeyError):
+        direct[module]
+    assert not direct._complete  # questions about other nodes do not link the tokens
     assert comma in parents and parents.get(comma) is call.args[0]
     assert parents[call.args[1]] is call
     with pytest.raises(KeyError):

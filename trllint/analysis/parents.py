@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import libcst as cst
 from libcst.metadata.base_provider import BaseMetadataProvider
 
-from trllint.analysis.walk import children, syntax_children
+from trllint.analysis.walk import TOKEN_TYPES, children, syntax_children
 
 
 class ParentMap(dict):
@@ -44,13 +44,18 @@ class ParentMap(dict):
             self._link(children)
         return self
 
+    def _may_link(self, node: object) -> bool:
+        # Every other node is linked from the start: asking for the root's parent, or a node of
+        # another tree, must not pay for linking the tokens.
+        return not self._complete and type(node) in TOKEN_TYPES
+
     def __missing__(self, node: cst.CSTNode) -> cst.CSTNode:
-        if self._complete:
+        if not self._may_link(node):
             raise KeyError(node)
         return self.complete()[node]
 
     def __contains__(self, node: object) -> bool:
-        return dict.__contains__(self, node) or (not self._complete and dict.__contains__(self.complete(), node))
+        return dict.__contains__(self, node) or (self._may_link(node) and dict.__contains__(self.complete(), node))
 
     def get(self, node: cst.CSTNode, default: Any = None) -> Any:
         return self[node] if node in self else default
