@@ -83,6 +83,7 @@ def test_linting_one_file_imports_nothing_heavy_and_no_more_of_trllint_than_need
         ours = {m for m in modules if m.startswith("trllint")}
         extra = {m for m in ours if not m.startswith(("trllint.rules.", "trllint.analysis"))} - TRLLINT_FOR_ONE_FILE
         assert not extra, f"imported without need: {sorted(extra)}"
+        assert "packaging" not in _top_level(modules)  # TRL005 needs it for dependency lists only
     assert "tempfile" not in modules_after(tmp_path, "--no-cache", "train.py")
 
 

@@ -27,7 +27,7 @@ from trllint.source import SourceFile
 INFO = all_rules()["TRL005"]
 RULE = INFO.rule
 CASES = INFO.folder / "cases"
-TABLE = importlib.import_module(RULE.__module__).known_bad()
+TABLE = importlib.import_module(RULE.__module__.rsplit(".", 1)[0] + ".releases").known_bad()
 
 
 def version_grid(first_good: Version) -> list[Version]:

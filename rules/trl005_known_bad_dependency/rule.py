@@ -1,65 +1,24 @@
 """TRL005 known-bad-dependency: a dependency range that admits a release with a known distributed bug.
 
-The releases are data (``known_bad.toml`` beside this file). Requirements files, ``setup.cfg`` and
-``pyproject.toml`` are read as text (:meth:`lint_text`); ``setup.py`` through LibCST, where the
-requirements are the string literals of ``install_requires`` and ``extras_require``.
+The releases are data (``known_bad.toml`` beside this file, read by ``releases.py``). Requirements
+files, ``setup.cfg`` and ``pyproject.toml`` are read as text (:meth:`lint_text`); ``setup.py``
+through LibCST, where the requirements are the string literals of ``install_requires`` and
+``extras_require``.
 """
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 from libcst.metadata import PositionProvider
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import Version
 
 from trllint.analysis.dependencies import Declared, Unreadable, in_pyproject, in_requirements_file, in_setup_cfg
 from trllint.analysis.names import call_name
-from trllint.analysis.specifiers import admits_any, raise_lower_bound, version_part
 from trllint.rule import Edit, Fix, Rule
 
-TABLE = Path(__file__).with_name("known_bad.toml")
-
-
-@dataclass(frozen=True)
-class KnownBad:
-    package: str  # canonical name
-    bad: SpecifierSet
-    first_good: Version
-    symptom: str
-    reference: str
-
-
-@lru_cache(maxsize=1)
-def known_bad() -> tuple[KnownBad, ...]:
-    with open(TABLE, "rb") as handle:
-        rows = tomllib.load(handle)["known-bad"]
-    return tuple(
-        KnownBad(
-            canonicalize_name(row["package"]),
-            SpecifierSet(row["bad"]),
-            Version(row["first-good"]),
-            row["symptom"],
-            row["reference"],
-        )
-        for row in rows
-    )
-
-
-def violated_row(requirement: Requirement) -> KnownBad | None:
-    """The first known-bad range this requirement's specifier lets in, if any."""
-    name = canonicalize_name(requirement.name)
-    for row in known_bad():
-        if row.package == name and admits_any(requirement.specifier, row.bad):
-            return row
-    return None
+if TYPE_CHECKING:
+    from .releases import KnownBad
 
 
 # setup() keywords whose strings are requirements.
@@ -104,6 +63,9 @@ class KnownBadDependency(Rule):
                 self.check(item)
 
     def check(self, declared: Declared) -> None:
+        # packaging is imported only for a file with dependencies in it, not on every run.
+        from .releases import InvalidRequirement, Requirement, version_part, violated_row
+
         try:
             requirement = Requirement(declared.text)
         except InvalidRequirement as exc:
@@ -125,6 +87,8 @@ class KnownBadDependency(Rule):
         self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row))
 
     def _raise_fix(self, declared: Declared, row: KnownBad) -> Fix | None:
+        from .releases import raise_lower_bound
+
         if declared.text_offset is None:
             return None
         edit = raise_lower_bound(declared.text, row.first_good)
