@@ -9,13 +9,12 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trllint.fixes import WriteError, fix_source, write_atomically
 from trllint.rule import Finding
-from trllint.runner import INTERNAL_ERROR, PARSE_ERROR, RuleSet, engine_finding, lint_source, read_source
+from trllint.runner import INTERNAL_ERROR, PARSE_ERROR, RuleSet, describe_failure, engine_finding, lint_source, read_source
 
 # Bigger files are refused rather than parsed: LibCST needs ~0.5 KB of memory and ~40 µs per byte
 # of source, so a 5 MB generated file would hold a worker for minutes and gigabytes. The largest
@@ -56,10 +55,7 @@ def process_bytes(
     try:
         return _process_bytes(data, display, filename, ruleset, mode)
     except Exception as exc:
-        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
-        where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-        at = f" at {where.filename.rsplit('/', 1)[-1]}:{where.lineno}" if where else ""
-        message = f"trllint failed on this file: {detail}{at}; please report it"
+        message = f"trllint failed on this file: {describe_failure(exc)}; please report it"
         return FileResult(display, findings=[engine_finding(INTERNAL_ERROR, display, message)]), None
 
 

@@ -45,6 +45,8 @@ def prefilter_groups(prefilter: Prefilter) -> tuple[tuple[Token, ...], ...]:
 
 def token_present(token: Token, text: str) -> bool:
     return token in text if isinstance(token, str) else token.search(text) is not None
+
+
 Fixable = Literal["never", "sometimes", "always"]
 
 
@@ -118,9 +120,12 @@ class Rule(cst.BatchableCSTVisitor):
     # A token is a string or a compiled regular expression. A tuple of tuples is a conjunction:
     # each group must have a token present (``(("config", "generate"), WRAPPING_MARKERS)``).
     # Every file is checked, so prefer strings; a regex should start with a literal, not ``\b``
-    # (trllint.analysis.markers says why). A rule with configurable names adds them in
-    # ``prefilter_for``.
+    # (trllint.analysis.markers says why).
     prefilter: ClassVar[Prefilter] = ()
+    # Settings that name more things the rule looks for (a project's own sink, say): each value
+    # (its last dotted part) joins the prefilter groups listed by index, so a file that spells
+    # only a configured name is still parsed.
+    prefilter_settings: ClassVar[dict[str, tuple[int, ...]]] = {}
     # File names (fnmatch patterns) this rule reads; Python rules keep the default.
     file_patterns: ClassVar[tuple[str, ...]] = ("*.py",)
     settings_schema: ClassVar[dict[str, Setting]] = {}
@@ -168,14 +173,19 @@ class Rule(cst.BatchableCSTVisitor):
         return any(fnmatch.fnmatch(filename, pattern) for pattern in cls.file_patterns)
 
     @classmethod
-    def prefilter_for(cls, settings: dict[str, Any]) -> Prefilter:
-        """The prefilter under these settings (a rule with configurable names adds them)."""
-        return cls.prefilter
+    def prefilter_for(cls, settings: dict[str, Any]) -> tuple[tuple[Token, ...], ...]:
+        """The prefilter groups under these settings, configured names added (prefilter_settings)."""
+        groups = list(prefilter_groups(cls.prefilter))
+        for key, indexes in cls.prefilter_settings.items():
+            names = tuple(str(value).rsplit(".", 1)[-1] for value in settings.get(key, ()))
+            for index in indexes:
+                groups[index] += names
+        return tuple(groups)
 
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None) -> bool:
-        prefilter = cls.prefilter_for(settings or {})
-        return all(any(token_present(token, text) for token in group) for group in prefilter_groups(prefilter))
+        groups = cls.prefilter_for(settings or {})
+        return all(any(token_present(token, text) for token in group) for group in groups)
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""
@@ -246,9 +256,9 @@ class Rule(cst.BatchableCSTVisitor):
         return Fix(tuple(edits), "unsafe" if unsafe else "safe")
 
 
-# Declared by every rule, computed only when a rule first asks (see Rule.resolve).
-# Computed on a rule's first get_metadata, once per file: most files that pass the prefilter
-# never need positions (no finding) or parents (the rule bails out early).
+# Declared by every rule, computed on a rule's first get_metadata (see Rule.resolve), once per
+# file: most files that pass the prefilter never need positions (no finding) or parents (the
+# rule bails out early).
 LAZY_METADATA = frozenset({PositionProvider, WhitespaceInclusivePositionProvider, ParentProvider})
 
 

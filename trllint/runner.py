@@ -251,20 +251,25 @@ def _last_exception() -> BaseException:
     return sys.exc_info()[1]  # type: ignore[return-value]
 
 
-def _internal_error(source: SourceFile, rule: type[Rule], exc: BaseException | None) -> Finding:
+def describe_failure(exc: BaseException | None, prefer_file: str | None = None) -> str:
+    """``Type: message at file.py:line`` on one line, whatever the exception says; the line is
+    the last one in ``prefer_file`` when the traceback passes through it."""
     where = ""
     if exc is not None and exc.__traceback__ is not None:
         frames = traceback.extract_tb(exc.__traceback__)
-        # The rule's own line says more than the LibCST frame the exception surfaced in.
-        rule_file = getattr(sys.modules.get(rule.__module__), "__file__", None)
-        own = [f for f in frames if rule_file and f.filename == rule_file]
+        own = [f for f in frames if prefer_file and f.filename == prefer_file]
         frame = (own or frames)[-1]
         where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
-    detail = " ".join(f"{type(exc).__name__}: {exc}".split())  # one line, whatever the exception says
+    return " ".join(f"{type(exc).__name__}: {exc}".split()) + where
+
+
+def _internal_error(source: SourceFile, rule: type[Rule], exc: BaseException | None) -> Finding:
+    # The rule's own line says more than the LibCST frame the exception surfaced in.
+    rule_file = getattr(sys.modules.get(rule.__module__), "__file__", None)
     return engine_finding(
         INTERNAL_ERROR,
         source.display_path,
-        f"rule {rule.code} ({rule.name}) failed on this file: {detail}{where}; please report it",
+        f"rule {rule.code} ({rule.name}) failed on this file: {describe_failure(exc, rule_file)}; please report it",
     )
 
 

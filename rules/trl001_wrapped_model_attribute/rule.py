@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 from libcst.metadata import PositionProvider
 
@@ -22,12 +20,11 @@ from trllint.analysis.wrapping import (
     FSDP,
     HF_MODEL_MEMBERS,
     WRAPPING_MARKERS,
-    wrapping_markers,
     Wrapping,
     wrapping_facts,
     wrapping_made_by,
 )
-from trllint.rule import Edit, Fix, Prefilter, Rule, Setting
+from trllint.rule import Edit, Fix, Rule, Setting
 
 # Reading these through the unwrapped module can still differ from reading them on the wrapper
 # under DeepSpeed ZeRO-3 / FSDP: the module's parameters are sharded, generation needs them whole.
@@ -44,17 +41,13 @@ class WrappedModelAttribute(Rule):
     fixable = "sometimes"
     # A member a wrapper hides, and something that can wrap a model.
     prefilter = (tuple(sorted(HF_MODEL_MEMBERS)), WRAPPING_MARKERS)
+    prefilter_settings = {"training-step-methods": (1,)}  # a configured step method wraps too
     settings_schema = {
         "training-step-methods": Setting(
             list, (), "extra Trainer method names whose model argument is the wrapped model", item_kind=str
         )
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
-
-    @classmethod
-    def prefilter_for(cls, settings: dict[str, Any]) -> Prefilter:
-        members, _ = cls.prefilter
-        return (members, wrapping_markers(step_methods(settings)))
 
     def visit_Module(self, node: cst.Module) -> None:
         self.context = NodeContext.of(self)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 
 from trllint.analysis import walk
@@ -12,7 +10,7 @@ from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
 from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import argument, assigned_names, dotted_name
 from trllint.analysis.nullness import NullnessAnalysis
-from trllint.rule import Edit, Fix, Prefilter, Rule, Setting
+from trllint.rule import Edit, Fix, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 
@@ -35,6 +33,8 @@ class DeepSpeedInitializeNone(Rule):
     fixable = "sometimes"
     # Every built-in sink spells both (a same-file helper calls one in the same file).
     prefilter = (("deepspeed",), ("prepare_deepspeed", *DEEPSPEED_INITIALIZE))
+    # A configured sink alone can match, so its name satisfies every group.
+    prefilter_settings = {"deepspeed-sinks": (0, 1)}
     settings_schema = {
         "deepspeed-sinks": Setting(
             list,
@@ -44,12 +44,6 @@ class DeepSpeedInitializeNone(Rule):
         )
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
-
-    @classmethod
-    def prefilter_for(cls, settings: dict[str, Any]) -> Prefilter:
-        # A configured sink alone can match, so its name satisfies every group.
-        extra = tuple(name.rsplit(".", 1)[-1] for name in settings.get("deepspeed-sinks", ()))
-        return tuple(group + extra for group in cls.prefilter)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.calls: list[cst.Call] = []

@@ -8,14 +8,13 @@ they gathered first). The fix gathers the per-rank tensor before it is reduced.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import libcst as cst
 
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
 from trllint.analysis.gathering import DISTRIBUTED_MARKERS, GatherSite, Rank, RankFlow, runs_distributed
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule import Edit, Prefilter, Rule, Setting, Token
+from trllint.rule import Edit, Rule, Setting, Token
 
 # TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
 # store_metrics), so an override's dict reaches a sink without a call in the same file.
@@ -40,6 +39,7 @@ class UngatheredMetric(Rule):
     )
     fixable = "sometimes"
     prefilter = (DISTRIBUTED_MARKERS, METRIC_SINK_MARKERS)
+    prefilter_settings = {"metric-sinks": (1,)}  # a configured sink is a sink marker too
     settings_schema = {
         "metric-sinks": Setting(
             list,
@@ -49,13 +49,6 @@ class UngatheredMetric(Rule):
         )
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
-
-    @classmethod
-    def prefilter_for(cls, settings: dict[str, Any]) -> Prefilter:
-        # A configured sink is a sink marker too.
-        extra = tuple(name.rsplit(".", 1)[-1] for name in settings.get("metric-sinks", ()))
-        distributed, sinks = cls.prefilter
-        return (distributed, sinks + extra)
 
     def __init__(self, source, settings=None) -> None:
         super().__init__(source, settings)
