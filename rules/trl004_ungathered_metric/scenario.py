@@ -69,6 +69,9 @@ def main():
     if accelerator.is_main_process:
         with open(args.out, "w") as handle:
             json.dump({"num_processes": accelerator.num_processes, "logged": logged}, handle)
+    # Both ranks tear the gloo group down together: rank 1 leaving while rank 0 still writes was
+    # seen to abort it ("terminate called without an active exception").
+    accelerator.wait_for_everyone()
     accelerator.end_training()
 
 
