@@ -31,8 +31,8 @@ class Launch:
         return self.returncode == 0
 
 
-def scenario_path(rule_folder: str) -> Path:
-    return RULES / rule_folder / "scenario.py"
+def scenario_path(rule_folder: str, name: str = "scenario.py") -> Path:
+    return RULES / rule_folder / name
 
 
 def free_port() -> int:
@@ -95,7 +95,24 @@ def accelerate_launch(
         text=True,
         timeout=timeout,
     )
-    return Launch(completed.returncode, completed.stdout + completed.stderr)
+    launch = Launch(completed.returncode, completed.stdout + completed.stderr)
+    record_launch(command, script, launch)
+    return launch
+
+
+def record_launch(command: list[str], script: Path, launch: Launch) -> None:
+    """Append the launch and its whole output to $TRLLINT_RUNTIME_LOG, when set.
+
+    The GPU suite (tests/runtime/gpu_suite.sh) sets it, so that docs/gpu-runs.md can quote the
+    real error of each buggy copy and the good run of each fixed copy, not just PASSED.
+    """
+    log = os.environ.get("TRLLINT_RUNTIME_LOG")
+    if not log:
+        return
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(f"\n===== {script.parent.name}/{script.name}: exit {launch.returncode}\n")
+        handle.write("$ " + " ".join(command[2:]) + "\n")
+        handle.write(launch.output)
 
 
 def run_trllint(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -110,9 +127,11 @@ def run_trllint(*args: str, cwd: Path | None = None, stdin: str | None = None) -
     )
 
 
-def buggy_and_fixed(rule_folder: str, code: str, tmp_path: Path, *, unsafe: bool = False) -> tuple[Path, Path]:
-    """Copies of the scenario: ``buggy.py`` as written, ``fixed.py`` after ``trllint --fix``."""
-    source = scenario_path(rule_folder)
+def buggy_and_fixed(
+    rule_folder: str, code: str, tmp_path: Path, *, unsafe: bool = False, scenario: str = "scenario.py"
+) -> tuple[Path, Path]:
+    """Copies of a scenario: ``buggy/`` as written, ``fixed/`` after ``trllint --fix``."""
+    source = scenario_path(rule_folder, scenario)
     buggy = tmp_path / "buggy" / "scenario.py"
     fixed = tmp_path / "fixed" / "scenario.py"
     for target in (buggy, fixed):

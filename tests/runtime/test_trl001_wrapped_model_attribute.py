@@ -2,6 +2,8 @@
 
 The buggy scenario fails under DDP, silently trains with the wrong coefficient under DeepSpeed,
 and fails under DataParallel; the copy ``trllint --fix`` wrote runs and uses the configured value.
+On one GPU the Trainer wraps only under DeepSpeed; ``scenario_explicit_wrap.py`` wraps by hand
+(DataParallel, or DDP in a one-rank group) to show the real AttributeError there.
 """
 
 from __future__ import annotations
@@ -59,24 +61,54 @@ def _deepspeed_config(tmp_path):
     return path
 
 
-def test_deepspeed_on_cpu_buggy_reads_engine_config_silently(tmp_path):
+def check_deepspeed_reads_engine_config_until_fixed(tmp_path, ranks: int, env: dict[str, str]) -> None:
     buggy, fixed = buggy_and_fixed(RULE, CODE, tmp_path)
-    # DeepSpeed's CPU accelerator, not accelerate's MULTI_CPU fallback: no ACCELERATE_USE_CPU.
-    launch_args = ("--use_deepspeed", "--deepspeed_config_file", str(_deepspeed_config(tmp_path)), "--num_processes", "2")
-    no_gpu = {"CUDA_VISIBLE_DEVICES": ""}
+    launch_args = ("--use_deepspeed", "--deepspeed_config_file", str(_deepspeed_config(tmp_path)), "--num_processes", str(ranks))
 
-    silent = accelerate_launch(buggy, launch_args, cpu=False, env=no_gpu)
+    silent = accelerate_launch(buggy, launch_args, cpu=False, env=env)
     assert silent.ok, silent.output[-4000:]  # no error at all: that is the bug
     used = coefficients_used(silent.output)
-    assert len(used) == 2 * STEPS
+    assert len(used) == ranks * STEPS
     assert all(wrapper == "DeepSpeedEngine" for _, wrapper, _ in used)
     assert {value for _, _, value in used} == {0.0}  # the engine's config has no such key
 
-    repaired = accelerate_launch(fixed, launch_args, cpu=False, env=no_gpu)
+    repaired = accelerate_launch(fixed, launch_args, cpu=False, env=env)
     assert repaired.ok, repaired.output[-4000:]
     used = coefficients_used(repaired.output)
-    assert len(used) == 2 * STEPS
+    assert len(used) == ranks * STEPS
     assert all(wrapper == "DeepSpeedEngine" and value == CONFIGURED_COEF for _, wrapper, value in used)
+
+
+def test_deepspeed_on_cpu_buggy_reads_engine_config_silently(tmp_path):
+    # DeepSpeed's CPU accelerator, not accelerate's MULTI_CPU fallback: no ACCELERATE_USE_CPU.
+    check_deepspeed_reads_engine_config_until_fixed(tmp_path, 2, {"CUDA_VISIBLE_DEVICES": ""})
+
+
+@pytest.mark.gpu
+def test_deepspeed_on_one_gpu_buggy_reads_engine_config_silently(tmp_path):
+    # One rank is enough: the Trainer hands the step the DeepSpeed engine whatever the world size.
+    check_deepspeed_reads_engine_config_until_fixed(tmp_path, 1, {})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("wrap", "wrapper"), [("dataparallel", "DataParallel"), ("ddp", "DistributedDataParallel")]
+)
+def test_explicit_wrap_on_one_gpu_buggy_fails_fixed_runs(tmp_path, wrap, wrapper):
+    # A script that wraps by hand wraps on one GPU too: DataParallel(device_ids=[0]), or DDP in a
+    # one-rank NCCL group. The fix reads through .module.
+    buggy, fixed = buggy_and_fixed(RULE, CODE, tmp_path, scenario="scenario_explicit_wrap.py")
+    assert 'getattr(model, "module", model).config' in fixed.read_text()
+    one_process = ("--num_processes", "1")
+
+    broken = accelerate_launch(buggy, one_process, script_args=("--wrap", wrap), cpu=False)
+    assert not broken.ok
+    assert f"AttributeError: '{wrapper}' object has no attribute 'config'" in broken.output, broken.output[-4000:]
+
+    repaired = accelerate_launch(fixed, one_process, script_args=("--wrap", wrap), cpu=False)
+    assert repaired.ok, repaired.output[-4000:]
+    used = coefficients_used(repaired.output)
+    assert used == [(0, wrapper, CONFIGURED_COEF)] * STEPS
 
 
 @pytest.mark.gpu
