@@ -22,7 +22,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from tests.fixtures.robust_rules import run_cli
+from tests.engine_rules import run_cli
 
 PACKAGES = ("trl", "accelerate", "deepspeed", "transformers")
 SAMPLE = os.environ.get("TRLLINT_CORPUS_FILES", "120")

@@ -1,6 +1,6 @@
 """The text prefilter only saves work: linting with and without it gives the same findings.
 
-Checked twice: with the stand-in rules of ``tests/speed_rules.py`` (so the engine's part holds
+Checked twice: with the stand-in rules of ``tests/engine_rules.py`` (so the engine's part holds
 whatever the rule pack holds), and with the real rule pack (so each rule's ``prefilter`` names
 tokens its findings cannot exist without). The corpus is real training code (a spread of the
 installed trl, accelerate and deepspeed sources, when installed), every rule's cases and
@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import speed_rules
+from tests import engine_rules
 from trllint.registry import all_rules
-from trllint.rule import Finding
-from trllint.runner import RuleSet, lint_source, read_source
+from trllint.findings import Finding
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source, read_source
 
 REPO = Path(__file__).resolve().parent.parent
 # Files per installed package; TRLLINT_PREFILTER_FILES raises it (the slow run uses every file).
@@ -87,7 +88,7 @@ def _compare(files: list[Path], rules: list) -> int:
 
 def test_prefilter_changes_no_finding_of_the_stand_in_rules(tmp_path):
     files = _corpus(tmp_path)
-    rules = [info.rule for info in speed_rules.infos().values()]
+    rules = [info.rule for info in engine_rules.speed_rule_infos().values()]
     found = _compare(files, rules)
     # The corpus must exercise the rules, or the comparison proves nothing.
     assert found > 0
@@ -95,7 +96,7 @@ def test_prefilter_changes_no_finding_of_the_stand_in_rules(tmp_path):
 
 def test_prefilter_skips_files_no_rule_can_match(tmp_path):
     """The saving is real: a file without any rule's token is never parsed by LibCST."""
-    rules = [info.rule for info in speed_rules.infos().values()]
+    rules = [info.rule for info in engine_rules.speed_rule_infos().values()]
     source = read_source(EDGE_FILES["nothing_to_match.py"].encode(), "n.py", "n.py")
     assert lint_source(source, "n.py", RuleSet(rules)) == []
     assert source._module is None
@@ -104,7 +105,7 @@ def test_prefilter_skips_files_no_rule_can_match(tmp_path):
 
 
 def test_syntax_error_finding_does_not_depend_on_the_prefilter(tmp_path):
-    rules = [info.rule for info in speed_rules.infos().values()]
+    rules = [info.rule for info in engine_rules.speed_rule_infos().values()]
     for name in ("syntax_error.py", "syntax_error_with_token.py", "cpython_only_error.py"):
         text = EDGE_FILES[name]
         results = [

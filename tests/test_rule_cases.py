@@ -21,7 +21,8 @@ import pytest
 
 from trllint.fixes import fix_source, still_valid
 from trllint.registry import all_rules
-from trllint.runner import RuleSet, lint_source
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source
 from trllint.source import SourceFile
 
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
