@@ -1,13 +1,7 @@
 """One harness for every rule's cases, no opt-out (as Ruff's).
 
-``rules/<rule>/cases/``:
-- ``bad_*``: the exact (line, code) findings are marked by ``# expect: CODE`` on the line above;
-- ``good_*``: must stay silent;
-- ``bad_*.fixed.<ext>``: the exact text all of the rule's fixes produce (unsafe ones included).
-
-A case for a file the rule only reads under a certain name (``pyproject.toml``) is named
-``bad_<label>__pyproject.toml``: the part after ``__`` is the name it is linted as. A case may set
-rule settings with a ``# trllint-settings: {json}`` line.
+The case-file format (``bad_``/``good_``/``.fixed.`` names, ``# expect:``, the ``__`` suffix,
+``# trllint-settings:``) is described in docs/adding-a-rule.md, section "Cases".
 """
 
 from __future__ import annotations
