@@ -5,9 +5,10 @@
 writes ``rules/trl006_collective_under_rank_guard/`` (``__init__.py``, ``rule.py``, ``README.md``
 with every section, one bad / bad.fixed / good case, ``scenario.py``), the runtime test
 ``tests/runtime/test_trl006_collective_under_rank_guard.py`` (it fails until it is written), and a
-row in README.md's rule table. The generated rule runs and passes its own cases, so the case
-harness and the completeness test pass from the start; then make it the rule you mean, following
-docs/adding-a-rule.md. Nothing in the engine needs an edit.
+row in README.md's rule table. The generated rule runs and passes its own cases from the start;
+tests/test_rule_completeness.py names the placeholders still to write (README, scenario) and the
+runtime test fails until written. Make it the rule you mean, following docs/adding-a-rule.md.
+Nothing in the engine needs an edit.
 """
 
 from __future__ import annotations

@@ -36,7 +36,10 @@ def missing_parts(folder: Path, code: str, fixable: str, *, runtime_tests: Path,
     if not readme_path.is_file():
         missing.append(f"{rule}: no README.md")
     else:
-        sections = _sections(readme_path.read_text(encoding="utf-8"))
+        readme = readme_path.read_text(encoding="utf-8")
+        if "TODO" in readme:
+            missing.append(f"{rule}: README.md still has TODO placeholders (scripts/add_rule.py left them to fill in)")
+        sections = _sections(readme)
         for title in README_SECTIONS:
             body = sections.get(title, "")
             if not body.strip():
@@ -54,8 +57,11 @@ def missing_parts(folder: Path, code: str, fixable: str, *, runtime_tests: Path,
         missing.append(f"{rule}: no good case (cases/good_*.py)")
     if fixable != "never" and not [n for n in names if n.startswith("bad_") and ".fixed." in n]:
         missing.append(f"{rule}: fixable '{fixable}' but no fixed case (cases/bad_*.fixed.py)")
-    if not (folder / "scenario.py").is_file():
+    scenario = folder / "scenario.py"
+    if not scenario.is_file():
         missing.append(f"{rule}: no scenario.py (the runtime proof's training script)")
+    elif "TODO" in scenario.read_text(encoding="utf-8"):
+        missing.append(f"{rule}: scenario.py is still the scaffold's placeholder (TODO)")
     if not (runtime_tests / f"test_{folder.name}.py").is_file():
         missing.append(f"{rule}: no runtime test tests/runtime/test_{folder.name}.py")
     if not re.search(rf"^\|[^|\n]*\b{code}\b[^|\n]*\|", project_readme, flags=re.M):
@@ -72,7 +78,8 @@ def _check(folder: Path, code: str, fixable: str, runtime_tests: Path = REPO / "
 @pytest.mark.parametrize("code", sorted(all_rules()))
 def test_rule_folder_is_complete(code: str):
     info = all_rules()[code]
-    assert _check(info.folder, code, info.rule.fixable) == []
+    missing = _check(info.folder, code, info.rule.fixable)
+    assert not missing, "\n".join(["rule folder incomplete (docs/adding-a-rule.md):", *missing])
 
 
 def test_every_rule_folder_defines_a_rule():
@@ -135,6 +142,15 @@ def test_checker_names_a_missing_table_row(complete_copy):
     without_row = "\n".join(line for line in readme.splitlines() if "TRL002" not in line or not line.startswith("|"))
     [message] = missing_parts(folder, "TRL002", "always", runtime_tests=runtime, project_readme=without_row)
     assert message == f"TRL002 ({folder.name}): no row in README.md's rule table"
+
+
+def test_checker_names_placeholders_left_by_the_scaffold(complete_copy):
+    folder, runtime, readme = complete_copy
+    (folder / "scenario.py").write_text('raise SystemExit("TODO: write the scenario")\n')
+    with open(folder / "README.md", "a", encoding="utf-8") as handle:
+        handle.write("\nTODO: the exact error text\n")
+    missing = missing_parts(folder, "TRL002", "always", runtime_tests=runtime, project_readme=readme)
+    assert [m.split(": ", 1)[1].split(" ", 2)[:2] for m in missing] == [["README.md", "still"], ["scenario.py", "is"]]
 
 
 def test_a_rule_that_never_fixes_needs_no_fixed_case(complete_copy):
