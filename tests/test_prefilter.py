@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,49 @@ def test_prefilter_counts_configured_names_as_markers(tmp_path):
     without = _lint(files, RuleSet(rules, settings=settings, use_prefilter=False))
     assert with_prefilter == without
     assert sorted(f.code for found in without.values() for f in found) == ["TRL001", "TRL004"]
+
+
+# ---- the declaration: named parts, no meaning in tuple nesting -------------------------------
+
+
+def test_any_of_all_of_and_configured_names():
+    from trllint.prefilter import AllOf, AnyOf
+
+    sinks = AnyOf("log_metric", re.compile(r"\.\s*log\s*\("), setting="metric-sinks")
+    prefilter = AllOf(AnyOf("accelerate", "torch.distributed"), sinks)
+    assert prefilter.holds("import accelerate\nself.log(x)\n", {})
+    assert not prefilter.holds("import accelerate\nrecord(x)\n", {}), "no sink spelled"
+    assert prefilter.holds("import accelerate\nrecord(x)\n", {"metric-sinks": ["my_logger.record"]})
+    assert not prefilter.holds("record(x)\n", {"metric-sinks": ["my_logger.record"]}), "both parts must hold"
+    # Shared markers nest: any of (any of ...) is one any-of, its settings kept.
+    nested = AnyOf("prepare_deepspeed", sinks)
+    assert nested.tokens[0] == "prepare_deepspeed" and nested.settings == ("metric-sinks",)
+    assert list(AnyOf("a", "b")) == ["a", "b"]  # spread into other token lists
+
+
+@pytest.mark.parametrize(
+    "declaration, message",
+    [
+        ('prefilter = ("cuda", "accelerate")', "prefilter is a tuple; declare AnyOf(...)"),
+        ('prefilter = (("cuda",), ("accelerate",))', "prefilter is a tuple; declare AnyOf(...)"),
+        ('prefilter = AnyOf("x")\n    prefilter_settings = {"s": (0,)}', "prefilter_settings is gone"),
+    ],
+)
+def test_old_tuple_declarations_are_refused_at_import(declaration: str, message: str):
+    from trllint.prefilter import AnyOf
+    from trllint.rule import Rule
+
+    source = f"class Old(Rule):\n    code, name, message = 'TST199', 'old', 'old'\n    {declaration}\n"
+    with pytest.raises(TypeError, match=re.escape(message)):
+        exec(source, {"Rule": Rule, "AnyOf": AnyOf})
+
+
+def test_empty_or_malformed_parts_are_refused():
+    from trllint.prefilter import AllOf, AnyOf
+
+    with pytest.raises(TypeError, match="would never hold"):
+        AnyOf()
+    with pytest.raises(TypeError, match="AllOf takes AnyOf parts"):
+        AllOf(("a", "b"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="AnyOf takes strings"):
+        AnyOf(("a", "b"))  # type: ignore[arg-type]
