@@ -19,7 +19,7 @@ a regex should start with a literal, not ``\\b`` (trllint.analysis.markers says 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Iterator, Union
+from typing import Any, Iterator, Union
 
 Token = Union[str, "re.Pattern[str]"]
 
@@ -91,13 +91,6 @@ class AllOf:
 Prefilter = Union[AnyOf, AllOf]
 
 
-def parts_of(prefilter: Prefilter | None) -> tuple[AnyOf, ...]:
-    """The prefilter as the any-of parts that must all hold (none: always run)."""
-    if prefilter is None:
-        return ()
-    return prefilter.parts if isinstance(prefilter, AllOf) else (prefilter,)
-
-
 def check_declaration(owner: str, prefilter: object) -> None:
     """A clear error at import for a prefilter that is not AnyOf/AllOf (the old tuple forms)."""
     if prefilter is not None and not isinstance(prefilter, (AnyOf, AllOf)):
@@ -106,6 +99,3 @@ def check_declaration(owner: str, prefilter: object) -> None:
             "from trllint.prefilter (docs/adding-a-rule.md, Prefilters)"
         )
 
-
-def setting_names(prefilter: Prefilter | None) -> Iterable[str]:
-    return {key for part in parts_of(prefilter) for key in part.settings}
