@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.robust_rules import run_cli
-from trllint import batch
-from trllint.batch import MAX_FILE_BYTES
+from tests.engine_rules import run_cli
+from trllint import pool
+from trllint.pool import MAX_FILE_BYTES
 
 GOOD = "x = 1\n"
 GOOD_FIXED = "x = (1)\n"
@@ -64,10 +64,10 @@ def test_latin1_file_with_coding_cookie_round_trips_byte_for_byte(tree: Path):
 
 def test_fix_that_the_declared_encoding_cannot_hold_is_not_written(tmp_path: Path):
     # The test rule's "..." is ASCII; a rule writing "…" into a latin-1 file must not crash the run.
-    from tests.fixtures.robust_rules import register_only
-    from trllint.batch import Mode, process_bytes
+    from tests.engine_rules import register_only
+    from trllint.pool import Mode, process_bytes
     from trllint.rule import Rule
-    from trllint.runner import RuleSet
+    from trllint.ruleset import RuleSet
 
     class EllipsisCharacter(Rule):
         code, name, message, fixable = "TRL909", "test-unicode-fix", "pass (test)", "always"
@@ -104,7 +104,7 @@ def test_crlf_and_mixed_line_endings_are_preserved_by_fix(tree: Path):
 def test_a_fix_that_writes_newlines_uses_the_files_own(tmp_path: Path):
     from trllint.fixes import fix_source
     from trllint.rule import Edit, Rule
-    from trllint.runner import RuleSet
+    from trllint.ruleset import RuleSet
     from trllint.source import SourceFile
 
     class CommentAboveDef(Rule):
@@ -157,8 +157,8 @@ def test_five_megabyte_file_is_refused_quickly_and_the_run_goes_on(tree: Path):
 
 def test_file_just_under_the_limit_is_linted(tmp_path: Path):
     # The limit is on bytes read, so it applies to standard input too.
-    from trllint.batch import Mode, process_bytes
-    from trllint.runner import RuleSet
+    from trllint.pool import Mode, process_bytes
+    from trllint.ruleset import RuleSet
 
     big = b"# " + b"x" * (MAX_FILE_BYTES + 1) + b"\n"
     result, _ = process_bytes(big, "stdin.py", "stdin.py", RuleSet([]), Mode())
@@ -228,7 +228,7 @@ def test_unreadable_file_real_permissions(tree: Path):
 
 
 def test_unreadable_file_simulated(tree: Path, monkeypatch, capsys):
-    from tests.fixtures.robust_rules import SOUND_FIXING_RULES, register_pack_and
+    from tests.engine_rules import SOUND_FIXING_RULES, register_pack_and
     from trllint.cli import main
 
     (tree / "secret.py").write_text(GOOD)
@@ -294,7 +294,7 @@ def test_internal_error_in_one_rule_on_one_file_is_trl999_and_everything_else_ru
     [crash] = lines_naming(result.stdout, "TRL999")
     assert crash.startswith("boom.py:1:1: TRL999")
     assert "rule TRL998 (test-crashing-rule) failed on this file: ZeroDivisionError: the test rule blew up on purpose" in crash
-    assert "robust_rules.py:" in crash  # the rule's own line, not LibCST's
+    assert "engine_rules.py:" in crash  # the rule's own line, not LibCST's
     # The crashing rule's neighbours still report on the same file, and other files are linted.
     assert lines_naming(result.stdout, "boom.py:1:11: TRL901")
     assert lines_naming(result.stdout, "boom.py:3:5: TRL902")
@@ -337,7 +337,7 @@ def test_deep_nesting_is_trl000_not_a_crash(tree: Path):
 def test_rule_with_an_out_of_range_edit_is_trl999_not_a_corrupt_file(tmp_path: Path):
     from trllint.fixes import fix_source
     from trllint.rule import Edit, Rule
-    from trllint.runner import RuleSet
+    from trllint.ruleset import RuleSet
     from trllint.source import SourceFile
 
     class EditPastTheEnd(Rule):
@@ -355,13 +355,13 @@ def test_rule_with_an_out_of_range_edit_is_trl999_not_a_corrupt_file(tmp_path: P
 
 
 def test_engine_failure_on_one_file_becomes_trl999_for_that_file(monkeypatch):
-    from trllint.batch import Mode, process_bytes
-    from trllint.runner import RuleSet
+    from trllint.pool import Mode, process_bytes
+    from trllint.ruleset import RuleSet
 
     def broken_fix_source(*args, **kwargs):
         raise KeyError("simulated engine bug")
 
-    monkeypatch.setattr(batch, "fix_source", broken_fix_source)
+    monkeypatch.setattr(pool, "fix_source", broken_fix_source)
     result, new = process_bytes(b"x = 1\n", "f.py", "f.py", RuleSet([]), Mode(fix=True))
     assert new is None
     [finding] = result.findings

@@ -2,7 +2,7 @@
 change a finding (the file, the selected rules, a rule setting) makes it lint again, a damaged
 cache is ignored, and runs that share the folder leave it loadable.
 
-The stand-in rules of ``tests/speed_rules.py`` are the run's rules here, so these tests hold
+The stand-in rules of ``tests/engine_rules.py`` are the run's rules here, so these tests hold
 whatever the rule pack holds.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import speed_rules
+from tests import engine_rules
 from trllint import cache as cache_module
 from trllint.cli import main
 from trllint.registry import register_rules
@@ -47,7 +47,7 @@ class Trainer:
 
 @pytest.fixture
 def stand_in_rules():
-    speed_rules.install()
+    engine_rules.install_speed_rules()
     yield
     register_rules({})
 
@@ -196,8 +196,8 @@ _DRIVER = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {repo!r})
-    from tests import speed_rules
-    speed_rules.install()
+    from tests import engine_rules
+    engine_rules.install_speed_rules()
     from trllint.cli import main
     sys.exit(main(sys.argv[1:]))
     """

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.robust_rules import ENTRY, REPO, SOUND_FIXING_RULES, run_cli
+from tests.engine_rules import ENTRY, REPO, SOUND_FIXING_RULES, run_cli
 from trllint.fixes import fix_source
-from trllint.runner import RuleSet
+from trllint.ruleset import RuleSet
 from trllint.source import SourceFile
 
 KILL_ROUNDS = int(os.environ.get("TRLLINT_KILL_ROUNDS", "20"))
@@ -202,7 +202,7 @@ def test_two_fix_runs_at_once_fix_everything_and_keep_the_cache_sound(tmp_path: 
 
 
 def test_only_orphaned_temporary_files_are_removed(tmp_path: Path):
-    from trllint.fixes import write_atomically
+    from trllint.atomic_write import write_atomically
 
     target = tmp_path / "m.py"
     target.write_bytes(b"x = 1\n")

@@ -6,17 +6,17 @@ import json
 
 import pytest
 
-from tests import speed_rules
+from tests import engine_rules
 from tests.test_cache import TRAINER, run
-from trllint.batch import Mode, process_files
+from trllint.pool import Mode, process_files
 from trllint.cli import main
 from trllint.registry import register_rules
-from trllint.runner import RuleSet
+from trllint.ruleset import RuleSet
 
 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
-    speed_rules.install()
+    engine_rules.install_speed_rules()
     (tmp_path / "pyproject.toml").write_text('[tool.trllint]\nselect = ["TST"]\n', encoding="utf-8")
     for n in range(24):
         # Files of very different sizes, so the pool's largest-first order differs from the input's.
@@ -42,7 +42,7 @@ def test_one_worker_and_two_workers_report_the_same(tree, capsys, output):
 
 def test_the_pool_keeps_the_order_of_the_files(tree):
     jobs = [(p, p.name) for p in sorted(tree.glob("*.py"))]
-    ruleset = RuleSet([info.rule for info in speed_rules.infos().values()])
+    ruleset = RuleSet([info.rule for info in engine_rules.speed_rule_infos().values()])
     alone = process_files(jobs, ruleset, Mode(), workers=1)
     pooled = process_files(jobs, ruleset, Mode(), workers=2)
     assert [r.path for r in pooled] == [name for _, name in jobs]

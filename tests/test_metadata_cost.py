@@ -16,11 +16,12 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from tests import speed_rules
+from tests import engine_rules
 from trllint.analysis.parents import ParentProvider, parent_map
 from trllint.analysis.walk import TOKEN_TYPES
 from trllint.registry import all_rules
-from trllint.runner import RuleSet, lint_source, read_source
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source, read_source
 
 
 def _sample() -> list[Path]:
@@ -81,7 +82,7 @@ def test_positions_are_computed_only_for_a_file_with_findings(monkeypatch):
         return real(self, module)
 
     monkeypatch.setattr(PositionProvider, "_gen_impl", counting)
-    rules = RuleSet([info.rule for info in speed_rules.infos().values()])
+    rules = RuleSet([info.rule for info in engine_rules.speed_rule_infos().values()])
     quiet = "def configure(model):\n    return model.settings\n"  # passes the prefilter, no finding
     source = read_source(quiet.encode(), "quiet.py", "quiet.py")
     assert lint_source(source, "quiet.py", rules) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import zipfile
 import subprocess
 import sys
 import venv
@@ -22,8 +23,8 @@ def _copy_checkout(destination: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """A new virtual environment with trllint's wheel and its two dependencies, nothing else."""
+def wheel(tmp_path_factory) -> Path:
+    """trllint's wheel, built from a copy of the checkout."""
     root = tmp_path_factory.mktemp("wheel")
     source = _copy_checkout(root / "src")
     subprocess.run(
@@ -33,8 +34,13 @@ def installed(tmp_path_factory) -> Path:
         capture_output=True,
         timeout=600,
     )
-    wheel = next((root / "dist").glob("trllint-*.whl"))
-    env_dir = root / "venv"
+    return next((root / "dist").glob("trllint-*.whl"))
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path) -> Path:
+    """A new virtual environment with trllint's wheel and its two dependencies, nothing else."""
+    env_dir = wheel.parent.parent / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(env_dir / "bin" / "python"), "install", "-q", str(wheel)],
@@ -75,3 +81,14 @@ def test_installed_wheel_lints_from_outside_the_checkout(installed, tmp_path):
         cwd=tmp_path, capture_output=True, text=True,
     )
     assert where.returncode == 0 and str(installed) in where.stdout, where.stdout + where.stderr
+
+
+def test_wheel_carries_every_rule_folder_whole(wheel: Path):
+    """Each rules/<folder>/ ships as trllint/rules/<folder>/ with every file the checkout has
+    (a folder without __init__.py used to be left out silently)."""
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    for folder in RULE_FOLDERS:
+        files = [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+        expected = {f"trllint/rules/{folder.name}/{p.relative_to(folder).as_posix()}" for p in files}
+        assert f"trllint/rules/{folder.name}/__init__.py" in expected, f"{folder.name} has no __init__.py"
+        assert not expected - shipped, f"{folder.name}: not in the wheel: {sorted(expected - shipped)}"

@@ -1,6 +1,6 @@
 """The text prefilter only saves work: linting with and without it gives the same findings.
 
-Checked twice: with the stand-in rules of ``tests/speed_rules.py`` (so the engine's part holds
+Checked twice: with the stand-in rules of ``tests/engine_rules.py`` (so the engine's part holds
 whatever the rule pack holds), and with the real rule pack (so each rule's ``prefilter`` names
 tokens its findings cannot exist without). The corpus is real training code (a spread of the
 installed trl, accelerate and deepspeed sources, when installed), every rule's cases and
@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
 
-from tests import speed_rules
+from tests import engine_rules
 from trllint.registry import all_rules
-from trllint.rule import Finding
-from trllint.runner import RuleSet, lint_source, read_source
+from trllint.findings import Finding
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source, read_source
 
 REPO = Path(__file__).resolve().parent.parent
 # Files per installed package; TRLLINT_PREFILTER_FILES raises it (the slow run uses every file).
@@ -87,7 +89,7 @@ def _compare(files: list[Path], rules: list) -> int:
 
 def test_prefilter_changes_no_finding_of_the_stand_in_rules(tmp_path):
     files = _corpus(tmp_path)
-    rules = [info.rule for info in speed_rules.infos().values()]
+    rules = [info.rule for info in engine_rules.speed_rule_infos().values()]
     found = _compare(files, rules)
     # The corpus must exercise the rules, or the comparison proves nothing.
     assert found > 0
@@ -95,7 +97,7 @@ def test_prefilter_changes_no_finding_of_the_stand_in_rules(tmp_path):
 
 def test_prefilter_skips_files_no_rule_can_match(tmp_path):
     """The saving is real: a file without any rule's token is never parsed by LibCST."""
-    rules = [info.rule for info in speed_rules.infos().values()]
+    rules = [info.rule for info in engine_rules.speed_rule_infos().values()]
     source = read_source(EDGE_FILES["nothing_to_match.py"].encode(), "n.py", "n.py")
     assert lint_source(source, "n.py", RuleSet(rules)) == []
     assert source._module is None
@@ -104,7 +106,7 @@ def test_prefilter_skips_files_no_rule_can_match(tmp_path):
 
 
 def test_syntax_error_finding_does_not_depend_on_the_prefilter(tmp_path):
-    rules = [info.rule for info in speed_rules.infos().values()]
+    rules = [info.rule for info in engine_rules.speed_rule_infos().values()]
     for name in ("syntax_error.py", "syntax_error_with_token.py", "cpython_only_error.py"):
         text = EDGE_FILES[name]
         results = [
@@ -148,3 +150,49 @@ def test_prefilter_counts_configured_names_as_markers(tmp_path):
     without = _lint(files, RuleSet(rules, settings=settings, use_prefilter=False))
     assert with_prefilter == without
     assert sorted(f.code for found in without.values() for f in found) == ["TRL001", "TRL004"]
+
+
+# ---- the declaration: named parts, no meaning in tuple nesting -------------------------------
+
+
+def test_any_of_all_of_and_configured_names():
+    from trllint.prefilter import AllOf, AnyOf
+
+    sinks = AnyOf("log_metric", re.compile(r"\.\s*log\s*\("), setting="metric-sinks")
+    prefilter = AllOf(AnyOf("accelerate", "torch.distributed"), sinks)
+    assert prefilter.holds("import accelerate\nself.log(x)\n", {})
+    assert not prefilter.holds("import accelerate\nrecord(x)\n", {}), "no sink spelled"
+    assert prefilter.holds("import accelerate\nrecord(x)\n", {"metric-sinks": ["my_logger.record"]})
+    assert not prefilter.holds("record(x)\n", {"metric-sinks": ["my_logger.record"]}), "both parts must hold"
+    # Shared markers nest: any of (any of ...) is one any-of, its settings kept.
+    nested = AnyOf("prepare_deepspeed", sinks)
+    assert nested.tokens[0] == "prepare_deepspeed" and nested.settings == ("metric-sinks",)
+    assert list(AnyOf("a", "b")) == ["a", "b"]  # spread into other token lists
+
+
+@pytest.mark.parametrize(
+    "declaration, message",
+    [
+        ('prefilter = ("cuda", "accelerate")', "prefilter is a tuple; declare AnyOf(...)"),
+        ('prefilter = (("cuda",), ("accelerate",))', "prefilter is a tuple; declare AnyOf(...)"),
+        ('prefilter = AnyOf("x")\n    prefilter_settings = {"s": (0,)}', "prefilter_settings is gone"),
+    ],
+)
+def test_old_tuple_declarations_are_refused_at_import(declaration: str, message: str):
+    from trllint.prefilter import AnyOf
+    from trllint.rule import Rule
+
+    source = f"class Old(Rule):\n    code, name, message = 'TST199', 'old', 'old'\n    {declaration}\n"
+    with pytest.raises(TypeError, match=re.escape(message)):
+        exec(source, {"Rule": Rule, "AnyOf": AnyOf})
+
+
+def test_empty_or_malformed_parts_are_refused():
+    from trllint.prefilter import AllOf, AnyOf
+
+    with pytest.raises(TypeError, match="would never hold"):
+        AnyOf()
+    with pytest.raises(TypeError, match="AllOf takes AnyOf parts"):
+        AllOf(("a", "b"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="AnyOf takes strings"):
+        AnyOf(("a", "b"))  # type: ignore[arg-type]

@@ -17,10 +17,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.fixtures.robust_rules import SOUND_FIXING_RULES
+from tests.engine_rules import SOUND_FIXING_RULES
 from trllint.fixes import compiles, fix_source
 from trllint.registry import all_rules
-from trllint.runner import RuleSet, lint_source
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source
 from trllint.source import SourceFile
 
 EXAMPLES = int(os.environ.get("TRLLINT_HYPOTHESIS_EXAMPLES", "60"))

@@ -1,13 +1,7 @@
 """One harness for every rule's cases, no opt-out (as Ruff's).
 
-``rules/<rule>/cases/``:
-- ``bad_*``: the exact (line, code) findings are marked by ``# expect: CODE`` on the line above;
-- ``good_*``: must stay silent;
-- ``bad_*.fixed.<ext>``: the exact text all of the rule's fixes produce (unsafe ones included).
-
-A case for a file the rule only reads under a certain name (``pyproject.toml``) is named
-``bad_<label>__pyproject.toml``: the part after ``__`` is the name it is linted as. A case may set
-rule settings with a ``# trllint-settings: {json}`` line.
+The case-file format (``bad_``/``good_``/``.fixed.`` names, ``# expect:``, the ``__`` suffix,
+``# trllint-settings:``) is described in docs/adding-a-rule.md, section "Cases".
 """
 
 from __future__ import annotations
@@ -21,7 +15,8 @@ import pytest
 
 from trllint.fixes import fix_source, still_valid
 from trllint.registry import all_rules
-from trllint.runner import RuleSet, lint_source
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source
 from trllint.source import SourceFile
 
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from trllint.registry import all_rules
-from trllint.runner import RuleSet, lint_source
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source
 from trllint.source import SourceFile
 
 CALLER = """\

@@ -21,7 +21,8 @@ from trllint import cli
 from trllint.analysis.dependencies import TomlStrings, in_pyproject, in_requirements_file, in_setup_cfg
 from trllint.analysis.specifiers import admits_any, raise_lower_bound
 from trllint.registry import all_rules
-from trllint.runner import RuleSet, lint_source
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source
 from trllint.source import SourceFile
 
 INFO = all_rules()["TRL005"]

@@ -7,13 +7,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from trllint.batch import FileResult, Mode, default_jobs, process_bytes, process_files
 from trllint.config import Config
 from trllint.discovery import DEFAULT_EXCLUDES, discover, display_path
+from trllint.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
+from trllint.pool import FileResult, Mode, default_jobs, process_bytes, process_files
 from trllint.registry import available_rules
 from trllint.report import RunReport, render
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 @dataclass

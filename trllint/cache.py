@@ -19,10 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from trllint import __version__
-from trllint.batch import FileResult, Mode, process_files
 from trllint.config import Config
-from trllint.rule import Edit, Finding, Fix
-from trllint.runner import RuleSet
+from trllint.findings import Edit, Finding, Fix
+from trllint.pool import FileResult, Mode, process_files
+from trllint.ruleset import RuleSet
 
 CACHE_DIR = ".trllint_cache"
 

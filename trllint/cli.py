@@ -1,9 +1,4 @@
-"""The command line: argument parsing, configuration, exit codes.
-
-Exit 0: nothing left to report. Exit 1: findings remain (after fixes, with --fix), or a file could
-not be read or written. Exit 2: a usage or configuration error, or a named path that does not
-exist.
-"""
+"""The command line: argument parsing and configuration (exit codes: trllint.exit_codes)."""
 
 from __future__ import annotations
 
@@ -13,8 +8,7 @@ import sys
 from pathlib import Path
 
 from trllint import __version__
-
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+from trllint.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except KeyboardInterrupt:
         sys.stderr.write("trllint: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `trllint ... | head`: the reader left; say nothing more.
         devnull = os.open(os.devnull, os.O_WRONLY)

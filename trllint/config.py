@@ -13,7 +13,7 @@ from typing import Any
 
 from trllint.registry import RuleInfo, available_rules
 from trllint.rule import Setting
-from trllint.runner import RuleSet
+from trllint.ruleset import RuleSet
 
 CONFIG_FILE = "pyproject.toml"
 

@@ -12,90 +12,27 @@ Rules do no I/O, and nothing in the engine knows any single rule.
 from __future__ import annotations
 
 import fnmatch
-import re
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Iterator, Literal, Sequence, Union
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator, Literal, Sequence
 
 import libcst as cst
-from libcst._metadata_dependent import _UNDEFINED_DEFAULT
-from libcst.metadata import (
-    BatchableMetadataProvider,
-    MetadataWrapper,
-    PositionProvider,
-    WhitespaceInclusivePositionProvider,
-)
+from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvider
 
-from trllint.analysis.parents import ParentProvider
+# Rules import the data types and the prefilter parts from here (``from trllint.rule import
+# Edit, Fix, Rule, AnyOf``); each is defined in its own module.
+from trllint.findings import Applicability, Edit, Finding, Fix
+from trllint.libcst_private import UNDEFINED_DEFAULT
+from trllint.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
+from trllint.prefilter import AllOf, AnyOf, Prefilter, Token, check_declaration, token_present
 from trllint.source import SourceFile
 
-Applicability = Literal["safe", "unsafe"]
-Token = Union[str, "re.Pattern[str]"]
-Prefilter = Union[tuple[Token, ...], tuple[tuple[Token, ...], ...]]
-
-
-def prefilter_groups(prefilter: Prefilter) -> tuple[tuple[Token, ...], ...]:
-    """The prefilter as a conjunction of any-of groups (a flat tuple is one group)."""
-    if not prefilter:
-        return ()
-    if isinstance(prefilter[0], tuple):
-        return prefilter  # type: ignore[return-value]
-    return (prefilter,)  # type: ignore[return-value]
-
-
-def token_present(token: Token, text: str) -> bool:
-    return token in text if isinstance(token, str) else token.search(text) is not None
-
+__all__ = [
+    "AllOf", "AnyOf", "Applicability", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "Setting",
+    "Token", "token_present",
+]
 
 Fixable = Literal["never", "sometimes", "always"]
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace ``source.text[start:end]`` with ``content`` (offsets in characters)."""
-
-    start: int
-    end: int
-    content: str
-    # 1-based (line, column) of start and end, filled in when the finding is reported.
-    start_position: tuple[int, int] = (0, 0)
-    end_position: tuple[int, int] = (0, 0)
-
-
-@dataclass(frozen=True)
-class Fix:
-    edits: tuple[Edit, ...]
-    applicability: Applicability = "safe"
-
-    @property
-    def span(self) -> tuple[int, int]:
-        return min(e.start for e in self.edits), max(e.end for e in self.edits)
-
-    def located(self, source: SourceFile) -> Fix:
-        def at(offset: int) -> tuple[int, int]:
-            line, column = source.position(offset)
-            return line, column + 1
-
-        edits = tuple(replace(e, start_position=at(e.start), end_position=at(e.end)) for e in self.edits)
-        return Fix(edits, self.applicability)
-
-
-@dataclass
-class Finding:
-    code: str
-    name: str
-    message: str
-    path: str
-    line: int  # 1-based
-    column: int  # 1-based
-    end_line: int
-    end_column: int
-    fix: Fix | None = None
-    # Set on findings that the engine, not a rule, raises (TRL000, TRL999).
-    internal: bool = field(default=False, compare=False)
-
-    def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code)
 
 
 @dataclass(frozen=True)
@@ -115,17 +52,9 @@ class Rule(cst.BatchableCSTVisitor):
     name: ClassVar[str]
     message: ClassVar[str]
     fixable: ClassVar[Fixable] = "never"
-    # A file that contains none of these strings cannot hold a finding: it is not parsed for this
-    # rule. Empty means "always run". The prefilter must never change results.
-    # A token is a string or a compiled regular expression. A tuple of tuples is a conjunction:
-    # each group must have a token present (``(("config", "generate"), WRAPPING_MARKERS)``).
-    # Every file is checked, so prefer strings; a regex should start with a literal, not ``\b``
-    # (trllint.analysis.markers says why).
-    prefilter: ClassVar[Prefilter] = ()
-    # Settings that name more things the rule looks for (a project's own sink, say): each value
-    # (its last dotted part) joins the prefilter groups listed by index, so a file that spells
-    # only a configured name is still parsed.
-    prefilter_settings: ClassVar[dict[str, tuple[int, ...]]] = {}
+    # What a file must spell to be worth parsing for this rule: AnyOf(...) or AllOf(AnyOf(...), ...)
+    # (trllint.prefilter). None: always run. The prefilter must never change results.
+    prefilter: ClassVar[Prefilter | None] = None
     # File names (fnmatch patterns) this rule reads; Python rules keep the default.
     file_patterns: ClassVar[tuple[str, ...]] = ("*.py",)
     settings_schema: ClassVar[dict[str, Setting]] = {}
@@ -133,7 +62,18 @@ class Rule(cst.BatchableCSTVisitor):
     # runs: a rule that reads several kinds of text file tells them apart by it.
     filename: str = ""
 
-    METADATA_DEPENDENCIES: ClassVar[Sequence[Any]] = (PositionProvider, WhitespaceInclusivePositionProvider)
+    # A rule that asks the shared context (trllint.analysis.context) adds its providers:
+    # ``METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)``.
+    METADATA_DEPENDENCIES: ClassVar[Sequence[Any]] = POSITION_METADATA
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_declaration(cls.__name__, cls.prefilter)
+        if "prefilter_settings" in vars(cls):
+            raise TypeError(
+                f"{cls.__name__}.prefilter_settings is gone: name the setting in the AnyOf it extends, "
+                'AnyOf(..., setting="my-setting") (docs/adding-a-rule.md, Prefilters)'
+            )
 
     def __init__(self, source: SourceFile, settings: dict[str, Any] | None = None) -> None:
         super().__init__()
@@ -161,7 +101,7 @@ class Rule(cst.BatchableCSTVisitor):
             self.metadata = {}
             self._wrapper = None
 
-    def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = _UNDEFINED_DEFAULT) -> Any:
+    def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = UNDEFINED_DEFAULT) -> Any:
         if key in LAZY_METADATA and key not in self.metadata and self._wrapper is not None:
             self.metadata[key] = resolve_provider(self._wrapper, key)
         return super().get_metadata(key, node, default)
@@ -173,19 +113,8 @@ class Rule(cst.BatchableCSTVisitor):
         return any(fnmatch.fnmatch(filename, pattern) for pattern in cls.file_patterns)
 
     @classmethod
-    def prefilter_for(cls, settings: dict[str, Any]) -> tuple[tuple[Token, ...], ...]:
-        """The prefilter groups under these settings, configured names added (prefilter_settings)."""
-        groups = list(prefilter_groups(cls.prefilter))
-        for key, indexes in cls.prefilter_settings.items():
-            names = tuple(str(value).rsplit(".", 1)[-1] for value in settings.get(key, ()))
-            for index in indexes:
-                groups[index] += names
-        return tuple(groups)
-
-    @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None) -> bool:
-        groups = cls.prefilter_for(settings or {})
-        return all(any(token_present(token, text) for token in group) for group in groups)
+        return cls.prefilter is None or cls.prefilter.holds(text, settings or {})
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""
@@ -254,32 +183,3 @@ class Rule(cst.BatchableCSTVisitor):
     @staticmethod
     def fix(*edits: Edit, unsafe: bool = False) -> Fix:
         return Fix(tuple(edits), "unsafe" if unsafe else "safe")
-
-
-# Declared by every rule, computed on a rule's first get_metadata (see Rule.resolve), once per
-# file: most files that pass the prefilter never need positions (no finding) or parents (the
-# rule bails out early).
-LAZY_METADATA = frozenset({PositionProvider, WhitespaceInclusivePositionProvider, ParentProvider})
-
-
-def resolve_provider(wrapper: MetadataWrapper, provider: Any) -> Any:
-    """One provider's metadata for the wrapped module, computed once per wrapper.
-
-    LibCST's resolver ends every round with a batched visit of the whole tree, even when no
-    batchable provider is left to compute: a wasted traversal (about one parse) per call. A
-    provider that needs no other metadata is computed directly instead.
-    """
-    computed = wrapper._metadata  # LibCST's own cache, shared with resolve_many
-    if provider not in computed:
-        if issubclass(provider, BatchableMetadataProvider) or provider.METADATA_DEPENDENCIES or provider.gen_cache:
-            wrapper.resolve_many([provider])
-        else:
-            computed[provider] = provider()._gen(wrapper)
-    return computed[provider]
-
-
-def rule_metadata_dependencies(rules: Sequence[type[Rule]]) -> set[Any]:
-    deps: set[Any] = {PositionProvider, WhitespaceInclusivePositionProvider}
-    for rule in rules:
-        deps.update(rule.METADATA_DEPENDENCIES)
-    return deps

@@ -24,7 +24,7 @@ from trllint.analysis.wrapping import (
     wrapping_facts,
     wrapping_made_by,
 )
-from trllint.rule import Edit, Fix, Rule, Setting
+from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
 
 # Reading these through the unwrapped module can still differ from reading them on the wrapper
 # under DeepSpeed ZeRO-3 / FSDP: the module's parameters are sharded, generation needs them whole.
@@ -40,8 +40,10 @@ class WrappedModelAttribute(Rule):
     )
     fixable = "sometimes"
     # A member a wrapper hides, and something that can wrap a model.
-    prefilter = (tuple(sorted(HF_MODEL_MEMBERS)), WRAPPING_MARKERS)
-    prefilter_settings = {"training-step-methods": (1,)}  # a configured step method wraps too
+    prefilter = AllOf(
+        AnyOf(*sorted(HF_MODEL_MEMBERS)),
+        AnyOf(*WRAPPING_MARKERS, setting="training-step-methods"),  # a configured step method wraps too
+    )
     settings_schema = {
         "training-step-methods": Setting(
             list, (), "extra Trainer method names whose model argument is the wrapped model", item_kind=str

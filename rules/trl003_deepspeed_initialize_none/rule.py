@@ -10,7 +10,7 @@ from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
 from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import argument, assigned_names, dotted_name
 from trllint.analysis.nullness import NullnessAnalysis
-from trllint.rule import Edit, Fix, Rule, Setting
+from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 
@@ -32,9 +32,11 @@ class DeepSpeedInitializeNone(Rule):
     )
     fixable = "sometimes"
     # Every built-in sink spells both (a same-file helper calls one in the same file).
-    prefilter = (("deepspeed",), ("prepare_deepspeed", *DEEPSPEED_INITIALIZE))
-    # A configured sink alone can match, so its name satisfies every group.
-    prefilter_settings = {"deepspeed-sinks": (0, 1)}
+    # A configured sink alone can match, so its name satisfies every part.
+    prefilter = AllOf(
+        AnyOf("deepspeed", setting="deepspeed-sinks"),
+        AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, setting="deepspeed-sinks"),
+    )
     settings_schema = {
         "deepspeed-sinks": Setting(
             list,

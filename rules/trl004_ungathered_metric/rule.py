@@ -14,7 +14,7 @@ import libcst as cst
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
 from trllint.analysis.gathering import DISTRIBUTED_MARKERS, GatherSite, Rank, RankFlow, runs_distributed
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule import Edit, Rule, Setting, Token
+from trllint.rule import AllOf, AnyOf, Edit, Rule, Setting, Token
 
 # TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
 # store_metrics), so an override's dict reaches a sink without a call in the same file.
@@ -38,8 +38,10 @@ class UngatheredMetric(Rule):
         "gather it first with accelerator.gather_for_metrics(x) before reducing"
     )
     fixable = "sometimes"
-    prefilter = (DISTRIBUTED_MARKERS, METRIC_SINK_MARKERS)
-    prefilter_settings = {"metric-sinks": (1,)}  # a configured sink is a sink marker too
+    prefilter = AllOf(
+        AnyOf(*DISTRIBUTED_MARKERS),
+        AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),  # a configured sink is a sink marker too
+    )
     settings_schema = {
         "metric-sinks": Setting(
             list,

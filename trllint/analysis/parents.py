@@ -11,13 +11,12 @@ the map links the other third first and the rest only when one of them is asked 
 
 from __future__ import annotations
 
-from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import libcst as cst
-from libcst.metadata.base_provider import BaseMetadataProvider
 
 from trllint.analysis.walk import TOKEN_TYPES, children, syntax_children
+from trllint.libcst_private import WholeModuleProvider
 
 
 class ParentMap(dict):
@@ -65,14 +64,8 @@ def parent_map(module: cst.Module) -> ParentMap:
     return ParentMap(module)
 
 
-class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
+class ParentProvider(WholeModuleProvider):
     """Drop-in for ``libcst.metadata.ParentNodeProvider`` (declare it, ask it the same way)."""
 
-    def _gen(self, wrapper: Any) -> Mapping[cst.CSTNode, cst.CSTNode]:
-        # LibCST's _gen copies the map into a plain dict, which would drop the lazy linking of
-        # whitespace and punctuation (and costs a pass over every node).
-        self._computed = parent_map(wrapper.module)
-        return MappingProxyType(self._computed)
-
-    def _gen_impl(self, module: cst.Module) -> None:
-        self._computed = parent_map(module)
+    def compute(self, module: cst.Module) -> ParentMap:
+        return parent_map(module)

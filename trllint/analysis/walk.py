@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import re
 import typing
 from typing import Any, Callable, Sequence
 
 import libcst as cst
+
+from trllint.libcst_private import TOKEN_MODULES, is_no_op, visiting_source
 
 _VISITED_FIELD = re.compile(r"visit_(\w+)\(\s*self,\s*\"(\w+)\"")
 # How a field holds its children, from the helper LibCST visits it with.
@@ -50,10 +51,9 @@ def _subclasses(base: type) -> set[type]:
 
 # Whitespace, comments, operators and brackets: node types whose subtrees hold nothing but more
 # of the same (tests/test_walk.py checks the closure on LibCST's annotations). LibCST keeps the
-# first two kinds in these modules.
-_TOKEN_MODULES = ("libcst._nodes.whitespace", "libcst._nodes.op")
+# first two kinds in TOKEN_MODULES.
 TOKEN_TYPES: frozenset[type] = frozenset(
-    t for t in _subclasses(cst.CSTNode) if t.__module__ in _TOKEN_MODULES
+    t for t in _subclasses(cst.CSTNode) if t.__module__ in TOKEN_MODULES
 ) | {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace}
 _TOKEN_NAMES = frozenset(t.__name__ for t in TOKEN_TYPES)
 
@@ -65,7 +65,7 @@ def child_fields(node_type: type) -> tuple[tuple[str, str], ...]:
     if fields is None:
         found: list[tuple[str, str]] | None
         try:
-            source = inspect.getsource(node_type._visit_and_replace_children)
+            source = visiting_source(node_type)
             found = [(name, _KINDS.get(helper, "")) for helper, name in _VISITED_FIELD.findall(source)]
         except (OSError, TypeError):
             found = None  # no source to read (a zipped or compiled LibCST)
@@ -190,7 +190,7 @@ def hooks_tokens(visitor_type: type) -> bool:
             continue
         for name, method in vars(klass).items():
             if name.startswith(("visit_", "leave_")) and name.split("_", 2)[1] in _TOKEN_NAMES:
-                if not getattr(method, "_is_no_op", False):
+                if not is_no_op(method):
                     return True
     return False
 
@@ -228,7 +228,7 @@ def _hook(visitor: Any, name: str) -> Callable[[Any], Any] | None:
     """The visitor's method ``name``, unless it is one of LibCST's no-op stubs (the visitor base
     classes define every ``visit_X``/``leave_X``/``visit_X_field`` as one)."""
     method = getattr(visitor, name, None)
-    return None if method is None or getattr(method, "_is_no_op", False) else method
+    return None if method is None or is_no_op(method) else method
 
 
 def visit_batched(node: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]) -> None:

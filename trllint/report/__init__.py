@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trllint.registry import RuleInfo
-from trllint.rule import Finding
+from trllint.findings import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
 

@@ -1,4 +1,4 @@
-"""Linting (or fixing) a list of files: reading, the worker pool, writing, the result cache.
+"""Linting (or fixing) a list of files in a pool of worker processes: reading, fixing, writing.
 
 Each file is one independent job, so a failure on one file (unreadable, vanished, read-only)
 becomes a problem reported for that path while the others go on.
@@ -12,9 +12,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trllint.fixes import WriteError, fix_source, write_atomically
-from trllint.rule import Finding
-from trllint.runner import INTERNAL_ERROR, PARSE_ERROR, RuleSet, describe_failure, engine_finding, lint_source, read_source
+from trllint.atomic_write import WriteError, write_atomically
+from trllint.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe_failure, engine_finding
+from trllint.fixes import fix_source
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source, read_source
 
 # Bigger files are refused rather than parsed: LibCST needs ~0.5 KB of memory and ~40 µs per byte
 # of source, so a 5 MB generated file would hold a worker for minutes and gigabytes. The largest
