@@ -33,6 +33,10 @@ DEFAULT_EXCLUDES = (
 )
 
 
+# Notebooks are read whatever rules are selected: their code cells are Python.
+NOTEBOOK_PATTERNS = ("*.ipynb",)
+
+
 @dataclass
 class Discovered:
     files: list[Path] = field(default_factory=list)
@@ -65,6 +69,7 @@ def discover(
     respect_gitignore: bool = True,
 ) -> Discovered:
     found = Discovered()
+    file_patterns = (*file_patterns, *NOTEBOOK_PATTERNS)
     walked: list[Path] = []
     explicit: list[Path] = []
     for raw in paths:

@@ -93,9 +93,11 @@ class Finding:
     fix: Fix | None = None
     # Set on findings that the engine, not a rule, raises (TRL000, TRL999).
     internal: bool = field(default=False, compare=False)
+    # In a notebook, the 1-based cell the finding is in; line and end_line then count in that cell.
+    cell: int | None = None
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
 
 @dataclass(frozen=True)
