@@ -44,7 +44,7 @@ class Cell:
     span: tuple[int, int]  # where the `source` value stands in the notebook's text
     elements: list[tuple[int, int]]  # spans of the list's strings, when it is a list
     program_lines: list[str]  # the lines linted: magics replaced, the last one ending in a newline
-    magics: list[str]  # the replaced lines, in order
+    magics: list[tuple[str, str]]  # the replaced lines, in order, each with its placeholder's indent
     first_line: int = 0  # the program line the cell starts on
 
 
@@ -195,15 +195,17 @@ def cell_from(number: int, source: str | list[str], span: tuple[int, int], eleme
 
 def _without_magics(lines: list[str]) -> tuple[list[str], list[str]]:
     if lines[0].lstrip().startswith("%%"):  # a cell magic: the whole cell is another language
-        return [CELL_MAGIC_PLACEHOLDER + _line_break(line) for line in lines], list(lines)
+        return [CELL_MAGIC_PLACEHOLDER + _line_break(line) for line in lines], [(line, "") for line in lines]
     out: list[str] = []
-    magics: list[str] = []
+    magics: list[tuple[str, str]] = []
     continued = False
+    indent = ""
     for line in lines:
         if continued or _MAGIC.match(line):
-            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            if not continued:  # the lines that continue a magic stand at its indentation
+                indent = line[: len(line) - len(line.lstrip(" \t"))]
             out.append(indent + PLACEHOLDER + _line_break(line))
-            magics.append(line)
+            magics.append((line, indent))
             continued = line.rstrip("\r\n").endswith("\\")  # `!pip install a \` goes on
         else:
             out.append(line)
@@ -222,11 +224,13 @@ def _restore_magics(cell: Cell, lines: list[str]) -> str:
         if match is None:
             out.append(line)
             continue
-        original = next(magics, None)
-        if original is None:
+        magic = next(magics, None)
+        if magic is None:
             raise NotebookError(f"cell {cell.number}: a fix moved an IPython magic line; not written")
-        old_indent = original[: len(original) - len(original.lstrip(" \t"))]
-        body = original if old_indent == match.group("indent") else match.group("indent") + original.lstrip(" \t")
+        original, old_indent = magic
+        # A fix that indented the block (a guard) indents the magic with it.
+        shifted = original.startswith(old_indent) and match.group("indent") != old_indent
+        body = match.group("indent") + original[len(old_indent) :] if shifted else original
         out.append(body.rstrip("\r\n") + _line_break(line))
     if next(magics, None) is not None:
         raise NotebookError(f"cell {cell.number}: a fix removed an IPython magic line; not written")
