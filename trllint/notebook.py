@@ -362,7 +362,7 @@ def process_notebook(data: bytes, display: str, filename: str, ruleset, mode):
 
 def notebook_with_noqa(data: bytes, display: str, filename: str, ruleset, outcome) -> bytes:
     """The notebook with ``# noqa`` comments on its findings' lines (``--add-noqa``)."""
-    from trllint.add_noqa import with_noqa_comments
+    from trllint.add_noqa import check_silenced, with_noqa_comments
     from trllint.runner import lint_source
 
     notebook = Notebook(data)
@@ -372,5 +372,7 @@ def notebook_with_noqa(data: bytes, display: str, filename: str, ruleset, outcom
     findings = lint_source(source, filename + ".py", ruleset)
     skipped_before = len(outcome.skipped)
     new_program = with_noqa_comments(source, findings, outcome)
+    if new_program != source.text:
+        check_silenced(source, new_program, filename + ".py", ruleset, outcome)
     outcome.skipped[skipped_before:] = [(notebook.finding_in_cells(f), why) for f, why in outcome.skipped[skipped_before:]]
     return notebook.with_program(new_program) if new_program != source.text else data
