@@ -213,3 +213,22 @@ def test_a_folder_walk_finds_notebooks(cli, tmp_path):
     write_notebook(tmp_path / "notebooks" / "nb.ipynb", STYLES["nbformat"])
     result = cli("--no-cache", ".")
     assert "notebooks/nb.ipynb:cell 6:2:16: TRL001" in result.out
+
+
+def test_a_fix_that_adds_lines_at_a_cells_start_stays_in_that_cell(cli, tmp_path):
+    cells = [
+        code("load", ["import deepspeed\n", "ref_model = None\n", "if use_ref:\n", "    ref_model = load()\n"]),
+        code("engine", ["engine, *_ = deepspeed.initialize(model=ref_model, config=cfg)\n", "!echo done\n"]),
+        code("after", ["print(1)"]),
+    ]
+    path = tmp_path / "ds.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
+    assert "ds.ipynb:cell 2:1:14: TRL003" in cli("--no-cache", "ds.ipynb").out
+    assert cli("--no-cache", "--fix", "--unsafe-fixes", "ds.ipynb").code == 0
+    after = json.loads(path.read_text())["cells"]
+    assert after[0]["source"] == cells[0]["source"] and after[2]["source"] == ["print(1)"]
+    assert after[1]["source"] == [
+        "if ref_model is not None:\n",
+        "    engine, *_ = deepspeed.initialize(model=ref_model, config=cfg)\n",
+        "!echo done\n",
+    ]

@@ -128,10 +128,12 @@ def _requirements_included(files: list[Path], root: Path) -> list[Path]:
     Only files inside the tree (``root``) are read, whatever a line names (``-r ../../x.txt``,
     ``-r /etc/...``), and each file once, so an include cycle ends.
     """
+    queue = [p for p in files if p.suffix in (".txt", ".in")]
+    if not queue:
+        return []  # spares the import on a run without requirements files
     from trllint.analysis.dependencies import included_files
 
     top = root.resolve()
-    queue = [p for p in files if p.suffix in (".txt", ".in")]
     done = {p.resolve() for p in queue}
     included: list[Path] = []
     while queue:
