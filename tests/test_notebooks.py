@@ -232,3 +232,12 @@ def test_a_fix_that_adds_lines_at_a_cells_start_stays_in_that_cell(cli, tmp_path
         "    engine, *_ = deepspeed.initialize(model=ref_model, config=cfg)\n",
         "!echo done\n",
     ]
+
+
+def test_cached_results_keep_the_cell(cli, tmp_path):
+    write_notebook(tmp_path / "nb.ipynb", STYLES["nbformat"])
+    first = cli("--format", "json", "nb.ipynb").out
+    second = cli("--format", "json", "nb.ipynb").out  # from the result cache
+    assert (tmp_path / ".trllint_cache").exists() or any(tmp_path.glob(".*cache*"))
+    assert json.loads(first) == json.loads(second)
+    assert [f["cell"] for f in json.loads(second)] == [5, 6]

@@ -57,6 +57,15 @@ def test_a_file_named_on_the_command_line_is_read_and_its_includes_followed(cli,
     assert findings(cli, ".") == []
 
 
+def test_an_include_into_an_excluded_folder_is_not_followed(cli, project):
+    (project / "pyproject.toml").write_text('[tool.trllint]\nextend-exclude = ["vendor"]\n', encoding="utf-8")
+    (project / "vendor").mkdir()
+    (project / "vendor" / "pins.txt").write_text("vllm>=0.5\n", encoding="utf-8")
+    (project / "requirements.txt").write_text("-c vendor/pins.txt\n-r requirements/extra.txt\n", encoding="utf-8")
+    (project / "requirements" / "extra.txt").write_text("vllm~=0.6.0\n", encoding="utf-8")
+    assert findings(cli, ".") == [("requirements/extra.txt", 1)]
+
+
 def test_requirements_folders_are_walked_and_other_text_files_are_not(cli, project):
     (project / "requirements" / "vllm.in").write_text("vllm>=0.6\n", encoding="utf-8")
     (project / "requirements" / "docs.txt").write_text("mkdocs\n", encoding="utf-8")

@@ -89,7 +89,7 @@ def discover(
         ignored = _git_ignored(walked)
         walked = [p for p in walked if p not in ignored]
     seen: set[Path] = set()
-    for path in explicit + walked + _requirements_included(explicit + walked, root):
+    for path in explicit + walked + _requirements_included(explicit + walked, excludes, root):
         key = path.absolute()
         if key not in seen:
             seen.add(key)
@@ -115,6 +115,12 @@ def _walk(top: Path, file_patterns: tuple[str, ...], excludes: list[str], root: 
                 yield path
 
 
+def _excluded(path: Path, excludes: list[str], top: Path) -> bool:
+    """Whether the file, or a folder it is in below ``top``, matches an exclude (as in a walk)."""
+    folders = [p for p in path.parents if p.is_relative_to(top) and p != top]
+    return any(_matches_any(p, excludes, top) for p in [path, *folders])
+
+
 def _walk_takes(path: Path) -> bool:
     # Text files are many (README.txt, CMakeLists.txt); of them a walk takes requirements files.
     from trllint.analysis.dependencies import is_requirements_path  # only a walk that meets one pays
@@ -122,11 +128,11 @@ def _walk_takes(path: Path) -> bool:
     return path.suffix not in (".txt", ".in") or is_requirements_path(path)
 
 
-def _requirements_included(files: list[Path], root: Path) -> list[Path]:
+def _requirements_included(files: list[Path], excludes: list[str], root: Path) -> list[Path]:
     """The files that ``-r`` / ``-c`` lines pull in, transitively, as pip reads them.
 
-    Only files inside the tree (``root``) are read, whatever a line names (``-r ../../x.txt``,
-    ``-r /etc/...``), and each file once, so an include cycle ends.
+    Only files inside the tree (``root``) and not excluded are read, whatever a line names
+    (``-r ../../x.txt``, ``-r /etc/...``), and each file once, so an include cycle ends.
     """
     queue = [p for p in files if p.suffix in (".txt", ".in")]
     if not queue:
@@ -145,7 +151,12 @@ def _requirements_included(files: list[Path], root: Path) -> list[Path]:
         for target in included_files(text):
             candidate = Path(os.path.normpath(path.parent / target))  # reported as requirements/x.txt, not a/../x.txt
             resolved = candidate.resolve()
-            if resolved in done or not resolved.is_relative_to(top) or not resolved.is_file():
+            if (
+                resolved in done
+                or not resolved.is_relative_to(top)
+                or not resolved.is_file()
+                or _excluded(resolved, excludes, top)
+            ):
                 continue
             done.add(resolved)
             included.append(candidate)
