@@ -241,3 +241,24 @@ def test_cached_results_keep_the_cell(cli, tmp_path):
     assert (tmp_path / ".trllint_cache").exists() or any(tmp_path.glob(".*cache*"))
     assert json.loads(first) == json.loads(second)
     assert [f["cell"] for f in json.loads(second)] == [5, 6]
+
+
+ODD_LAYOUT = (
+    '{ "nbformat" : 4, "cells" : [\n'
+    '  { "cell_type":"code", "source" : [ "import torch\\n" ,  "x = torch.ones(1)\\n" , "y = \\u00e9t\\u00e9\\n", "print(x)" ],\n'
+    '    "outputs":[], "metadata":{}, "execution_count":null },\n'
+    '  {"cell_type": "raw", "source": "print(model.config)"},\n'
+    '  {"cell_type":"code","source":"%env A=1\\nz = 2","outputs":[],"metadata":{"k":[1,2]},"execution_count":3}\n'
+    '], "metadata" : {}, "nbformat_minor" : 5 }'
+)
+
+
+def test_an_unchanged_program_gives_back_the_same_bytes_and_a_change_keeps_the_layout():
+    data = ODD_LAYOUT.encode()
+    notebook = Notebook(data)
+    assert [c.number for c in notebook.cells] == [1, 3]  # the raw cell is not code
+    assert notebook.program == 'import torch\nx = torch.ones(1)\ny = été\nprint(x)\npass  # trllint: IPython magic\nz = 2\n'
+    assert notebook.with_program(notebook.program) == data
+    changed = notebook.with_program(notebook.program.replace("print(x)", "print(x, y)"))
+    assert changed.decode() == ODD_LAYOUT.replace('"print(x)" ]', '"print(x, y)" ]')  # spacing and \u00e9 escapes kept
+    assert Notebook(changed).cells[1].source == "%env A=1\nz = 2"

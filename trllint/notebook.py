@@ -82,7 +82,7 @@ class Notebook:
     def _cell_sources(self, cells: list):
         """Each cell with the span of its `source` value in the text (None for non-code cells)."""
         spans = list(_members(self.text, _skip(self.text, 0)))
-        cells_at = next(start for key, start, _ in spans if key == "cells")
+        cells_at = [start for key, start, _ in spans if key == "cells"][-1]  # the last duplicate wins, as in json.loads
         for index, (start, _end) in enumerate(_elements(self.text, cells_at)):
             cell = cells[index]
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -95,7 +95,7 @@ class Notebook:
             if not found:
                 yield None, (0, 0), []
                 continue
-            span = found[-1]  # JSON keeps the last of duplicate keys
+            span = found[-1]
             elements = list(_elements(self.text, span[0])) if isinstance(source, list) else []
             yield source, span, elements
 
@@ -163,23 +163,26 @@ class Notebook:
 
         if not cell.is_list:
             return dumps(source)
-        lines = source.splitlines(keepends=True)
+        lines = _LINES.findall(source)  # not splitlines(): a \u2028 inside a line stays in it
         if not lines:
             return "[]"
         # Unchanged lines keep their exact spelling (escapes and all).
         spelled = {json.loads(self.text[s:e]): self.text[s:e] for s, e in cell.elements}
         items = [spelled.get(line) or dumps(line) for line in lines]
         start, end = cell.span
-        if cell.elements:
-            opening = self.text[start + 1 : cell.elements[0][0]]
-            closing = self.text[cell.elements[-1][1] : end - 1]
-            between = self.text[cell.elements[0][1] : cell.elements[1][0]] if len(cell.elements) > 1 else "," + opening
+        elements = cell.elements
+        if elements:
+            opening = self.text[start + 1 : elements[0][0]]
+            closing = self.text[elements[-1][1] : end - 1]
+            # The separators as written, in order; new lines take the last one.
+            between = [self.text[a[1] : b[0]] for a, b in zip(elements, elements[1:])] or ["," + opening]
         else:
             line_start = self.text.rfind("\n", 0, start) + 1
             indent = re.match(r"[ \t]*", self.text[line_start:]).group()
             opening, closing = "\n" + indent + " ", "\n" + indent
-            between = "," + opening
-        return "[" + opening + between.join(items) + closing + "]"
+            between = ["," + opening]
+        body = items[0] + "".join(between[min(i, len(between) - 1)] + item for i, item in enumerate(items[1:]))
+        return "[" + opening + body + closing + "]"
 
 
 def cell_from(number: int, source: str | list[str], span: tuple[int, int], elements: list) -> Cell:
