@@ -262,3 +262,14 @@ def test_an_unchanged_program_gives_back_the_same_bytes_and_a_change_keeps_the_l
     changed = notebook.with_program(notebook.program.replace("print(x)", "print(x, y)"))
     assert changed.decode() == ODD_LAYOUT.replace('"print(x)" ]', '"print(x, y)" ]')  # spacing and \u00e9 escapes kept
     assert Notebook(changed).cells[1].source == "%env A=1\nz = 2"
+
+
+def test_diff_shows_the_cell_change_and_writes_nothing(cli, tmp_path):
+    text = write_notebook(tmp_path / "nb.ipynb", STYLES["nbformat"])
+    result = cli("--no-cache", "--diff", "nb.ipynb")
+    assert result.code == 1
+    removed = [line for line in result.out.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line for line in result.out.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert len(removed) == len(added) == 2
+    assert "accelerator.unwrap_model(model).config" in added[1]
+    assert (tmp_path / "nb.ipynb").read_text(encoding="utf-8") == text
