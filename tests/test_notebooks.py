@@ -273,3 +273,15 @@ def test_diff_shows_the_cell_change_and_writes_nothing(cli, tmp_path):
     assert len(removed) == len(added) == 2
     assert "accelerator.unwrap_model(model).config" in added[1]
     assert (tmp_path / "nb.ipynb").read_text(encoding="utf-8") == text
+
+
+def test_the_body_of_a_time_cell_is_linted_and_its_magic_kept(cli, tmp_path):
+    document = training_notebook()
+    document["cells"][5]["source"] = ["%%time\n", "!date\n", "print(model.config.vocab_size)\n"]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    assert "nb.ipynb:cell 6:3:7: TRL001" in cli("--no-cache", "nb.ipynb").out
+    cli("--no-cache", "--fix", "nb.ipynb")
+    assert json.loads(path.read_text())["cells"][5]["source"] == [
+        "%%time\n", "!date\n", "print(accelerator.unwrap_model(model).config.vocab_size)\n"
+    ]

@@ -3,8 +3,9 @@
 The code cells, in order, make one Python program, so a model prepared in cell 2 and read in
 cell 5 is seen as it runs. IPython magics and shell lines (``%time``, ``!pip``, ``x = !ls``, a
 ``%%bash`` cell) are not Python: while linting, each line becomes a ``pass`` placeholder (a
-statement, so an indented block that held one still parses), each line of a cell magic a comment,
-and they are put back on write. A fix is written by
+statement, so an indented block that held one still parses), each line of a cell magic in
+another language a comment (the body of ``%%time`` is Python, and linted), and they are put back
+on write. A fix is written by
 replacing only the ``source`` values of the cells it changed, in the file's own JSON style, so
 outputs, metadata, cell ids, indentation, key order and the trailing newline stay byte for byte.
 """
@@ -23,7 +24,11 @@ from trllint.rule import Finding
 from trllint.source import SourceFile
 
 PLACEHOLDER = "pass  # trllint: IPython magic"
-# A %%bash or %%time cell: comments, since its indentation means nothing to Python.
+# Cell magics whose body is Python run by the kernel (`%%time` around a training loop): the
+# magic line is a placeholder and the body is linted.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+# Each line of any other cell magic (%%bash, %%writefile): comments, since its indentation means
+# nothing to Python.
 CELL_MAGIC_PLACEHOLDER = "# trllint: IPython cell magic"
 _PLACEHOLDER_LINE = re.compile(r"^(?P<indent>[ \t]*)" + re.escape(PLACEHOLDER) + r"$")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -196,8 +201,10 @@ def cell_from(number: int, source: str | list[str], span: tuple[int, int], eleme
     return Cell(number, text, isinstance(source, list), span, elements, lines, magics)
 
 
-def _without_magics(lines: list[str]) -> tuple[list[str], list[str]]:
-    if lines[0].lstrip().startswith("%%"):  # a cell magic: the whole cell is another language
+def _without_magics(lines: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    first = lines[0].strip()
+    if first.startswith("%%") and (first[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
+        # A cell magic that runs another language (%%bash, %%writefile): none of it is Python.
         return [CELL_MAGIC_PLACEHOLDER + _line_break(line) for line in lines], [(line, "") for line in lines]
     out: list[str] = []
     magics: list[tuple[str, str]] = []
