@@ -3,12 +3,17 @@ cell and line, magics left alone, and fixes that touch nothing but the changed c
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
 import pytest
 
-from trllint.notebook import Notebook, NotebookError
+from tests.test_rule_cases import CASES, _ruleset
+from trllint.batch import Mode
+from trllint.notebook import Notebook, NotebookError, process_notebook
+from trllint.runner import lint_source
+from trllint.source import SourceFile
 
 
 @pytest.fixture(autouse=True)
@@ -285,3 +290,41 @@ def test_the_body_of_a_time_cell_is_linted_and_its_magic_kept(cli, tmp_path):
     assert json.loads(path.read_text())["cells"][5]["source"] == [
         "%%time\n", "!date\n", "print(accelerator.unwrap_model(model).config.vocab_size)\n"
     ]
+
+
+# ---- every Python rule case, cut into cells at its top-level statements ----------------------
+
+
+def _python_cases():
+    return [c for c in CASES if c.linted_as.endswith(".py") and c.linted_as != "setup.py" and c.path.is_file()]
+
+
+def as_notebook(text: str) -> bytes:
+    """The file's lines cut before each top-level statement (decorators included): one cell each."""
+    lines = text.splitlines(keepends=True)
+    starts = sorted({min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])]) - 1 for n in ast.parse(text).body} | {0})
+    bounds = starts + [len(lines)]
+    cells = [code(f"c{i}", lines[a:b]) for i, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1).encode()
+
+
+@pytest.mark.parametrize("case", _python_cases(), ids=str)
+def test_a_rule_case_as_a_notebook_gives_the_same_findings_and_fix(case):
+    text = case.path.read_text(encoding="utf-8")
+    ruleset = _ruleset(case, text)
+    data = as_notebook(text)
+    notebook = Notebook(data)
+    assert notebook.program == text + ("" if text.endswith("\n") or not text else "\n")
+
+    result, _ = process_notebook(data, "case.ipynb", "case.ipynb", ruleset, Mode())
+    first_line = {c.number: c.first_line for c in notebook.cells}
+    lines_in_file = {(first_line[f.cell] + f.line - 1, f.code) for f in result.findings}
+    assert lines_in_file == {(f.line, f.code) for f in lint_source(SourceFile(text, "case.py"), "case.py", ruleset)}
+
+    fixed, new_bytes = process_notebook(data, "case.ipynb", "case.ipynb", ruleset, Mode(fix=True, unsafe=True))
+    assert not fixed.problems, fixed.problems
+    if case.fixed_path.exists():
+        cells = json.loads(new_bytes)["cells"]
+        assert "".join("".join(c["source"]) for c in cells) == case.fixed_path.read_text(encoding="utf-8")
+    else:
+        assert new_bytes is None
