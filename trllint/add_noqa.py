@@ -45,7 +45,7 @@ def with_noqa_comments(source: SourceFile, findings: list[Finding], outcome: Noq
     edits: list[tuple[int, int, str]] = []
     for number, codes in sorted(by_line.items()):
         line = lines[number - 1]
-        why = blocked.get(number) or ("it ends with a backslash continuation" if line.endswith("\\") else None)
+        why = blocked.get(number) or ("ends with a backslash continuation" if line.endswith("\\") else None)
         if why is not None:
             outcome.skipped.extend((f, f"its line {why}") for f in findings if f.line == number and not f.internal)
             continue
