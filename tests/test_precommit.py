@@ -61,3 +61,28 @@ def test_check_hook_passes_when_no_matching_file_is_staged(user_repo):
     result = pre_commit("try-repo", str(REPO), "trllint", "--files", "NOTES.md", cwd=repo, home=home)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no files to check" in result.stdout.lower() or "skipped" in result.stdout.lower()
+
+
+def test_fix_hook_takes_notebooks_and_requirements_folders(user_repo):
+    import json
+
+    repo, home = user_repo
+    source = [
+        "from accelerate import Accelerator\n",
+        "accelerator = Accelerator()\n",
+        "model = accelerator.prepare(model)\n",
+        "print(model.config.vocab_size)\n",
+    ]
+    cell = {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [], "source": source}
+    notebook = {"cells": [cell], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    (repo / "nb.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
+    (repo / "requirements").mkdir()
+    (repo / "requirements" / "serve.txt").write_text("vllm>=0.6\n")
+    subprocess.run(["git", "add", "nb.ipynb", "requirements/serve.txt"], cwd=repo, check=True)
+    result = pre_commit(
+        "try-repo", str(REPO), "trllint-fix", "--files", "nb.ipynb", "requirements/serve.txt", cwd=repo, home=home
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    fixed = json.loads((repo / "nb.ipynb").read_text())["cells"][0]["source"]
+    assert fixed[3] == "print(accelerator.unwrap_model(model).config.vocab_size)\n"
+    assert (repo / "requirements" / "serve.txt").read_text() == "vllm>=0.7.2\n"

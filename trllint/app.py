@@ -33,15 +33,26 @@ class LintRun:
 
     def lint_paths(self, paths: list[str]) -> int:
         ruleset = self.config.ruleset(self.codes)
+        found, jobs = self._discover(paths, ruleset)
+        results = self._process(jobs, ruleset)
+        status = self._report(results)
+        return EXIT_USAGE if found.missing else status
+
+    def add_noqa(self, paths: list[str]) -> int:
+        from trllint.add_noqa import add_noqa
+
+        ruleset = self.config.ruleset(self.codes)
+        found, jobs = self._discover(paths, ruleset)
+        status = add_noqa(jobs, ruleset)
+        return EXIT_USAGE if found.missing else status
+
+    def _discover(self, paths: list[str], ruleset):
         excludes = list(self.config.exclude if self.config.exclude is not None else DEFAULT_EXCLUDES)
         excludes += self.config.extend_exclude
         found = discover(paths, ruleset.file_patterns(), excludes=excludes, root=self.config.root)
         for raw, reason in found.missing:
             sys.stderr.write(f"trllint: error: {raw}: {reason}\n")
-        jobs = [(path, display_path(path)) for path in found.files]
-        results = self._process(jobs, ruleset)
-        status = self._report(results)
-        return EXIT_USAGE if found.missing else status
+        return found, [(path, display_path(path)) for path in found.files]
 
     def _process(self, jobs, ruleset) -> list[FileResult]:
         workers = self.jobs or default_jobs()
@@ -56,7 +67,9 @@ class LintRun:
     def lint_stdin(self, filename: str) -> int:
         ruleset = self.config.ruleset(self.codes)
         data = sys.stdin.buffer.read()
-        result, new_bytes = process_bytes(data, filename, Path(filename).name, ruleset, self.mode)
+        # A bare `-` is Python, as in Ruff; --stdin-filename says otherwise (a notebook, a requirements file).
+        linted_as = "stdin.py" if filename == "-" else Path(filename).name
+        result, new_bytes = process_bytes(data, filename, linted_as, ruleset, self.mode)
         if self.fix and not self.diff:
             # The fixed source goes to stdout (editors replace the buffer with it); findings to stderr.
             sys.stdout.buffer.write(new_bytes if new_bytes is not None else data)

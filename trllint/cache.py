@@ -44,6 +44,8 @@ def _code_fingerprint() -> str:
 def _finding_to_json(f: Finding) -> dict:
     data = {k: getattr(f, k) for k in ("code", "name", "message", "path", "line", "column", "end_line", "end_column")}
     data["internal"] = f.internal
+    if f.cell is not None:
+        data["cell"] = f.cell
     if f.fix is not None:
         data["fix"] = {
             "applicability": f.fix.applicability,
@@ -63,7 +65,7 @@ def _finding_from_json(data: dict) -> Finding:
 
 
 # Bumped whenever the layout of an entry changes: older cache files are then simply not read.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 class ResultCache:

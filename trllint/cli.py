@@ -21,11 +21,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog="trllint",
         description="Find and fix the bugs that only appear when training runs on several GPUs.",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .)")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads standard input"
+    )
     fixing = parser.add_argument_group("fixing")
     fixing.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     fixing.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    fixing.add_argument(
+        "--add-noqa", action="store_true", help="silence every current finding with a `# noqa: CODE` comment on its line"
+    )
     choosing = parser.add_argument_group("choosing rules")
     choosing.add_argument("--select", metavar="CODES", help="only these rules (codes, prefixes or names)")
     choosing.add_argument("--ignore", metavar="CODES", help="skip these rules")
@@ -38,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     running.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     running.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: cores)")
     running.add_argument("--config", metavar="FILE", help="read [tool.trllint] from this pyproject.toml")
-    running.add_argument("--stdin-filename", metavar="NAME", help="lint standard input as the file NAME")
+    running.add_argument("--stdin-filename", metavar="NAME", help="lint standard input (or PATH -) as the file NAME")
     info = parser.add_argument_group("information")
     info.add_argument("--explain", metavar="CODE", help="print a rule's documentation")
     info.add_argument("--list-rules", action="store_true", help="list the rules")
@@ -92,9 +97,14 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.write(f"{code} {rules[code].rule.name}: {rules[code].rule.message}\n")
         return EXIT_CLEAN
 
-    if args.stdin_filename is not None and args.paths:
-        return _usage_error("--stdin-filename reads standard input; give no PATH with it")
-    paths = args.paths or ["."]
+    # `-` is standard input, as in Ruff, Black and flake8; --stdin-filename names what it is.
+    reads_stdin = args.stdin_filename is not None or "-" in args.paths
+    if reads_stdin and args.paths not in ([], ["-"]):
+        return _usage_error("standard input (- or --stdin-filename) is linted alone; give no other PATH with it")
+    stdin_filename = args.stdin_filename if args.stdin_filename is not None else "-"
+    paths = [] if reads_stdin else args.paths or ["."]
+    if args.add_noqa and (reads_stdin or args.fix or args.diff):
+        return _usage_error("--add-noqa rewrites files on its own; it takes neither standard input, --fix nor --diff")
 
     try:
         if args.config:
@@ -102,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
             if not config_path.is_file():
                 return _usage_error(f"{args.config}: no such configuration file")
         else:
-            start = Path(args.stdin_filename).parent if args.stdin_filename else Path(os.path.commonpath(
+            start = Path(stdin_filename).parent if reads_stdin else Path(os.path.commonpath(
                 [str(Path(p).absolute()) for p in paths]
             ))
             config_path = find_config(start if start.exists() else Path.cwd())
@@ -130,8 +140,10 @@ def _run(args: argparse.Namespace) -> int:
         output_format=args.format,
         statistics=args.statistics,
     )
-    if args.stdin_filename is not None:
-        status = run.lint_stdin(args.stdin_filename)
+    if args.add_noqa:
+        return run.add_noqa(paths)
+    if reads_stdin:
+        status = run.lint_stdin(stdin_filename)
     else:
         status = run.lint_paths(paths)
     return EXIT_CLEAN if args.exit_zero and status == EXIT_FINDINGS else status

@@ -1,4 +1,5 @@
-"""Which files a run reads: the paths given, recursed, minus excludes and what git ignores.
+"""Which files a run reads: the paths given, recursed, minus excludes and what git ignores,
+plus the notebooks in them and the requirements files their requirements files include.
 
 An explicitly named file is always read (pre-commit names each staged file; a user who names a
 file means it). Folders are walked without following symbolic links, so a link loop cannot hang
@@ -33,6 +34,10 @@ DEFAULT_EXCLUDES = (
 )
 
 
+# Notebooks are read whatever rules are selected: their code cells are Python.
+NOTEBOOK_PATTERNS = ("*.ipynb",)
+
+
 @dataclass
 class Discovered:
     files: list[Path] = field(default_factory=list)
@@ -65,6 +70,7 @@ def discover(
     respect_gitignore: bool = True,
 ) -> Discovered:
     found = Discovered()
+    file_patterns = (*file_patterns, *NOTEBOOK_PATTERNS)
     walked: list[Path] = []
     explicit: list[Path] = []
     for raw in paths:
@@ -83,7 +89,7 @@ def discover(
         ignored = _git_ignored(walked)
         walked = [p for p in walked if p not in ignored]
     seen: set[Path] = set()
-    for path in explicit + walked:
+    for path in explicit + walked + _requirements_included(explicit + walked, excludes, root):
         key = path.absolute()
         if key not in seen:
             seen.add(key)
@@ -101,10 +107,61 @@ def _walk(top: Path, file_patterns: tuple[str, ...], excludes: list[str], root: 
         dirnames[:] = sorted(d for d in dirnames if not _matches_any(base / d, excludes, root))
         for filename in filenames:
             path = base / filename
-            if any(fnmatch.fnmatch(filename, p) for p in file_patterns) and not _matches_any(
-                path, excludes, root
+            if (
+                any(fnmatch.fnmatch(filename, p) for p in file_patterns)
+                and _walk_takes(path)
+                and not _matches_any(path, excludes, root)
             ):
                 yield path
+
+
+def _excluded(path: Path, excludes: list[str], top: Path) -> bool:
+    """Whether the file, or a folder it is in below ``top``, matches an exclude (as in a walk)."""
+    folders = [p for p in path.parents if p.is_relative_to(top) and p != top]
+    return any(_matches_any(p, excludes, top) for p in [path, *folders])
+
+
+def _walk_takes(path: Path) -> bool:
+    # Text files are many (README.txt, CMakeLists.txt); of them a walk takes requirements files.
+    from trllint.analysis.dependencies import is_requirements_path  # only a walk that meets one pays
+
+    return path.suffix not in (".txt", ".in") or is_requirements_path(path)
+
+
+def _requirements_included(files: list[Path], excludes: list[str], root: Path) -> list[Path]:
+    """The files that ``-r`` / ``-c`` lines pull in, transitively, as pip reads them.
+
+    Only files inside the tree (``root``) and not excluded are read, whatever a line names
+    (``-r ../../x.txt``, ``-r /etc/...``), and each file once, so an include cycle ends.
+    """
+    queue = [p for p in files if p.suffix in (".txt", ".in")]
+    if not queue:
+        return []  # spares the import on a run without requirements files
+    from trllint.analysis.dependencies import included_files
+
+    top = root.resolve()
+    done = {p.resolve() for p in queue}
+    included: list[Path] = []
+    while queue:
+        path = queue.pop()
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # the lint of the file itself reports it
+        for target in included_files(text):
+            candidate = Path(os.path.normpath(path.parent / target))  # reported as requirements/x.txt, not a/../x.txt
+            resolved = candidate.resolve()
+            if (
+                resolved in done
+                or not resolved.is_relative_to(top)
+                or not resolved.is_file()
+                or _excluded(resolved, excludes, top)
+            ):
+                continue
+            done.add(resolved)
+            included.append(candidate)
+            queue.append(candidate)
+    return included
 
 
 def _git_ignored(files: list[Path]) -> set[Path]:

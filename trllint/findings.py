@@ -63,9 +63,11 @@ class Finding:
     fix: Fix | None = None
     # Set on findings that the engine, not a rule, raises (TRL000, TRL999).
     internal: bool = field(default=False, compare=False)
+    # In a notebook, the 1-based cell the finding is in; line and end_line then count in that cell.
+    cell: int | None = None
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
 
 def engine_finding(kind: tuple[str, str], source_path: str, message: str, line: int = 1, column: int = 1) -> Finding:

@@ -64,9 +64,13 @@ def process_bytes(
 def _process_bytes(
     data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode
 ) -> tuple[FileResult, bytes | None]:
+    if filename.endswith(".ipynb"):  # hook: a notebook's code cells are linted as one program
+        from trllint.notebook import process_notebook
+
+        return process_notebook(data, display, filename, ruleset, mode)
     result = FileResult(display)
     if len(data) > MAX_FILE_BYTES:
-        result.findings.append(_too_large(display, len(data)))
+        result.findings.append(too_large(display, len(data)))
         return result, None
     source = read_source(data, display, filename)
     if isinstance(source, Finding):
@@ -102,7 +106,7 @@ def _process_bytes(
     return result, new_bytes
 
 
-def _too_large(display: str, size: int) -> Finding:
+def too_large(display: str, size: int) -> Finding:
     return engine_finding(
         PARSE_ERROR,
         display,
@@ -114,8 +118,9 @@ def _too_large(display: str, size: int) -> Finding:
 def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode) -> FileResult:
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return FileResult(display, findings=[_too_large(display, size)])
+        # A notebook's outputs (plots, logs) may be large; its code is what the limit is about.
+        if size > MAX_FILE_BYTES * (16 if path.name.endswith(".ipynb") else 1):
+            return FileResult(display, findings=[too_large(display, size)])
         data = path.read_bytes()
     except FileNotFoundError:
         return FileResult(display, problems=["the file vanished before it could be read"])

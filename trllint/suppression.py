@@ -7,7 +7,15 @@ import re
 from trllint.findings import Finding
 from trllint.source import SourceFile
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+NOQA_COMMENT = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+
+
+def last_noqa(line: str) -> re.Match[str] | None:
+    """The line's last ``# noqa``: a comment ends the line, so an earlier one sits in a string."""
+    match = None
+    for match in NOQA_COMMENT.finditer(line):
+        pass
+    return match
 
 
 def without_suppressed(findings: list[Finding], source: SourceFile) -> list[Finding]:
@@ -18,7 +26,7 @@ def without_suppressed(findings: list[Finding], source: SourceFile) -> list[Find
         if finding.internal or not (0 < finding.line <= len(lines)):
             kept.append(finding)
             continue
-        match = _NOQA.search(lines[finding.line - 1])
+        match = last_noqa(lines[finding.line - 1])
         if match is None:
             kept.append(finding)
             continue

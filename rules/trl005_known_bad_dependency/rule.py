@@ -8,12 +8,20 @@ through LibCST, where the requirements are the string literals of ``install_requ
 
 from __future__ import annotations
 
+from fnmatch import fnmatch
 from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.analysis.dependencies import Declared, Unreadable, in_pyproject, in_requirements_file, in_setup_cfg
+from trllint.analysis.dependencies import (
+    REQUIREMENTS_NAMES,
+    Declared,
+    Unreadable,
+    in_pyproject,
+    in_requirements_file,
+    in_setup_cfg,
+)
 from trllint.analysis.names import call_name
 from trllint.rule import Edit, Fix, Rule
 
@@ -33,17 +41,10 @@ class KnownBadDependency(Rule):
         "raise its lower bound to the first good release"
     )
     fixable = "sometimes"
-    file_patterns = (
-        "pyproject.toml",
-        "setup.cfg",
-        "setup.py",
-        "requirements*.txt",
-        "requirements*.in",
-        "*-requirements.txt",
-        "*_requirements.txt",
-        "*-requirements.in",
-        "*_requirements.in",
-    )
+    # Any .txt / .in file handed over is read as pip's format: discovery hands over those named
+    # like requirements files, those in a requirements/ folder, those they include with -r / -c,
+    # and those the user names.
+    file_patterns = ("pyproject.toml", "setup.cfg", "setup.py", "*.txt", "*.in")
 
     # ---- text files --------------------------------------------------------------------
 
@@ -55,6 +56,12 @@ class KnownBadDependency(Rule):
             items = in_setup_cfg(text)
         else:
             items = in_requirements_file(text)
+            if not any(fnmatch(self.filename, pattern) for pattern in REQUIREMENTS_NAMES):
+                # Not named as a requirements file (included, in requirements/, or named by the
+                # user): read as one only when every line is one, so a README.txt stays silent.
+                items = list(items)
+                if not _all_requirements(items):
+                    return
         for item in items:
             if isinstance(item, Unreadable):
                 message = f"{self.filename}: {item.message}; its dependencies cannot be checked"
@@ -154,6 +161,17 @@ class KnownBadDependency(Rule):
         value = literal.evaluated_value
         verbatim = self.source.text[body_offset : end - len(literal.quote)] == value
         self.check(Declared(value, start, end, body_offset if verbatim else None))
+
+
+def _all_requirements(items: list[Declared | Unreadable]) -> bool:
+    from .releases import InvalidRequirement, Requirement
+
+    try:
+        for item in items:
+            Requirement(item.text)  # type: ignore[union-attr]
+    except InvalidRequirement:
+        return False
+    return bool(items)
 
 
 def _first_line(exc: Exception) -> str:

@@ -7,9 +7,11 @@ byte for byte as it was. (``setup.py`` is Python: its rule reads it through LibC
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tomllib
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Iterator
 
 
@@ -42,6 +44,36 @@ _COMMENT = re.compile(r"(^|\s+)#.*$")
 _OPTION = re.compile(r"\s+--?[A-Za-z]")
 # Lines that name something other than a PEP 508 requirement: paths, archives, URLs, variables.
 _NOT_A_REQUIREMENT = re.compile(r"^(?:[./~\\]|[A-Za-z][A-Za-z0-9+.-]*://)|\$\{|\.(?:whl|zip|tar\.gz|tar\.bz2|tgz)$")
+
+
+# Requirements files by name (the file name) and by place (a `requirements/` folder of them).
+REQUIREMENTS_NAMES = (
+    "requirements*.txt",
+    "requirements*.in",
+    "*-requirements.txt",
+    "*_requirements.txt",
+    "*-requirements.in",
+    "*_requirements.in",
+)
+REQUIREMENTS_FOLDER = "requirements"
+_INCLUDE = re.compile(r"^\s*(?:-[rc]\s*|--(?:requirement|constraint)(?:\s*=\s*|\s+))(?P<target>\S+)")
+
+
+def is_requirements_path(path: PurePath) -> bool:
+    """Whether a file is a pip requirements file by its name or its folder."""
+    if path.suffix not in (".txt", ".in"):
+        return False
+    return path.parent.name == REQUIREMENTS_FOLDER or any(fnmatch.fnmatch(path.name, p) for p in REQUIREMENTS_NAMES)
+
+
+def included_files(text: str) -> list[str]:
+    """The files a requirements file pulls in with ``-r`` / ``-c`` (relative to its folder; URLs left out)."""
+    targets = []
+    for line in re.split(r"\r\n|\r|\n", text):
+        match = _INCLUDE.match(_COMMENT.sub("", line))
+        if match and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", match.group("target")):
+            targets.append(match.group("target"))
+    return targets
 
 
 def in_requirements_file(text: str) -> Iterator[Item]:
@@ -134,7 +166,8 @@ _TOML_ERROR_AT = re.compile(r"\(at line (?P<line>\d+), column (?P<column>\d+)\)"
 
 
 def in_pyproject(text: str) -> Iterator[Item]:
-    """``[project] dependencies``, ``[project.optional-dependencies]``, ``[dependency-groups]``."""
+    """``[project] dependencies``, ``[project.optional-dependencies]``, ``[dependency-groups]``,
+    the PEP 508 lists of ``[tool.uv]`` and the version constraints of ``[tool.poetry]``."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -145,9 +178,11 @@ def in_pyproject(text: str) -> Iterator[Item]:
         yield Unreadable(f"invalid TOML: {exc}", start)
         return
     try:
-        found = [s for s in TomlStrings(text).scan() if s.in_array and _is_dependency_list(s.path)]
+        strings = TomlStrings(text).scan()
     except (AttributeError, IndexError):  # TOML the scan does not know: fall back below
-        found = []
+        strings = []
+    yield from _in_poetry(document, strings)
+    found = [s for s in strings if s.in_array and _is_dependency_list(s.path)]
     # The scan reads only what it needs of TOML; tomllib is the judge of what the lists hold.
     expected = {path: [v for v in values if isinstance(v, str)] for path, values in _dependency_lists(document)}
     scanned: dict[tuple[str, ...], list[str]] = {path: [] for path in expected}
@@ -167,7 +202,12 @@ def _is_dependency_list(path: tuple[str, ...]) -> bool:
         path == ("project", "dependencies")
         or (len(path) == 3 and path[:2] == ("project", "optional-dependencies"))
         or (len(path) == 2 and path[0] == "dependency-groups")
+        or (len(path) == 3 and path[:2] == ("tool", "uv") and path[2] in _UV_LISTS)
     )
+
+
+# [tool.uv] keys that hold PEP 508 requirement lists.
+_UV_LISTS = ("dev-dependencies", "constraint-dependencies", "override-dependencies")
 
 
 def _dependency_lists(document: dict) -> Iterator[tuple[tuple[str, ...], list]]:
@@ -183,6 +223,77 @@ def _dependency_lists(document: dict) -> Iterator[tuple[tuple[str, ...], list]]:
     for name, values in groups.items() if isinstance(groups, dict) else ():
         if isinstance(values, list):
             yield ("dependency-groups", name), values
+    uv = _table(document, "tool", "uv")
+    for key in _UV_LISTS:
+        if isinstance(uv.get(key), list):
+            yield ("tool", "uv", key), uv[key]
+
+
+def _table(document: dict, *keys: str) -> dict:
+    for key in keys:
+        document = document.get(key) if isinstance(document, dict) else None
+    return document if isinstance(document, dict) else {}
+
+
+# ---- [tool.poetry]: `name = "constraint"` tables in Poetry's own syntax ----------------------
+
+
+def _in_poetry(document: dict, strings: list[TomlString]) -> Iterator[Item]:
+    """Each Poetry dependency as the PEP 508 requirement it means, reported at its constraint.
+
+    Poetry's ``^`` and ``~`` have no PEP 440 spelling in the file, so these get no fix: the
+    requirement text is a translation, not the file's own characters.
+    """
+    poetry = _table(document, "tool", "poetry")
+    tables = [(("dependencies",), poetry.get("dependencies")), (("dev-dependencies",), poetry.get("dev-dependencies"))]
+    for group, body in _table(poetry, "group").items():
+        tables.append((("group", group, "dependencies"), _table(body, "dependencies")))
+    at = {s.path: s for s in strings if not s.in_array}
+    for where, table in tables:
+        for name, value in table.items() if isinstance(table, dict) else ():
+            key = ("tool", "poetry", *where, name)
+            if isinstance(value, dict):
+                value, key = value.get("version"), (*key, "version")
+            if name.lower() == "python" or not isinstance(value, str):
+                continue  # the interpreter, a path, a git source, or several constraints with markers
+            specifier = poetry_specifier(value)
+            if specifier is None:
+                continue
+            literal = at.get(key)
+            start, end = (literal.start, literal.end) if literal is not None else (0, 0)
+            yield Declared(f"{name}{specifier}", start, end, None)
+
+
+_POETRY_PART = re.compile(r"(?P<op>\^|~=|~|>=|<=|!=|==|>|<|=)?\s*(?P<version>[0-9][0-9A-Za-z.*+!-]*|\*)$")
+
+
+def poetry_specifier(constraint: str) -> str | None:
+    """A Poetry version constraint as a PEP 440 specifier (``^0.6`` is ``>=0.6,<0.7``); None when
+    it is not one this reads (``||`` alternatives)."""
+    if "||" in constraint or "|" in constraint:
+        return None
+    parts = [p for p in re.split(r"\s*,\s*|\s+(?=[<>=!~^0-9])", constraint.strip()) if p]
+    out: list[str] = []
+    for part in parts:
+        match = _POETRY_PART.match(part)
+        if match is None:
+            return None
+        op, version = match.group("op") or "", match.group("version")
+        if version == "*":
+            continue
+        release = [int(x) for x in re.findall(r"\d+", version.split("-")[0].split("+")[0])[:3]]
+        if op == "^":
+            first = next((i for i, x in enumerate(release) if x), len(release) - 1)
+            upper = release[:first] + [release[first] + 1]
+            out += [f">={version}", f"<{'.'.join(map(str, upper))}"]
+        elif op == "~":
+            upper = [release[0] + 1] if len(release) == 1 else [release[0], release[1] + 1]
+            out += [f">={version}", f"<{'.'.join(map(str, upper))}"]
+        elif op in ("", "="):
+            out.append(f"=={version}")
+        else:
+            out.append(f"{op}{version}")
+    return ",".join(out)
 
 
 def _offset(text: str, line: int, column: int) -> int:

@@ -17,7 +17,7 @@ def render(report: RunReport) -> str:
     lines = [
         f"::error file={_escape_property(f.path)},line={f.line},col={f.column},"
         f"endLine={f.end_line},endColumn={f.end_column},title={_escape_property(f.code)}::"
-        f"{_escape_data(f'{f.code} {f.message}')}"
+        f"{_escape_data(f'{f.code} ' + (f'cell {f.cell}: ' if f.cell is not None else '') + f.message)}"
         for f in report.findings
     ]
     return "".join(line + "\n" for line in lines)

@@ -35,6 +35,8 @@ def finding_to_dict(finding: Finding, report: RunReport) -> dict:
         "end_column": finding.end_column,
         "fix": fix,
         "url": None,
+        # A notebook's cell (1-based, all cells counted); line and end_line then count in the cell.
+        "cell": finding.cell,
     }
 
 

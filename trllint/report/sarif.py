@@ -59,6 +59,10 @@ def _result(finding: Finding, index: int) -> dict:
             }
         ],
     }
+    if finding.cell is not None:
+        # SARIF has no notebook cells: the region counts lines in the cell this names.
+        result["locations"][0]["logicalLocations"] = [{"name": f"cell {finding.cell}", "kind": "notebookCell"}]
+        result["properties"] = {"cell": finding.cell}
     if finding.fix is not None:
         result["fixes"] = [
             {

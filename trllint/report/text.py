@@ -14,7 +14,7 @@ def render(report: RunReport) -> str:
         return _statistics(report)
     paint = _painter(report.color)
     lines = [
-        f"{paint(f.path, _BOLD)}:{f.line}:{f.column}: {paint(f.code, _RED)} "
+        f"{paint(f.path, _BOLD)}:{f'cell {f.cell}:' if f.cell is not None else ''}{f.line}:{f.column}: {paint(f.code, _RED)} "
         f"{paint('[*] ', _CYAN) if report.fixable(f) else ''}{f.message}"
         for f in report.findings
     ]

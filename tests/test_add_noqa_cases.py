@@ -1,0 +1,35 @@
+"""``--add-noqa`` on every bad rule case (Python, TOML, setup.cfg, requirements files): afterwards
+nothing is reported but what it named, the file still parses, and a second pass adds nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_rule_cases import CASES, _ruleset, _source
+from trllint.add_noqa import NoqaOutcome, check_silenced, with_noqa_comments
+from trllint.fixes import still_valid
+from trllint.runner import lint_source
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind == "bad"], ids=str)
+def test_add_noqa_silences_each_case(case):
+    text = case.path.read_text(encoding="utf-8")
+    source, ruleset = _source(case, text), _ruleset(case, text)
+    findings = lint_source(source, case.linted_as, ruleset)
+    outcome = NoqaOutcome()
+    new_text = with_noqa_comments(source, findings, outcome)
+    check_silenced(source, new_text, case.linted_as, ruleset, outcome)
+
+    assert still_valid(source, new_text, case.linted_as) is None
+    if case.linted_as.endswith(".py"):
+        compile(new_text, case.path.name, "exec")
+    skipped = {(f.line, f.code) for f, _ in outcome.skipped}
+    remaining = {(f.line, f.code) for f in lint_source(source.with_text(new_text), case.linted_as, ruleset)}
+    assert remaining == skipped
+    assert outcome.added == len({(f.line, f.code) for f in findings if not f.internal} - skipped)
+    # Only comments were added: every original line is still there, at its start.
+    assert all(new.startswith(old.rstrip()) for old, new in zip(text.splitlines(), new_text.splitlines()))
+
+    again = NoqaOutcome()
+    assert with_noqa_comments(source.with_text(new_text), lint_source(source.with_text(new_text), case.linted_as, ruleset), again) == new_text
+    assert again.added == 0

@@ -1,0 +1,330 @@
+"""Jupyter notebooks: the code cells linted as one program with the real rules, findings named by
+cell and line, magics left alone, and fixes that touch nothing but the changed cells' sources."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_rule_cases import CASES, _ruleset
+from trllint.pool import Mode
+from trllint.notebook import Notebook, NotebookError, process_notebook
+from trllint.runner import lint_source
+from trllint.source import SourceFile
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def code(cell_id: str, source, *, outputs=None, metadata=None) -> dict:
+    # Keys in an order json.dumps(sort_keys=True) would not give: the layout must survive as written.
+    return {
+        "cell_type": "code",
+        "source": source,
+        "id": cell_id,
+        "metadata": metadata or {},
+        "execution_count": None,
+        "outputs": outputs or [],
+    }
+
+
+def training_notebook() -> dict:
+    """Cell 3 prepares the model; cell 5 logs a per-rank loss (TRL004); cell 6 reads model.config (TRL001)."""
+    cells = [
+        {"cell_type": "markdown", "id": "intro", "metadata": {}, "source": ["# Fine-tune on two GPUs — démo\n", "Ünïcode."]},
+        code(
+            "setup",
+            ["%pip install accelerate\n", "!nvidia-smi\n", "import torch\n", "from accelerate import Accelerator\n",
+             "from transformers import AutoModelForCausalLM\n"],
+            outputs=[{"name": "stdout", "output_type": "stream", "text": ["Successfully installed\n"]}],
+            metadata={"tags": ["setup"]},
+        ),
+        code(
+            "prepare",
+            ['accelerator = Accelerator(log_with="wandb")\n', 'model = AutoModelForCausalLM.from_pretrained("gpt2")\n',
+             "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)\n",
+             "model, optimizer, dataloader = accelerator.prepare(model, optimizer, dataloader)"],
+        ),
+        code("timing", "%%bash\nfor x in 1 2; do\n    echo $x\ndone\n"),
+        code(
+            "train",
+            ["for step, batch in enumerate(dataloader):\n", "    outputs = model(**batch)\n", "    loss = outputs.loss\n",
+             "    accelerator.backward(loss)\n", "    if step == 0:\n", "        !date\n", "    optimizer.step()\n",
+             '    accelerator.log({"train_loss": loss.item()}, step=step)\n'],
+            outputs=[{"data": {"image/png": "iVBORw0KGgo="}, "metadata": {}, "output_type": "display_data"}],
+        ),
+        code("report", 'files = !ls\nprint("vocab", model.config.vocab_size)'),
+    ]
+    metadata = {"language_info": {"name": "python"}, "kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}}
+    return {"metadata": metadata, "nbformat_minor": 5, "nbformat": 4, "cells": cells}
+
+
+STYLES = {
+    "nbformat": dict(indent=1, ensure_ascii=False, newline=True),
+    "indent2-ascii": dict(indent=2, ensure_ascii=True, newline=True),
+    "indent4-no-newline": dict(indent=4, ensure_ascii=False, newline=False),
+}
+
+
+def dump(document: dict, style: dict) -> str:
+    return json.dumps(document, indent=style["indent"], ensure_ascii=style["ensure_ascii"]) + ("\n" if style["newline"] else "")
+
+
+def write_notebook(path: Path, style: dict) -> str:
+    text = dump(training_notebook(), style)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def test_findings_across_cells_name_cell_and_line(cli, tmp_path):
+    write_notebook(tmp_path / "nb.ipynb", STYLES["nbformat"])
+    result = cli("--no-cache", "nb.ipynb")
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[0].startswith("nb.ipynb:cell 5:8:36: TRL004 ")
+    assert lines[1].startswith("nb.ipynb:cell 6:2:16: TRL001 ")
+    assert lines[2] == "Found 2 findings (2 fixable with --fix)."
+
+    findings = json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)
+    assert [(f["code"], f["cell"], f["line"], f["column"], f["end_line"]) for f in findings] == [
+        ("TRL004", 5, 8, 36, 8),
+        ("TRL001", 6, 2, 16, 2),
+    ]
+    assert findings[0]["fix"]["edits"][0]["location"] == {"line": 8, "column": 36}
+
+    sarif = json.loads(cli("--no-cache", "--format", "sarif", "nb.ipynb").out)
+    results = sarif["runs"][0]["results"]
+    region = results[1]["locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == 2 and region["startColumn"] == 16
+    assert results[1]["properties"] == {"cell": 6}
+    assert results[1]["locations"][0]["logicalLocations"] == [{"name": "cell 6", "kind": "notebookCell"}]
+
+
+@pytest.mark.parametrize("style_name", sorted(STYLES))
+def test_fix_rewrites_only_the_changed_cells_sources(cli, tmp_path, style_name):
+    style = STYLES[style_name]
+    original_text = write_notebook(tmp_path / "nb.ipynb", style)
+    result = cli("--no-cache", "--fix", "nb.ipynb")
+    assert result.code == 0, result.out + result.err
+    assert "2 fixed, 0 remaining" in result.out
+    fixed_text = (tmp_path / "nb.ipynb").read_text(encoding="utf-8")
+    before, after = json.loads(original_text), json.loads(fixed_text)
+
+    # As JSON: everything but the sources of cells 5 and 6 is equal, and each source keeps its form.
+    assert {k: v for k, v in before.items() if k != "cells"} == {k: v for k, v in after.items() if k != "cells"}
+    changed = [i for i, (a, b) in enumerate(zip(before["cells"], after["cells"])) if a != b]
+    assert changed == [4, 5]
+    for index in changed:
+        old_cell, new_cell = before["cells"][index], after["cells"][index]
+        assert {k: v for k, v in old_cell.items() if k != "source"} == {k: v for k, v in new_cell.items() if k != "source"}
+        assert type(old_cell["source"]) is type(new_cell["source"])
+    train = "".join(after["cells"][4]["source"])
+    assert 'accelerator.log({"train_loss": accelerator.gather_for_metrics(loss).mean().item()}, step=step)\n' in train
+    assert "        !date\n" in train  # the shell line inside the block came back as it was
+    assert after["cells"][5]["source"] == 'files = !ls\nprint("vocab", accelerator.unwrap_model(model).config.vocab_size)'
+
+    # As bytes: the file is what its own JSON style writes for the new content (indent, key order,
+    # escapes, trailing newline), so nothing outside the two sources moved.
+    assert fixed_text == dump(after, style)
+    # And directly: the bytes that differ lie between cell 5's "source" key and cell 6's id.
+    first = next(i for i, (a, b) in enumerate(zip(original_text, fixed_text)) if a != b)
+    last = next(i for i in range(1, len(original_text)) if original_text[-i] != fixed_text[-i])
+    cell5_source = original_text.index('"source"', original_text.index('"timing"'))
+    cell6_id = original_text.index('"report"')
+    assert cell5_source < first and len(original_text) - last < cell6_id
+
+    again = cli("--no-cache", "--fix", "nb.ipynb")
+    assert again.code == 0 and (tmp_path / "nb.ipynb").read_text(encoding="utf-8") == fixed_text
+
+
+def test_magics_and_shell_lines_give_no_traceback_and_no_false_finding(cli, tmp_path):
+    document = training_notebook()
+    document["cells"] = document["cells"][:4] + [
+        code("magics", ["%time x = 1\n", "out = !ls -la\n", "display?\n", "%matplotlib inline\n", "!pip install a \\\n", "    b\n"]),
+        code("await", "await asyncio.sleep(0)\n"),
+        code("empty", []),
+    ]
+    (tmp_path / "clean.ipynb").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    result = cli("--no-cache", "clean.ipynb")
+    assert result.code == 0, result.out
+    assert result.out == "All checks passed!\n"
+
+
+def test_a_cell_that_is_not_python_is_trl000_in_its_cell(cli, tmp_path):
+    document = training_notebook()
+    document["cells"][2]["source"] = ["x = (\n"]
+    (tmp_path / "nb.ipynb").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    findings = json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)
+    assert [(f["code"], f["cell"]) for f in findings][:1] == [("TRL000", 3)]
+
+
+def test_invalid_json_is_one_line_of_error_and_other_files_are_linted(cli, tmp_path):
+    (tmp_path / "broken.ipynb").write_text('{"cells": [', encoding="utf-8")
+    write_notebook(tmp_path / "nb.ipynb", STYLES["nbformat"])
+    result = cli("--no-cache", "--fix", ".")
+    assert result.code == 1
+    broken = [line for line in result.out.splitlines() if line.startswith("broken.ipynb")]
+    assert len(broken) == 1 and "TRL000 cannot read notebook: not valid JSON" in broken[0]
+    assert "Traceback" not in result.err
+    assert (tmp_path / "broken.ipynb").read_text(encoding="utf-8") == '{"cells": ['
+    assert "accelerator.unwrap_model(model)" in (tmp_path / "nb.ipynb").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [('["not", "a", "notebook"]', "no top-level list of cells"), ('{"cells": [{"cell_type": "code", "source": 3}]}', "neither a string")],
+)
+def test_json_that_is_not_a_notebook_is_refused_with_a_reason(text, reason):
+    with pytest.raises(NotebookError, match=reason):
+        Notebook(text.encode())
+
+
+def test_a_notebook_in_another_language_is_not_read(cli, tmp_path):
+    document = training_notebook()
+    document["metadata"] = {"kernelspec": {"language": "R", "name": "ir"}}
+    document["cells"][5]["source"] = "print(model.config)"
+    (tmp_path / "r.ipynb").write_text(json.dumps(document), encoding="utf-8")
+    assert cli("--no-cache", "r.ipynb").code == 0
+
+
+def test_notebook_on_standard_input(cli, tmp_path):
+    text = write_notebook(tmp_path / "nb.ipynb", STYLES["nbformat"])
+    result = cli("--stdin-filename", "nb.ipynb", "-", stdin=text.encode())
+    assert "nb.ipynb:cell 6:2:16: TRL001" in result.out
+    fixed = cli("--fix", "--stdin-filename", "nb.ipynb", stdin=text.encode())
+    assert "accelerator.unwrap_model(model).config" in json.loads(fixed.out)["cells"][5]["source"]
+
+
+def test_add_noqa_in_cells_then_nothing_more(cli, tmp_path):
+    write_notebook(tmp_path / "nb.ipynb", STYLES["nbformat"])
+    first = cli("--no-cache", "--add-noqa", "nb.ipynb")
+    assert first.code == 0 and "Added 2 noqa directives." in first.err
+    after = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
+    assert after["cells"][5]["source"].endswith("model.config.vocab_size)  # noqa: TRL001")
+    written = (tmp_path / "nb.ipynb").read_bytes()
+    second = cli("--no-cache", "--add-noqa", "nb.ipynb")
+    assert "Added 0 noqa directives." in second.err and (tmp_path / "nb.ipynb").read_bytes() == written
+    assert cli("--no-cache", "nb.ipynb").out == "All checks passed!\n"
+
+
+def test_a_folder_walk_finds_notebooks(cli, tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    write_notebook(tmp_path / "notebooks" / "nb.ipynb", STYLES["nbformat"])
+    result = cli("--no-cache", ".")
+    assert "notebooks/nb.ipynb:cell 6:2:16: TRL001" in result.out
+
+
+def test_a_fix_that_adds_lines_at_a_cells_start_stays_in_that_cell(cli, tmp_path):
+    cells = [
+        code("load", ["import deepspeed\n", "ref_model = None\n", "if use_ref:\n", "    ref_model = load()\n"]),
+        code("engine", ["engine, *_ = deepspeed.initialize(model=ref_model, config=cfg)\n", "!echo done\n"]),
+        code("after", ["print(1)"]),
+    ]
+    path = tmp_path / "ds.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
+    assert "ds.ipynb:cell 2:1:14: TRL003" in cli("--no-cache", "ds.ipynb").out
+    assert cli("--no-cache", "--fix", "--unsafe-fixes", "ds.ipynb").code == 0
+    after = json.loads(path.read_text())["cells"]
+    assert after[0]["source"] == cells[0]["source"] and after[2]["source"] == ["print(1)"]
+    assert after[1]["source"] == [
+        "if ref_model is not None:\n",
+        "    engine, *_ = deepspeed.initialize(model=ref_model, config=cfg)\n",
+        "!echo done\n",
+    ]
+
+
+def test_cached_results_keep_the_cell(cli, tmp_path):
+    write_notebook(tmp_path / "nb.ipynb", STYLES["nbformat"])
+    first = cli("--format", "json", "nb.ipynb").out
+    second = cli("--format", "json", "nb.ipynb").out  # from the result cache
+    assert (tmp_path / ".trllint_cache").exists() or any(tmp_path.glob(".*cache*"))
+    assert json.loads(first) == json.loads(second)
+    assert [f["cell"] for f in json.loads(second)] == [5, 6]
+
+
+ODD_LAYOUT = (
+    '{ "nbformat" : 4, "cells" : [\n'
+    '  { "cell_type":"code", "source" : [ "import torch\\n" ,  "x = torch.ones(1)\\n" , "y = \\u00e9t\\u00e9\\n", "print(x)" ],\n'
+    '    "outputs":[], "metadata":{}, "execution_count":null },\n'
+    '  {"cell_type": "raw", "source": "print(model.config)"},\n'
+    '  {"cell_type":"code","source":"%env A=1\\nz = 2","outputs":[],"metadata":{"k":[1,2]},"execution_count":3}\n'
+    '], "metadata" : {}, "nbformat_minor" : 5 }'
+)
+
+
+def test_an_unchanged_program_gives_back_the_same_bytes_and_a_change_keeps_the_layout():
+    data = ODD_LAYOUT.encode()
+    notebook = Notebook(data)
+    assert [c.number for c in notebook.cells] == [1, 3]  # the raw cell is not code
+    assert notebook.program == 'import torch\nx = torch.ones(1)\ny = été\nprint(x)\npass  # trllint: IPython magic\nz = 2\n'
+    assert notebook.with_program(notebook.program) == data
+    changed = notebook.with_program(notebook.program.replace("print(x)", "print(x, y)"))
+    assert changed.decode() == ODD_LAYOUT.replace('"print(x)" ]', '"print(x, y)" ]')  # spacing and \u00e9 escapes kept
+    assert Notebook(changed).cells[1].source == "%env A=1\nz = 2"
+
+
+def test_diff_shows_the_cell_change_and_writes_nothing(cli, tmp_path):
+    text = write_notebook(tmp_path / "nb.ipynb", STYLES["nbformat"])
+    result = cli("--no-cache", "--diff", "nb.ipynb")
+    assert result.code == 1
+    removed = [line for line in result.out.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line for line in result.out.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert len(removed) == len(added) == 2
+    assert "accelerator.unwrap_model(model).config" in added[1]
+    assert (tmp_path / "nb.ipynb").read_text(encoding="utf-8") == text
+
+
+def test_the_body_of_a_time_cell_is_linted_and_its_magic_kept(cli, tmp_path):
+    document = training_notebook()
+    document["cells"][5]["source"] = ["%%time\n", "!date\n", "print(model.config.vocab_size)\n"]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    assert "nb.ipynb:cell 6:3:7: TRL001" in cli("--no-cache", "nb.ipynb").out
+    cli("--no-cache", "--fix", "nb.ipynb")
+    assert json.loads(path.read_text())["cells"][5]["source"] == [
+        "%%time\n", "!date\n", "print(accelerator.unwrap_model(model).config.vocab_size)\n"
+    ]
+
+
+# ---- every Python rule case, cut into cells at its top-level statements ----------------------
+
+
+def _python_cases():
+    return [c for c in CASES if c.linted_as.endswith(".py") and c.linted_as != "setup.py" and c.path.is_file()]
+
+
+def as_notebook(text: str) -> bytes:
+    """The file's lines cut before each top-level statement (decorators included): one cell each."""
+    lines = text.splitlines(keepends=True)
+    starts = sorted({min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])]) - 1 for n in ast.parse(text).body} | {0})
+    bounds = starts + [len(lines)]
+    cells = [code(f"c{i}", lines[a:b]) for i, (a, b) in enumerate(zip(bounds, bounds[1:])) if b > a]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1).encode()
+
+
+@pytest.mark.parametrize("case", _python_cases(), ids=str)
+def test_a_rule_case_as_a_notebook_gives_the_same_findings_and_fix(case):
+    text = case.path.read_text(encoding="utf-8")
+    ruleset = _ruleset(case, text)
+    data = as_notebook(text)
+    notebook = Notebook(data)
+    assert notebook.program == text + ("" if text.endswith("\n") or not text else "\n")
+
+    result, _ = process_notebook(data, "case.ipynb", "case.ipynb", ruleset, Mode())
+    first_line = {c.number: c.first_line for c in notebook.cells}
+    lines_in_file = {(first_line[f.cell] + f.line - 1, f.code) for f in result.findings}
+    assert lines_in_file == {(f.line, f.code) for f in lint_source(SourceFile(text, "case.py"), "case.py", ruleset)}
+
+    fixed, new_bytes = process_notebook(data, "case.ipynb", "case.ipynb", ruleset, Mode(fix=True, unsafe=True))
+    assert not fixed.problems, fixed.problems
+    if case.fixed_path.exists():
+        cells = json.loads(new_bytes)["cells"]
+        assert "".join("".join(c["source"]) for c in cells) == case.fixed_path.read_text(encoding="utf-8")
+    else:
+        assert new_bytes is None
