@@ -188,15 +188,13 @@ def _arm_fails_on_none(arm: cst.BaseSuite, model: str) -> bool:
     """A statement of the arm fails on a None ``model`` before anything rebinds it."""
     statements = arm.body if isinstance(arm, cst.IndentedBlock) else [arm]
     for statement in statements:
-        if fails_on_none(statement, model):
-            return True
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and _mentions(small, model)
-            for small in statement.body
-        ):
-            return False
-        if not isinstance(statement, cst.SimpleStatementLine):
-            return False  # a nested branch may skip the failing statement
+        if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return False  # a nested branch (`if model is not None:`) may skip what fails
+        for small in statement.body:
+            if fails_on_none(small, model):
+                return True
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and _mentions(small, model):
+                return False  # rebound, or handed on: what follows may see another value
     return False
 
 
