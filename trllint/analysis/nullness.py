@@ -193,12 +193,13 @@ class _Walker:
 
     def _branches(self, start: frozenset[str], *arms: Callable[[], Reasons | None]) -> list[Reasons | None]:
         """Run each arm from the same aliases; afterwards keep the aliases every arm kept."""
-        outcomes, kept = [], start
+        outcomes: list[Reasons | None] = []
+        kept: frozenset[str] | None = None
         for arm in arms:
             self.aliases = start
             outcomes.append(arm())
-            kept = kept & self.aliases
-        self.aliases = kept
+            kept = self.aliases if kept is None else kept & self.aliases
+        self.aliases = start if kept is None else kept
         return outcomes
 
     # The path to the node: run what comes before it, enter the blocks that hold it.
@@ -306,7 +307,9 @@ class _Walker:
                 entry = NOTHING
             if isinstance(statement, cst.While):
                 entry = self.refine(statement.test, True, entry)
-            (looped,) = self._branches(self.aliases, lambda: self.run_block(_statements(statement.body), entry))
+            before = self.aliases
+            (looped,) = self._branches(before, lambda: self.run_block(_statements(statement.body), entry))
+            self.aliases &= before  # the body may not run
             after = _join(state, looped)
             if isinstance(statement, cst.While) and after is not None:
                 after = self.refine(statement.test, False, after)
@@ -329,7 +332,7 @@ class _Walker:
             return after
         if isinstance(statement, cst.Match):
             arms = [lambda c=c: self.run_block(_statements(c.body), state) for c in statement.cases]
-            return _join(state, *self._branches(self.aliases, *arms))
+            return _join(state, *self._branches(self.aliases, lambda: state, *arms))  # or no case matches
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == self.name:
             return NOTHING
         return state
