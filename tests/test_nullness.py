@@ -60,6 +60,50 @@ NOT_NONE = {
 }
 
 
+# Aliases: (the name at the sink, code). A guard on one name of `self.m = r` covers the other.
+ALIAS_MAY_BE_NONE = {
+    "alias rebound before the guard": (
+        "self.m",
+        "def f(self, r=None):\n    self.m = r\n    r = load()\n    if r is not None:\n        sink(self.m)\n",
+    ),
+    "alias made in one arm only": (
+        "self.m",
+        "def f(self, r=None, c=True):\n    if c:\n        self.m = r\n    else:\n        self.m = None\n"
+        "    if r is not None:\n        sink(self.m)\n",
+    ),
+}
+
+ALIAS_NOT_NONE = {
+    "guard on the alias": (
+        "self.m",
+        "def f(self, r=None):\n    self.m = r\n    if r is not None:\n        sink(self.m)\n",
+    ),
+    "guard on the attribute's source": (
+        "r",
+        "def f(self, r=None):\n    self.m = r\n    init()\n    if self.m is not None:\n        sink(r)\n",
+    ),
+    "alias in both arms": (
+        "self.m",
+        "def f(self, r=None, c=True):\n    if c:\n        self.m = r\n    else:\n        self.m = r\n"
+        "    if r is not None:\n        sink(self.m)\n",
+    ),
+    "alias read in the branch test": (
+        "self.m",
+        "def f(self, r=None):\n    self.m = r\n    if not getattr(r.inner, 'flag', False):\n        sink(self.m)\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name, code", ALIAS_MAY_BE_NONE.values(), ids=ALIAS_MAY_BE_NONE.keys())
+def test_alias_may_be_none(name, code):
+    assert reasons_at_sink(code, name)
+
+
+@pytest.mark.parametrize("name, code", ALIAS_NOT_NONE.values(), ids=ALIAS_NOT_NONE.keys())
+def test_alias_not_none(name, code):
+    assert not reasons_at_sink(code, name)
+
+
 @pytest.mark.parametrize("code", MAY_BE_NONE.values(), ids=MAY_BE_NONE.keys())
 def test_may_be_none(code):
     assert reasons_at_sink(code)

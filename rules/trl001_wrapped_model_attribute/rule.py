@@ -19,8 +19,11 @@ from trllint.analysis.wrapping import (
     DATA_PARALLEL,
     FSDP,
     HF_MODEL_MEMBERS,
+    STEP_ARGUMENT,
+    TRAINER_WRAPPED_ATTRIBUTES,
     WRAPPING_MARKERS,
     Wrapping,
+    names_assigned_in,
     wrapping_facts,
     wrapping_made_by,
 )
@@ -61,7 +64,7 @@ class WrappedModelAttribute(Rule):
         if wrapping is None or not wrapping.breaks(member) or self._guarded_by_hasattr(node):
             return
         receiver = self.source.module.code_for_node(node.value)
-        fix = self._cache_fix(node, receiver)
+        fix = self._cache_fix(node, receiver) if _is_the_trainers_model(receiver, wrapping) else None
         if fix is not None:
             advice = f"cache it in __init__ as {fix.edits[0].content}, as TRL does"
         else:
@@ -137,7 +140,7 @@ class WrappedModelAttribute(Rule):
             params = function.params
             if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
                 return True
-        return name in _assigned_in(function if function is not None else self.source.module)
+        return name in names_assigned_in(function if function is not None else self.source.module)
 
     def _cache_fix(self, read: cst.Attribute, receiver: str) -> Fix | None:
         """TRL's upstream shape: ``self.model_<attr> = self.model.config.<attr>`` in ``__init__``."""
@@ -160,7 +163,7 @@ class WrappedModelAttribute(Rule):
         if existing is not None:
             return self.fix(Edit(start, end, existing))
         name = f"self.{attribute if attribute.startswith('model_') else 'model_' + attribute}"
-        if name in _assigned_in(cls):
+        if name in names_assigned_in(cls):
             return None
         position = self.get_metadata(PositionProvider, anchor)
         indent = self.source.lines[position.start.line - 1][: position.start.column]
@@ -194,27 +197,19 @@ class WrappedModelAttribute(Rule):
         return f"getattr({replacement}, {rest})"
 
 
+def _is_the_trainers_model(receiver: str, wrapping: Wrapping) -> bool:
+    """The read is on ``self.model`` (or what wraps it): only then is ``self.model.config`` in
+    ``__init__`` the same configuration (a teacher or reference model has its own)."""
+    return wrapping.kind == STEP_ARGUMENT or receiver in ("self.model", *TRAINER_WRAPPED_ATTRIBUTES)
+
+
 def _is_assigned(attribute: cst.Attribute, outer: cst.CSTNode | None) -> bool:
     return isinstance(outer, (cst.AnnAssign, cst.AugAssign)) and outer.target is attribute
 
 
-def _assigned_in(scope: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class Assignments(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            names.update(assigned_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(assigned_names(node.target))
-
-    walk.visit(scope, Assignments())
-    return names
-
-
 def _writes_config(cls: cst.ClassDef, attribute: str) -> bool:
     """Some method sets ``<model>.config.<attribute>``: the value is not static, do not cache it."""
-    return any(name.endswith(f".config.{attribute}") for name in _assigned_in(cls))
+    return any(name.endswith(f".config.{attribute}") for name in names_assigned_in(cls))
 
 
 def _unwrapped_model_anchor(cls: cst.ClassDef, init: cst.FunctionDef, imports: ImportMap) -> cst.CSTNode | None:

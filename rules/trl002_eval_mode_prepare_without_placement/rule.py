@@ -53,22 +53,16 @@ class EvalModePrepareWithoutPlacement(Rule):
         if evaluation is None or not is_true(evaluation.value):
             return
         placement = argument(node, "device_placement", _PLACEMENT_POSITION)
-        if placement is not None and is_true(placement.value):
+        if placement is not None and not is_none(placement.value):
+            # Written out (True, False, a variable): the author decided where the model lives,
+            # and may have placed it already (a model sharded at load time owns its placement).
             return
         if not is_accelerator(node.func.value, self.context) or fsdp_known_off(node, self.context):
             return
         if placement is None:
             self.report(node, fix=self._fix(*self._add_placement(node)))
-        elif is_none(placement.value):
-            self.report(node, fix=self._fix(self.replace(placement.value, cst.Name("True"))))
         else:
-            chosen = " ".join(self.source.module.code_for_node(placement.value).split())
-            self.report(
-                node,
-                f"prepare_model(..., evaluation_mode=True, device_placement={chosen}) leaves the model "
-                "on the CPU under FSDP (neither wrapped nor moved); pass device_placement=True "
-                "or wrap it in FSDP yourself",
-            )
+            self.report(node, fix=self._fix(self.replace(placement.value, cst.Name("True"))))
 
     def _fix(self, *edits: Edit) -> Fix:
         # Accelerator(device_placement=False) in this file: the author places models by hand, and

@@ -9,7 +9,7 @@ from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
 from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
 from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import argument, assigned_names, dotted_name
-from trllint.analysis.nullness import NullnessAnalysis
+from trllint.analysis.nullness import NullnessAnalysis, fails_on_none
 from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
@@ -79,7 +79,7 @@ class DeepSpeedInitializeNone(Rule):
             if model is None:
                 continue
             reasons = self.nullness.none_reasons(model, node)
-            if not reasons:
+            if not reasons or self._fails_on_none_without_deepspeed(node, model):
                 continue
             fix, caveat = self._guard(node, model)
             route = f", reached through {' -> '.join(sink.via)}," if sink.via else ""
@@ -89,6 +89,36 @@ class DeepSpeedInitializeNone(Rule):
             )
             self.report(node, message, fix=fix)
             return
+
+    def _fails_on_none_without_deepspeed(self, call: cst.Call, model: str) -> bool:
+        """The call is one arm of an if/elif/else whose every other arm also fails on a None
+        ``model`` (``prepare_model(model)``, ``model.resize_token_embeddings(...)``): the value is
+        required on every backend, and a None is the caller's mistake, not a DeepSpeed one."""
+        statement = self.context.enclosing_statement(call)
+        chain: list[cst.If] = []
+        held_by: cst.CSTNode | None = None
+        for ancestor in self.context.ancestors(statement):
+            if isinstance(ancestor, cst.If):
+                held_by = ancestor
+                break
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return False
+        if held_by is None:
+            return False
+        top = held_by
+        while isinstance(parent := self.context.parent(top), cst.If) and parent.orelse is top:
+            top = parent
+        arms: list[cst.BaseSuite] = []
+        branch: cst.If | cst.Else | None = top
+        while isinstance(branch, cst.If):
+            chain.append(branch)
+            arms.append(branch.body)
+            branch = branch.orelse
+        if branch is None:
+            return False  # no else: some backend skips the value altogether
+        arms.append(branch.body)
+        holding = next(arm for arm in arms if any(a is arm for a in self.context.ancestors(statement)))
+        return all(_arm_fails_on_none(arm, model) for arm in arms if arm is not holding)
 
     # ---- the codemod: wrap the statement in `if model is not None:` ------------------------
 
@@ -154,6 +184,20 @@ class DeepSpeedInitializeNone(Rule):
             if cls is not None and isinstance(cls.body, cst.IndentedBlock):
                 later.extend(m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m is not function)
         return any(_mentions(node, name) for node in later)
+
+
+def _arm_fails_on_none(arm: cst.BaseSuite, model: str) -> bool:
+    """A statement of the arm fails on a None ``model`` before anything rebinds it."""
+    statements = arm.body if isinstance(arm, cst.IndentedBlock) else [arm]
+    for statement in statements:
+        if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return False  # a nested branch (`if model is not None:`) may skip what fails
+        for small in statement.body:
+            if fails_on_none(small, model):
+                return True
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and _mentions(small, model):
+                return False  # rebound, or handed on: what follows may see another value
+    return False
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -16,6 +16,9 @@ empty set means no reason is known. Along the way:
   ``if x is None:``, ``isinstance(x, T)``, ``and``/``or``/``not`` combinations, ``while``
   tests and ``assert`` all clear ``x`` where they dominate the call; so does a statement that
   always reads ``x.attr`` or ``x[k]`` or calls ``x(...)``, since None would have raised there.
+- Aliases count: after ``self.ref_model = ref_model`` (or ``ref_model = self.ref_model``), a
+  guard or a dereference of either name clears both, until one of them is bound again. An alias
+  holds after a branch only when it holds at the end of every arm.
 
 No metadata beyond parent links is needed, so a rule can ask without the cost of LibCST's scope
 providers.
@@ -178,6 +181,26 @@ class _Walker:
         self.name = name
         self.depth = depth
         self.at_return: Reasons = NOTHING  # reasons held at a `return` (for __init__'s exit)
+        # Other names bound to the same object on every path here (`self.m = m`): a guard on
+        # `m` is a guard on `self.m`.
+        self.aliases: frozenset[str] = frozenset()
+
+    def _names(self) -> frozenset[str]:
+        return self.aliases | {self.name}
+
+    def _dereferenced(self, node: cst.CSTNode) -> bool:
+        return any(dereferences(node, name) for name in self._names())
+
+    def _branches(self, start: frozenset[str], *arms: Callable[[], Reasons | None]) -> list[Reasons | None]:
+        """Run each arm from the same aliases; afterwards keep the aliases every arm kept."""
+        outcomes: list[Reasons | None] = []
+        kept: frozenset[str] | None = None
+        for arm in arms:
+            self.aliases = start
+            outcomes.append(arm())
+            kept = self.aliases if kept is None else kept & self.aliases
+        self.aliases = start if kept is None else kept
+        return outcomes
 
     # The path to the node: run what comes before it, enter the blocks that hold it.
     def descend(self, statements: Sequence[cst.CSTNode], state: Reasons, path: list, on_path: set) -> Reasons:
@@ -194,6 +217,8 @@ class _Walker:
         def holds(child: cst.CSTNode | None) -> bool:
             return child is not None and id(child) in on_path
 
+        if isinstance(statement, (cst.If, cst.While)) and self._dereferenced(statement.test):
+            state = NOTHING  # the test ran before the branch: None would have raised there
         if isinstance(statement, cst.If):
             if holds(statement.body):
                 entry = self.refine(statement.test, True, state, on_path=True)
@@ -253,26 +278,38 @@ class _Walker:
                 if isinstance(small, (cst.Raise, cst.Continue, cst.Break)):
                     return None
                 state = self._simple(small, statement, state)
-                if state and dereferences(small, self.name):
+                if state and self._dereferenced(small):
                     state = NOTHING  # `model.config` ran: had it been None, it would have raised
             return state
-        if isinstance(statement, (cst.If, cst.While)) and dereferences(statement.test, self.name):
+        if isinstance(statement, (cst.If, cst.While)) and self._dereferenced(statement.test):
             state = NOTHING
         if isinstance(statement, cst.If):
-            taken = self.run_block(_statements(statement.body), self.refine(statement.test, True, state))
+            orelse = statement.orelse
             skipped = self.refine(statement.test, False, state)
-            if isinstance(statement.orelse, cst.If):
-                skipped = self.run(statement.orelse, skipped)
-            elif statement.orelse is not None:
-                skipped = self.run_block(_statements(statement.orelse.body), skipped)
-            return _join(taken, skipped)
+
+            def run_orelse() -> Reasons | None:
+                if isinstance(orelse, cst.If):
+                    return self.run(orelse, skipped)
+                if orelse is not None:
+                    return self.run_block(_statements(orelse.body), skipped)
+                return skipped
+
+            return _join(
+                *self._branches(
+                    self.aliases,
+                    lambda: self.run_block(_statements(statement.body), self.refine(statement.test, True, state)),
+                    run_orelse,
+                )
+            )
         if isinstance(statement, (cst.For, cst.While)):
             entry = state
             if isinstance(statement, cst.For) and self.name in assigned_names(statement.target):
                 entry = NOTHING
             if isinstance(statement, cst.While):
                 entry = self.refine(statement.test, True, entry)
-            looped = self.run_block(_statements(statement.body), entry)
+            before = self.aliases
+            (looped,) = self._branches(before, lambda: self.run_block(_statements(statement.body), entry))
+            self.aliases &= before  # the body may not run
             after = _join(state, looped)
             if isinstance(statement, cst.While) and after is not None:
                 after = self.refine(statement.test, False, after)
@@ -282,9 +319,10 @@ class _Walker:
         if isinstance(statement, cst.With):
             return self.run_block(_statements(statement.body), self._with_items(statement, state))
         if isinstance(statement, cst.Try):
-            body_exit = self.run_block(_statements(statement.body), state)
+            (body_exit,) = self._branches(self.aliases, lambda: self.run_block(_statements(statement.body), state))
             raised = state | (body_exit or NOTHING)
             outcomes = [self.run_block(_statements(h.body), raised) for h in statement.handlers]
+            self.aliases = frozenset()  # which handler ran, and how far the body got, is unknown
             if statement.orelse is not None and body_exit is not None:
                 body_exit = self.run_block(_statements(statement.orelse.body), body_exit)
             after = _join(body_exit, *outcomes)
@@ -293,12 +331,15 @@ class _Walker:
                 after = None if final is None or after is None else final
             return after
         if isinstance(statement, cst.Match):
-            return _join(state, *(self.run_block(_statements(c.body), state) for c in statement.cases))
+            arms = [lambda c=c: self.run_block(_statements(c.body), state) for c in statement.cases]
+            return _join(state, *self._branches(self.aliases, lambda: state, *arms))  # or no case matches
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and statement.name.value == self.name:
             return NOTHING
         return state
 
     def _simple(self, small: cst.BaseSmallStatement, line: cst.CSTNode, state: Reasons) -> Reasons:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            self._rebind_aliases(small)
         if isinstance(small, cst.Assign):
             for target in small.targets:
                 if dotted_name(target.target) == self.name:
@@ -312,6 +353,19 @@ class _Walker:
             return self.refine(small.test, True, state)
         return state
 
+    def _rebind_aliases(self, small: cst.Assign | cst.AnnAssign) -> None:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        bound = {n for t in targets for n in assigned_names(t, unnamed="<subscript>")}
+        bound |= {d for t in targets if (d := dotted_name(t)) is not None}
+        source = dotted_name(small.value) if small.value is not None else None
+        if self.name in bound:
+            # `self.m = m`: m is an alias; any other value ends every alias.
+            self.aliases = frozenset({source} - {None, self.name}) if source else frozenset()  # type: ignore[arg-type]
+            return
+        self.aliases = self.aliases - bound
+        if source is not None and source in self._names():
+            self.aliases |= {d for t in targets if (d := dotted_name(t)) is not None} - {self.name}
+
     def _with_items(self, statement: cst.With, state: Reasons) -> Reasons:
         for item in statement.items:
             if item.asname is not None and self.name in assigned_names(item.asname.name):
@@ -319,6 +373,8 @@ class _Walker:
         return state
 
     def refine(self, test: cst.BaseExpression, truth: bool, state: Reasons, *, on_path: bool = False) -> Reasons:
+        if any(none_test_outcome(test, alias, truth) == "not-none" for alias in self.aliases):
+            return NOTHING
         outcome = none_test_outcome(test, self.name, truth)
         if outcome == "not-none":
             return NOTHING
@@ -350,15 +406,44 @@ class _Walker:
         return NOTHING
 
 
+class _PartsThatAlwaysRun(cst.CSTVisitor):
+    """Visits only what runs whenever the statement does: the left operand of ``and``/``or``
+    and a conditional expression's test, never lambdas or comprehensions."""
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> bool:
+        walk.visit(node.left, self)
+        return False
+
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        walk.visit(node.test, self)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return False
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+
 def dereferences(node: cst.CSTNode, name: str) -> bool:
     """``node`` always reads an attribute or item of ``name``, or calls it (None would raise).
 
     Parts that may not run (either side of ``and``/``or``, a conditional expression's branches,
-    lambdas, comprehensions) do not count; nor does ``getattr``/``hasattr``, which tolerate None.
+    lambdas, comprehensions) do not count; nor does ``getattr(name, ...)``/``hasattr``, which
+    tolerate None (``getattr(name.sub, ...)`` still reads ``name.sub``).
     """
     found = False
 
-    class Finder(cst.CSTVisitor):
+    class Finder(_PartsThatAlwaysRun):
         def visit_Attribute(self, attribute: cst.Attribute) -> bool:
             nonlocal found
             found = found or dotted_name(attribute.value) == name
@@ -372,32 +457,39 @@ def dereferences(node: cst.CSTNode, name: str) -> bool:
         def visit_Call(self, call: cst.Call) -> bool:
             nonlocal found
             found = found or dotted_name(call.func) == name
-            return not found and call_name(call) not in ("getattr", "hasattr")
-
-        def visit_BooleanOperation(self, node: cst.BooleanOperation) -> bool:
-            walk.visit(node.left, self)  # the left operand always runs
-            return False
-
-        def visit_IfExp(self, node: cst.IfExp) -> bool:
-            walk.visit(node.test, self)
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_ListComp(self, node: cst.ListComp) -> bool:
-            return False
-
-        def visit_SetComp(self, node: cst.SetComp) -> bool:
-            return False
-
-        def visit_DictComp(self, node: cst.DictComp) -> bool:
-            return False
-
-        def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+            if found or call_name(call) not in ("getattr", "hasattr"):
+                return not found
+            walk.visit(call.func, self)
+            for position, arg in enumerate(call.args):
+                if not (position == 0 and dotted_name(arg.value) == name):
+                    walk.visit(arg.value, self)
             return False
 
     walk.visit(node, Finder())
+    return found
+
+
+# Calls that raise when handed None as their first argument (accelerate's prepare_model reads
+# `model.modules()` before anything else: "'NoneType' object has no attribute 'modules'").
+REQUIRES_A_MODEL = ("prepare_model",)
+
+
+def fails_on_none(statement: cst.CSTNode, name: str) -> bool:
+    """Running ``statement`` raises when ``name`` is None: it dereferences ``name``, or always
+    hands it first to a call of ``REQUIRES_A_MODEL``."""
+    if dereferences(statement, name):
+        return True
+    found = False
+
+    class Finder(_PartsThatAlwaysRun):
+        def visit_Call(self, call: cst.Call) -> bool:
+            nonlocal found
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            if last_attribute(call_name(call)) in REQUIRES_A_MODEL and positional:
+                found = found or dotted_name(positional[0].value) == name
+            return not found
+
+    walk.visit(statement, Finder())
     return found
 
 

@@ -16,7 +16,11 @@ A model is possibly wrapped when it is
   ``_generate(model, ...)``, called from ``training_step``);
 - a name (or ``self.<name>``) bound from ``accelerator.prepare(...)`` (tuple unpacking too),
   ``accelerator.prepare_model(...)``, ``DataParallel(...)``, ``DistributedDataParallel(...)``,
-  ``FullyShardedDataParallel(...)``, ``deepspeed.initialize(...)[0]`` or its first unpacked element.
+  ``FullyShardedDataParallel(...)``, ``deepspeed.initialize(...)[0]`` or its first unpacked element,
+  or TRL's ``prepare_deepspeed(...)`` (an engine: only its own ``config`` shadows the model's).
+
+``accelerator.prepare_model(m, evaluation_mode=True)`` wraps nothing (accelerate skips DDP and FSDP
+for evaluation), so the name it binds is the model itself.
 
 Bindings are followed in source order within a function (``model = accelerator.unwrap_model(model)``
 ends the wrapping); branches are not told apart. The facts are computed once per file, in a few
@@ -72,6 +76,10 @@ _BROKEN_UNDER_FSDP = frozenset({"generate", "resize_token_embeddings", "save_pre
 # A DeepSpeed engine forwards what it does not define itself; it defines ``config``.
 _SHADOWED_BY_DEEPSPEED = frozenset({"config"})
 
+# Helpers that end in `deepspeed.initialize` and return the engine (TRL's `prepare_deepspeed`, the
+# trainers' `_prepare_deepspeed` copies): a DeepSpeed wrapping, whatever the launch.
+DEEPSPEED_HELPERS = ("prepare_deepspeed", "_prepare_deepspeed")
+
 # Attributes of transformers' Trainer that hold the wrapped model.
 TRAINER_WRAPPED_ATTRIBUTES = ("self.model_wrapped", "self.deepspeed")
 
@@ -85,9 +93,14 @@ class Wrapping:
     accelerator: str | None = None  # the accelerator whose prepare() wrapped it
     # Bound inside an if/for/while/try: the model may also be unwrapped at the read.
     conditional: bool = False
+    # Members the wrapped object lacks itself (a plain nn.Module of this file): reading them
+    # fails unwrapped too, so the wrapper is not what breaks them.
+    missing_unwrapped: frozenset[str] = frozenset()
 
     def breaks(self, member: str) -> bool:
         """Whether reading ``member`` through this wrapper fails or reads the wrong object."""
+        if member in self.missing_unwrapped:
+            return False
         if self.kind == FSDP:
             return member in _BROKEN_UNDER_FSDP
         if self.kind == DEEPSPEED:
@@ -123,11 +136,26 @@ def wrapping_made_by(value: cst.BaseExpression, imports: ImportMap, accelerators
     if matches(full, "FullyShardedDataParallel"):
         return [Wrapping(FSDP, "FullyShardedDataParallel(...)")]
     method = last_attribute(name)
+    if method in DEEPSPEED_HELPERS:
+        return [Wrapping(DEEPSPEED, f"{method}(...)")]
     if name and "." in name and method in ("prepare", "prepare_model"):
         receiver = name.rsplit(".", 1)[0]
         if receiver in accelerators or "accelerator" in receiver.rsplit(".", 1)[-1].lower():
+            if method == "prepare_model" and _evaluation_mode(value):
+                return None  # accelerate wraps nothing for evaluation: the model comes back as is
             return [Wrapping(ACCELERATE, f"{receiver}.{method}(...)", accelerator=receiver)]
     return None
+
+
+def _evaluation_mode(call: cst.Call) -> bool:
+    """``prepare_model(model, device_placement, True)`` or ``evaluation_mode=True``."""
+    for index, arg in enumerate(call.args):
+        is_it = (arg.keyword is not None and arg.keyword.value == "evaluation_mode") or (
+            arg.keyword is None and not arg.star and index == 2
+        )
+        if is_it:
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+    return False
 
 
 def _is_index(node: cst.Subscript, index: int) -> bool:
@@ -174,6 +202,7 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
     "model_wrapped",
     *DEFAULT_STEP_METHODS,
     *DEEPSPEED_INITIALIZE,
+    *DEEPSPEED_HELPERS,
     re.compile(r"\.\s*deepspeed"),
     re.compile(r"\.\s*prepare(?:_model)?\b"),
 )
@@ -204,7 +233,8 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
     for statement in module.body:
         if isinstance(statement, cst.ClassDef):
             owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
-    binding_pass = _BindingPass(facts, imports, step_methods, functions)
+    plain = _plain_module_classes(module)
+    binding_pass = _BindingPass(facts, imports, step_methods, functions, plain)
     walk.visit(module, binding_pass)
     # A function walked before a call handed it a wrapped model is walked again, alone; the facts
     # only grow, so this ends (the bound is a guard: one extra round is the usual case).
@@ -212,12 +242,43 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
         stale = [owners[i] for i in binding_pass.stale if i in owners]
         if not stale:
             break
-        binding_pass = _BindingPass(facts, imports, step_methods, functions)
+        binding_pass = _BindingPass(facts, imports, step_methods, functions, plain)
         binding_pass.visited = set(owners)
         for function, cls in stale:
             binding_pass.classes = [cls]
             walk.visit(function, binding_pass)
     return facts
+
+
+def _plain_module_classes(module: cst.Module) -> dict[str, frozenset[str]]:
+    """Classes of this file built on ``nn.Module`` alone, with the Hugging Face members they lack
+    (``PolicyAndValueWrapper(policy, value_model)`` has no ``config``)."""
+    plain: dict[str, frozenset[str]] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef) or not statement.bases:
+            continue
+        if any(last_attribute(dotted_name(base.value)) != "Module" for base in statement.bases):
+            continue
+        defined = set(methods_of(statement)) | {
+            name.split(".", 1)[-1] for name in names_assigned_in(statement)
+        }
+        plain[statement.name.value] = HF_MODEL_MEMBERS - defined
+    return plain
+
+
+def names_assigned_in(node: cst.CSTNode) -> set[str]:
+    """Every name (``x``, ``self.x``) an assignment anywhere under ``node`` binds."""
+    names: set[str] = set()
+
+    class Assignments(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            names.update(assigned_names(target.target))
+
+        def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
+            names.update(assigned_names(assign.target))
+
+    walk.visit(node, Assignments())
+    return names
 
 
 @dataclass
@@ -227,11 +288,14 @@ class _Scope:
     bindings: dict[str, Wrapping | None] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)
     branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
+    # Names bound to an instance of a plain nn.Module class of this file: the members it lacks.
+    plain: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 class _BindingPass(cst.CSTVisitor):
-    def __init__(self, facts: WrappingFacts, imports: ImportMap, step_methods, functions) -> None:
+    def __init__(self, facts: WrappingFacts, imports: ImportMap, step_methods, functions, plain) -> None:
         super().__init__()
+        self.plain_classes: dict[str, frozenset[str]] = plain
         self.facts = facts
         self.imports = imports
         self.step_methods = step_methods
@@ -291,12 +355,13 @@ class _BindingPass(cst.CSTVisitor):
         made = wrapping_made_by(value, self.imports, self._accelerators()) if value is not None else None
         if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
             scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
+        lacking = self._lacking_members(target, value, made)
         if isinstance(target, (cst.Tuple, cst.List)) and made is not None and len(made) > 1:
             elements = [e.value for e in target.elements]
             for index, element in enumerate(elements):
                 wrapping = made[index] if index < len(made) else None
                 for name in assigned_names(element):
-                    self._set(scope, name, wrapping)
+                    self._set(scope, name, wrapping, lacking.get(name))
             return
         for index, name in enumerate(assigned_names(target)):
             wrapping = None
@@ -304,9 +369,34 @@ class _BindingPass(cst.CSTVisitor):
                 # `model, opt = accelerator.prepare(model, opt)`: every element comes back prepared.
                 # `x = deepspeed.initialize(...)` binds the whole tuple, not the engine.
                 wrapping = made[0] if len(made) == 1 else None
-            self._set(scope, name, wrapping)
+            self._set(scope, name, wrapping, lacking.get(name))
 
-    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None) -> None:
+    def _lacking_members(self, target, value, made) -> dict[str, frozenset[str]]:
+        """For each name ``target`` binds to an instance of a plain class (``PolicyAndValueWrapper(...)``
+        or ``accelerator.prepare(<such a name>, ...)``): the members that instance lacks."""
+        if not isinstance(value, cst.Call):
+            return {}
+        scope = self.scopes[-1]
+        callee = call_name(value)
+        if callee in self.plain_classes:
+            return {name: self.plain_classes[callee] for name in assigned_names(target)}
+        if made is None:
+            return {}
+        arguments = [dotted_name(a.value) for a in value.args if a.keyword is None and not a.star]
+        elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        lacking: dict[str, frozenset[str]] = {}
+        for element, argument in zip(elements, arguments):
+            if argument in scope.plain:
+                lacking.update((name, scope.plain[argument]) for name in assigned_names(element))
+        return lacking
+
+    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None, lacking: frozenset[str] | None = None) -> None:
+        if lacking is None:
+            scope.plain.pop(name, None)
+        else:
+            scope.plain[name] = lacking
+            if wrapping is not None:
+                wrapping = replace(wrapping, missing_unwrapped=lacking)
         if wrapping is not None and scope.branch_depth:
             wrapping = replace(wrapping, conditional=True)
         scope.bindings[name] = wrapping

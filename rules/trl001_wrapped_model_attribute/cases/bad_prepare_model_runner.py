@@ -5,7 +5,7 @@ class Evaluator:
     def __init__(self, model, tokenizer):
         self.accelerator = Accelerator()
         self.tokenizer = tokenizer
-        self.model = self.accelerator.prepare_model(model, evaluation_mode=True)
+        self.model = self.accelerator.prepare_model(model)
 
     def sample(self, prompts):
         batch = self.tokenizer(prompts, return_tensors="pt", padding=True).to(self.accelerator.device)

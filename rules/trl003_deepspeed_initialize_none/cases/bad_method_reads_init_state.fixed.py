@@ -13,5 +13,5 @@ class GKDLikeTrainer(Trainer):
             # expect: TRL003
             if self.teacher_model is not None:
                 self.teacher_model = prepare_deepspeed(self.teacher_model, self.accelerator)
-        else:
+        elif self.teacher_model is not None:  # guarded everywhere but under DeepSpeed
             self.teacher_model = self.accelerator.prepare_model(self.teacher_model, evaluation_mode=True)

@@ -12,5 +12,5 @@ class GKDLikeTrainer(Trainer):
         if self.is_deepspeed_enabled:
             # expect: TRL003
             self.teacher_model = prepare_deepspeed(self.teacher_model, self.accelerator)
-        else:
+        elif self.teacher_model is not None:  # guarded everywhere but under DeepSpeed
             self.teacher_model = self.accelerator.prepare_model(self.teacher_model, evaluation_mode=True)

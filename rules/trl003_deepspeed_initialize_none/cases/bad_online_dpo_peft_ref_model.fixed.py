@@ -17,5 +17,5 @@ class OnlineDPOTrainer(Trainer):
             # expect: TRL003
             if self.ref_model is not None:
                 self.ref_model = prepare_deepspeed(self.ref_model, self.accelerator)
-        else:
+        elif self.ref_model is not None:
             self.ref_model = self.accelerator.prepare_model(self.ref_model, evaluation_mode=True)

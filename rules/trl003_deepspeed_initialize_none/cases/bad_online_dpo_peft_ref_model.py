@@ -16,5 +16,5 @@ class OnlineDPOTrainer(Trainer):
         if self.is_deepspeed_enabled:
             # expect: TRL003
             self.ref_model = prepare_deepspeed(self.ref_model, self.accelerator)
-        else:
+        elif self.ref_model is not None:
             self.ref_model = self.accelerator.prepare_model(self.ref_model, evaluation_mode=True)
