@@ -68,9 +68,9 @@ def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst
     return rule.fix(*edits, unsafe=collective.hoist == "unsafe" or read_elsewhere)
 
 
-def calls_in(node: cst.CSTNode, *, nested: bool = False, kinds: tuple[type, ...] = (cst.Call,)) -> list:
-    """Calls (or nodes of ``kinds``) that run when ``node`` runs, in source order; with ``nested``,
-    those in functions and lambdas defined there too."""
+def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: bool = False) -> list:
+    """The calls (or nodes of ``kinds``) that run when ``node`` runs, in source order; with
+    ``nested``, those in the functions and lambdas defined there too."""
     found: list = []
     pending = [node]
     while pending:

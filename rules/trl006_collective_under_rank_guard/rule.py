@@ -19,7 +19,7 @@ from trllint.analysis.names import assigned_names
 from trllint.rule import Rule
 
 from .collectives import Collective, collective_of
-from .hoisting import calls_in, hoist_fix
+from .hoisting import hoist_fix, run_by
 
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
@@ -40,10 +40,7 @@ class Guard:
 class CollectiveUnderRankGuard(Rule):
     code = "TRL006"
     name = "collective-under-rank-guard"
-    message = (
-        "collective reached by only some ranks: the others never arrive and the job hangs until the "
-        "NCCL watchdog kills it; call it on every rank (hoist it above the rank test)"
-    )
+    message = "collective reached by only some ranks: the others never enter it and the job hangs; call it on every rank"
     fixable = "sometimes"
     prefilter = (DISTRIBUTED_MARKERS, COLLECTIVE_MARKERS)
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
@@ -61,6 +58,7 @@ class CollectiveUnderRankGuard(Rule):
         self.context = NodeContext.of(self)
         self.ranks = RankFacts.of(self.source)
         self._entering: dict[int, Collective | None] = {}
+        self._module_functions = {s.name.value: s for s in original_node.body if isinstance(s, cst.FunctionDef)}
         for call in self._calls:
             collective = self._collective_or_entering_call(call)
             if collective is None:
@@ -81,14 +79,14 @@ class CollectiveUnderRankGuard(Rule):
         inner = self._enters_collective(function)
         if inner is None:
             return None
-        label = f"{call_label(call)}() (it calls {inner.label})"
+        label = f"{_call_label(call)}() (it calls {inner.label})"
         return Collective(call, label, f"call:{function.name.value}", "never")
 
     def _own_function(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call lands on: a module function, or a method of ``self``'s class."""
         func = call.func
         if isinstance(func, cst.Name):
-            return _module_functions(self.source.module).get(func.value)
+            return self._module_functions.get(func.value)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             cls = self.context.enclosing_class(call)
             if cls is not None and isinstance(cls.body, cst.IndentedBlock):
@@ -103,7 +101,7 @@ class CollectiveUnderRankGuard(Rule):
         if key not in self._entering:
             self._entering[key] = None  # recursion reads as no collective
             found = None
-            for call in calls_in(function.body):
+            for call in run_by(function.body):
                 collective = self._collective_or_entering_call(call)
                 if collective is not None and self.guard_of(collective) is None:
                     found = collective
@@ -114,7 +112,7 @@ class CollectiveUnderRankGuard(Rule):
     def enters_kind(self, node: cst.CSTNode, kind: str | None = None, *, nested: bool = False) -> bool:
         """True when running ``node`` enters a collective (of ``kind``, when one is named); with
         ``nested``, functions defined in ``node`` count too (``study.optimize(_objective)`` runs one)."""
-        for call in calls_in(node, nested=nested):
+        for call in run_by(node, nested=nested):
             collective = self._collective_or_entering_call(call)
             if collective is not None and kind in (None, collective.kind):
                 return True
@@ -210,7 +208,7 @@ class CollectiveUnderRankGuard(Rule):
         return " ".join(self.source.module.code_for_node(node).split())
 
 
-def call_label(call: cst.Call) -> str:
+def _call_label(call: cst.Call) -> str:
     func = call.func
     if isinstance(func, cst.Attribute):
         return f"{cst.Module([]).code_for_node(func.value)}.{func.attr.value}"
@@ -225,14 +223,14 @@ def _made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
         receiver = receiver.value
     if not isinstance(receiver, cst.Name) or receiver.value == "self":
         return False
-    for node in calls_in(branch, nested=False, kinds=(cst.Assign,)):
+    for node in run_by(branch, kinds=(cst.Assign,)):
         if any(receiver.value in assigned_names(t.target) for t in node.targets):
             return True
     return False
 
 
 def _ifs_in(scope: cst.CSTNode) -> list[cst.If]:
-    return [node for node in calls_in(scope, nested=False, kinds=(cst.If,)) if isinstance(node, cst.If)]
+    return run_by(scope, kinds=(cst.If,))
 
 
 def _exit_of(block: cst.BaseSuite) -> str | None:
@@ -245,6 +243,3 @@ def _exit_of(block: cst.BaseSuite) -> str | None:
         last = last.body[-1]
     return _EXITS.get(type(last))
 
-
-def _module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    return {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
