@@ -22,6 +22,7 @@ def facts_of(code: str = "") -> RankFacts:
         "state.is_world_process_zero",
         "trainer.is_world_process_zero()",
         "self.args.should_save",
+        "training_args.should_save",
         "accelerator.process_index == 0",
         "dist.get_rank() == 0",
         "torch.distributed.get_rank() != 0",

@@ -135,7 +135,7 @@ class RankFacts:
             return False
         parts = name.split(".")
         if parts[-1] in ARGUMENT_PREDICATES:
-            return len(parts) > 1 and parts[-2] == "args"
+            return len(parts) > 1 and parts[-2].endswith("args")  # args, training_args, self.args
         return parts[-1] in RANK_PREDICATES or name in self._predicate_names
 
     def reads_rank_index(self, node: cst.CSTNode) -> bool:
