@@ -72,12 +72,27 @@ _DISTRIBUTED_MODULES = ("torch.distributed.", "deepspeed.comm.")
 _ENGINE_NAMES = ("deepspeed", "model_wrapped")
 
 
+# Calls that are collectives only under some launch configurations (chosen outside the script:
+# `accelerate config`, the Trainer's arguments), and which ones.
+SHARDED_ONLY = {
+    "get_state_dict": "ZeRO-3 and FSDP",
+    "save_model": "ZeRO-3 and FSDP",
+    "save_state": "DeepSpeed and FSDP",
+}
+
+
 @dataclass(frozen=True)
 class Collective:
     call: cst.Call
     label: str  # how the message names it: `accelerator.gather_for_metrics`, `dist.barrier`
     kind: str  # what pairs with what: every barrier is a "barrier", else the method's name
     hoist: Hoist
+
+    @property
+    def described(self) -> str:
+        """The label, with the configurations under which it is a collective where that matters."""
+        under = SHARDED_ONLY.get(self.kind)
+        return f"{self.label} (a collective under {under})" if under else self.label
 
 
 def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:

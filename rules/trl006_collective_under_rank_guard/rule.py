@@ -200,7 +200,7 @@ class CollectiveUnderRankGuard(Rule):
         else:
             where = f"{'under' if guard.how == 'if' else 'in the else of'} `if {guard.detail}:`"
             remedy = "call it on every rank: hoist it above the rank test"
-        message = f"{collective.label} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
+        message = f"{collective.described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
         fix = hoist_fix(self, collective, guard.node) if guard.how == "if" else None
         self.report(collective.call, message, fix=fix)
 
