@@ -95,6 +95,18 @@ class Collective:
         return f"{self.label} (a collective under {under})" if under else self.label
 
 
+COLLECTIVE_NAMES = frozenset(
+    {*ACCELERATOR_METHODS, *ACCELERATE_FUNCTIONS, *TORCH_COLLECTIVES, "save_model", "save_checkpoint"}
+)
+
+
+def named_like_collective(call: cst.Call) -> bool:
+    """The cheap first question: is the called name one a collective may have?"""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name in COLLECTIVE_NAMES
+
+
 def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     """The collective ``call`` enters, or None when it is none (or not known to be one)."""
     name = call_name(call)

@@ -18,7 +18,7 @@ from trllint.analysis.ranks import ALL_RANKS, RankFacts
 from trllint.analysis.names import assigned_names
 from trllint.rule import Rule
 
-from .collectives import Collective, collective_of
+from .collectives import Collective, collective_of, named_like_collective
 from .hoisting import hoist_fix, run_by
 
 COLLECTIVE_MARKERS = (
@@ -53,8 +53,8 @@ class CollectiveUnderRankGuard(Rule):
         self._calls.append(node)
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not runs_distributed(self.source):
-            return
+        if not runs_distributed(self.source) or not any(named_like_collective(c) for c in self._calls):
+            return  # no collective, so no call of this file's functions enters one either
         self.context = NodeContext.of(self)
         self.ranks = RankFacts.of(self.source)
         self._entering: dict[int, Collective | None] = {}
