@@ -34,6 +34,7 @@ ACCELERATOR_METHODS: dict[str, Hoist] = {
     "get_state_dict": "safe",  # collective under ZeRO-3 and FSDP
     "save_model": "safe",  # get_state_dict, then writes from the main process only
     "save_state": "unsafe",  # every rank writes its RNG state and moves its checkpoint counter
+    "check_trigger": "never",  # all-reduces the ranks' flags and resets this rank's
 }
 # accelerate.utils functions (``from accelerate.utils import gather``).
 ACCELERATE_FUNCTIONS: dict[str, Hoist] = {

@@ -40,3 +40,14 @@ def push_on_main(model, out_dir, repo):
     # expect: TRL006
     accelerator.save_model(model, out_dir)
     repo.push(out_dir)
+
+
+def stop_early(loader, model, patience):
+    for batch in loader:
+        loss = model(**batch).loss
+        if loss.isnan():
+            accelerator.set_trigger()
+        if accelerator.is_main_process:
+            # expect: TRL006
+            if accelerator.check_trigger():
+                break

@@ -35,3 +35,14 @@ def every_rank_then_main(model, out_dir):
         unwrapped = accelerator.unwrap_model(model)
         unwrapped.save_pretrained(out_dir, state_dict=state, save_function=accelerator.save)
     accelerator.wait_for_everyone()
+
+
+def stop_together(loader, model):
+    for batch in loader:
+        loss = model(**batch).loss
+        if loss.isnan():
+            accelerator.set_trigger()  # this rank wants out
+        if accelerator.check_trigger():  # every rank asks; all leave together
+            break
+        accelerator.backward(loss)
+        accelerator.wait_for_everyone()
