@@ -1,0 +1,187 @@
+"""Which calls are collectives: operations every rank of the job must enter, in the same order.
+
+accelerate's ``Accelerator`` methods and ``accelerate.utils`` functions, ``torch.distributed``
+(and ``deepspeed.comm``, the same API), a DeepSpeed engine's ``save_checkpoint`` and the
+Trainer's ``save_model`` (collective under DeepSpeed and FSDP: it gathers the shards).
+
+How a hoisted copy behaves on the ranks that skipped the call until now decides its fix:
+``safe`` where the call returns a new value or only synchronises, and writes files from the main
+process only; ``unsafe`` where every rank writes its own files; no fix where the call changes
+its tensor arguments in place (``all_reduce``, ``broadcast``), which other ranks may read later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import libcst as cst
+
+from trllint.analysis import walk
+from trllint.analysis.accelerators import is_accelerator
+from trllint.analysis.context import NodeContext, imports_of, is_trainer_class
+from trllint.analysis.names import argument, call_name, dotted_name, last_attribute
+
+Hoist = Literal["safe", "unsafe", "never"]
+
+# Accelerator methods: how a copy hoisted onto every rank behaves.
+ACCELERATOR_METHODS: dict[str, Hoist] = {
+    "gather": "safe",
+    "gather_for_metrics": "safe",
+    "reduce": "safe",  # reduces a clone
+    "pad_across_processes": "safe",
+    "wait_for_everyone": "safe",
+    "get_state_dict": "safe",  # collective under ZeRO-3 and FSDP
+    "save_model": "safe",  # get_state_dict, then writes from the main process only
+    "save_state": "unsafe",  # every rank writes its RNG state and moves its checkpoint counter
+    "check_trigger": "never",  # all-reduces the ranks' flags and resets this rank's
+}
+# accelerate.utils functions (``from accelerate.utils import gather``).
+ACCELERATE_FUNCTIONS: dict[str, Hoist] = {
+    "gather": "safe",
+    "gather_object": "safe",
+    "reduce": "safe",
+    "pad_across_processes": "safe",
+    "wait_for_everyone": "safe",
+    "broadcast": "never",  # in place
+    "broadcast_object_list": "never",
+}
+# torch.distributed collectives and the position of their ``group`` argument: a call on a
+# subgroup is entered by the group's members only, so a test on the rank may be the right guard.
+TORCH_COLLECTIVES: dict[str, int] = {
+    "barrier": 0,
+    "monitored_barrier": 0,
+    "all_reduce": 2,
+    "all_gather": 2,
+    "all_gather_into_tensor": 2,
+    "all_gather_object": 2,
+    "reduce": 3,
+    "reduce_scatter": 3,
+    "reduce_scatter_tensor": 3,
+    "broadcast": 2,
+    "broadcast_object_list": 2,
+    "scatter": 3,
+    "scatter_object_list": 3,
+    "gather": 3,
+    "gather_object": 3,
+    "all_to_all": 2,
+    "all_to_all_single": 4,
+}
+TORCH_BARRIERS = ("barrier", "monitored_barrier")
+_DISTRIBUTED_MODULES = ("torch.distributed.", "deepspeed.comm.")
+# Names under which code holds a DeepSpeed engine (the Trainer keeps it as `deepspeed` and `model_wrapped`).
+_ENGINE_NAMES = ("deepspeed", "model_wrapped")
+
+
+# Calls that are collectives only under some launch configurations (chosen outside the script:
+# `accelerate config`, the Trainer's arguments), and which ones.
+SHARDED_ONLY = {
+    "get_state_dict": "ZeRO-3 and FSDP",
+    "save_model": "ZeRO-3 and FSDP",
+    "save_state": "DeepSpeed and FSDP",
+}
+
+
+@dataclass(frozen=True)
+class Collective:
+    call: cst.Call
+    label: str  # how the message names it: `accelerator.gather_for_metrics`, `dist.barrier`
+    kind: str  # what pairs with what: every barrier is a "barrier", else the method's name
+    hoist: Hoist
+
+    @property
+    def described(self) -> str:
+        """The label, with the configurations under which it is a collective where that matters."""
+        under = SHARDED_ONLY.get(self.kind)
+        return f"{self.label} (a collective under {under})" if under else self.label
+
+
+COLLECTIVE_NAMES = frozenset(
+    {*ACCELERATOR_METHODS, *ACCELERATE_FUNCTIONS, *TORCH_COLLECTIVES, "save_model", "save_checkpoint"}
+)
+
+
+def named_like_collective(call: cst.Call) -> bool:
+    """The cheap first question: is the called name one a collective may have?"""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name in COLLECTIVE_NAMES
+
+
+def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
+    """The collective ``call`` enters, or None when it is none (or not known to be one)."""
+    name = call_name(call)
+    if name is None:
+        return None
+    method = last_attribute(name) or ""
+    full = imports_of(context.source).resolve(name) or name
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if full.startswith(_DISTRIBUTED_MODULES) or name.split(".")[0] == "dist":
+        if method not in TORCH_COLLECTIVES or argument(call, "group", TORCH_COLLECTIVES[method]) is not None:
+            return None
+        hoist: Hoist = "safe" if method in TORCH_BARRIERS else "never"
+        return Collective(call, name, _kind(method), hoist)
+    if full.startswith("accelerate.") and method in ACCELERATE_FUNCTIONS:
+        return Collective(call, name, _kind(method), ACCELERATE_FUNCTIONS[method])
+    if receiver is None:
+        return None
+    if method in ACCELERATOR_METHODS and is_accelerator(receiver, context):
+        return Collective(call, name, _kind(method), ACCELERATOR_METHODS[method])
+    if method == "save_model" and _is_trainer(receiver, call, context):
+        return Collective(call, name, "save_model", "safe")  # the Trainer writes from the main process only
+    if method == "save_checkpoint" and _is_deepspeed_engine(receiver, context):
+        return Collective(call, name, "save_checkpoint", "unsafe")  # every rank writes its shard
+    return None
+
+
+def _kind(method: str) -> str:
+    return "barrier" if method in ("wait_for_everyone", *TORCH_BARRIERS) else method
+
+
+def _is_trainer(receiver: cst.BaseExpression, call: cst.Call, context: NodeContext) -> bool:
+    name = dotted_name(receiver)
+    if name == "self":
+        cls = context.enclosing_class(call)
+        return cls is not None and is_trainer_class(cls)
+    return name is not None and "trainer" in (last_attribute(name) or "").lower()
+
+
+def _is_deepspeed_engine(receiver: cst.BaseExpression, context: NodeContext) -> bool:
+    name = dotted_name(receiver)
+    if name is None:
+        return False
+    last = last_attribute(name) or ""
+    return "engine" in last.lower() or last in _ENGINE_NAMES or name in _engines_from_initialize(context)
+
+
+def _engines_from_initialize(context: NodeContext) -> set[str]:
+    """Names bound to the engine ``deepspeed.initialize`` returns (``engine, opt, _, _ = ...``)."""
+    facts = context.source.facts
+    if "deepspeed_engine_names" not in facts:
+        imports = imports_of(context.source)
+        names: set[str] = set()
+        for node in _assignments(context.source.module):
+            if isinstance(node.value, cst.Call) and (imports.resolve(call_name(node.value)) or "").endswith(
+                "deepspeed.initialize"
+            ):
+                for target in node.targets:
+                    first = target.target
+                    if isinstance(first, (cst.Tuple, cst.List)) and first.elements:
+                        first = first.elements[0].value
+                    name = dotted_name(first)
+                    if name is not None:
+                        names.add(name)
+        facts["deepspeed_engine_names"] = names
+    return facts["deepspeed_engine_names"]
+
+
+def _assignments(module: cst.Module) -> list[cst.Assign]:
+    found: list[cst.Assign] = []
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if isinstance(node.value, cst.Call) and "initialize" in (call_name(node.value) or ""):
+                found.append(node)
+
+    walk.visit(module, Assignments())
+    return found

@@ -1,0 +1,191 @@
+"""The fix: move the collective out of ``if <rank test>:`` to just above it, so every rank runs it.
+
+    if accelerator.is_main_process:                 state = accelerator.get_state_dict(model)
+        state = accelerator.get_state_dict(model)   if accelerator.is_main_process:
+        unwrapped.save_pretrained(out, ...)   ->        unwrapped.save_pretrained(out, ...)
+
+Offered only where the move cannot change what the guarded ranks compute:
+
+- the test is made of rank tests only (no flag or step counter whose other branch the move
+  would run every time) and the ``if`` is no ``elif``;
+- the collective is the first statement of the body, alone on its line, a bare call or
+  ``name = call``: the guarded ranks run the same statements in the same order as before;
+- the ``else`` enters no collective (the ranks would meet them in another order);
+- every name the call reads is bound on every rank (none is assigned under a rank test).
+
+It is ``safe`` when the call only adds work on the other ranks: it returns a new value (or only
+synchronises) and writes files from the main process only, and the name it binds is read nowhere
+outside the ``if``. Otherwise (``save_state``: every rank writes its own files; a bound name read
+after the ``if``) it is ``unsafe``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from trllint.analysis import walk
+from trllint.analysis.names import assigned_names
+from trllint.rule import Edit, Fix
+
+if TYPE_CHECKING:
+    from .collectives import Collective
+    from .rule import CollectiveUnderRankGuard
+
+
+def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst.CSTNode) -> Fix | None:
+    if collective.hoist == "never" or not isinstance(guard, cst.If) or not isinstance(guard.body, cst.IndentedBlock):
+        return None
+    if isinstance(rule.context.parent(guard), cst.If) or not rule.ranks.only_rank_tests(guard.test):
+        return None  # an elif, or a test that also reads flags or counters
+    body = guard.body
+    first = body.body[0]
+    target = _hoistable_statement(first, collective.call)
+    if target is None or (guard.orelse is not None and rule.enters_kind(guard.orelse)):
+        return None
+    scope = rule.context.enclosing_function(guard) or rule.source.module
+    if _names_read(collective.call) & _names_bound_under_rank_tests(rule, scope, first):
+        return None
+    if target and target in _names_read(guard.test):
+        return None
+    alone = len(body.body) == 1
+    if alone and (guard.orelse is not None or body.header.comment is not None or _has_comment(body.footer)):
+        return None  # removing the emptied `if` would drop an `else` or a comment
+    moved = _reindented(rule, first, guard)
+    if moved is None:
+        return None
+    guard_start, guard_end = rule.span_of(guard)
+    statement_start, statement_end = rule.span_of(first)
+    if alone:
+        header_line = rule.get_metadata(PositionProvider, guard).start.line
+        leading = rule.source.text[guard_start : rule.source.offset(header_line, 0)]
+        edits = (Edit(guard_start, guard_end, leading + moved),)
+    else:
+        edits = (Edit(guard_start, guard_start, moved), Edit(statement_start, statement_end, ""))
+    read_elsewhere = bool(target) and _read_outside(scope, guard.body, target)
+    return rule.fix(*edits, unsafe=collective.hoist == "unsafe" or read_elsewhere)
+
+
+def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: bool = False) -> list:
+    """The calls (or nodes of ``kinds``) that run when ``node`` runs, in source order; with
+    ``nested``, those in the functions and lambdas defined there too."""
+    found: list = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, kinds):
+            found.append(current)
+        children = walk.syntax_children(current)
+        pending.extend(
+            child for child in reversed(children)
+            if nested or not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        )
+    return found
+
+
+def _hoistable_statement(statement: cst.BaseStatement, call: cst.Call) -> str | None:
+    """``""`` for ``call(...)`` alone on its line, the name for ``name = call(...)``, else None."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Expr) and small.value is call:
+        return ""
+    if isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value
+    return None
+
+
+def _reindented(rule: CollectiveUnderRankGuard, statement: cst.BaseStatement, guard: cst.If) -> str | None:
+    """The statement's lines (its comments included) at the indentation of the ``if``."""
+    start, end = rule.span_of(statement)
+    lines = rule.source.lines
+    first_line = rule.get_metadata(PositionProvider, statement).start
+    body_indent = lines[first_line.line - 1][: first_line.column]
+    guard_start = rule.get_metadata(PositionProvider, guard).start
+    guard_indent = lines[guard_start.line - 1][: guard_start.column]
+    moved = []
+    for line in rule.source.text[start:end].splitlines(keepends=True):
+        if not line.strip():
+            moved.append(line)
+        elif line.startswith(body_indent):
+            moved.append(guard_indent + line[len(body_indent) :])
+        else:
+            return None  # a string literal's continuation line: its text must not move
+    return "".join(moved)
+
+
+def _names_read(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            names.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            pending.append(current.value)  # `self.model`: `self`, not `model`
+            continue
+        pending.extend(walk.syntax_children(current))
+    return names
+
+
+def _names_bound_under_rank_tests(rule: CollectiveUnderRankGuard, scope: cst.CSTNode, moved: cst.CSTNode) -> set[str]:
+    """Names some ranks may not have bound (the statement being moved set aside)."""
+    bound: set[str] = set()
+    ranks = rule.ranks
+
+    class Assignments(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> None:
+            if ranks.splits_ranks(node.test):
+                bound.update(_assigned_in(node.body, moved))
+                if node.orelse is not None:
+                    bound.update(_assigned_in(node.orelse, moved))
+
+    walk.visit(scope, Assignments())
+    return bound
+
+
+def _assigned_in(node: cst.CSTNode, skipped: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class Targets(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> bool:
+            return line is not skipped
+
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            names.update(assigned_names(target.target))
+
+        def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
+            names.update(assigned_names(assign.target))
+
+        def visit_AugAssign(self, assign: cst.AugAssign) -> None:
+            names.update(assigned_names(assign.target))
+
+        def visit_For(self, loop: cst.For) -> None:
+            names.update(assigned_names(loop.target))
+
+        def visit_AsName(self, alias: cst.AsName) -> None:
+            names.update(assigned_names(alias.name) if isinstance(alias.name, cst.BaseExpression) else [])
+
+    walk.visit(node, Targets())
+    return names
+
+
+def _read_outside(scope: cst.CSTNode, inside: cst.CSTNode, name: str) -> bool:
+    """True when ``name`` appears in ``scope`` anywhere but under ``inside``."""
+    pending = [scope]
+    while pending:
+        current = pending.pop()
+        if current is inside:
+            continue
+        if isinstance(current, cst.Name) and current.value == name:
+            return True
+        pending.extend(walk.syntax_children(current))
+    return False
+
+
+def _has_comment(footer) -> bool:
+    return any(line.comment is not None for line in footer)

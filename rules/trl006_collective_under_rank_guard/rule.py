@@ -1,0 +1,245 @@
+"""TRL006 collective-under-rank-guard: a collective that only some ranks reach hangs the job.
+
+``accelerator.gather_for_metrics``, ``wait_for_everyone``, ``get_state_dict`` under ZeRO-3,
+``dist.barrier``: every rank must enter them. Under ``if accelerator.is_main_process:``, in an
+``@accelerator.on_main_process`` function or after a per-rank early ``return``, rank 0 waits for
+ranks that never come (or the others for rank 0) until the NCCL watchdog kills the job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from trllint.analysis.context import CONTEXT_METADATA, NodeContext
+from trllint.analysis.gathering import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
+from trllint.analysis.ranks import ALL_RANKS, RankFacts
+from trllint.analysis.names import assigned_names
+from trllint.rule import AllOf, AnyOf, Rule
+
+from .collectives import Collective, collective_of, named_like_collective
+from .hoisting import hoist_fix, run_by
+
+COLLECTIVE_MARKERS = (
+    "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
+    "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes",
+)
+_EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What keeps some ranks from a collective: a test, an early exit before it, or a decorator."""
+
+    node: cst.CSTNode  # the If / IfExp, the exiting If, or the FunctionDef
+    how: str  # "if", "else", "exit", "decorator"
+    detail: str  # the test's text, the exit statement, or the decorator's name
+
+
+class CollectiveUnderRankGuard(Rule):
+    code = "TRL006"
+    name = "collective-under-rank-guard"
+    message = "collective reached by only some ranks: the others never enter it and the job hangs; call it on every rank"
+    fixable = "sometimes"
+    prefilter = AllOf(AnyOf(*DISTRIBUTED_MARKERS), AnyOf(*COLLECTIVE_MARKERS))
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
+
+    def __init__(self, source, settings=None) -> None:
+        super().__init__(source, settings)
+        self._calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._calls.append(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not runs_distributed(self.source) or not any(named_like_collective(c) for c in self._calls):
+            return  # no collective, so no call of this file's functions enters one either
+        self.context = NodeContext.of(self)
+        self.ranks = RankFacts.of(self.source)
+        self._entering: dict[int, Collective | None] = {}
+        self._module_functions = {s.name.value: s for s in original_node.body if isinstance(s, cst.FunctionDef)}
+        for call in self._calls:
+            collective = self._collective_or_entering_call(call)
+            if collective is None:
+                continue
+            guard = self.guard_of(collective)
+            if guard is not None:
+                self._report(collective, guard)
+
+    # ---- what is a collective --------------------------------------------------------------
+
+    def _collective_or_entering_call(self, call: cst.Call) -> Collective | None:
+        collective = collective_of(call, self.context)
+        if collective is not None:
+            return collective
+        function = self._own_function(call)
+        if function is None:
+            return None
+        inner = self._enters_collective(function)
+        if inner is None:
+            return None
+        label = f"{_call_label(call)}() (it calls {inner.label})"
+        return Collective(call, label, f"call:{function.name.value}", "never")
+
+    def _own_function(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function of this file a call lands on: a module function, or a method of ``self``'s class."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            return self._module_functions.get(func.value)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            cls = self.context.enclosing_class(call)
+            if cls is not None and isinstance(cls.body, cst.IndentedBlock):
+                for statement in cls.body.body:
+                    if isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value:
+                        return statement
+        return None
+
+    def _enters_collective(self, function: cst.FunctionDef) -> Collective | None:
+        """A collective that every caller of ``function`` enters (none of its own guards in front)."""
+        key = id(function)
+        if key not in self._entering:
+            self._entering[key] = None  # recursion reads as no collective
+            found = None
+            for call in run_by(function.body):
+                collective = self._collective_or_entering_call(call)
+                if collective is not None and self.guard_of(collective) is None:
+                    found = collective
+                    break
+            self._entering[key] = found
+        return self._entering[key]
+
+    def enters_kind(self, node: cst.CSTNode, kind: str | None = None, *, nested: bool = False) -> bool:
+        """True when running ``node`` enters a collective (of ``kind``, when one is named); with
+        ``nested``, functions defined in ``node`` count too (``study.optimize(_objective)`` runs one)."""
+        for call in run_by(node, nested=nested):
+            collective = self._collective_or_entering_call(call)
+            if collective is not None and kind in (None, collective.kind):
+                return True
+        return False
+
+    # ---- who reaches it ---------------------------------------------------------------------
+
+    def guard_of(self, collective: Collective) -> Guard | None:
+        """The innermost rank guard that keeps some ranks from ``collective``, or None."""
+        child: cst.CSTNode = collective.call
+        for ancestor in self.context.ancestors(collective.call):
+            if isinstance(ancestor, (cst.Lambda, cst.ClassDef)):
+                return None  # runs when called, not here
+            if isinstance(ancestor, cst.FunctionDef):
+                decorator = RankFacts.main_only_decorator(ancestor)
+                return Guard(ancestor, "decorator", decorator) if decorator else None
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
+                in_body = child is ancestor.body
+                if (
+                    self.ranks.splits_ranks(ancestor.test)
+                    and not self._paired(ancestor, in_body, collective.kind)
+                    and not _made_in(child, collective.call)
+                ):
+                    return Guard(ancestor, "if" if in_body else "else", self._code(ancestor.test))
+            if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+                exit_guard = self._early_exit_before(ancestor, child, collective.kind)
+                if exit_guard is not None:
+                    return exit_guard
+            child = ancestor
+        return None
+
+    def _paired(self, test_node: cst.If | cst.IfExp, in_body: bool, kind: str) -> bool:
+        """True when the ranks that skip this side enter the same collective elsewhere: in the other
+        branch, or under the opposite rank test in the same function (accelerate's
+        ``main_process_first``: ``if not is_main: wait()``, ``yield``, ``if is_main: wait()``)."""
+        other = test_node.orelse if in_body else test_node.body
+        if other is not None and self.enters_kind(other, kind, nested=True):
+            return True
+        key = self.ranks.guard_key(test_node.test)
+        if key is None:
+            return False
+        runs_on = key[1] if in_body else ALL_RANKS - key[1]
+        scope = self.context.enclosing_function(test_node) or self.source.module
+        for sibling in _ifs_in(scope):
+            sibling_key = self.ranks.guard_key(sibling.test) if sibling is not test_node else None
+            if sibling_key is None or sibling_key[0] != key[0]:
+                continue
+            for side, holds in ((sibling.body, sibling_key[1]), (sibling.orelse, ALL_RANKS - sibling_key[1])):
+                if side is not None and holds == ALL_RANKS - runs_on and self.enters_kind(side, kind, nested=True):
+                    return True
+        return False
+
+    def _early_exit_before(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, kind: str) -> Guard | None:
+        """``if not is_main: return`` (or a per-rank ``continue``/``break``) earlier in ``block``."""
+        for statement in block.body:
+            if statement is child:
+                return None
+            if not isinstance(statement, cst.If) or statement.orelse is not None:
+                continue
+            exit_kind = _exit_of(statement.body)
+            if exit_kind is None or self.enters_kind(statement.body, kind):
+                continue
+            if self.ranks.splits_ranks(statement.test) or (
+                exit_kind != "return" and self._per_rank_data(statement)
+            ):
+                return Guard(statement, "exit", f"if {self._code(statement.test)}: {exit_kind}")
+        return None
+
+    def _per_rank_data(self, statement: cst.If) -> bool:
+        scope = self.context.enclosing_function(statement) or self.source.module
+        try:
+            return RankFlow.of(self.source, scope).state(statement.test, statement) == Rank.PER_RANK
+        except RecursionError:
+            return False
+
+    # ---- the finding and its fix ---------------------------------------------------------------
+
+    def _report(self, collective: Collective, guard: Guard) -> None:
+        if guard.how == "decorator":
+            where = f"in a function decorated @{guard.detail}, which runs on some ranks only"
+            remedy = f"call it on every rank, outside the @{guard.detail} function"
+        elif guard.how == "exit":
+            where = f"after the per-rank early exit `{guard.detail}`"
+            remedy = "call it on every rank, before the early exit"
+        else:
+            where = f"{'under' if guard.how == 'if' else 'in the else of'} `if {guard.detail}:`"
+            remedy = "call it on every rank: hoist it above the rank test"
+        message = f"{collective.described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
+        fix = hoist_fix(self, collective, guard.node) if guard.how == "if" else None
+        self.report(collective.call, message, fix=fix)
+
+    def _code(self, node: cst.CSTNode) -> str:
+        return " ".join(self.source.module.code_for_node(node).split())
+
+
+def _call_label(call: cst.Call) -> str:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return f"{cst.Module([]).code_for_node(func.value)}.{func.attr.value}"
+    return cst.Module([]).code_for_node(func)
+
+
+def _made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
+    """True when the object the call is made on is created in ``branch`` (``fake = Trainer(...)``):
+    only the ranks that run the branch have it, so no other rank is waited for."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    while isinstance(receiver, cst.Attribute):
+        receiver = receiver.value
+    if not isinstance(receiver, cst.Name) or receiver.value == "self":
+        return False
+    for node in run_by(branch, kinds=(cst.Assign,)):
+        if any(receiver.value in assigned_names(t.target) for t in node.targets):
+            return True
+    return False
+
+
+def _ifs_in(scope: cst.CSTNode) -> list[cst.If]:
+    return run_by(scope, kinds=(cst.If,))
+
+
+def _exit_of(block: cst.BaseSuite) -> str | None:
+    """``return``/``continue``/``break`` when ``block`` always ends with one (``raise`` crashes, not hangs)."""
+    statements = getattr(block, "body", ())
+    if not statements:
+        return None
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        last = last.body[-1]
+    return _EXITS.get(type(last))
+

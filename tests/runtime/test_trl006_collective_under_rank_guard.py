@@ -1,0 +1,71 @@
+"""TRL006 at runtime: the buggy scenario hangs in a collective only rank 0 entered, until gloo's
+timeout raises; the trllint-fixed copy finishes and rank 0 saves the right state.
+
+The scenario trains a one-feature regression on two CPU ranks (four examples each) and, under
+``if accelerator.is_main_process:``, totals the examples with ``accelerator.reduce`` and saves the
+model. The test computes the weights that two steps of SGD over the whole set give (DDP averages
+the two ranks' gradients: the mean over each step's four examples) without torch, and compares.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed
+
+RULE_FOLDER = "trl006_collective_under_rank_guard"
+# As in scenario.py: the data, two examples per rank per step, SGD from zero.
+FEATURES = [0.5, -1.0, 1.5, 2.0, -0.5, 1.0, 0.0, -2.0]
+GLOBAL_BATCH = 4
+LEARNING_RATE = 0.1
+GROUP_TIMEOUT_S = 10  # the scenario's process-group timeout: gloo raises after it
+LAUNCH_TIMEOUT_S = 240  # and the test gives up on the launch after this
+
+
+def expected_weights() -> tuple[float, float]:
+    """``Linear(1, 1)`` from zero, MSE against ``2x + 1``, one SGD step per four examples."""
+    weight = bias = 0.0
+    for start in range(0, len(FEATURES), GLOBAL_BATCH):
+        batch = FEATURES[start : start + GLOBAL_BATCH]
+        errors = [weight * x + bias - (2 * x + 1) for x in batch]
+        grad_weight = sum(2 * e * x for e, x in zip(errors, batch)) / len(batch)
+        grad_bias = sum(2 * e for e in errors) / len(batch)
+        weight, bias = weight - LEARNING_RATE * grad_weight, bias - LEARNING_RATE * grad_bias
+    return weight, bias
+
+
+def launch(script: Path) -> tuple[bool, str, Path]:
+    out = script.parent / "saved.pt"
+    run = accelerate_launch(
+        script, CPU_DDP, script_args=("--out", str(out), "--timeout", str(GROUP_TIMEOUT_S)), timeout=LAUNCH_TIMEOUT_S
+    )
+    return run.ok, run.output, out
+
+
+def test_cpu_rank_zero_hangs_in_reduce_until_the_fix(tmp_path):
+    torch = pytest.importorskip("torch")
+    buggy, fixed = buggy_and_fixed(RULE_FOLDER, "TRL006", tmp_path)
+    fixed_text = fixed.read_text()
+    # Both collectives now run on every rank, before the rank test.
+    hoisted = fixed_text.index('total_seen = accelerator.reduce(examples_seen, reduction="sum")')
+    assert hoisted < fixed_text.index("state = accelerator.get_state_dict(model)") < fixed_text.index(
+        "\n    if accelerator.is_main_process:"
+    )
+
+    ok, output, out = launch(buggy)
+    assert not ok, "the buggy scenario finished: rank 0's reduce was met"
+    # Rank 0 waits in all_reduce for rank 1, which waits in the barrier: gloo's timeout fires.
+    assert re.search(r"Timed out waiting \d+ms for (recv|send) operation to complete", output), output[-4000:]
+    assert "in all_reduce" in output or "_reduce_across_processes" in output, output[-4000:]
+    assert not out.exists()
+
+    ok, output, out = launch(fixed)
+    assert ok, output[-4000:]
+    saved = torch.load(out)
+    assert saved["examples_seen"] == len(FEATURES)  # every rank's examples, not rank 0's four
+    weight, bias = expected_weights()
+    assert saved["state"]["weight"].item() == pytest.approx(weight, rel=1e-5)
+    assert saved["state"]["bias"].item() == pytest.approx(bias, rel=1e-5)

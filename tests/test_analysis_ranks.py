@@ -1,0 +1,133 @@
+"""trllint.analysis.ranks: which tests split the ranks, and which pair with which."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from trllint.analysis.ranks import ALL_RANKS, RankFacts
+
+
+def facts_of(code: str = "") -> RankFacts:
+    return RankFacts(cst.parse_module(textwrap.dedent(code)))
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "accelerator.is_main_process",
+        "not self.accelerator.is_local_main_process",
+        "state.is_world_process_zero",
+        "trainer.is_world_process_zero()",
+        "self.args.should_save",
+        "training_args.should_save",
+        "accelerator.process_index == 0",
+        "dist.get_rank() == 0",
+        "torch.distributed.get_rank() != 0",
+        "args.local_rank in (-1, 0)",
+        "args.local_rank not in [-1, 0]",
+        "rank > 0",
+        "0 < rank",
+        "rank < 1",
+        "rank % 8 == 0",
+        "rank == src",
+        "mpu.get_data_parallel_rank() == 0",
+        'int(os.environ["LOCAL_RANK"]) == 0',
+        'os.environ.get("RANK", "0") == "0"',
+        "accelerator.sync_gradients and accelerator.is_main_process and step % every == 0",
+        "rank",  # truthy on every rank but the first
+    ],
+)
+def test_splits_ranks(test):
+    assert facts_of().splits_ranks(cst.parse_expression(test))
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "accelerator.num_processes > 1",
+        "accelerator.sync_gradients",
+        "self.control.should_save",  # the Trainer's flag, not TrainingArguments.should_save
+        "args.do_eval",
+        "step % args.eval_steps == 0",
+        "args.local_rank != -1",  # "is this run distributed?"
+        "args.local_rank == -1",
+        "local_rank is None",
+        "rank >= 0",
+        "dist.is_initialized() and dist.get_world_size() > 1",
+        "self.lora_r == 0",
+    ],
+)
+def test_agreed_by_every_rank(test):
+    assert not facts_of().splits_ranks(cst.parse_expression(test))
+
+
+def test_names_assigned_from_rank_tests_and_indexes():
+    facts = facts_of(
+        """
+        rank = dist.get_rank()
+        is_master = rank == 0
+        self.is_main = accelerator.is_main_process
+        bar = tqdm(range(10), disable=not accelerator.is_main_process)
+        quiet_bar = tqdm(range(10), disable=args.quiet)
+        width = 8
+        width = rank
+        """
+    )
+    for test in ("is_master", "not is_master", "rank == 0", "self.is_main", "bar.n % 10 == 0"):
+        assert facts.splits_ranks(cst.parse_expression(test)), test
+    # A name also assigned something else is not followed; a bar disabled by a flag counts everywhere.
+    for test in ("width == 0", "quiet_bar.n % 10 == 0"):
+        assert not facts.splits_ranks(cst.parse_expression(test)), test
+
+
+def test_only_rank_tests():
+    facts = facts_of()
+    assert facts.only_rank_tests(cst.parse_expression("accelerator.is_main_process and not rank == 1"))
+    assert not facts.only_rank_tests(cst.parse_expression("accelerator.is_main_process and step % 10 == 0"))
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("is_main_process", "not is_main_process"),
+        ("self.accelerator.is_main_process", "not accelerator.is_main_process"),
+        ("local_rank not in [-1, 0]", "local_rank == 0"),
+        ("dist.get_rank() != 0", "dist.get_rank() == 0"),
+        ("rank > 0", "rank == 0"),
+    ],
+)
+def test_opposite_tests_pair(first, second):
+    facts = facts_of()
+    key, holds = facts.guard_key(cst.parse_expression(first))
+    other_key, other_holds = facts.guard_key(cst.parse_expression(second))
+    assert key == other_key and holds == ALL_RANKS - other_holds
+
+
+def test_different_rank_facts_do_not_pair():
+    facts = facts_of()
+    main = facts.guard_key(cst.parse_expression("accelerator.is_main_process"))
+    local = facts.guard_key(cst.parse_expression("not accelerator.is_local_main_process"))
+    assert main[0] != local[0]
+    assert facts.guard_key(cst.parse_expression("rank % 8 == 0 and flag")) is None
+
+
+def test_main_only_decorators():
+    module = cst.parse_module(
+        textwrap.dedent(
+            """
+            @accelerator.on_main_process
+            def a(): pass
+
+            @accelerator.on_process(process_index=1)
+            def b(): pass
+
+            @torch.no_grad()
+            def c(): pass
+            """
+        )
+    )
+    names = [RankFacts.main_only_decorator(f) for f in module.body]
+    assert names == ["on_main_process", "on_process", None]
