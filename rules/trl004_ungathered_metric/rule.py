@@ -11,6 +11,7 @@ import re
 
 import libcst as cst
 
+from trllint.analysis.accelerators import accelerator_at
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
 from trllint.analysis.gathering import DISTRIBUTED_MARKERS, GatherSite, Rank, RankFlow, runs_distributed
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
@@ -26,6 +27,14 @@ DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
 # `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
 # (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
 METRIC_SINK_MARKERS: tuple[Token, ...] = ("_metrics", "add_scalar", "log_dict", "log_metric", re.compile(r"\.\s*log\s*\("))
+
+# No fix may name an accelerator the code does not provably bind there (AttributeError or
+# UnboundLocalError at run time): the message says what to gather with instead.
+NO_ACCELERATOR = (
+    "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; no accelerator "
+    "is bound here on every path: gather it with the run's Accelerator (gather_for_metrics) or "
+    "all-reduce it on every rank before logging"
+)
 
 Logged = tuple[cst.BaseExpression, bool | None]  # (argument, holds a dict of metrics: yes/no/unknown)
 
@@ -183,9 +192,9 @@ class UngatheredMetric(Rule):
         if id(value) in self._reported or flow.state(value, line) != Rank.PER_RANK:
             return
         self._reported.add(id(value))
-        accelerator = NodeContext.of(self).accelerator_in_scope(value)
+        accelerator = accelerator_at(value, NodeContext.of(self))
         if accelerator is None:
-            self.report(value, f"{self.message} (no accelerator in scope: gather or all-reduce by hand)")
+            self.report(value, NO_ACCELERATOR)
             return
         message = self.message.replace("accelerator.", f"{accelerator}.")
         sites = flow.gather_sites(value, line)
