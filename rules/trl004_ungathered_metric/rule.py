@@ -11,11 +11,14 @@ import re
 
 import libcst as cst
 
+from trllint.analysis import walk
 from trllint.analysis.accelerators import accelerator_at
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
 from trllint.analysis.gathering import DISTRIBUTED_MARKERS, GatherSite, Rank, RankFlow, runs_distributed
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
 from trllint.rule import Edit, Rule, Setting, Token
+
+from .log_override import log_reduces_stored_metrics
 
 # TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
 # store_metrics), so an override's dict reaches a sink without a call in the same file.
@@ -37,6 +40,7 @@ NO_ACCELERATOR = (
 )
 
 Logged = tuple[cst.BaseExpression, bool | None]  # (argument, holds a dict of metrics: yes/no/unknown)
+LoggedValue = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
 
 
 class UngatheredMetric(Rule):
@@ -55,7 +59,12 @@ class UngatheredMetric(Rule):
             (),
             "extra callables whose arguments are logged as metrics (`self.report_metrics`, `log_scalars`)",
             item_kind=str,
-        )
+        ),
+        "report-rank0-loss": Setting(
+            bool,
+            False,
+            "also report the training loss a custom loop logs from rank 0 as is (`loss.item()`)",
+        ),
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
@@ -63,14 +72,19 @@ class UngatheredMetric(Rule):
         super().__init__(source, settings)
         self._functions: list[cst.FunctionDef] = []
         self._trainer_methods: set[int] = set()
+        self._classes: dict[str, cst.ClassDef] = {}
+        self._class_of_method: dict[int, cst.ClassDef] = {}
         self._reported: set[int] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.setdefault(node.name.value, node)
+        methods = methods_of(node).values()
+        self._class_of_method.update((id(m), node) for m in methods)
         if is_trainer_class(node):
-            self._trainer_methods.update(id(m) for m in methods_of(node).values())
+            self._trainer_methods.update(id(m) for m in methods)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if not runs_distributed(self.source):
@@ -83,8 +97,12 @@ class UngatheredMetric(Rule):
                 continue
         helpers = self._helpers_reaching_sinks(flows)
         for flow in flows:
-            for value, line in self._logged_values(flow, helpers):
-                self._check(value, line, flow)
+            cls = self._class_of_method.get(id(flow.scope))
+            # Stored values are reduced across ranks by the class's own log() before they are logged.
+            stored_are_reduced = cls is not None and log_reduces_stored_metrics(cls, self._classes)
+            for value, line, stored in self._logged_values(flow, helpers):
+                if not (stored and stored_are_reduced):
+                    self._check(value, line, flow)
 
     # ---- where metrics go -------------------------------------------------------------------
 
@@ -111,10 +129,11 @@ class UngatheredMetric(Rule):
                 return [(arg.value, None) for arg in call.args]
         return []
 
-    def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> set[str]:
-        """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``)."""
+    def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> dict[str, bool]:
+        """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``), each
+        with whether the dict is only stored (``store_metrics``), not logged at once."""
         helpers = {
-            f.name.value
+            f.name.value: True
             for f in self._functions
             if f.name.value in TRAINER_METRIC_HELPERS and id(f) in self._trainer_methods
         }
@@ -128,15 +147,20 @@ class UngatheredMetric(Rule):
                             binding = flow.binding(arg.value, line)
                             arg = binding.value if binding is not None else arg
                         if isinstance(arg, cst.Call) and call_name(arg):
-                            helpers.add(last_attribute(call_name(arg)))
+                            helper = last_attribute(call_name(arg)) or ""
+                            stored = _loose_name(call.func) == "self.store_metrics"
+                            helpers[helper] = helpers.get(helper, True) and stored
         return helpers
 
-    def _logged_values(self, flow: RankFlow, helpers: set[str]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
-        values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
-        dicts: set[str] = set()
+    def _logged_values(self, flow: RankFlow, helpers: dict[str, bool]) -> list[LoggedValue]:
+        """What ``flow`` logs, each with whether it is stored for the trainer's ``log()`` to log
+        (a metric buffer, ``store_metrics``, a dict returned to the trainer) rather than logged now."""
+        values: list[LoggedValue] = []
+        dicts: dict[str, bool] = {}  # metric dict name -> stored (False once any use logs it now)
         returns_to_sink = isinstance(flow.scope, cst.FunctionDef) and flow.scope.name.value in helpers
         for small, line in flow.statements:
             for call in _statement_calls(small):
+                stored = _loose_name(call.func) == "self.store_metrics"
                 for arg, holds_dict in self._logged_arguments(call):
                     name = dotted_name(arg)
                     if holds_dict is None and name is not None:
@@ -144,46 +168,50 @@ class UngatheredMetric(Rule):
                         bound = binding.value if binding is not None else None
                         holds_dict = bound is None or _builds_dict(bound) or isinstance(bound, cst.Call)
                     if isinstance(arg, cst.Dict):
-                        values.extend((v, line) for v in _dict_values(arg, dicts))
+                        values.extend((v, line, stored) for v in _dict_values(arg, dicts, stored))
                     elif holds_dict and name is not None:
-                        dicts.add(name)
+                        dicts[name] = dicts.get(name, True) and stored
                     elif not holds_dict:
-                        values.append((arg, line))
+                        values.append((arg, line, stored))
                 if _buffer_root(call.func) and last_attribute(_loose_name(call.func)) in ("append", "extend"):
-                    values.extend((v, line) for v in _elements(call.args[0].value if call.args else None))
+                    values.extend((v, line, True) for v in _elements(call.args[0].value if call.args else None))
             if isinstance(small, cst.Assign) and any(_buffer_root(t.target) for t in small.targets):
-                values.extend((v, line) for v in _elements(small.value))
+                values.extend((v, line, True) for v in _elements(small.value))
             if returns_to_sink and isinstance(small, cst.Return) and small.value is not None:
+                # The trainer stores a returned metrics dict (compute_loss -> store_metrics).
+                stored = helpers[flow.scope.name.value]
                 returned = small.value.elements if isinstance(small.value, cst.Tuple) else [small.value]
                 for element in returned:
                     element = getattr(element, "value", element)
                     if isinstance(element, cst.Dict):
-                        values.extend((v, line) for v in _dict_values(element, dicts))
+                        values.extend((v, line, stored) for v in _dict_values(element, dicts, stored))
                     elif isinstance(element, cst.Name):
-                        dicts.add(element.value)
+                        dicts[element.value] = dicts.get(element.value, True) and stored
         return values + self._dict_contents(flow, dicts)
 
-    def _dict_contents(self, flow: RankFlow, dicts: set[str]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    def _dict_contents(self, flow: RankFlow, dicts: dict[str, bool]) -> list[LoggedValue]:
         """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``."""
-        values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        values: list[LoggedValue] = []
         for small, line in flow.statements:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
                     if isinstance(target.target, cst.Subscript) and dotted_name(target.target.value) in dicts:
-                        values.append((small.value, line))
+                        values.append((small.value, line, dicts[dotted_name(target.target.value)]))
                     elif dotted_name(target.target) in dicts and isinstance(small.value, cst.Dict):
-                        values.extend((v, line) for v in _dict_values(small.value, dicts))
+                        stored = dicts[dotted_name(target.target)]
+                        values.extend((v, line, stored) for v in _dict_values(small.value, dicts, stored))
             for call in _statement_calls(small):
                 if not isinstance(call.func, cst.Attribute):
                     continue
                 receiver = call.func.value
                 if call.func.attr.value == "update" and dotted_name(receiver) in dicts:
+                    stored = dicts[dotted_name(receiver)]
                     for arg in call.args:
-                        logged = [arg.value] if arg.keyword is not None else _dict_values(arg.value, dicts)
-                        values.extend((v, line) for v in logged)
+                        logged = [arg.value] if arg.keyword is not None else _dict_values(arg.value, dicts, stored)
+                        values.extend((v, line, stored) for v in logged)
                 elif call.func.attr.value == "append" and isinstance(receiver, cst.Subscript):
                     if dotted_name(receiver.value) in dicts and call.args:
-                        values.append((call.args[0].value, line))
+                        values.append((call.args[0].value, line, dicts[dotted_name(receiver.value)]))
         return values
 
     # ---- the finding and its fix ------------------------------------------------------------
@@ -192,6 +220,8 @@ class UngatheredMetric(Rule):
         if id(value) in self._reported or flow.state(value, line) != Rank.PER_RANK:
             return
         self._reported.add(id(value))
+        if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
+            return
         accelerator = accelerator_at(value, NodeContext.of(self))
         if accelerator is None:
             self.report(value, NO_ACCELERATOR)
@@ -204,6 +234,14 @@ class UngatheredMetric(Rule):
         edits = [self._gather(site, accelerator) for site in sites]
         safe = all(site.keeps_single_process_value for site in sites)
         self.report(value, message, fix=self.fix(*edits, unsafe=not safe))
+
+    def _is_rank0_loss(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
+        """A custom loop's training loss, logged by rank 0 as is: common practice and an unbiased
+        estimate, so reported only on opt-in. Per-rank statistics in a trainer are always reported."""
+        if id(flow.scope) in self._trainer_methods:
+            return False
+        per_rank = [name for name in _dotted_names_in(value) if flow.state_of_name(name, line) == Rank.PER_RANK]
+        return bool(per_rank) and all("loss" in name.rsplit(".", 1)[-1].lower() for name in per_rank)
 
     def _gather(self, site: GatherSite, accelerator: str) -> Edit:
         tensor = site.tensor.with_changes(lpar=[], rpar=[])
@@ -254,7 +292,7 @@ def _builds_dict(value: cst.BaseExpression | None) -> bool:
     )
 
 
-def _dict_values(node: cst.BaseExpression, dicts: set[str]) -> list[cst.BaseExpression]:
+def _dict_values(node: cst.BaseExpression, dicts: dict[str, bool], stored: bool) -> list[cst.BaseExpression]:
     if isinstance(node, cst.Call) and call_name(node) == "dict":
         return [a.value for a in node.args if a.keyword is not None]
     if not isinstance(node, cst.Dict):
@@ -264,7 +302,7 @@ def _dict_values(node: cst.BaseExpression, dicts: set[str]) -> list[cst.BaseExpr
         if isinstance(element, cst.DictElement):
             values.append(element.value)
         elif isinstance(element.value, cst.Name):  # {**logs, **metrics}
-            dicts.add(element.value.value)
+            dicts[element.value.value] = dicts.get(element.value.value, True) and stored
     return values
 
 
@@ -272,3 +310,16 @@ def _elements(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
     if isinstance(value, (cst.List, cst.Tuple)):
         return [e.value for e in value.elements]
     return [value] if value is not None else []
+
+
+def _dotted_names_in(node: cst.CSTNode) -> list[str]:
+    """The outermost dotted names read in ``node`` (``outputs.loss``, not ``outputs``)."""
+    if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) is not None:
+        return [dotted_name(node)]  # type: ignore[list-item]
+    if isinstance(node, cst.Attribute):  # model(x).loss: its receiver's names and the attribute
+        return [*_dotted_names_in(node.value), node.attr.value]
+    if isinstance(node, cst.Call):
+        found = [n for arg in node.args for n in _dotted_names_in(arg.value)]
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        return found + (_dotted_names_in(receiver) if receiver is not None else [])
+    return [n for child in walk.syntax_children(node) for n in _dotted_names_in(child)]

@@ -14,9 +14,8 @@ keeps the state of the last assignment read.
 
 from __future__ import annotations
 
-import re
-
 import enum
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,6 +23,7 @@ import libcst as cst
 
 from trllint.analysis.context import imports_of, is_trainer_class
 from trllint.analysis.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
+from trllint.analysis import walk
 from trllint.analysis.walk import syntax_children
 from trllint.rule import Token
 from trllint.source import SourceFile
@@ -87,6 +87,28 @@ DATA_PARAMETER_HINTS = (
 )
 
 
+# Parameters that hold a count every rank shares: transformers passes compute_loss the number of
+# items in the whole step's batch, summed across ranks when tokens are averaged across devices.
+GLOBAL_PARAMETERS = frozenset({"num_items_in_batch"})
+# Libraries whose functions compute on their arguments without talking to other ranks (the
+# collectives among them are matched by name first): their results are as per-rank as their inputs.
+LOCAL_COMPUTE_LIBRARIES = frozenset(
+    {"torch", "numpy", "math", "statistics", "einops", "scipy", "functools", "itertools", "operator", "collections",
+     "transformers", "trl", "peft", "accelerate", "deepspeed"}
+)
+
+
+# Methods of TRL's trainers that return this rank's values, read from their source (trl 0.x-1.x):
+# a subclass calling them gets per-rank tensors. Any other inherited method is unknown.
+PER_RANK_LIBRARY_METHODS = frozenset(
+    {
+        "concatenated_forward", "compute_ref_log_probs", "compute_reference_log_probs", "dpo_loss", "kto_loss",
+        "cpo_loss", "simpo_loss", "odds_ratio_loss", "get_batch_logps", "_get_per_token_logps",
+        "_get_per_token_logps_and_entropies", "forward",
+    }
+)
+
+
 # Text every file that runs_distributed() accepts contains: the imports it reads, the
 # torch.distributed attribute path, or a Trainer base class. It lets the prefilter skip the rest.
 DISTRIBUTED_MARKERS: tuple[Token, ...] = (
@@ -144,10 +166,12 @@ class RankFlow:
         scope: cst.FunctionDef | cst.Module,
         imports: ImportMap,
         returns_global: Callable[[str], bool] = lambda name: False,
+        is_unknown_call: Callable[[cst.Call], bool] = lambda call: False,
     ) -> None:
         self.scope = scope
         self._imports = imports
         self._returns_global = returns_global
+        self._is_unknown_call = is_unknown_call
         self._order: dict[int, int] = {}
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
         self.statements: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (small statement, its line)
@@ -172,6 +196,10 @@ class RankFlow:
         """Per-rank, global or no data, for ``expr`` evaluated in statement ``at``."""
         return self._state(expr, self._order.get(id(at), len(self._order) + 1))
 
+    def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:
+        """Per-rank, global or no data, for the dotted name ``name`` read in statement ``at``."""
+        return self.state(cst.parse_expression(name), at) if "." in name else self.state(cst.Name(name), at)
+
     def binding(self, name: str, at: cst.CSTNode | None) -> Binding | None:
         """The assignment of ``name`` that statement ``at`` reads."""
         return self._lookup(name, self._order.get(id(at), len(self._order) + 1))
@@ -192,7 +220,8 @@ class RankFlow:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             per_rank = param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS)
-            self._bind(name, Binding(None, Rank.PER_RANK if per_rank else Rank.NO_DATA, function, False), 0)
+            state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.PER_RANK if per_rank else Rank.NO_DATA
+            self._bind(name, Binding(None, state, function, False), 0)
 
     def _next(self, statement: cst.CSTNode) -> int:
         order = self._order[id(statement)] = len(self._order) + 1
@@ -327,6 +356,10 @@ class RankFlow:
                 return Rank.PER_RANK
             if _is_own_function_call(node) and self._returns_global(method):
                 return Rank.GLOBAL
+            if self._is_unknown_call(node):
+                # A method inherited from a library trainer or a helper of another module: it may
+                # gather before it returns (GRPO's reward computation does). Unknown is silent.
+                return Rank.NO_DATA
             if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
                 return Rank.NO_DATA
             parts = [arg.value for arg in node.args]
@@ -420,6 +453,8 @@ class _FileRankFacts:
         self.imports = imports_of(source)
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         self._index(source.module)
+        self._relative_imports = _relatively_imported_names(source.module)
+        self._self_attributes = _self_attributes_assigned(source.module)
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
 
@@ -432,8 +467,26 @@ class _FileRankFacts:
 
     def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         if id(scope) not in self.flows:
-            self.flows[id(scope)] = RankFlow(scope, self.imports, self.returns_global)
+            self.flows[id(scope)] = RankFlow(scope, self.imports, self.returns_global, self.is_unknown_call)
         return self.flows[id(scope)]
+
+    def is_unknown_call(self, call: cst.Call) -> bool:
+        """A call whose body this file does not show and that may talk to other ranks: a method
+        inherited from a base elsewhere, or a function imported from another of the project's modules."""
+        name = call_name(call)
+        if name is None:
+            return False
+        head, _, rest = name.partition(".")
+        if head in ("self", "cls"):
+            # self.helper(...): known when this file defines it or stores a callable there (self.model).
+            known = rest in self.functions or rest in PER_RANK_LIBRARY_METHODS or name in self._self_attributes
+            return bool(rest) and "." not in rest and not known
+        if head in self._relative_imports:
+            return True
+        full = self.imports.resolve(name)
+        if head not in self.imports.aliases or full is None:
+            return False  # a builtin, a local callable, a function of this file: its arguments decide
+        return full.split(".")[0] not in LOCAL_COMPUTE_LIBRARIES
 
     def returns_global(self, name: str) -> bool:
         if name not in self._returns:
@@ -490,3 +543,33 @@ def _names_in(node: cst.CSTNode) -> list[str]:
     for child in syntax_children(node):
         found.extend(_names_in(child))
     return found
+
+
+def _relatively_imported_names(module: cst.Module) -> frozenset[str]:
+    """Names bound by ``from .utils import helper`` (another module of the same project)."""
+    names: set[str] = set()
+
+    class RelativeImports(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.relative and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    names.add(dotted_name(alias.asname.name if alias.asname else alias.name) or "")
+
+    walk.visit(module, RelativeImports())
+    return frozenset(names)
+
+
+def _self_attributes_assigned(module: cst.Module) -> frozenset[str]:
+    """``self.x`` names assigned anywhere in the file (``self.model = model``)."""
+    names: set[str] = set()
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                names.update(n for n in assigned_names(target.target) if n.startswith("self."))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(n for n in assigned_names(node.target) if n.startswith("self."))
+
+    walk.visit(module, Assignments())
+    return frozenset(names)
