@@ -66,6 +66,8 @@ class Edit:
 class Fix:
     edits: tuple[Edit, ...]
     applicability: Applicability = "safe"
+    # Why an unsafe fix may fail or change a number (shown with the finding); None when not said.
+    reason: str | None = None
 
     @property
     def span(self) -> tuple[int, int]:
@@ -77,7 +79,7 @@ class Fix:
             return line, column + 1
 
         edits = tuple(replace(e, start_position=at(e.start), end_position=at(e.end)) for e in self.edits)
-        return Fix(edits, self.applicability)
+        return Fix(edits, self.applicability, self.reason)
 
 
 @dataclass
@@ -252,8 +254,8 @@ class Rule(cst.BatchableCSTVisitor):
         )
 
     @staticmethod
-    def fix(*edits: Edit, unsafe: bool = False) -> Fix:
-        return Fix(tuple(edits), "unsafe" if unsafe else "safe")
+    def fix(*edits: Edit, unsafe: bool = False, reason: str | None = None) -> Fix:
+        return Fix(tuple(edits), "unsafe" if unsafe or reason else "safe", reason)
 
 
 # Declared by every rule, computed on a rule's first get_metadata (see Rule.resolve), once per

@@ -13,8 +13,16 @@ import libcst as cst
 
 from trllint.analysis import walk
 from trllint.analysis.accelerators import accelerator_at
+from trllint.analysis.branches import rank_divergence
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
-from trllint.analysis.gathering import DISTRIBUTED_MARKERS, GatherSite, Rank, RankFlow, runs_distributed
+from trllint.analysis.gathering import (
+    DISTRIBUTED_MARKERS,
+    WHOLE_TENSOR,
+    GatherSite,
+    Rank,
+    RankFlow,
+    runs_distributed,
+)
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
 from trllint.rule import Edit, Rule, Setting, Token
 
@@ -48,7 +56,7 @@ class UngatheredMetric(Rule):
     name = "ungathered-metric"
     message = (
         "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; "
-        "gather it first with accelerator.gather_for_metrics(x) before reducing"
+        "reduce it on each rank and gather the ranks' values first: accelerator.gather(x.mean()).mean()"
     )
     fixable = "sometimes"
     prefilter = (DISTRIBUTED_MARKERS, METRIC_SINK_MARKERS)
@@ -222,7 +230,8 @@ class UngatheredMetric(Rule):
         self._reported.add(id(value))
         if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
             return
-        accelerator = accelerator_at(value, NodeContext.of(self))
+        context = NodeContext.of(self)
+        accelerator = accelerator_at(value, context)
         if accelerator is None:
             self.report(value, NO_ACCELERATOR)
             return
@@ -232,8 +241,14 @@ class UngatheredMetric(Rule):
             self.report(value, message)
             return
         edits = [self._gather(site, accelerator) for site in sites]
-        safe = all(site.keeps_single_process_value for site in sites)
-        self.report(value, message, fix=self.fix(*edits, unsafe=not safe))
+        # A gather is a collective: a rank that skips it leaves the others waiting forever.
+        reasons = [site.unsafe_reason for site in sites] + [
+            rank_divergence(site.tensor, context, lambda expr, _: flow.depends_on_rank(expr, line)) for site in sites
+        ]
+        reason = next((r for r in reasons if r is not None), None)
+        if reason is not None and reason.startswith("it runs") or reason and reason.startswith(("an earlier", "the number")):
+            reason = f"the gather may hang: {reason}"
+        self.report(value, message, fix=self.fix(*edits, reason=reason))
 
     def _is_rank0_loss(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
         """A custom loop's training loss, logged by rank 0 as is: common practice and an unbiased
@@ -244,13 +259,27 @@ class UngatheredMetric(Rule):
         return bool(per_rank) and all("loss" in name.rsplit(".", 1)[-1].lower() for name in per_rank)
 
     def _gather(self, site: GatherSite, accelerator: str) -> Edit:
+        """``accelerator.gather(x.mean()).mean()``: the ranks' 0-d values gathered, then reduced.
+
+        ``gather``, not ``gather_for_metrics``: on the last batch of an uneven loader the latter
+        truncates its result to the samples left, which would drop whole ranks' values here. A
+        whole tensor (an unsafe fix) is gathered per sample, so that truncation is what it wants.
+        """
         tensor = site.tensor.with_changes(lpar=[], rpar=[])
+        if site.cast_to_float:
+            tensor = cst.Call(func=cst.Attribute(value=_parenthesized(tensor), attr=cst.Name("float")))
+        gather = "gather_for_metrics" if site.unsafe_reason == WHOLE_TENSOR else "gather"
         gathered: cst.BaseExpression = cst.Call(
-            func=cst.parse_expression(f"{accelerator}.gather_for_metrics"), args=[cst.Arg(tensor)]
+            func=cst.parse_expression(f"{accelerator}.{gather}"), args=[cst.Arg(tensor)]
         )
-        if site.reduce_after:
-            gathered = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
+        gathered = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
         return self.replace(site.tensor, gathered)
+
+
+def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _statement_calls(small: cst.CSTNode) -> list[cst.Call]:

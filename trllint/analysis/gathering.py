@@ -70,7 +70,20 @@ CONVERSIONS = frozenset({"item", "tolist", "numpy", "cpu"})
 # Full reductions that compose across ranks (the sum of the ranks' sums is the global sum): the
 # rank's scalar is gathered and reduced again, so tensors padded to a different length on each
 # rank never meet in one gather.
-COMPOSABLE_REDUCTIONS = frozenset({"sum", "nansum", "max", "min", "amax", "amin"})
+COMPOSABLE_REDUCTIONS = frozenset({"sum", "nansum", "max", "min", "amax", "amin", "prod"})
+# Methods and functions whose result is a floating tensor whatever their input: `mean()` of its
+# gather works (on an integer tensor it raises "mean(): could not infer output dtype").
+FLOATING_RESULTS = frozenset(
+    {"mean", "nanmean", "std", "var", "float", "double", "half", "bfloat16", "sigmoid", "softmax", "log_softmax",
+     "exp", "log", "sqrt", "logsigmoid", "cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+     "nll_loss", "kl_div", "logsumexp", "norm"}
+)
+# Model output fields that are floating tensors.
+FLOATING_OUTPUTS = frozenset({"loss", "logits", "aux_loss"})
+WHOLE_TENSOR = (
+    "the logged value is a whole tensor with no reduction: its shape may differ per rank, and the "
+    "fix logs its mean over the ranks instead"
+)
 # Element-wise or bookkeeping methods that commute with a gather along the batch dimension.
 ELEMENTWISE = frozenset(
     {"detach", "float", "double", "half", "bfloat16", "to", "clone", "contiguous", "abs", "exp", "log", "neg",
@@ -149,13 +162,18 @@ class Binding:
 
 @dataclass(frozen=True)
 class GatherSite:
-    """Where a gather makes a logged value global: wrap ``tensor`` in the gather."""
+    """Where a gather makes a logged value global: wrap ``tensor`` in the gather, then reduce the
+    gathered copy with ``reduce_after`` (one value per rank)."""
 
     tensor: cst.BaseExpression
-    # The reduction the fix appends to the gathered copy: `mean` where nothing reduced it (one value
-    # per rank), `sum`/`max`/`min` where the rank's own total is gathered; None where one follows.
-    reduce_after: str | None
-    keeps_single_process_value: bool  # a reduction or `.item()` follows, so one process sees the same number
+    reduce_after: str
+    cast_to_float: bool = False  # an integer or bool tensor: `mean()` of its gather would raise
+    # Why the fix may fail or change a number, on one process or many; None: it cannot.
+    unsafe_reason: str | None = None
+
+    @property
+    def keeps_single_process_value(self) -> bool:
+        return self.unsafe_reason is None
 
 
 class RankFlow:
@@ -195,6 +213,24 @@ class RankFlow:
     def state(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> Rank:
         """Per-rank, global or no data, for ``expr`` evaluated in statement ``at``."""
         return self._state(expr, self._order.get(id(at), len(self._order) + 1))
+
+    def depends_on_rank(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> bool:
+        """``expr`` may differ per rank: it reads this rank's data, its size (``len(batch)``) or its index."""
+        return self._depends_on_rank(expr, self._order.get(id(at), len(self._order) + 1), 0)
+
+    def _depends_on_rank(self, node: cst.CSTNode, order: int, depth: int) -> bool:
+        if depth > 8:
+            return True  # too deep to follow: assume it may
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            if self._state(node, order) == Rank.PER_RANK:
+                return True
+            binding = self._lookup(dotted_name(node) or "", order)
+            if binding is not None:
+                return binding.value is not None and self._depends_on_rank(binding.value, order, depth + 1)
+            return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, depth + 1)
+        if isinstance(node, cst.Call) and self._state(node, order) == Rank.GLOBAL:
+            return False
+        return any(self._depends_on_rank(child, order, depth + 1) for child in syntax_children(node))
 
     def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:
         """Per-rank, global or no data, for the dotted name ``name`` read in statement ``at``."""
@@ -386,7 +422,7 @@ class RankFlow:
             return
         # Peel what is applied after the last reduction: conversions to Python or the CPU (the
         # gather must come before them: NCCL gathers device tensors) and element-wise methods.
-        node, below_conversion, peeled, converted = expr, expr, False, False
+        node, below_conversion, peeled, one_element = expr, expr, False, False
         while isinstance(node, cst.Call):
             method = _method_or_function(node)
             receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
@@ -394,32 +430,34 @@ class RankFlow:
             if receiver is not None and dotted_name(receiver) == "torch":
                 if method not in REDUCTIONS or first is None:
                     break
-                target = first  # torch.mean(x)
+                target, reduce_arguments = first, node.args[1:]  # torch.mean(x)
             elif receiver is not None and method in REDUCTIONS:
-                target = receiver
+                target, reduce_arguments = receiver, node.args
             elif receiver is not None and (method in CONVERSIONS or method in ELEMENTWISE):
                 if method in CONVERSIONS:
-                    below_conversion, converted = receiver, converted or method == "item"
+                    below_conversion, one_element = receiver, one_element or method == "item"
                 node, peeled = receiver, True
                 continue
             elif isinstance(node.func, cst.Name) and method == "float" and len(node.args) == 1:
                 node = below_conversion = first
-                peeled = converted = True
+                peeled = one_element = True
                 continue
             else:
                 break
             if self._state(target, order) != Rank.PER_RANK:
                 return
-            if method in COMPOSABLE_REDUCTIONS and target is receiver and not node.args:
-                sites[id(node)] = GatherSite(node, reduce_after=method, keeps_single_process_value=True)
-            else:
-                sites[id(target)] = GatherSite(target, reduce_after=None, keeps_single_process_value=True)
+            # Reduce on the rank first and gather the rank's 0-d result: the ranks' tensors may
+            # differ in shape (per-rank padding, masks), a 0-d result never does.
+            sites[id(node)] = _site_for_reduction(node, method or "", reduce_arguments)
+            return
+        if peeled and one_element:
+            # `loss.item()`: one element on every rank; gathered, then averaged over the ranks.
+            sites[id(below_conversion)] = GatherSite(
+                below_conversion, "mean", cast_to_float=not self._is_floating(below_conversion, order)
+            )
             return
         if peeled:
-            # A tensor turned into a number with no reduction: gather, then reduce the copy.
-            sites[id(below_conversion)] = GatherSite(
-                below_conversion, reduce_after="mean", keeps_single_process_value=converted
-            )
+            sites[id(below_conversion)] = GatherSite(below_conversion, "mean", unsafe_reason=WHOLE_TENSOR)
             return
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
             if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
@@ -438,12 +476,55 @@ class RankFlow:
             return
         if isinstance(node, (cst.Name, cst.Attribute)):
             binding = self.binding(dotted_name(node) or "", at)
-            if binding is not None and binding.plain and _is_python_number(binding.value):
-                # `length = mask.sum(1).float().mean().item()`: only the assignment can gather it.
-                self._collect_sites(binding.value, binding.statement, sites, depth + 1)
+            if binding is not None and _is_python_number(binding.value):
+                if binding.plain:
+                    # `length = mask.sum(1).float().mean().item()`: only the assignment can gather it.
+                    self._collect_sites(binding.value, binding.statement, sites, depth + 1)
+                else:
+                    sites[id(node)] = None  # type: ignore[assignment]  # a Python number: no tensor to gather
                 return
         if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
-            sites[id(node)] = GatherSite(node, reduce_after="mean", keeps_single_process_value=False)
+            sites[id(node)] = GatherSite(node, "mean", unsafe_reason=WHOLE_TENSOR)
+
+    def _is_floating(self, expr: cst.BaseExpression, order: int, depth: int = 0) -> bool:
+        """``expr`` is a floating tensor by construction (a mean, a cast, a model's loss), not maybe an integer count."""
+        if depth > 6:
+            return False
+        if isinstance(expr, cst.Call):
+            method = _method_or_function(expr)
+            if method in FLOATING_RESULTS:
+                return True
+            if method in ELEMENTWISE - {"to", "abs", "neg", "clamp"} or method in ("detach", "clone", "squeeze"):
+                inner = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+                return inner is not None and self._is_floating(inner, order, depth + 1)
+            return False
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, cst.Divide) or (
+                self._is_floating(expr.left, order, depth + 1) or self._is_floating(expr.right, order, depth + 1)
+            )
+        if isinstance(expr, cst.Float):
+            return True
+        if isinstance(expr, cst.Attribute) and expr.attr.value in FLOATING_OUTPUTS:
+            return True
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            binding = self._lookup(dotted_name(expr) or "", order)
+            return binding is not None and binding.value is not None and self._is_floating(binding.value, order, depth + 1)
+        return False
+
+
+def _site_for_reduction(call: cst.Call, method: str, arguments) -> GatherSite:
+    if arguments:
+        # `x.mean(dim=1)`: a tensor per row, whose row count may differ per rank.
+        return GatherSite(call, "mean", unsafe_reason=f"{method}(...) over a dimension leaves a tensor whose shape may differ per rank")
+    if method in COMPOSABLE_REDUCTIONS:
+        return GatherSite(call, method)  # the sum of the ranks' sums is the global sum
+    if method in ("mean", "nanmean"):
+        return GatherSite(call, method)
+    if method == "count_nonzero":
+        return GatherSite(call, "sum")
+    return GatherSite(
+        call, "mean", unsafe_reason=f"the mean of the ranks' {method}() is not the {method}() over all ranks"
+    )
 
 
 class _FileRankFacts:
