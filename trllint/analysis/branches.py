@@ -18,7 +18,7 @@ from typing import Callable
 import libcst as cst
 
 from trllint.analysis.context import NodeContext
-from trllint.analysis.walk import syntax_children
+from trllint.analysis.gathering import names_in
 from trllint.analysis.names import dotted_name, is_none
 
 # What a test says about FSDP when it is true, and when it is false: True (FSDP on), False (FSDP
@@ -196,7 +196,7 @@ def rank_divergence(node: cst.CSTNode, context: NodeContext, depends_on_rank: Ca
     ``node``, an ``except`` clause, or an earlier exit (return, break, continue) under one.
     """
     def varies(test: cst.CSTNode) -> bool:
-        return depends_on_rank(test, node) or any(name in RANK_GUARD_NAMES for name in _names(test))
+        return depends_on_rank(test, node) or any(name in RANK_GUARD_NAMES for name in names_in(test))
 
     def shown(test: cst.CSTNode) -> str:
         text = " ".join(context.source.module.code_for_node(test).split())
@@ -271,15 +271,4 @@ def _has_exit(block: cst.CSTNode, in_loop: bool) -> bool:
 
 def _is_loader(iterable: cst.CSTNode) -> bool:
     # A prepared data loader yields the same number of batches on every rank (even_batches).
-    return any("loader" in name.lower() for name in _names(iterable))
-
-
-def _names(node: cst.CSTNode) -> list[str]:
-    found: list[str] = []
-    if isinstance(node, cst.Name):
-        found.append(node.value)
-    elif isinstance(node, cst.Attribute):
-        found.append(node.attr.value)
-    for child in syntax_children(node):
-        found.extend(_names(child))
-    return found
+    return any("loader" in name.lower() for name in names_in(iterable))

@@ -344,7 +344,7 @@ class RankFlow:
 
     def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
         # Each rank iterates its own shard of a (prepared) data loader.
-        for node in _names_in(iterable):
+        for node in names_in(iterable):
             if "loader" in node.lower():
                 return Rank.PER_RANK
         return self._state(iterable, order)
@@ -615,14 +615,15 @@ def _is_python_number(value: cst.BaseExpression | None) -> bool:
     )
 
 
-def _names_in(node: cst.CSTNode) -> list[str]:
+def names_in(node: cst.CSTNode) -> list[str]:
+    """Every name and attribute name read in ``node`` (``a.b[c]`` -> ``a``, ``b``, ``c``)."""
     found: list[str] = []
     if isinstance(node, cst.Name):
         found.append(node.value)
     elif isinstance(node, cst.Attribute):
         found.append(node.attr.value)
     for child in syntax_children(node):
-        found.extend(_names_in(child))
+        found.extend(names_in(child))
     return found
 
 
