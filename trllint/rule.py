@@ -110,6 +110,11 @@ class Setting:
     item_kind: type | None = None  # for lists: the type of each element
 
 
+# The project's line length, for rules whose fixes wrap what they insert. trllint.config fills it
+# from [tool.trllint], else [tool.ruff], else [tool.black] (Ruff's and Black's default: 88).
+LINE_LENGTH_SETTING = Setting(int, 88, "the longest line a fix may write; longer inserted calls are wrapped")
+
+
 class Rule(cst.BatchableCSTVisitor):
     """Base class of every rule. Subclasses set the class attributes below."""
 

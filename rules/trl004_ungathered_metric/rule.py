@@ -24,7 +24,7 @@ from trllint.analysis.gathering import (
     runs_distributed,
 )
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule import Edit, Rule, Setting, Token
+from trllint.rule import LINE_LENGTH_SETTING, Edit, Rule, Setting, Token
 
 from .log_override import log_reduces_stored_metrics
 
@@ -62,6 +62,7 @@ class UngatheredMetric(Rule):
     prefilter = (DISTRIBUTED_MARKERS, METRIC_SINK_MARKERS)
     prefilter_settings = {"metric-sinks": (1,)}  # a configured sink is a sink marker too
     settings_schema = {
+        "line-length": LINE_LENGTH_SETTING,
         "metric-sinks": Setting(
             list,
             (),
@@ -273,7 +274,28 @@ class UngatheredMetric(Rule):
             func=cst.parse_expression(f"{accelerator}.{gather}"), args=[cst.Arg(tensor)]
         )
         gathered = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
-        return self.replace(site.tensor, gathered)
+        edit = self.replace(site.tensor, gathered)
+        return self._wrapped(edit, accelerator, gather, tensor, site.reduce_after)
+
+    def _wrapped(self, edit: Edit, accelerator: str, gather: str, tensor: cst.BaseExpression, reduce_after: str) -> Edit:
+        """The edit with its gather's argument on a line of its own when the fixed line would pass
+        ``line-length``, as LibCST lays out a call across lines (valid inside the call's brackets)."""
+        line, column = self.source.position(edit.start)
+        end_line, end_column = self.source.position(edit.end)
+        text = self.source.lines[line - 1]
+        if line != end_line or "\n" in edit.content:
+            return edit
+        fixed_line = text[:column] + edit.content + text[end_column:]
+        if len(fixed_line.rstrip()) <= self.settings["line-length"]:
+            return edit
+        indent = text[: len(text) - len(text.lstrip())]
+        newline, step = self.source.module.default_newline, self.source.module.default_indent
+        argument = self.source.module.code_for_node(tensor)
+        return Edit(
+            edit.start,
+            edit.end,
+            f"{accelerator}.{gather}({newline}{indent}{step}{argument}{newline}{indent}).{reduce_after}()",
+        )
 
 
 def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:

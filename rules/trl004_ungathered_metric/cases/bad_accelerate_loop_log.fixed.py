@@ -15,4 +15,6 @@ def train(model, optimizer, train_dataloader, num_epochs):
             optimizer.step()
             optimizer.zero_grad()
             # expect: TRL004
-            accelerator.log({"train_loss": accelerator.gather(loss).mean().item(), "epoch": epoch, "step": step}, step=step)
+            accelerator.log({"train_loss": accelerator.gather(
+                loss
+            ).mean().item(), "epoch": epoch, "step": step}, step=step)

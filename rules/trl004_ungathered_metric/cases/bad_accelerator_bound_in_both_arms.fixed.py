@@ -17,4 +17,6 @@ def train(model, optimizer, loader, args):
         predictions = outputs.logits.argmax(-1)
         accuracy = (predictions == batch["labels"]).float().mean()
         # expect: TRL004
-        accelerator.log({"train/accuracy": accelerator.gather(accuracy).mean().item()}, step=step)
+        accelerator.log({"train/accuracy": accelerator.gather(
+            accuracy
+        ).mean().item()}, step=step)

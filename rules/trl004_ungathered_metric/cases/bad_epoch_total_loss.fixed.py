@@ -18,7 +18,9 @@ def train_epoch(model, optimizer, train_dataloader, epoch):
     accelerator.log(
         {
             # expect: TRL004
-            "train_loss": accelerator.gather(total_loss).mean().item() / len(train_dataloader),
+            "train_loss": accelerator.gather(
+                total_loss
+            ).mean().item() / len(train_dataloader),
             "epoch": epoch,
         },
         step=epoch,

@@ -13,22 +13,34 @@ class OnPolicyDistillTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         # An integer tensor: gathered as is, its mean() would raise.
         # expect: TRL004
-        self._metrics[mode]["num_sequences"].append(self.accelerator.gather((position_ids == 0).sum()).sum().item())
+        self._metrics[mode]["num_sequences"].append(self.accelerator.gather(
+            (position_ids == 0).sum()
+        ).sum().item())
         # expect: TRL004
-        self._metrics[mode]["max_position"].append(self.accelerator.gather(position_ids.max()).max().item() + 1)
+        self._metrics[mode]["max_position"].append(self.accelerator.gather(
+            position_ids.max()
+        ).max().item() + 1)
         # A boolean-masked selection and full logits: a different shape per rank, gigabytes per step.
         # expect: TRL004
-        self._metrics[mode]["advantage"].append(self.accelerator.gather(advantages[completion_mask.bool().any(1)].mean()).mean().item())
+        self._metrics[mode]["advantage"].append(self.accelerator.gather(
+            advantages[completion_mask.bool().any(1)].mean()
+        ).mean().item())
         # expect: TRL004
-        self._metrics[mode]["logits_mean"].append(self.accelerator.gather(logits.mean()).mean().item())
+        self._metrics[mode]["logits_mean"].append(self.accelerator.gather(
+            logits.mean()
+        ).mean().item())
         # The mean of the ranks' standard deviations is not the standard deviation over all ranks.
         # expect: TRL004
-        self._metrics[mode]["advantage_std"].append(self.accelerator.gather(advantages.std()).mean().item())
+        self._metrics[mode]["advantage_std"].append(self.accelerator.gather(
+            advantages.std()
+        ).mean().item())
         valid_mask = completion_mask.bool()
         if valid_mask.any():
             # Only ranks with a valid token reach this line: a gather here would hang the others.
             # expect: TRL004
-            self._metrics[mode]["valid_advantage"].append(self.accelerator.gather(advantages.unsqueeze(1)[valid_mask].mean()).mean().item())
+            self._metrics[mode]["valid_advantage"].append(self.accelerator.gather(
+                advantages.unsqueeze(1)[valid_mask].mean()
+            ).mean().item())
         loss = -(logits.log_softmax(-1).mean(-1) * completion_mask).sum() / completion_mask.sum()
         return loss
 
@@ -39,7 +51,9 @@ class OnPolicyDistillTrainer(GRPOTrainer):
             return None, None, None
         # A rank with no chosen example has left: the others would wait at the gather.
         # expect: TRL004
-        self._metrics["eval"]["chosen_logit"].append(self.accelerator.gather(logits[inputs["chosen_mask"]].mean()).mean().item())
+        self._metrics["eval"]["chosen_logit"].append(self.accelerator.gather(
+            logits[inputs["chosen_mask"]].mean()
+        ).mean().item())
         total = 0.0
         for row in logits:
             total += row.max().item()

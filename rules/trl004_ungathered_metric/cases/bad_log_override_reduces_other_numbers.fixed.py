@@ -13,7 +13,9 @@ class WeightedOPDTrainer(GRPOTrainer):
         self._loss_total += loss.detach().item()
         mode = "train" if self.model.training else "eval"
         # expect: TRL004
-        self._metrics[mode]["opd/mean_advantage"].append(self.accelerator.gather(advantages.mean()).mean().item())
+        self._metrics[mode]["opd/mean_advantage"].append(self.accelerator.gather(
+            advantages.mean()
+        ).mean().item())
         return loss
 
     def log(self, logs, start_time=None):

@@ -16,5 +16,7 @@ class Evaluator:
         # expect: TRL004
         metrics.update({"eval/kl": self.accelerator.gather(kl.mean()).mean().item()})
         # expect: TRL004
-        metrics["eval/kl_tensor"] = self.accelerator.gather_for_metrics(kl.detach()).mean()
+        metrics["eval/kl_tensor"] = self.accelerator.gather_for_metrics(
+            kl.detach()
+        ).mean()
         self.accelerator.log(metrics)

@@ -9,9 +9,13 @@ class SafetyDPOTrainer(DPOTrainer):
         refs = self.compute_ref_log_probs(inputs)
         loss, chosen_rewards, rejected_rewards = self.dpo_loss(outputs["chosen_logps"], outputs["rejected_logps"], *refs)
         # expect: TRL004
-        self._stored_metrics["train"]["rewards/chosen"].append(self.accelerator.gather(chosen_rewards.mean()).mean().item())
+        self._stored_metrics["train"]["rewards/chosen"].append(self.accelerator.gather(
+            chosen_rewards.mean()
+        ).mean().item())
         self._stored_metrics["train"]["rewards/accuracies"].append(
             # expect: TRL004
-            self.accelerator.gather((chosen_rewards > rejected_rewards).float().mean()).mean().item()
+            self.accelerator.gather(
+                (chosen_rewards > rejected_rewards).float().mean()
+            ).mean().item()
         )
         return loss.mean()

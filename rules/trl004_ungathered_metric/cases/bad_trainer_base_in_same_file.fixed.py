@@ -15,7 +15,9 @@ class MarginTrainer(BasePreferenceTrainer):
         chosen_rewards, rejected_rewards = self.model(**batch)
         margins = chosen_rewards - rejected_rewards
         # expect: TRL004
-        self.accelerator.log({"train/margin": self.accelerator.gather(margins.mean()).mean().item()})
+        self.accelerator.log({"train/margin": self.accelerator.gather(
+            margins.mean()
+        ).mean().item()})
 
 
 class SimPOStyleTrainer(DPOTrainer):
@@ -24,5 +26,7 @@ class SimPOStyleTrainer(DPOTrainer):
         losses = -(chosen_logps - rejected_logps).sigmoid().log()
         metrics = {}
         # expect: TRL004
-        metrics["logps/chosen"] = self.accelerator.gather(chosen_logps.detach().mean()).mean().cpu()
+        metrics["logps/chosen"] = self.accelerator.gather(
+            chosen_logps.detach().mean()
+        ).mean().cpu()
         return losses.mean(), metrics
