@@ -216,21 +216,22 @@ class RankFlow:
 
     def depends_on_rank(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> bool:
         """``expr`` may differ per rank: it reads this rank's data, its size (``len(batch)``) or its index."""
-        return self._depends_on_rank(expr, self._order.get(id(at), len(self._order) + 1), 0)
+        return self._depends_on_rank(expr, self._order.get(id(at), len(self._order) + 1), set())
 
-    def _depends_on_rank(self, node: cst.CSTNode, order: int, depth: int) -> bool:
-        if depth > 8:
-            return True  # too deep to follow: assume it may
+    def _depends_on_rank(self, node: cst.CSTNode, order: int, followed: set[int]) -> bool:
         if isinstance(node, (cst.Name, cst.Attribute)):
             if self._state(node, order) == Rank.PER_RANK:
                 return True
             binding = self._lookup(dotted_name(node) or "", order)
             if binding is not None:
-                return binding.value is not None and self._depends_on_rank(binding.value, order, depth + 1)
-            return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, depth + 1)
+                if id(binding) in followed or binding.value is None:
+                    return False
+                followed.add(id(binding))  # each assignment is read once (`x = f(x)` loops)
+                return self._depends_on_rank(binding.value, order, followed)
+            return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, followed)
         if isinstance(node, cst.Call) and self._state(node, order) == Rank.GLOBAL:
             return False
-        return any(self._depends_on_rank(child, order, depth + 1) for child in syntax_children(node))
+        return any(self._depends_on_rank(child, order, followed) for child in syntax_children(node))
 
     def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:
         """Per-rank, global or no data, for the dotted name ``name`` read in statement ``at``."""
