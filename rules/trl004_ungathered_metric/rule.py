@@ -37,7 +37,9 @@ DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
 # Every value this rule checks reaches one of these: a sink call (`.log`, `log_metrics`,
 # `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
 # (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
-METRIC_SINK_MARKERS: tuple[Token, ...] = ("_metrics", "add_scalar", "log_dict", "log_metric", re.compile(r"\.\s*log\s*\("))
+METRIC_SINK_MARKERS: tuple[Token, ...] = (
+    "_metrics", "add_scalar", "log_dict", "log_metric", "on_log", re.compile(r"\.\s*log\s*\(")
+)
 
 # No fix may name an accelerator the code does not provably bind there (AttributeError or
 # UnboundLocalError at run time): the message says what to gather with instead.
@@ -128,6 +130,10 @@ class UngatheredMetric(Rule):
             method == "log" and ("accelerator" in receiver or "tracker" in receiver or receiver in ("wandb", "run"))
         ):
             return [(first.value, True)] if first is not None else []
+        if method == "on_log" and "callback_handler" in receiver:
+            # Trainer.log hands its logs to the callbacks this way; a subclass may call it directly.
+            logs = argument(call, "logs", 3)
+            return [(logs.value, True)] if logs is not None else []
         if method in ("add_scalar", "log_metric"):
             value = argument(call, "value" if method == "log_metric" else "scalar_value", 1)
             return [(value.value, False)] if value is not None else []
@@ -306,7 +312,8 @@ def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
 
 def _statement_calls(small: cst.CSTNode) -> list[cst.Call]:
     value = getattr(small, "value", None)
-    return [value] if isinstance(small, (cst.Expr, cst.Return)) and isinstance(value, cst.Call) else []
+    # `self.control = self.callback_handler.on_log(...)`: a sink whose result is kept.
+    return [value] if isinstance(small, (cst.Expr, cst.Return, cst.Assign)) and isinstance(value, cst.Call) else []
 
 
 def _loose_name(node: cst.CSTNode) -> str:
