@@ -71,6 +71,9 @@ CONVERSIONS = frozenset({"item", "tolist", "numpy", "cpu"})
 # rank's scalar is gathered and reduced again, so tensors padded to a different length on each
 # rank never meet in one gather.
 COMPOSABLE_REDUCTIONS = frozenset({"sum", "nansum", "max", "min", "amax", "amin", "prod"})
+# Statistics (methods or helpers such as TRL's nanstd) whose mean over ranks is not their value
+# over all ranks.
+SPREAD_STATISTICS = frozenset({"std", "var", "nanstd", "nanvar", "median", "nanmedian", "quantile"})
 # Methods and functions whose result is a floating tensor whatever their input: `mean()` of its
 # gather works (on an integer tensor it raises "mean(): could not infer output dtype").
 FLOATING_RESULTS = frozenset(
@@ -453,8 +456,14 @@ class RankFlow:
             return
         if peeled and one_element:
             # `loss.item()`: one element on every rank; gathered, then averaged over the ranks.
+            statistic = _method_or_function(below_conversion) if isinstance(below_conversion, cst.Call) else None
+            reason = (
+                f"the mean of the ranks' {statistic}() is not the {statistic}() over all ranks"
+                if statistic in SPREAD_STATISTICS
+                else None
+            )
             sites[id(below_conversion)] = GatherSite(
-                below_conversion, "mean", cast_to_float=not self._is_floating(below_conversion, order)
+                below_conversion, "mean", not self._is_floating(below_conversion, order), reason
             )
             return
         if peeled:
@@ -539,6 +548,7 @@ class _FileRankFacts:
         self._self_attributes = _self_attributes_assigned(source.module)
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
+        self._unknown: dict[str, bool] = {}
 
     def _index(self, block: cst.CSTNode | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -561,14 +571,34 @@ class _FileRankFacts:
         head, _, rest = name.partition(".")
         if head in ("self", "cls"):
             # self.helper(...): known when this file defines it or stores a callable there (self.model).
-            known = rest in self.functions or rest in PER_RANK_LIBRARY_METHODS or name in self._self_attributes
+            if rest in self.functions:
+                return self.returns_unknown(rest)
+            known = rest in PER_RANK_LIBRARY_METHODS or name in self._self_attributes
             return bool(rest) and "." not in rest and not known
+        if not rest and head in self.functions:
+            return self.returns_unknown(head)
         if head in self._relative_imports:
             return True
         full = self.imports.resolve(name)
         if head not in self.imports.aliases or full is None:
             return False  # a builtin, a local callable, a function of this file: its arguments decide
         return full.split(".")[0] not in LOCAL_COMPUTE_LIBRARIES
+
+    def returns_unknown(self, name: str) -> bool:
+        """Every definition of ``name`` in this file returns only what unknown calls return
+        (``return self._calculate_rewards(...)``, inherited from a base the linter cannot see)."""
+        if name not in self._unknown:
+            self._unknown[name] = False  # a recursive call reads as known
+            returns = [
+                small.value
+                for function in self.functions.get(name, ())
+                for small, _ in self.flow(function).statements
+                if isinstance(small, cst.Return)
+            ]
+            self._unknown[name] = bool(returns) and all(
+                isinstance(value, cst.Call) and self.is_unknown_call(value) for value in returns
+            )
+        return self._unknown[name]
 
     def returns_global(self, name: str) -> bool:
         if name not in self._returns:
