@@ -194,6 +194,7 @@ class RankFlow:
         self._returns_global = returns_global
         self._is_unknown_call = is_unknown_call
         self._order: dict[int, int] = {}
+        self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
         self.statements: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (small statement, its line)
         if isinstance(scope, cst.FunctionDef):
@@ -294,6 +295,7 @@ class RankFlow:
                 if item.asname is not None:
                     for name in assigned_names(item.asname.name):
                         self._bind(name, Binding(None, self._state(item.item, order), statement, False), order)
+        before_body = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(getattr(statement, "body", None))
         if isinstance(statement, cst.Match):
             for case in statement.cases:
@@ -304,9 +306,30 @@ class RankFlow:
             if statement.finalbody is not None:
                 self._walk(statement.finalbody.body)
         orelse = getattr(statement, "orelse", None)
+        if isinstance(statement, cst.If) and isinstance(orelse, cst.Else):
+            self._join_arms(orelse, before_body)
+            return
         while orelse is not None:
             self._walk(orelse.body)
             orelse = getattr(orelse, "orelse", None) if isinstance(orelse, cst.If) else None
+
+    def _join_arms(self, orelse: cst.Else, before_body: dict[str, int]) -> None:
+        """After ``if``/``else``, a name both arms assign holds what either may: per-rank when one
+        arm computes it from this rank's data (``accuracy = ...`` / ``accuracy = torch.tensor(0.0)``)."""
+        body_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > before_body.get(n, 0)}
+        else_start = {name: len(bound) for name, bound in self._bindings.items()}
+        self._walk(orelse.body)
+        else_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > else_start.get(n, 0)}
+        joined = {n for n in body_bound if n in else_bound and body_bound[n].statement is not else_bound[n].statement}
+        if not joined:
+            return
+        marker = cst.Pass()  # a statement of its own in the order: after both arms
+        self._synthetic.append(marker)
+        order = self._next(marker)
+        for name in sorted(joined):
+            body, other = body_bound[name], else_bound[name]
+            wider = body if body.state >= other.state else other
+            self._bind(name, Binding(wider.value, max(body.state, other.state), wider.statement, False), order)
 
     def _simple(self, small: cst.BaseSmallStatement, line: cst.CSTNode, order: int) -> None:
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
