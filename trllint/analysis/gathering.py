@@ -516,6 +516,10 @@ class RankFlow:
                 else:
                     sites[id(node)] = None  # type: ignore[assignment]  # a Python number: no tensor to gather
                 return
+            if binding is not None and binding.value is not None and _may_hold_python_number(binding.value):
+                # `offset = max(lengths.max().item() + 1, ctx)`: `gather(offset)` would raise on a number.
+                sites[id(node)] = None  # type: ignore[assignment]
+                return
         if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
             sites[id(node)] = GatherSite(node, "mean", unsafe_reason=WHOLE_TENSOR)
 
@@ -658,6 +662,22 @@ def _method_or_function(call: cst.Call) -> str | None:
     if isinstance(call.func, cst.Name):
         return call.func.value
     return None
+
+
+def _may_hold_python_number(value: cst.BaseExpression) -> bool:
+    """A value that may be a Python number rather than a tensor: built with ``.item()``,
+    ``.tolist()``, ``int()``/``float()``/``round()``/``max()``/``min()``/``len()``, or integer arithmetic on such."""
+    if isinstance(value, cst.Call):
+        method = _method_or_function(value)
+        if isinstance(value.func, cst.Name) and method in ("int", "float", "round", "max", "min", "len", "sum", "abs"):
+            return True
+        if method in ("item", "tolist"):
+            return True
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        return any(_may_hold_python_number(child) for child in syntax_children(value) if isinstance(child, cst.BaseExpression))
+    return False
 
 
 def _is_python_number(value: cst.BaseExpression | None) -> bool:

@@ -41,6 +41,10 @@ class OnPolicyDistillTrainer(GRPOTrainer):
             self._metrics[mode]["valid_advantage"].append(self.accelerator.gather(
                 advantages.unsqueeze(1)[valid_mask].mean()
             ).mean().item())
+        # A Python int made from this rank's batch: no tensor to gather, so no fix.
+        offset = max(position_ids.max().item() + 1, self.args.max_prompt_length)
+        # expect: TRL004
+        self._metrics[mode]["anchor_offset"].append(offset)
         loss = -(logits.log_softmax(-1).mean(-1) * completion_mask).sum() / completion_mask.sum()
         return loss
 

@@ -29,6 +29,10 @@ class OnPolicyDistillTrainer(GRPOTrainer):
             # Only ranks with a valid token reach this line: a gather here would hang the others.
             # expect: TRL004
             self._metrics[mode]["valid_advantage"].append(advantages.unsqueeze(1)[valid_mask].mean().item())
+        # A Python int made from this rank's batch: no tensor to gather, so no fix.
+        offset = max(position_ids.max().item() + 1, self.args.max_prompt_length)
+        # expect: TRL004
+        self._metrics[mode]["anchor_offset"].append(offset)
         loss = -(logits.log_softmax(-1).mean(-1) * completion_mask).sum() / completion_mask.sum()
         return loss
 
