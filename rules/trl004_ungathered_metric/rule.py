@@ -258,10 +258,9 @@ class UngatheredMetric(Rule):
         self.report(value, message, fix=self.fix(*edits, reason=reason))
 
     def _is_rank0_loss(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
-        """A custom loop's training loss, logged by rank 0 as is: common practice and an unbiased
-        estimate, so reported only on opt-in. Per-rank statistics in a trainer are always reported."""
-        if id(flow.scope) in self._trainer_methods:
-            return False
+        """A loss logged by rank 0 as is (`loss.item()`, an auxiliary loss): common practice and an
+        unbiased estimate of the run's, so reported only on opt-in. Per-rank statistics (rewards,
+        accuracies, margins, log-probs) are always reported."""
         per_rank = [name for name in _dotted_names_in(value) if flow.state_of_name(name, line) == Rank.PER_RANK]
         return bool(per_rank) and all("loss" in name.rsplit(".", 1)[-1].lower() for name in per_rank)
 
