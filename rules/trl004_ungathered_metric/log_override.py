@@ -16,9 +16,8 @@ from trllint.analysis.context import methods_of
 from trllint.analysis.gathering import is_gathering_call
 from trllint.analysis.names import assigned_names, dotted_name
 
-# Buffers TRL's trainers (and their subclasses) store per-step metrics in; store_metrics writes
-# the second.
-STORED_BUFFERS = ("self._metrics", "self._stored_metrics")
+from .metric_syntax import METRIC_BUFFERS
+
 
 
 def log_reduces_stored_metrics(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> bool:
@@ -43,7 +42,7 @@ def _reduces_buffer(log: cst.FunctionDef) -> bool:
 
     def reads_buffer(node: cst.CSTNode) -> bool:
         name = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if name is not None and (name in tainted or name in STORED_BUFFERS):
+        if name is not None and (name in tainted or name in METRIC_BUFFERS):
             return True
         return any(reads_buffer(child) for child in walk.syntax_children(node))
 

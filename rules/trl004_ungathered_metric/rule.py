@@ -11,13 +11,11 @@ import re
 
 import libcst as cst
 
-from trllint.analysis import walk
 from trllint.analysis.accelerators import accelerator_at
 from trllint.analysis.branches import rank_divergence
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
 from trllint.analysis.gathering import (
     DISTRIBUTED_MARKERS,
-    WHOLE_TENSOR,
     GatherSite,
     Rank,
     RankFlow,
@@ -26,14 +24,21 @@ from trllint.analysis.gathering import (
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
 from trllint.rule import LINE_LENGTH_SETTING, Edit, Rule, Setting, Token
 
+from .gather_fix import gather_expression, wrapped_to_line_length
 from .log_override import log_reduces_stored_metrics
+from .metric_syntax import (
+    buffer_root,
+    builds_dict,
+    dict_values,
+    dotted_names_in,
+    elements,
+    loose_name,
+    statement_calls,
+)
 
 # TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
 # store_metrics), so an override's dict reaches a sink without a call in the same file.
 TRAINER_METRIC_HELPERS = ("get_batch_loss_metrics", "get_batch_metrics")
-# Per-step metric buffers TRL's trainers average in `log()`.
-METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
-DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
 # Every value this rule checks reaches one of these: a sink call (`.log`, `log_metrics`,
 # `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
 # (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
@@ -119,7 +124,7 @@ class UngatheredMetric(Rule):
 
     def _logged_arguments(self, call: cst.Call) -> list[Logged]:
         """The arguments of ``call`` that a metric sink logs, or [] when it is no sink."""
-        name = _loose_name(call.func)
+        name = loose_name(call.func)
         parts = name.split(".")
         receiver, method = (parts[-2] if len(parts) > 1 else ""), parts[-1]
         first, second = argument(call, "", 0), argument(call, "", 1)
@@ -154,7 +159,7 @@ class UngatheredMetric(Rule):
         }
         for flow in flows:
             for small, line in flow.statements:
-                for call in _statement_calls(small):
+                for call in statement_calls(small):
                     for arg, holds_dict in self._logged_arguments(call):
                         if holds_dict is False:
                             continue
@@ -163,7 +168,7 @@ class UngatheredMetric(Rule):
                             arg = binding.value if binding is not None else arg
                         if isinstance(arg, cst.Call) and call_name(arg):
                             helper = last_attribute(call_name(arg)) or ""
-                            stored = _loose_name(call.func) == "self.store_metrics"
+                            stored = loose_name(call.func) == "self.store_metrics"
                             helpers[helper] = helpers.get(helper, True) and stored
         return helpers
 
@@ -174,24 +179,24 @@ class UngatheredMetric(Rule):
         dicts: dict[str, bool] = {}  # metric dict name -> stored (False once any use logs it now)
         returns_to_sink = isinstance(flow.scope, cst.FunctionDef) and flow.scope.name.value in helpers
         for small, line in flow.statements:
-            for call in _statement_calls(small):
-                stored = _loose_name(call.func) == "self.store_metrics"
+            for call in statement_calls(small):
+                stored = loose_name(call.func) == "self.store_metrics"
                 for arg, holds_dict in self._logged_arguments(call):
                     name = dotted_name(arg)
                     if holds_dict is None and name is not None:
                         binding = flow.binding(name, line)
                         bound = binding.value if binding is not None else None
-                        holds_dict = bound is None or _builds_dict(bound) or isinstance(bound, cst.Call)
+                        holds_dict = bound is None or builds_dict(bound) or isinstance(bound, cst.Call)
                     if isinstance(arg, cst.Dict):
-                        values.extend((v, line, stored) for v in _dict_values(arg, dicts, stored))
+                        values.extend((v, line, stored) for v in dict_values(arg, dicts, stored))
                     elif holds_dict and name is not None:
                         dicts[name] = dicts.get(name, True) and stored
                     elif not holds_dict:
                         values.append((arg, line, stored))
-                if _buffer_root(call.func) and last_attribute(_loose_name(call.func)) in ("append", "extend"):
-                    values.extend((v, line, True) for v in _elements(call.args[0].value if call.args else None))
-            if isinstance(small, cst.Assign) and any(_buffer_root(t.target) for t in small.targets):
-                values.extend((v, line, True) for v in _elements(small.value))
+                if buffer_root(call.func) and last_attribute(loose_name(call.func)) in ("append", "extend"):
+                    values.extend((v, line, True) for v in elements(call.args[0].value if call.args else None))
+            if isinstance(small, cst.Assign) and any(buffer_root(t.target) for t in small.targets):
+                values.extend((v, line, True) for v in elements(small.value))
             if returns_to_sink and isinstance(small, cst.Return) and small.value is not None:
                 # The trainer stores a returned metrics dict (compute_loss -> store_metrics).
                 stored = helpers[flow.scope.name.value]
@@ -199,7 +204,7 @@ class UngatheredMetric(Rule):
                 for element in returned:
                     element = getattr(element, "value", element)
                     if isinstance(element, cst.Dict):
-                        values.extend((v, line, stored) for v in _dict_values(element, dicts, stored))
+                        values.extend((v, line, stored) for v in dict_values(element, dicts, stored))
                     elif isinstance(element, cst.Name):
                         dicts[element.value] = dicts.get(element.value, True) and stored
         return values + self._dict_contents(flow, dicts)
@@ -214,15 +219,15 @@ class UngatheredMetric(Rule):
                         values.append((small.value, line, dicts[dotted_name(target.target.value)]))
                     elif dotted_name(target.target) in dicts and isinstance(small.value, cst.Dict):
                         stored = dicts[dotted_name(target.target)]
-                        values.extend((v, line, stored) for v in _dict_values(small.value, dicts, stored))
-            for call in _statement_calls(small):
+                        values.extend((v, line, stored) for v in dict_values(small.value, dicts, stored))
+            for call in statement_calls(small):
                 if not isinstance(call.func, cst.Attribute):
                     continue
                 receiver = call.func.value
                 if call.func.attr.value == "update" and dotted_name(receiver) in dicts:
                     stored = dicts[dotted_name(receiver)]
                     for arg in call.args:
-                        logged = [arg.value] if arg.keyword is not None else _dict_values(arg.value, dicts, stored)
+                        logged = [arg.value] if arg.keyword is not None else dict_values(arg.value, dicts, stored)
                         values.extend((v, line, stored) for v in logged)
                 elif call.func.attr.value == "append" and isinstance(receiver, cst.Subscript):
                     if dotted_name(receiver.value) in dicts and call.args:
@@ -261,122 +266,9 @@ class UngatheredMetric(Rule):
         """A loss logged by rank 0 as is (`loss.item()`, an auxiliary loss): common practice and an
         unbiased estimate of the run's, so reported only on opt-in. Per-rank statistics (rewards,
         accuracies, margins, log-probs) are always reported."""
-        per_rank = [name for name in _dotted_names_in(value) if flow.state_of_name(name, line) == Rank.PER_RANK]
+        per_rank = [name for name in dotted_names_in(value) if flow.state_of_name(name, line) == Rank.PER_RANK]
         return bool(per_rank) and all("loss" in name.rsplit(".", 1)[-1].lower() for name in per_rank)
 
     def _gather(self, site: GatherSite, accelerator: str) -> Edit:
-        """``accelerator.gather(x.mean()).mean()``: the ranks' 0-d values gathered, then reduced.
-
-        ``gather``, not ``gather_for_metrics``: on the last batch of an uneven loader the latter
-        truncates its result to the samples left, which would drop whole ranks' values here. A
-        whole tensor (an unsafe fix) is gathered per sample, so that truncation is what it wants.
-        """
-        tensor = site.tensor.with_changes(lpar=[], rpar=[])
-        if site.cast_to_float:
-            tensor = cst.Call(func=cst.Attribute(value=_parenthesized(tensor), attr=cst.Name("float")))
-        gather = "gather_for_metrics" if site.unsafe_reason == WHOLE_TENSOR else "gather"
-        gathered: cst.BaseExpression = cst.Call(
-            func=cst.parse_expression(f"{accelerator}.{gather}"), args=[cst.Arg(tensor)]
-        )
-        gathered = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
-        edit = self.replace(site.tensor, gathered)
-        return self._wrapped(edit, accelerator, gather, tensor, site.reduce_after)
-
-    def _wrapped(self, edit: Edit, accelerator: str, gather: str, tensor: cst.BaseExpression, reduce_after: str) -> Edit:
-        """The edit with its gather's argument on a line of its own when the fixed line would pass
-        ``line-length``, as LibCST lays out a call across lines (valid inside the call's brackets)."""
-        line, column = self.source.position(edit.start)
-        end_line, end_column = self.source.position(edit.end)
-        text = self.source.lines[line - 1]
-        if line != end_line or "\n" in edit.content:
-            return edit
-        fixed_line = text[:column] + edit.content + text[end_column:]
-        if len(fixed_line.rstrip()) <= self.settings["line-length"]:
-            return edit
-        indent = text[: len(text) - len(text.lstrip())]
-        newline, step = self.source.module.default_newline, self.source.module.default_indent
-        argument = self.source.module.code_for_node(tensor)
-        return Edit(
-            edit.start,
-            edit.end,
-            f"{accelerator}.{gather}({newline}{indent}{step}{argument}{newline}{indent}).{reduce_after}()",
-        )
-
-
-def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-        return node
-    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
-def _statement_calls(small: cst.CSTNode) -> list[cst.Call]:
-    value = getattr(small, "value", None)
-    # `self.control = self.callback_handler.on_log(...)`: a sink whose result is kept.
-    return [value] if isinstance(small, (cst.Expr, cst.Return, cst.Assign)) and isinstance(value, cst.Call) else []
-
-
-def _loose_name(node: cst.CSTNode) -> str:
-    """``self.accelerator.trackers[0].log`` -> ``self.accelerator.trackers.log`` (calls and
-    subscripts skipped), so trackers reached through an index or a getter still read as trackers."""
-    parts: list[str] = []
-    while True:
-        if isinstance(node, cst.Attribute):
-            parts.append(node.attr.value)
-            node = node.value
-        elif isinstance(node, (cst.Subscript, cst.Call)):
-            node = node.value if isinstance(node, cst.Subscript) else node.func
-        else:
-            if isinstance(node, cst.Name):
-                parts.append(node.value)
-            return ".".join(reversed(parts))
-
-
-def _buffer_root(node: cst.CSTNode) -> bool:
-    """``self._metrics[mode]["kl"].append`` or ``self._metrics[mode]["n"]``: a TRL metric buffer."""
-    if not isinstance(node, (cst.Attribute, cst.Subscript)):
-        return False
-    inner = node.value if isinstance(node, cst.Attribute) else node
-    if not isinstance(inner, cst.Subscript):
-        return False
-    while isinstance(inner, cst.Subscript):
-        inner = inner.value
-    return dotted_name(inner) in METRIC_BUFFERS
-
-
-def _builds_dict(value: cst.BaseExpression | None) -> bool:
-    return isinstance(value, (cst.Dict, cst.DictComp)) or (
-        isinstance(value, cst.Call) and last_attribute(call_name(value)) in DICT_FACTORIES
-    )
-
-
-def _dict_values(node: cst.BaseExpression, dicts: dict[str, bool], stored: bool) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.Call) and call_name(node) == "dict":
-        return [a.value for a in node.args if a.keyword is not None]
-    if not isinstance(node, cst.Dict):
-        return []
-    values = []
-    for element in node.elements:
-        if isinstance(element, cst.DictElement):
-            values.append(element.value)
-        elif isinstance(element.value, cst.Name):  # {**logs, **metrics}
-            dicts[element.value.value] = dicts.get(element.value.value, True) and stored
-    return values
-
-
-def _elements(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
-    if isinstance(value, (cst.List, cst.Tuple)):
-        return [e.value for e in value.elements]
-    return [value] if value is not None else []
-
-
-def _dotted_names_in(node: cst.CSTNode) -> list[str]:
-    """The outermost dotted names read in ``node`` (``outputs.loss``, not ``outputs``)."""
-    if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) is not None:
-        return [dotted_name(node)]  # type: ignore[list-item]
-    if isinstance(node, cst.Attribute):  # model(x).loss: its receiver's names and the attribute
-        return [*_dotted_names_in(node.value), node.attr.value]
-    if isinstance(node, cst.Call):
-        found = [n for arg in node.args for n in _dotted_names_in(arg.value)]
-        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-        return found + (_dotted_names_in(receiver) if receiver is not None else [])
-    return [n for child in walk.syntax_children(node) for n in _dotted_names_in(child)]
+        edit = self.replace(site.tensor, gather_expression(site, accelerator))
+        return wrapped_to_line_length(edit, site, accelerator, self.source, self.settings["line-length"])

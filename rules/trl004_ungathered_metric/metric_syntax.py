@@ -1,0 +1,94 @@
+"""How metrics are spelled in source: sink calls, TRL's metric buffers, metric dict displays.
+
+Syntax only; what the values hold is RankFlow's question (trllint.analysis.gathering).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from trllint.analysis import walk
+from trllint.analysis.names import call_name, dotted_name, last_attribute
+
+# Per-step metric buffers TRL's trainers average in `log()` (store_metrics writes the second).
+METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
+DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
+
+
+def parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def statement_calls(small: cst.CSTNode) -> list[cst.Call]:
+    value = getattr(small, "value", None)
+    # `self.control = self.callback_handler.on_log(...)`: a sink whose result is kept.
+    return [value] if isinstance(small, (cst.Expr, cst.Return, cst.Assign)) and isinstance(value, cst.Call) else []
+
+
+def loose_name(node: cst.CSTNode) -> str:
+    """``self.accelerator.trackers[0].log`` -> ``self.accelerator.trackers.log`` (calls and
+    subscripts skipped), so trackers reached through an index or a getter still read as trackers."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        elif isinstance(node, (cst.Subscript, cst.Call)):
+            node = node.value if isinstance(node, cst.Subscript) else node.func
+        else:
+            if isinstance(node, cst.Name):
+                parts.append(node.value)
+            return ".".join(reversed(parts))
+
+
+def buffer_root(node: cst.CSTNode) -> bool:
+    """``self._metrics[mode]["kl"].append`` or ``self._metrics[mode]["n"]``: a TRL metric buffer."""
+    if not isinstance(node, (cst.Attribute, cst.Subscript)):
+        return False
+    inner = node.value if isinstance(node, cst.Attribute) else node
+    if not isinstance(inner, cst.Subscript):
+        return False
+    while isinstance(inner, cst.Subscript):
+        inner = inner.value
+    return dotted_name(inner) in METRIC_BUFFERS
+
+
+def builds_dict(value: cst.BaseExpression | None) -> bool:
+    return isinstance(value, (cst.Dict, cst.DictComp)) or (
+        isinstance(value, cst.Call) and last_attribute(call_name(value)) in DICT_FACTORIES
+    )
+
+
+def dict_values(node: cst.BaseExpression, dicts: dict[str, bool], stored: bool) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.Call) and call_name(node) == "dict":
+        return [a.value for a in node.args if a.keyword is not None]
+    if not isinstance(node, cst.Dict):
+        return []
+    values = []
+    for element in node.elements:
+        if isinstance(element, cst.DictElement):
+            values.append(element.value)
+        elif isinstance(element.value, cst.Name):  # {**logs, **metrics}
+            dicts[element.value.value] = dicts.get(element.value.value, True) and stored
+    return values
+
+
+def elements(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [e.value for e in value.elements]
+    return [value] if value is not None else []
+
+
+def dotted_names_in(node: cst.CSTNode) -> list[str]:
+    """The outermost dotted names read in ``node`` (``outputs.loss``, not ``outputs``)."""
+    if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) is not None:
+        return [dotted_name(node)]  # type: ignore[list-item]
+    if isinstance(node, cst.Attribute):  # model(x).loss: its receiver's names and the attribute
+        return [*dotted_names_in(node.value), node.attr.value]
+    if isinstance(node, cst.Call):
+        found = [n for arg in node.args for n in dotted_names_in(arg.value)]
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        return found + (dotted_names_in(receiver) if receiver is not None else [])
+    return [n for child in walk.syntax_children(node) for n in dotted_names_in(child)]
