@@ -20,7 +20,9 @@ from .metric_syntax import METRIC_BUFFERS
 
 
 
-def log_reduces_stored_metrics(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> bool:
+def log_reduces_stored_metrics(
+    cls: cst.ClassDef, classes: dict[str, cst.ClassDef], buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
+) -> bool:
     """True when ``log()`` of ``cls`` (or of a base class in the same file) passes what it read
     from a metric buffer through a collective."""
     seen: set[int] = set()
@@ -32,17 +34,17 @@ def log_reduces_stored_metrics(cls: cst.ClassDef, classes: dict[str, cst.ClassDe
         seen.add(id(current))
         log = methods_of(current).get("log")
         if log is not None:
-            return _reduces_buffer(log)  # the nearest override is the one that runs
+            return _reduces_buffer(log, buffers)  # the nearest override is the one that runs
         pending.extend(classes[n] for b in current.bases if (n := dotted_name(b.value)) in classes)
     return False
 
 
-def _reduces_buffer(log: cst.FunctionDef) -> bool:
+def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str]) -> bool:
     tainted: set[str] = set()
 
     def reads_buffer(node: cst.CSTNode) -> bool:
         name = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if name is not None and (name in tainted or name in METRIC_BUFFERS):
+        if name is not None and (name in tainted or name in buffers):
             return True
         return any(reads_buffer(child) for child in walk.syntax_children(node))
 
@@ -62,6 +64,10 @@ def _reduces_buffer(log: cst.FunctionDef) -> bool:
             if reads_buffer(node.iter):
                 tainted.update(assigned_names(node.target))
 
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            if reads_buffer(node.iter):
+                tainted.update(assigned_names(node.target))
+
         def visit_Call(self, node: cst.Call) -> None:
             nonlocal reduced
             arguments_read = any(reads_buffer(arg.value) for arg in node.args)
@@ -70,6 +76,6 @@ def _reduces_buffer(log: cst.FunctionDef) -> bool:
             elif arguments_read and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend"):
                 tainted.update(assigned_names(node.func.value))  # metric_list.append(buffer mean)
 
-    for _ in range(2):  # a second pass carries what a loop body taints back to its top
+    for _ in range(2):  # a second pass carries what a loop (or comprehension) taints back to its top
         walk.visit(log.body, Flow())
     return reduced

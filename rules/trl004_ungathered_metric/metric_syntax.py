@@ -43,16 +43,26 @@ def loose_name(node: cst.CSTNode) -> str:
             return ".".join(reversed(parts))
 
 
-def buffer_root(node: cst.CSTNode) -> bool:
-    """``self._metrics[mode]["kl"].append`` or ``self._metrics[mode]["n"]``: a TRL metric buffer."""
+def buffer_root(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...] = METRIC_BUFFERS) -> bool:
+    """``self._metrics[mode]["kl"].append``, ``self._metrics[mode]["n"]``, ``self.stats.append``:
+    a write into one of ``buffers`` (TRL's, and any attribute the file hands to a sink)."""
     if not isinstance(node, (cst.Attribute, cst.Subscript)):
         return False
     inner = node.value if isinstance(node, cst.Attribute) else node
-    if not isinstance(inner, cst.Subscript):
-        return False
     while isinstance(inner, cst.Subscript):
         inner = inner.value
-    return dotted_name(inner) in METRIC_BUFFERS
+    return inner is not node and dotted_name(inner) in buffers
+
+
+def self_attributes_read(node: cst.CSTNode) -> set[str]:
+    """``self.x`` names read anywhere in ``node`` (``{k: mean(v) for k, v in self.stats.items()}``)."""
+    found: set[str] = set()
+    name = dotted_name(node) if isinstance(node, cst.Attribute) else None
+    if name is not None and name.startswith("self.") and name.count(".") == 1:
+        found.add(name)
+    for child in walk.syntax_children(node):
+        found |= self_attributes_read(child)
+    return found
 
 
 def builds_dict(value: cst.BaseExpression | None) -> bool:

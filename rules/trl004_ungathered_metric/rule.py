@@ -27,12 +27,14 @@ from trllint.rule import LINE_LENGTH_SETTING, Edit, Rule, Setting, Token
 from .gather_fix import gather_expression, wrapped_to_line_length
 from .log_override import log_reduces_stored_metrics
 from .metric_syntax import (
+    METRIC_BUFFERS,
     buffer_root,
     builds_dict,
     dict_values,
     dotted_names_in,
     elements,
     loose_name,
+    self_attributes_read,
     statement_calls,
 )
 
@@ -91,6 +93,7 @@ class UngatheredMetric(Rule):
         self._classes: dict[str, cst.ClassDef] = {}
         self._class_of_method: dict[int, cst.ClassDef] = {}
         self._reported: set[int] = set()
+        self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
@@ -112,10 +115,11 @@ class UngatheredMetric(Rule):
             except RecursionError:  # an expression nested too deep to follow: say nothing about it
                 continue
         helpers = self._helpers_reaching_sinks(flows)
+        self._buffers = frozenset(METRIC_BUFFERS) | self._attributes_reaching_sinks(flows)
         for flow in flows:
             cls = self._class_of_method.get(id(flow.scope))
             # Stored values are reduced across ranks by the class's own log() before they are logged.
-            stored_are_reduced = cls is not None and log_reduces_stored_metrics(cls, self._classes)
+            stored_are_reduced = cls is not None and log_reduces_stored_metrics(cls, self._classes, self._buffers)
             for value, line, stored in self._logged_values(flow, helpers):
                 if not (stored and stored_are_reduced):
                     self._check(value, line, flow)
@@ -131,7 +135,7 @@ class UngatheredMetric(Rule):
         if name == "self.log" and first is not None and isinstance(first.value, cst.BaseString):
             synced = argument(call, "sync_dist")
             return [] if (synced is not None and is_true(synced.value)) or second is None else [(second.value, False)]
-        if name in ("self.log", "self.store_metrics") or method in ("log_metrics", "log_dict") or (
+        if name in ("self.log", "super.log", "self.store_metrics") or method in ("log_metrics", "log_dict") or (
             method == "log" and ("accelerator" in receiver or "tracker" in receiver or receiver in ("wandb", "run"))
         ):
             return [(first.value, True)] if first is not None else []
@@ -148,6 +152,39 @@ class UngatheredMetric(Rule):
             if name == sink or name.endswith("." + sink):
                 return [(arg.value, None) for arg in call.args]
         return []
+
+    def _attributes_reaching_sinks(self, flows: list[RankFlow]) -> frozenset[str]:
+        """``self.stats`` when a sink logs what it holds: a metric buffer by another name."""
+        found: set[str] = set()
+        for flow in flows:
+            logged_dicts: set[str] = set()
+            for small, _ in flow.statements:
+                for call in statement_calls(small):
+                    for arg, _ in self._logged_arguments(call):
+                        found |= self_attributes_read(arg)
+                        logged_dicts.add(dotted_name(arg) or "")
+            for small, _ in flow.statements:  # logs.update({... self.stats ...}); logs[key] = ...
+                for call in statement_calls(small):
+                    if isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in logged_dicts:
+                        found |= {n for arg in call.args for n in self_attributes_read(arg.value)}
+                if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in logged_dicts for t in small.targets
+                ):
+                    found |= self_attributes_read(small.value)
+        return frozenset(name for name in found if self._written_as_buffer(name, flows))
+
+    def _written_as_buffer(self, name: str, flows: list[RankFlow]) -> bool:
+        """``self.stats[key].append(x)``, ``self.stats.append(x)``, ``self.stats[key] = x`` somewhere."""
+        for flow in flows:
+            for small, _ in flow.statements:
+                if any(
+                    buffer_root(call.func, (name,)) and last_attribute(loose_name(call.func)) in ("append", "extend")
+                    for call in statement_calls(small)
+                ):
+                    return True
+                if isinstance(small, cst.Assign) and any(buffer_root(t.target, (name,)) for t in small.targets):
+                    return True
+        return False
 
     def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> dict[str, bool]:
         """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``), each
@@ -193,9 +230,9 @@ class UngatheredMetric(Rule):
                         dicts[name] = dicts.get(name, True) and stored
                     elif not holds_dict:
                         values.append((arg, line, stored))
-                if buffer_root(call.func) and last_attribute(loose_name(call.func)) in ("append", "extend"):
+                if buffer_root(call.func, self._buffers) and last_attribute(loose_name(call.func)) in ("append", "extend"):
                     values.extend((v, line, True) for v in elements(call.args[0].value if call.args else None))
-            if isinstance(small, cst.Assign) and any(buffer_root(t.target) for t in small.targets):
+            if isinstance(small, cst.Assign) and any(buffer_root(t.target, self._buffers) for t in small.targets):
                 values.extend((v, line, True) for v in elements(small.value))
             if returns_to_sink and isinstance(small, cst.Return) and small.value is not None:
                 # The trainer stores a returned metrics dict (compute_loss -> store_metrics).
