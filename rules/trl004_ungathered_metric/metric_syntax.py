@@ -5,10 +5,14 @@ Syntax only; what the values hold is RankFlow's question (trllint.analysis.gathe
 
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 import libcst as cst
 
 from trllint.analysis import walk
 from trllint.analysis.names import call_name, dotted_name, last_attribute
+
+Statements = Sequence[tuple[cst.CSTNode, cst.CSTNode]]  # (small statement, its line), in order
 
 # Per-step metric buffers TRL's trainers average in `log()` (store_metrics writes the second).
 METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
@@ -102,3 +106,38 @@ def dotted_names_in(node: cst.CSTNode) -> list[str]:
         receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
         return found + (dotted_names_in(receiver) if receiver is not None else [])
     return [n for child in walk.syntax_children(node) for n in dotted_names_in(child)]
+
+
+def buffers_reaching_sinks(scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list]) -> frozenset[str]:
+    """``self.x`` attributes written like a buffer (``self.stats[key].append(v)``) whose contents
+    reach a sink: read in a sink's argument, or put into a dict a sink logs (``logs.update(...)``)."""
+    found: set[str] = set()
+    for statements in scopes:
+        logged_dicts: set[str] = set()
+        for small, _ in statements:
+            for call in statement_calls(small):
+                for arg, _ in logged_arguments(call):
+                    found |= self_attributes_read(arg)
+                    logged_dicts.add(dotted_name(arg) or "")
+        for small, _ in statements:
+            for call in statement_calls(small):
+                if isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in logged_dicts:
+                    found |= {n for arg in call.args for n in self_attributes_read(arg.value)}
+            if isinstance(small, cst.Assign) and any(
+                isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in logged_dicts for t in small.targets
+            ):
+                found |= self_attributes_read(small.value)
+    return frozenset(name for name in found if _written_as_buffer(name, scopes))
+
+
+def _written_as_buffer(name: str, scopes: Sequence[Statements]) -> bool:
+    for statements in scopes:
+        for small, _ in statements:
+            if any(
+                buffer_root(call.func, (name,)) and last_attribute(loose_name(call.func)) in ("append", "extend")
+                for call in statement_calls(small)
+            ):
+                return True
+            if isinstance(small, cst.Assign) and any(buffer_root(t.target, (name,)) for t in small.targets):
+                return True
+    return False

@@ -34,7 +34,7 @@ from .metric_syntax import (
     dotted_names_in,
     elements,
     loose_name,
-    self_attributes_read,
+    buffers_reaching_sinks,
     statement_calls,
 )
 
@@ -155,36 +155,7 @@ class UngatheredMetric(Rule):
 
     def _attributes_reaching_sinks(self, flows: list[RankFlow]) -> frozenset[str]:
         """``self.stats`` when a sink logs what it holds: a metric buffer by another name."""
-        found: set[str] = set()
-        for flow in flows:
-            logged_dicts: set[str] = set()
-            for small, _ in flow.statements:
-                for call in statement_calls(small):
-                    for arg, _ in self._logged_arguments(call):
-                        found |= self_attributes_read(arg)
-                        logged_dicts.add(dotted_name(arg) or "")
-            for small, _ in flow.statements:  # logs.update({... self.stats ...}); logs[key] = ...
-                for call in statement_calls(small):
-                    if isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in logged_dicts:
-                        found |= {n for arg in call.args for n in self_attributes_read(arg.value)}
-                if isinstance(small, cst.Assign) and any(
-                    isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in logged_dicts for t in small.targets
-                ):
-                    found |= self_attributes_read(small.value)
-        return frozenset(name for name in found if self._written_as_buffer(name, flows))
-
-    def _written_as_buffer(self, name: str, flows: list[RankFlow]) -> bool:
-        """``self.stats[key].append(x)``, ``self.stats.append(x)``, ``self.stats[key] = x`` somewhere."""
-        for flow in flows:
-            for small, _ in flow.statements:
-                if any(
-                    buffer_root(call.func, (name,)) and last_attribute(loose_name(call.func)) in ("append", "extend")
-                    for call in statement_calls(small)
-                ):
-                    return True
-                if isinstance(small, cst.Assign) and any(buffer_root(t.target, (name,)) for t in small.targets):
-                    return True
-        return False
+        return buffers_reaching_sinks([flow.statements for flow in flows], self._logged_arguments)
 
     def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> dict[str, bool]:
         """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``), each
