@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from trllint.analysis.accelerators import is_accelerator
+from trllint.analysis.accelerators import accelerator_at, is_accelerator
 from trllint.analysis.context import NodeContext
 from trllint.source import SourceFile
 
@@ -62,3 +62,101 @@ def test_accelerators_by_name_and_by_binding():
         "Acc()": True,
         "engine": False,
     }
+
+
+def accelerator_at_marks(code: str) -> list[str | None]:
+    """accelerator_at for the argument of every ``mark(...)`` call, in source order."""
+    source = SourceFile(text=textwrap.dedent(code), display_path="case.py")
+    wrapper = MetadataWrapper(source.module, unsafe_skip_copy=True)
+    parents = wrapper.resolve(ParentNodeProvider)
+    context = NodeContext(lambda node: parents.get(node), source)
+    answers: list[str | None] = []
+
+    class Marks(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "mark":
+                answers.append(accelerator_at(node.args[0].value, context))
+
+    wrapper.module.visit(Marks())
+    return answers
+
+
+def test_accelerator_at_needs_a_binding_on_every_path_before_the_use():
+    assert accelerator_at_marks(
+        """
+        from accelerate import Accelerator
+
+        def late(x):
+            mark(x)
+            accelerator = Accelerator()
+
+        def both_arms(x, flag):
+            if flag:
+                accelerator = Accelerator(mixed_precision="bf16")
+            else:
+                accelerator = Accelerator()
+            mark(x)
+
+        def one_arm(x, flag):
+            if flag:
+                accelerator = Accelerator()
+            mark(x)
+
+        def other_arm_leaves(x, flag):
+            if flag:
+                acc = Accelerator()
+            else:
+                raise ValueError("no accelerator")
+            mark(x)
+
+        def loop_may_not_run(x, items):
+            for item in items:
+                accelerator = Accelerator()
+            mark(x)
+
+        def try_without_handler_binding(x):
+            try:
+                accelerator = Accelerator()
+            except RuntimeError:
+                pass
+            mark(x)
+
+        def parameter(x, accelerator):
+            mark(x)
+        """
+    ) == [None, "accelerator", None, "acc", None, None, "accelerator"]
+
+
+def test_accelerator_at_module_level_and_classes():
+    assert accelerator_at_marks(
+        """
+        from accelerate import Accelerator
+        from transformers import Trainer
+        from .base import BaseTrainer
+
+        accelerator = Accelerator()
+
+        def uses_global(x):
+            mark(x)
+
+        def shadows_global(x):
+            mark(x)
+            accelerator = None
+
+        class HFTrainer(Trainer):
+            def step(self, x):
+                mark(x)
+
+        class OwnTrainer(BaseTrainer):
+            def step(self, x):
+                mark(x)
+
+        class Holder:
+            def __init__(self):
+                self.acc = Accelerator()
+
+        class Child(Holder):
+            def step(self, x):
+                mark(x)
+        """
+    ) == ["accelerator", None, "self.accelerator", "accelerator", "self.acc"]

@@ -86,11 +86,27 @@ def test_gather_sites_go_before_the_last_reduction_or_into_the_assignment():
     )
     value, line = _last_value(flow)
     sites = {_code(site.tensor): site.reduce_after for site in flow.gather_sites(value, line)}
+    # Each rank's own 0-d result is gathered (the same shape on every rank), then reduced again.
     assert sites == {
-        "(chosen_rewards - rejected_rewards)": None,
-        "completion_mask.sum(1).float()": None,
+        "(chosen_rewards - rejected_rewards).mean()": "mean",
+        "completion_mask.sum(1).float().mean()": "mean",
         "chosen_rewards.sum()": "sum",
     }
+
+
+def test_gather_sites_say_why_a_fix_is_unsafe_or_cast_an_integer():
+    _, flow = _flow(
+        """
+        def step(self, logits, label_counts, rewards, outputs):
+            log(logits.mean(-1).cpu() + label_counts.item() + rewards.std().item() + outputs.logits.detach().item())
+        """
+    )
+    value, line = _last_value(flow)
+    sites = {_code(site.tensor): site for site in flow.gather_sites(value, line)}
+    assert "over a dimension" in sites["logits.mean(-1)"].unsafe_reason
+    assert sites["label_counts"].cast_to_float and sites["label_counts"].keeps_single_process_value
+    assert "std()" in sites["rewards.std()"].unsafe_reason
+    assert not sites["outputs.logits.detach()"].cast_to_float  # a model's logits are floating
 
 
 def test_a_scalar_without_reduction_is_gathered_then_averaged():

@@ -92,6 +92,15 @@ class LintRun:
             statistics=self.statistics,
             color=self.output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ,
         )
+        if self.output_format == "text" and (self.fix or self.diff):
+            # Why each unsafe fix is unsafe, applied or waiting for --unsafe-fixes (the diff hides it).
+            for finding in sorted((f for r in results for f in r.unsafe_applied), key=lambda f: f.sort_key()):
+                sys.stderr.write(f"{finding.path}:{finding.line}:{finding.column}: {finding.code} unsafe fix applied: {finding.fix.reason}\n")
+            if self.diff:
+                for finding in findings:
+                    if finding.fix is not None and finding.fix.applicability == "unsafe" and finding.fix.reason:
+                        sys.stderr.write(f"{finding.path}:{finding.line}:{finding.column}: {finding.code} unsafe fix not applied "
+                                         f"(--unsafe-fixes): {finding.fix.reason}\n")
         if self.diff:
             diffs = "".join(r.diff for r in results)
             stream.write(diffs)

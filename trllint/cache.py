@@ -49,6 +49,7 @@ def _finding_to_json(f: Finding) -> dict:
     if f.fix is not None:
         data["fix"] = {
             "applicability": f.fix.applicability,
+            "reason": f.fix.reason,
             "edits": [[e.start, e.end, e.content, e.start_position, e.end_position] for e in f.fix.edits],
         }
     return data
@@ -60,6 +61,7 @@ def _finding_from_json(data: dict) -> Finding:
         fix = Fix(
             tuple(Edit(s, e, c, tuple(sp), tuple(ep)) for s, e, c, sp, ep in data["fix"]["edits"]),
             data["fix"]["applicability"],
+            data["fix"].get("reason"),
         )
     return Finding(fix=fix, **{k: v for k, v in data.items() if k != "fix"})
 

@@ -125,10 +125,19 @@ def settings_schema() -> dict[str, Setting]:
 def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
-    table = _read_toml(path).get("tool", {}).get("trllint", {})
+    tools = _read_toml(path).get("tool", {})
+    table = tools.get("trllint", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.trllint] must be a table")
-    return config_from_table(table, path)
+    config = config_from_table(table, path)
+    if "line-length" not in table:
+        # The formatter's line length, so that fixed lines pass the project's own format check.
+        for tool in ("ruff", "black"):
+            length = tools.get(tool, {}).get("line-length") if isinstance(tools.get(tool), dict) else None
+            if isinstance(length, int) and not isinstance(length, bool) and length > 0:
+                config.rule_settings["line-length"] = length
+                break
+    return config
 
 
 def config_from_table(table: dict[str, Any], path: Path | None) -> Config:

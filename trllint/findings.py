@@ -36,6 +36,8 @@ class Edit:
 class Fix:
     edits: tuple[Edit, ...]
     applicability: Applicability = "safe"
+    # Why an unsafe fix may fail or change a number (shown with the finding); None when not said.
+    reason: str | None = None
 
     @property
     def span(self) -> tuple[int, int]:
@@ -47,7 +49,7 @@ class Fix:
             return line, column + 1
 
         edits = tuple(replace(e, start_position=at(e.start), end_position=at(e.end)) for e in self.edits)
-        return Fix(edits, self.applicability)
+        return Fix(edits, self.applicability, self.reason)
 
 
 @dataclass

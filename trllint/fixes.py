@@ -29,6 +29,8 @@ class FixOutcome:
     findings: list[Finding]  # what remains after fixing
     applied: int = 0
     problems: list[str] = field(default_factory=list)
+    # The findings whose unsafe fixes were applied (their Fix says why it is unsafe).
+    unsafe_applied: list[Finding] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -120,6 +122,7 @@ def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: b
     findings = lint_source(current, filename, ruleset)
     applied = 0
     problems: list[str] = []
+    unsafe_applied: list[Finding] = []
     for _ in range(MAX_ROUNDS):
         fixes = [f.fix for f in findings if applicable(f.fix, unsafe)]
         if not fixes:
@@ -138,8 +141,9 @@ def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: b
             break
         current = current.with_text(new_text)
         applied += len(taken)
+        unsafe_applied += [f for f in findings if f.fix in taken and f.fix.applicability == "unsafe"]
         findings = lint_source(current, filename, ruleset)
     else:
         if any(applicable(f.fix, unsafe) for f in findings):
             problems.append(f"fixes did not settle after {MAX_ROUNDS} rounds; please report it")
-    return FixOutcome(text=current.text, findings=findings, applied=applied, problems=problems)
+    return FixOutcome(current.text, findings, applied, problems, unsafe_applied)

@@ -42,6 +42,7 @@ class FileResult:
     fixed: int = 0
     problems: list[str] = field(default_factory=list)
     diff: str = ""
+    unsafe_applied: list[Finding] = field(default_factory=list)  # fixed by an unsafe fix
     new_text: bytes | None = None  # the fixed bytes (returned for standard input only)
     sha256: str | None = None  # of the bytes that were linted (the cache keys on it)
 
@@ -92,6 +93,7 @@ def _process_bytes(
         result.findings = lint_source(source, filename, ruleset)
         return result, None
     result.fixed = outcome.applied
+    result.unsafe_applied = outcome.unsafe_applied
     if mode.diff:
         import difflib  # only --diff needs it; start-up stays light
 

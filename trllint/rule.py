@@ -45,6 +45,11 @@ class Setting:
     item_kind: type | None = None  # for lists: the type of each element
 
 
+# The project's line length, for rules whose fixes wrap what they insert. trllint.config fills it
+# from [tool.trllint], else [tool.ruff], else [tool.black] (Ruff's and Black's default: 88).
+LINE_LENGTH_SETTING = Setting(int, 88, "the longest line a fix may write; longer inserted calls are wrapped")
+
+
 class Rule(cst.BatchableCSTVisitor):
     """Base class of every rule. Subclasses set the class attributes below."""
 
@@ -181,5 +186,6 @@ class Rule(cst.BatchableCSTVisitor):
         )
 
     @staticmethod
-    def fix(*edits: Edit, unsafe: bool = False) -> Fix:
-        return Fix(tuple(edits), "unsafe" if unsafe else "safe")
+    def fix(*edits: Edit, unsafe: bool = False, reason: str | None = None) -> Fix:
+        """A fix of these edits; ``reason`` (why it may fail or change a number) makes it unsafe."""
+        return Fix(tuple(edits), "unsafe" if unsafe or reason else "safe", reason)

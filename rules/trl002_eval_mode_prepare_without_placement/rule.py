@@ -16,7 +16,7 @@ from trllint.analysis.accelerators import is_accelerator
 from trllint.analysis.branches import fsdp_known_off
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
 from trllint.analysis.names import ImportMap, argument, call_name, is_none, is_true, matches
-from trllint.rule import AnyOf, Edit, Fix, Rule, Setting
+from trllint.rule import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
 
 # accelerate's signature: prepare_model(model, device_placement=None, evaluation_mode=False)
 _PLACEMENT_POSITION = 1
@@ -33,11 +33,7 @@ class EvalModePrepareWithoutPlacement(Rule):
     )
     fixable = "sometimes"
     prefilter = AnyOf("prepare_model")
-    settings_schema = {
-        "line-length": Setting(
-            int, 119, "a one-line call that adding device_placement=True pushes past this is split over lines"
-        )
-    }
+    settings_schema = {"line-length": LINE_LENGTH_SETTING}
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -11,23 +11,53 @@ import re
 
 import libcst as cst
 
+from trllint.analysis.accelerators import accelerator_at
+from trllint.analysis.branches import rank_divergence
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
-from trllint.analysis.gathering import DISTRIBUTED_MARKERS, GatherSite, Rank, RankFlow, runs_distributed
+from trllint.analysis.gathering import (
+    DISTRIBUTED_MARKERS,
+    GatherSite,
+    Rank,
+    RankFlow,
+    runs_distributed,
+)
 from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule import AllOf, AnyOf, Edit, Rule, Setting, Token
+from trllint.rule import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting, Token
+
+from .gather_fix import gather_expression, wrapped_to_line_length
+from .log_override import log_reduces_stored_metrics
+from .metric_syntax import (
+    METRIC_BUFFERS,
+    buffer_root,
+    builds_dict,
+    dict_values,
+    dotted_names_in,
+    elements,
+    loose_name,
+    buffers_reaching_sinks,
+    statement_calls,
+)
 
 # TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
 # store_metrics), so an override's dict reaches a sink without a call in the same file.
 TRAINER_METRIC_HELPERS = ("get_batch_loss_metrics", "get_batch_metrics")
-# Per-step metric buffers TRL's trainers average in `log()`.
-METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
-DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
 # Every value this rule checks reaches one of these: a sink call (`.log`, `log_metrics`,
 # `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
 # (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
-METRIC_SINK_MARKERS: tuple[Token, ...] = ("_metrics", "add_scalar", "log_dict", "log_metric", re.compile(r"\.\s*log\s*\("))
+METRIC_SINK_MARKERS: tuple[Token, ...] = (
+    "_metrics", "add_scalar", "log_dict", "log_metric", "on_log", re.compile(r"\.\s*log\s*\(")
+)
+
+# No fix may name an accelerator the code does not provably bind there (AttributeError or
+# UnboundLocalError at run time): the message says what to gather with instead.
+NO_ACCELERATOR = (
+    "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; no accelerator "
+    "is bound here on every path: gather it with the run's Accelerator (gather_for_metrics) or "
+    "all-reduce it on every rank before logging"
+)
 
 Logged = tuple[cst.BaseExpression, bool | None]  # (argument, holds a dict of metrics: yes/no/unknown)
+LoggedValue = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
 
 
 class UngatheredMetric(Rule):
@@ -35,7 +65,7 @@ class UngatheredMetric(Rule):
     name = "ungathered-metric"
     message = (
         "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; "
-        "gather it first with accelerator.gather_for_metrics(x) before reducing"
+        "reduce it on each rank and gather the ranks' values first: accelerator.gather(x.mean()).mean()"
     )
     fixable = "sometimes"
     prefilter = AllOf(
@@ -43,12 +73,18 @@ class UngatheredMetric(Rule):
         AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),  # a configured sink is a sink marker too
     )
     settings_schema = {
+        "line-length": LINE_LENGTH_SETTING,
         "metric-sinks": Setting(
             list,
             (),
             "extra callables whose arguments are logged as metrics (`self.report_metrics`, `log_scalars`)",
             item_kind=str,
-        )
+        ),
+        "report-rank0-loss": Setting(
+            bool,
+            False,
+            "also report the training loss a custom loop logs from rank 0 as is (`loss.item()`)",
+        ),
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
@@ -56,14 +92,20 @@ class UngatheredMetric(Rule):
         super().__init__(source, settings)
         self._functions: list[cst.FunctionDef] = []
         self._trainer_methods: set[int] = set()
+        self._classes: dict[str, cst.ClassDef] = {}
+        self._class_of_method: dict[int, cst.ClassDef] = {}
         self._reported: set[int] = set()
+        self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.setdefault(node.name.value, node)
+        methods = methods_of(node).values()
+        self._class_of_method.update((id(m), node) for m in methods)
         if is_trainer_class(node):
-            self._trainer_methods.update(id(m) for m in methods_of(node).values())
+            self._trainer_methods.update(id(m) for m in methods)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if not runs_distributed(self.source):
@@ -75,25 +117,34 @@ class UngatheredMetric(Rule):
             except RecursionError:  # an expression nested too deep to follow: say nothing about it
                 continue
         helpers = self._helpers_reaching_sinks(flows)
+        self._buffers = frozenset(METRIC_BUFFERS) | self._attributes_reaching_sinks(flows)
         for flow in flows:
-            for value, line in self._logged_values(flow, helpers):
-                self._check(value, line, flow)
+            cls = self._class_of_method.get(id(flow.scope))
+            # Stored values are reduced across ranks by the class's own log() before they are logged.
+            stored_are_reduced = cls is not None and log_reduces_stored_metrics(cls, self._classes, self._buffers)
+            for value, line, stored in self._logged_values(flow, helpers):
+                if not (stored and stored_are_reduced):
+                    self._check(value, line, flow)
 
     # ---- where metrics go -------------------------------------------------------------------
 
     def _logged_arguments(self, call: cst.Call) -> list[Logged]:
         """The arguments of ``call`` that a metric sink logs, or [] when it is no sink."""
-        name = _loose_name(call.func)
+        name = loose_name(call.func)
         parts = name.split(".")
         receiver, method = (parts[-2] if len(parts) > 1 else ""), parts[-1]
         first, second = argument(call, "", 0), argument(call, "", 1)
         if name == "self.log" and first is not None and isinstance(first.value, cst.BaseString):
             synced = argument(call, "sync_dist")
             return [] if (synced is not None and is_true(synced.value)) or second is None else [(second.value, False)]
-        if name in ("self.log", "self.store_metrics") or method in ("log_metrics", "log_dict") or (
+        if name in ("self.log", "super.log", "self.store_metrics") or method in ("log_metrics", "log_dict") or (
             method == "log" and ("accelerator" in receiver or "tracker" in receiver or receiver in ("wandb", "run"))
         ):
             return [(first.value, True)] if first is not None else []
+        if method == "on_log" and "callback_handler" in receiver:
+            # Trainer.log hands its logs to the callbacks this way; a subclass may call it directly.
+            logs = argument(call, "logs", 3)
+            return [(logs.value, True)] if logs is not None else []
         if method in ("add_scalar", "log_metric"):
             value = argument(call, "value" if method == "log_metric" else "scalar_value", 1)
             return [(value.value, False)] if value is not None else []
@@ -104,16 +155,21 @@ class UngatheredMetric(Rule):
                 return [(arg.value, None) for arg in call.args]
         return []
 
-    def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> set[str]:
-        """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``)."""
+    def _attributes_reaching_sinks(self, flows: list[RankFlow]) -> frozenset[str]:
+        """``self.stats`` when a sink logs what it holds: a metric buffer by another name."""
+        return buffers_reaching_sinks([flow.statements for flow in flows], self._logged_arguments)
+
+    def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> dict[str, bool]:
+        """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``), each
+        with whether the dict is only stored (``store_metrics``), not logged at once."""
         helpers = {
-            f.name.value
+            f.name.value: True
             for f in self._functions
             if f.name.value in TRAINER_METRIC_HELPERS and id(f) in self._trainer_methods
         }
         for flow in flows:
             for small, line in flow.statements:
-                for call in _statement_calls(small):
+                for call in statement_calls(small):
                     for arg, holds_dict in self._logged_arguments(call):
                         if holds_dict is False:
                             continue
@@ -121,62 +177,71 @@ class UngatheredMetric(Rule):
                             binding = flow.binding(arg.value, line)
                             arg = binding.value if binding is not None else arg
                         if isinstance(arg, cst.Call) and call_name(arg):
-                            helpers.add(last_attribute(call_name(arg)))
+                            helper = last_attribute(call_name(arg)) or ""
+                            stored = loose_name(call.func) == "self.store_metrics"
+                            helpers[helper] = helpers.get(helper, True) and stored
         return helpers
 
-    def _logged_values(self, flow: RankFlow, helpers: set[str]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
-        values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
-        dicts: set[str] = set()
+    def _logged_values(self, flow: RankFlow, helpers: dict[str, bool]) -> list[LoggedValue]:
+        """What ``flow`` logs, each with whether it is stored for the trainer's ``log()`` to log
+        (a metric buffer, ``store_metrics``, a dict returned to the trainer) rather than logged now."""
+        values: list[LoggedValue] = []
+        dicts: dict[str, bool] = {}  # metric dict name -> stored (False once any use logs it now)
         returns_to_sink = isinstance(flow.scope, cst.FunctionDef) and flow.scope.name.value in helpers
         for small, line in flow.statements:
-            for call in _statement_calls(small):
+            for call in statement_calls(small):
+                stored = loose_name(call.func) == "self.store_metrics"
                 for arg, holds_dict in self._logged_arguments(call):
                     name = dotted_name(arg)
                     if holds_dict is None and name is not None:
                         binding = flow.binding(name, line)
                         bound = binding.value if binding is not None else None
-                        holds_dict = bound is None or _builds_dict(bound) or isinstance(bound, cst.Call)
+                        holds_dict = bound is None or builds_dict(bound) or isinstance(bound, cst.Call)
                     if isinstance(arg, cst.Dict):
-                        values.extend((v, line) for v in _dict_values(arg, dicts))
+                        values.extend((v, line, stored) for v in dict_values(arg, dicts, stored))
                     elif holds_dict and name is not None:
-                        dicts.add(name)
+                        dicts[name] = dicts.get(name, True) and stored
                     elif not holds_dict:
-                        values.append((arg, line))
-                if _buffer_root(call.func) and last_attribute(_loose_name(call.func)) in ("append", "extend"):
-                    values.extend((v, line) for v in _elements(call.args[0].value if call.args else None))
-            if isinstance(small, cst.Assign) and any(_buffer_root(t.target) for t in small.targets):
-                values.extend((v, line) for v in _elements(small.value))
+                        values.append((arg, line, stored))
+                if buffer_root(call.func, self._buffers) and last_attribute(loose_name(call.func)) in ("append", "extend"):
+                    values.extend((v, line, True) for v in elements(call.args[0].value if call.args else None))
+            if isinstance(small, cst.Assign) and any(buffer_root(t.target, self._buffers) for t in small.targets):
+                values.extend((v, line, True) for v in elements(small.value))
             if returns_to_sink and isinstance(small, cst.Return) and small.value is not None:
+                # The trainer stores a returned metrics dict (compute_loss -> store_metrics).
+                stored = helpers[flow.scope.name.value]
                 returned = small.value.elements if isinstance(small.value, cst.Tuple) else [small.value]
                 for element in returned:
                     element = getattr(element, "value", element)
                     if isinstance(element, cst.Dict):
-                        values.extend((v, line) for v in _dict_values(element, dicts))
+                        values.extend((v, line, stored) for v in dict_values(element, dicts, stored))
                     elif isinstance(element, cst.Name):
-                        dicts.add(element.value)
+                        dicts[element.value] = dicts.get(element.value, True) and stored
         return values + self._dict_contents(flow, dicts)
 
-    def _dict_contents(self, flow: RankFlow, dicts: set[str]) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+    def _dict_contents(self, flow: RankFlow, dicts: dict[str, bool]) -> list[LoggedValue]:
         """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``."""
-        values: list[tuple[cst.BaseExpression, cst.CSTNode]] = []
+        values: list[LoggedValue] = []
         for small, line in flow.statements:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
                     if isinstance(target.target, cst.Subscript) and dotted_name(target.target.value) in dicts:
-                        values.append((small.value, line))
+                        values.append((small.value, line, dicts[dotted_name(target.target.value)]))
                     elif dotted_name(target.target) in dicts and isinstance(small.value, cst.Dict):
-                        values.extend((v, line) for v in _dict_values(small.value, dicts))
-            for call in _statement_calls(small):
+                        stored = dicts[dotted_name(target.target)]
+                        values.extend((v, line, stored) for v in dict_values(small.value, dicts, stored))
+            for call in statement_calls(small):
                 if not isinstance(call.func, cst.Attribute):
                     continue
                 receiver = call.func.value
                 if call.func.attr.value == "update" and dotted_name(receiver) in dicts:
+                    stored = dicts[dotted_name(receiver)]
                     for arg in call.args:
-                        logged = [arg.value] if arg.keyword is not None else _dict_values(arg.value, dicts)
-                        values.extend((v, line) for v in logged)
+                        logged = [arg.value] if arg.keyword is not None else dict_values(arg.value, dicts, stored)
+                        values.extend((v, line, stored) for v in logged)
                 elif call.func.attr.value == "append" and isinstance(receiver, cst.Subscript):
                     if dotted_name(receiver.value) in dicts and call.args:
-                        values.append((call.args[0].value, line))
+                        values.append((call.args[0].value, line, dicts[dotted_name(receiver.value)]))
         return values
 
     # ---- the finding and its fix ------------------------------------------------------------
@@ -185,9 +250,12 @@ class UngatheredMetric(Rule):
         if id(value) in self._reported or flow.state(value, line) != Rank.PER_RANK:
             return
         self._reported.add(id(value))
-        accelerator = NodeContext.of(self).accelerator_in_scope(value)
+        if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
+            return
+        context = NodeContext.of(self)
+        accelerator = accelerator_at(value, context)
         if accelerator is None:
-            self.report(value, f"{self.message} (no accelerator in scope: gather or all-reduce by hand)")
+            self.report(value, NO_ACCELERATOR)
             return
         message = self.message.replace("accelerator.", f"{accelerator}.")
         sites = flow.gather_sites(value, line)
@@ -195,73 +263,22 @@ class UngatheredMetric(Rule):
             self.report(value, message)
             return
         edits = [self._gather(site, accelerator) for site in sites]
-        safe = all(site.keeps_single_process_value for site in sites)
-        self.report(value, message, fix=self.fix(*edits, unsafe=not safe))
+        # A gather is a collective: a rank that skips it leaves the others waiting forever.
+        reasons = [site.unsafe_reason for site in sites] + [
+            rank_divergence(site.tensor, context, lambda expr, _: flow.depends_on_rank(expr, line)) for site in sites
+        ]
+        reason = next((r for r in reasons if r is not None), None)
+        if reason is not None and reason.startswith("it runs") or reason and reason.startswith(("an earlier", "the number")):
+            reason = f"the gather may hang: {reason}"
+        self.report(value, message, fix=self.fix(*edits, reason=reason))
+
+    def _is_rank0_loss(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
+        """A loss logged by rank 0 as is (`loss.item()`, an auxiliary loss): common practice and an
+        unbiased estimate of the run's, so reported only on opt-in. Per-rank statistics (rewards,
+        accuracies, margins, log-probs) are always reported."""
+        per_rank = [name for name in dotted_names_in(value) if flow.state_of_name(name, line) == Rank.PER_RANK]
+        return bool(per_rank) and all("loss" in name.rsplit(".", 1)[-1].lower() for name in per_rank)
 
     def _gather(self, site: GatherSite, accelerator: str) -> Edit:
-        tensor = site.tensor.with_changes(lpar=[], rpar=[])
-        gathered: cst.BaseExpression = cst.Call(
-            func=cst.parse_expression(f"{accelerator}.gather_for_metrics"), args=[cst.Arg(tensor)]
-        )
-        if site.reduce_after:
-            gathered = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
-        return self.replace(site.tensor, gathered)
-
-
-def _statement_calls(small: cst.CSTNode) -> list[cst.Call]:
-    value = getattr(small, "value", None)
-    return [value] if isinstance(small, (cst.Expr, cst.Return)) and isinstance(value, cst.Call) else []
-
-
-def _loose_name(node: cst.CSTNode) -> str:
-    """``self.accelerator.trackers[0].log`` -> ``self.accelerator.trackers.log`` (calls and
-    subscripts skipped), so trackers reached through an index or a getter still read as trackers."""
-    parts: list[str] = []
-    while True:
-        if isinstance(node, cst.Attribute):
-            parts.append(node.attr.value)
-            node = node.value
-        elif isinstance(node, (cst.Subscript, cst.Call)):
-            node = node.value if isinstance(node, cst.Subscript) else node.func
-        else:
-            if isinstance(node, cst.Name):
-                parts.append(node.value)
-            return ".".join(reversed(parts))
-
-
-def _buffer_root(node: cst.CSTNode) -> bool:
-    """``self._metrics[mode]["kl"].append`` or ``self._metrics[mode]["n"]``: a TRL metric buffer."""
-    if not isinstance(node, (cst.Attribute, cst.Subscript)):
-        return False
-    inner = node.value if isinstance(node, cst.Attribute) else node
-    if not isinstance(inner, cst.Subscript):
-        return False
-    while isinstance(inner, cst.Subscript):
-        inner = inner.value
-    return dotted_name(inner) in METRIC_BUFFERS
-
-
-def _builds_dict(value: cst.BaseExpression | None) -> bool:
-    return isinstance(value, (cst.Dict, cst.DictComp)) or (
-        isinstance(value, cst.Call) and last_attribute(call_name(value)) in DICT_FACTORIES
-    )
-
-
-def _dict_values(node: cst.BaseExpression, dicts: set[str]) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.Call) and call_name(node) == "dict":
-        return [a.value for a in node.args if a.keyword is not None]
-    if not isinstance(node, cst.Dict):
-        return []
-    values = []
-    for element in node.elements:
-        if isinstance(element, cst.DictElement):
-            values.append(element.value)
-        elif isinstance(element.value, cst.Name):  # {**logs, **metrics}
-            dicts.add(element.value.value)
-    return values
-
-
-def _elements(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
-    if isinstance(value, (cst.List, cst.Tuple)):
-        return [e.value for e in value.elements]
-    return [value] if value is not None else []
+        edit = self.replace(site.tensor, gather_expression(site, accelerator))
+        return wrapped_to_line_length(edit, site, accelerator, self.source, self.settings["line-length"])

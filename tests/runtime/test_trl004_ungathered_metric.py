@@ -57,7 +57,7 @@ def check_buggy_and_fixed(tmp_path: Path, num_processes: int, launch_args: tuple
     assert truth["train/accuracy"] != pytest.approx(rank0_slice["train/accuracy"])
 
     buggy, fixed = buggy_and_fixed(RULE_FOLDER, "TRL004", tmp_path)
-    assert "gather_for_metrics(correct).mean().item()" in fixed.read_text()
+    assert "accelerator.gather(correct.mean()).mean().item()" in "".join(fixed.read_text().split())
 
     logged = first_logged_step(buggy, data, launch_args, cpu=cpu)
     assert logged["num_processes"] == num_processes
@@ -67,8 +67,9 @@ def check_buggy_and_fixed(tmp_path: Path, num_processes: int, launch_args: tuple
         assert logged[key] == pytest.approx(rank0_slice[key]), key
 
     logged = first_logged_step(fixed, data, launch_args, cpu=cpu)
-    for key in ("train/accuracy", "train/loss"):
-        assert logged[key] == pytest.approx(truth[key]), key
+    assert logged["train/accuracy"] == pytest.approx(truth["train/accuracy"])
+    # A custom loop's rank-0 loss is reported (and fixed) only with report-rank0-loss = true.
+    assert logged["train/loss"] == pytest.approx(rank0_slice["train/loss"])
 
 
 def test_cpu_two_ranks_log_the_true_mean_only_after_the_fix(tmp_path):

@@ -65,3 +65,201 @@ def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> se
     if is_module:
         context.source.facts["accelerator_names"] = bound
     return bound
+
+
+# ---- which accelerator a fix may name at a node ------------------------------------------------
+
+# Library packages whose Trainer classes set ``self.accelerator`` (transformers' Trainer does in
+# ``create_accelerator_and_postprocess``; TRL's trainers inherit it).
+_LIBRARIES_WITH_TRAINER_ACCELERATOR = ("transformers", "trl")
+_ALWAYS_LEAVES = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+class _Everything(frozenset):
+    """The names bound after a block that never falls through: any name (it cannot reach here)."""
+
+
+_EVERYTHING = _Everything()
+
+
+def accelerator_at(node: cst.CSTNode, context: NodeContext) -> str | None:
+    """The accelerator expression a fix may write at ``node``, or None when none is provably bound.
+
+    ``self.<attr>`` in a method when the class, a base class of the same file, or a known library
+    base (transformers' ``Trainer``, TRL's trainers) sets it; else a local name bound to an
+    accelerator on every path before ``node``; else a module-level one bound before the function
+    is defined (and not shadowed by a local of the same name).
+    """
+    cls = context.enclosing_class(node)
+    if cls is not None:
+        attribute = self_accelerator_of(cls, context)
+        if attribute is not None:
+            return attribute
+    function = context.enclosing_function(node)
+    imports = imports_of(context.source)
+    if function is not None:
+        local = _bound_before(node, function, context, imports)
+        if local:
+            return sorted(local)[0]
+        parameters = [p.name.value for p in _parameters(function)]
+        named = [p for p in parameters if _is_accelerator_by_name_or_call(cst.Name(p), imports)]
+        if named:
+            return named[0]
+        shadowed = _names_bound_to_accelerators(function, context) | set(parameters) | _assigned_anywhere(function)
+        top = _top_level_statement(function, context)
+        module_names = _bound_before(top, context.source.module, context, imports) if top is not None else set()
+        module_names = {name for name in module_names if name not in shadowed}
+    else:
+        module_names = _bound_before(node, context.source.module, context, imports)
+    return sorted(module_names)[0] if module_names else None
+
+
+def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset[int] = frozenset()) -> str | None:
+    """``self.accelerator`` (or another ``self`` attribute) that the class provably holds."""
+    if id(cls) in seen:
+        return None
+    imports = imports_of(context.source)
+    assigned = _self_attributes_assigned(cls, imports)
+    if "self.accelerator" in assigned:
+        return "self.accelerator"
+    bound = sorted(name for name, value in assigned.items() if value)
+    if bound:
+        return bound[0]
+    classes = {s.name.value: s for s in context.source.module.body if isinstance(s, cst.ClassDef)}
+    for base in cls.bases:
+        name = dotted_name(base.value)
+        if name is None:
+            continue
+        if name in classes:
+            found = self_accelerator_of(classes[name], context, seen | {id(cls)})
+            if found is not None:
+                return found
+            continue
+        full = imports.resolve(name) or ""
+        if full != name and full.split(".")[0] in _LIBRARIES_WITH_TRAINER_ACCELERATOR and full.endswith("Trainer"):
+            return "self.accelerator"
+    return None
+
+
+def _self_attributes_assigned(cls: cst.ClassDef, imports: ImportMap) -> dict[str, bool]:
+    """``self.x`` names assigned in the class's methods -> whether the value is an accelerator."""
+    found: dict[str, bool] = {}
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                for name in assigned_names(target.target):
+                    if name.startswith("self.") and name.count(".") == 1:
+                        is_accelerator = isinstance(node.value, cst.Call) and matches(
+                            imports.resolve(call_name(node.value)), "accelerate.Accelerator", "Accelerator"
+                        )
+                        found[name] = found.get(name, False) or is_accelerator
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if node.name.value == "accelerator" and node.decorators:  # @property def accelerator
+                found["self.accelerator"] = True
+
+    walk.visit(cls, Assignments())
+    return found
+
+
+def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+def _assigned_anywhere(function: cst.FunctionDef) -> set[str]:
+    names: set[str] = set()
+
+    class Targets(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                names.update(assigned_names(target.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(assigned_names(node.target))
+
+    walk.visit(function.body, Targets())
+    return names
+
+
+def _top_level_statement(node: cst.CSTNode, context: NodeContext) -> cst.CSTNode | None:
+    child = node
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, cst.Module):
+            return child
+        child = ancestor
+    return None
+
+
+def _bound_before(node: cst.CSTNode, scope: cst.CSTNode, context: NodeContext, imports: ImportMap) -> set[str]:
+    """Accelerator names bound on every path from the start of ``scope`` to ``node``.
+
+    Along the chain of blocks that hold ``node``, every statement before it in its block has run;
+    an ``if`` binds what both arms bind (an arm that always leaves binds anything).
+    """
+    bound: set[str] = set()
+    child = node
+    for ancestor in context.ancestors(node):
+        statements = getattr(ancestor, "body", None)
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for earlier in statements:
+                if earlier is child:
+                    break
+                bound |= _binds(earlier, imports)
+        if ancestor is scope or isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        child = ancestor
+    return bound
+
+
+def _binds(statement: cst.CSTNode, imports: ImportMap) -> frozenset[str]:
+    """Accelerator names that every path falling out of ``statement`` has bound."""
+    if isinstance(statement, _ALWAYS_LEAVES):
+        return _EVERYTHING
+    if isinstance(statement, (cst.Assign, cst.AnnAssign)) and statement.value is not None:
+        if not _is_accelerator_by_name_or_call(statement.value, imports):
+            return frozenset()
+        targets = statement.targets if isinstance(statement, cst.Assign) else [statement]
+        return frozenset(n for t in targets for n in assigned_names(t.target) if "." not in n)
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.IndentedBlock)):
+        return _sequence(statement.body, imports)
+    if isinstance(statement, cst.If):
+        orelse = statement.orelse
+        other = frozenset() if orelse is None else _binds(orelse if isinstance(orelse, cst.If) else orelse.body, imports)
+        return _both(_binds(statement.body, imports), other)
+    if isinstance(statement, (cst.With, cst.Else)):
+        return _binds(statement.body, imports)
+    if isinstance(statement, cst.Try):
+        # The body may stop at any statement, into a handler: bound after both, or by `finally`.
+        arms = [_binds(statement.body, imports) | (_binds(statement.orelse.body, imports) if statement.orelse else frozenset())]
+        arms += [_binds(handler.body, imports) for handler in statement.handlers]
+        joined = arms[0]
+        for arm in arms[1:]:
+            joined = _both(joined, arm)
+        final = _binds(statement.finalbody.body, imports) if statement.finalbody is not None else frozenset()
+        return _either(joined, final)
+    return frozenset()  # loops may run zero times; match, nested defs: nothing provable
+
+
+def _sequence(statements, imports: ImportMap) -> frozenset[str]:
+    bound: frozenset[str] = frozenset()
+    for statement in statements:
+        bound = _either(bound, _binds(statement, imports))
+        if isinstance(bound, _Everything):
+            break
+    return bound
+
+
+def _either(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """Bound by one after the other."""
+    return _EVERYTHING if isinstance(a, _Everything) or isinstance(b, _Everything) else a | b
+
+
+def _both(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """Bound after either of two arms."""
+    if isinstance(a, _Everything):
+        return b
+    if isinstance(b, _Everything):
+        return a
+    return a & b

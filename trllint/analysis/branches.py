@@ -13,9 +13,12 @@ Only tests whose falsehood proves FSDP off count: the Trainer's ``is_fsdp_enable
 
 from __future__ import annotations
 
+from typing import Callable
+
 import libcst as cst
 
 from trllint.analysis.context import NodeContext
+from trllint.analysis.gathering import names_in
 from trllint.analysis.names import dotted_name, is_none
 
 # What a test says about FSDP when it is true, and when it is false: True (FSDP on), False (FSDP
@@ -173,3 +176,99 @@ def _always_exits(block: cst.CSTNode) -> bool:
     if isinstance(last, cst.If):
         return _always_exits(last)
     return False
+
+
+# ---- whether every rank reaches a node (where a fix may insert a collective) ----------------------
+
+# Tests that are true on some ranks only: the main process, a rank index, what the Trainer logs from.
+RANK_GUARD_NAMES = frozenset(
+    {"is_main_process", "is_local_main_process", "is_world_process_zero", "is_local_process_zero", "should_log",
+     "should_save", "process_index", "local_process_index", "get_rank", "local_rank", "rank"}
+)
+
+
+def rank_divergence(node: cst.CSTNode, context: NodeContext, depends_on_rank: Callable[[cst.CSTNode, cst.CSTNode], bool]) -> str | None:
+    """Why some ranks may not reach ``node`` in its function (a collective there would hang), or
+    None when every rank that enters the function reaches it.
+
+    ``depends_on_rank(expression, node)`` says whether an expression may differ per rank (this
+    rank's data, its index). Divergence is a condition, loop or short-circuit on such a value around
+    ``node``, an ``except`` clause, or an earlier exit (return, break, continue) under one.
+    """
+    def varies(test: cst.CSTNode) -> bool:
+        return depends_on_rank(test, node) or any(name in RANK_GUARD_NAMES for name in names_in(test))
+
+    def shown(test: cst.CSTNode) -> str:
+        text = " ".join(context.source.module.code_for_node(test).split())
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    child: cst.CSTNode = node
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return None
+        if isinstance(ancestor, cst.Lambda):
+            return "it runs inside a lambda, whenever that is called"
+        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test and varies(ancestor.test):
+            return f"it runs only on ranks where `{shown(ancestor.test)}` holds"
+        if isinstance(ancestor, cst.For) and child is ancestor.body and varies(ancestor.iter) and not _is_loader(ancestor.iter):
+            return f"the number of iterations of `for ... in {shown(ancestor.iter)}` may differ per rank"
+        if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right and varies(ancestor.left):
+            return f"it runs only on ranks where `{shown(ancestor.left)}` lets it"
+        if isinstance(ancestor, cst.ExceptHandler):
+            return "it runs only on ranks that raised"
+        if isinstance(ancestor, (cst.CompFor, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return "it runs once per element of a comprehension, whose length may differ per rank"
+        if isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for earlier in _earlier_siblings(ancestor.body, child):
+                exit_test = _exit_under_varying_test(earlier, varies)
+                if exit_test is not None:
+                    return f"an earlier exit under `{shown(exit_test)}` leaves on some ranks only"
+        child = ancestor
+    return None
+
+
+def _exit_under_varying_test(statement: cst.CSTNode, varies: Callable[[cst.CSTNode], bool], in_loop: bool = False):
+    """The test of an ``if`` in ``statement`` that varies per rank and guards a return (or a
+    break/continue of the loop the node is in), else None."""
+    if isinstance(statement, cst.If):
+        arms = [statement.body] + ([statement.orelse] if statement.orelse is not None else [])
+        if varies(statement.test) and any(_has_exit(arm, in_loop) for arm in arms):
+            return statement.test
+        inner = [s for arm in arms for s in ([arm] if isinstance(arm, cst.If) else _block(arm))]
+    elif isinstance(statement, (cst.For, cst.While)):
+        inner, in_loop = _block(statement.body), True
+    elif isinstance(statement, (cst.With, cst.Try)):
+        inner = _block(statement.body) + [s for h in getattr(statement, "handlers", ()) for s in _block(h.body)]
+    else:
+        return None
+    for nested in inner:
+        found = _exit_under_varying_test(nested, varies, in_loop)
+        if found is not None:
+            return found
+    return None
+
+
+def _block(suite: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(suite, cst.Else):
+        suite = suite.body
+    return list(getattr(suite, "body", ()))
+
+
+def _has_exit(block: cst.CSTNode, in_loop: bool) -> bool:
+    """A return in ``block`` (a break or continue too, unless they leave a loop inside the node's)."""
+    exits = (cst.Return,) if in_loop else (cst.Return, cst.Break, cst.Continue)
+    found = False
+
+    class Exits(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            found = found or isinstance(node, exits)
+            return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+    block.visit(Exits())
+    return found
+
+
+def _is_loader(iterable: cst.CSTNode) -> bool:
+    # A prepared data loader yields the same number of batches on every rank (even_batches).
+    return any("loader" in name.lower() for name in names_in(iterable))

@@ -14,9 +14,8 @@ keeps the state of the last assignment read.
 
 from __future__ import annotations
 
-import re
-
 import enum
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,6 +23,7 @@ import libcst as cst
 
 from trllint.analysis.context import imports_of, is_trainer_class
 from trllint.analysis.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
+from trllint.analysis import walk
 from trllint.analysis.walk import syntax_children
 from trllint.rule import Token
 from trllint.source import SourceFile
@@ -70,7 +70,23 @@ CONVERSIONS = frozenset({"item", "tolist", "numpy", "cpu"})
 # Full reductions that compose across ranks (the sum of the ranks' sums is the global sum): the
 # rank's scalar is gathered and reduced again, so tensors padded to a different length on each
 # rank never meet in one gather.
-COMPOSABLE_REDUCTIONS = frozenset({"sum", "nansum", "max", "min", "amax", "amin"})
+COMPOSABLE_REDUCTIONS = frozenset({"sum", "nansum", "max", "min", "amax", "amin", "prod"})
+# Statistics (methods or helpers such as TRL's nanstd) whose mean over ranks is not their value
+# over all ranks.
+SPREAD_STATISTICS = frozenset({"std", "var", "nanstd", "nanvar", "median", "nanmedian", "quantile"})
+# Methods and functions whose result is a floating tensor whatever their input: `mean()` of its
+# gather works (on an integer tensor it raises "mean(): could not infer output dtype").
+FLOATING_RESULTS = frozenset(
+    {"mean", "nanmean", "std", "var", "float", "double", "half", "bfloat16", "sigmoid", "softmax", "log_softmax",
+     "exp", "log", "sqrt", "logsigmoid", "cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+     "nll_loss", "kl_div", "logsumexp", "norm"}
+)
+# Model output fields that are floating tensors.
+FLOATING_OUTPUTS = frozenset({"loss", "logits", "aux_loss"})
+WHOLE_TENSOR = (
+    "the logged value is a whole tensor with no reduction: its shape may differ per rank, and the "
+    "fix logs its mean over the ranks instead"
+)
 # Element-wise or bookkeeping methods that commute with a gather along the batch dimension.
 ELEMENTWISE = frozenset(
     {"detach", "float", "double", "half", "bfloat16", "to", "clone", "contiguous", "abs", "exp", "log", "neg",
@@ -84,6 +100,28 @@ RANK_INDEX = frozenset({"process_index", "local_process_index", "get_rank", "loc
 DATA_PARAMETER_HINTS = (
     "batch", "input", "output", "logit", "logp", "loss", "label", "reward", "pred", "completion", "sample",
     "example", "target", "mask", "hidden", "embed",
+)
+
+
+# Parameters that hold a count every rank shares: transformers passes compute_loss the number of
+# items in the whole step's batch, summed across ranks when tokens are averaged across devices.
+GLOBAL_PARAMETERS = frozenset({"num_items_in_batch"})
+# Libraries whose functions compute on their arguments without talking to other ranks (the
+# collectives among them are matched by name first): their results are as per-rank as their inputs.
+LOCAL_COMPUTE_LIBRARIES = frozenset(
+    {"torch", "numpy", "math", "statistics", "einops", "scipy", "functools", "itertools", "operator", "collections",
+     "transformers", "trl", "peft", "accelerate", "deepspeed"}
+)
+
+
+# Methods of TRL's trainers that return this rank's values, read from their source (trl 0.x-1.x):
+# a subclass calling them gets per-rank tensors. Any other inherited method is unknown.
+PER_RANK_LIBRARY_METHODS = frozenset(
+    {
+        "concatenated_forward", "compute_ref_log_probs", "compute_reference_log_probs", "dpo_loss", "kto_loss",
+        "cpo_loss", "simpo_loss", "odds_ratio_loss", "get_batch_logps", "_get_per_token_logps",
+        "_get_per_token_logps_and_entropies", "forward",
+    }
 )
 
 
@@ -127,13 +165,18 @@ class Binding:
 
 @dataclass(frozen=True)
 class GatherSite:
-    """Where a gather makes a logged value global: wrap ``tensor`` in the gather."""
+    """Where a gather makes a logged value global: wrap ``tensor`` in the gather, then reduce the
+    gathered copy with ``reduce_after`` (one value per rank)."""
 
     tensor: cst.BaseExpression
-    # The reduction the fix appends to the gathered copy: `mean` where nothing reduced it (one value
-    # per rank), `sum`/`max`/`min` where the rank's own total is gathered; None where one follows.
-    reduce_after: str | None
-    keeps_single_process_value: bool  # a reduction or `.item()` follows, so one process sees the same number
+    reduce_after: str
+    cast_to_float: bool = False  # an integer or bool tensor: `mean()` of its gather would raise
+    # Why the fix may fail or change a number, on one process or many; None: it cannot.
+    unsafe_reason: str | None = None
+
+    @property
+    def keeps_single_process_value(self) -> bool:
+        return self.unsafe_reason is None
 
 
 class RankFlow:
@@ -144,11 +187,14 @@ class RankFlow:
         scope: cst.FunctionDef | cst.Module,
         imports: ImportMap,
         returns_global: Callable[[str], bool] = lambda name: False,
+        is_unknown_call: Callable[[cst.Call], bool] = lambda call: False,
     ) -> None:
         self.scope = scope
         self._imports = imports
         self._returns_global = returns_global
+        self._is_unknown_call = is_unknown_call
         self._order: dict[int, int] = {}
+        self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
         self.statements: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (small statement, its line)
         if isinstance(scope, cst.FunctionDef):
@@ -172,6 +218,29 @@ class RankFlow:
         """Per-rank, global or no data, for ``expr`` evaluated in statement ``at``."""
         return self._state(expr, self._order.get(id(at), len(self._order) + 1))
 
+    def depends_on_rank(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> bool:
+        """``expr`` may differ per rank: it reads this rank's data, its size (``len(batch)``) or its index."""
+        return self._depends_on_rank(expr, self._order.get(id(at), len(self._order) + 1), set())
+
+    def _depends_on_rank(self, node: cst.CSTNode, order: int, followed: set[int]) -> bool:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            if self._state(node, order) == Rank.PER_RANK:
+                return True
+            binding = self._lookup(dotted_name(node) or "", order)
+            if binding is not None:
+                if id(binding) in followed or binding.value is None:
+                    return False
+                followed.add(id(binding))  # each assignment is read once (`x = f(x)` loops)
+                return self._depends_on_rank(binding.value, order, followed)
+            return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, followed)
+        if isinstance(node, cst.Call) and self._state(node, order) == Rank.GLOBAL:
+            return False
+        return any(self._depends_on_rank(child, order, followed) for child in syntax_children(node))
+
+    def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:
+        """Per-rank, global or no data, for the dotted name ``name`` read in statement ``at``."""
+        return self.state(cst.parse_expression(name), at) if "." in name else self.state(cst.Name(name), at)
+
     def binding(self, name: str, at: cst.CSTNode | None) -> Binding | None:
         """The assignment of ``name`` that statement ``at`` reads."""
         return self._lookup(name, self._order.get(id(at), len(self._order) + 1))
@@ -192,7 +261,8 @@ class RankFlow:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             per_rank = param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS)
-            self._bind(name, Binding(None, Rank.PER_RANK if per_rank else Rank.NO_DATA, function, False), 0)
+            state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.PER_RANK if per_rank else Rank.NO_DATA
+            self._bind(name, Binding(None, state, function, False), 0)
 
     def _next(self, statement: cst.CSTNode) -> int:
         order = self._order[id(statement)] = len(self._order) + 1
@@ -225,6 +295,7 @@ class RankFlow:
                 if item.asname is not None:
                     for name in assigned_names(item.asname.name):
                         self._bind(name, Binding(None, self._state(item.item, order), statement, False), order)
+        before_body = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(getattr(statement, "body", None))
         if isinstance(statement, cst.Match):
             for case in statement.cases:
@@ -235,9 +306,30 @@ class RankFlow:
             if statement.finalbody is not None:
                 self._walk(statement.finalbody.body)
         orelse = getattr(statement, "orelse", None)
+        if isinstance(statement, cst.If) and isinstance(orelse, cst.Else):
+            self._join_arms(orelse, before_body)
+            return
         while orelse is not None:
             self._walk(orelse.body)
             orelse = getattr(orelse, "orelse", None) if isinstance(orelse, cst.If) else None
+
+    def _join_arms(self, orelse: cst.Else, before_body: dict[str, int]) -> None:
+        """After ``if``/``else``, a name both arms assign holds what either may: per-rank when one
+        arm computes it from this rank's data (``accuracy = ...`` / ``accuracy = torch.tensor(0.0)``)."""
+        body_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > before_body.get(n, 0)}
+        else_start = {name: len(bound) for name, bound in self._bindings.items()}
+        self._walk(orelse.body)
+        else_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > else_start.get(n, 0)}
+        joined = {n for n in body_bound if n in else_bound and body_bound[n].statement is not else_bound[n].statement}
+        if not joined:
+            return
+        marker = cst.Pass()  # a statement of its own in the order: after both arms
+        self._synthetic.append(marker)
+        order = self._next(marker)
+        for name in sorted(joined):
+            body, other = body_bound[name], else_bound[name]
+            wider = body if body.state >= other.state else other
+            self._bind(name, Binding(wider.value, max(body.state, other.state), wider.statement, False), order)
 
     def _simple(self, small: cst.BaseSmallStatement, line: cst.CSTNode, order: int) -> None:
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
@@ -279,7 +371,7 @@ class RankFlow:
 
     def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
         # Each rank iterates its own shard of a (prepared) data loader.
-        for node in _names_in(iterable):
+        for node in names_in(iterable):
             if "loader" in node.lower():
                 return Rank.PER_RANK
         return self._state(iterable, order)
@@ -327,6 +419,10 @@ class RankFlow:
                 return Rank.PER_RANK
             if _is_own_function_call(node) and self._returns_global(method):
                 return Rank.GLOBAL
+            if self._is_unknown_call(node):
+                # A method inherited from a library trainer or a helper of another module: it may
+                # gather before it returns (GRPO's reward computation does). Unknown is silent.
+                return Rank.NO_DATA
             if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
                 return Rank.NO_DATA
             parts = [arg.value for arg in node.args]
@@ -353,7 +449,7 @@ class RankFlow:
             return
         # Peel what is applied after the last reduction: conversions to Python or the CPU (the
         # gather must come before them: NCCL gathers device tensors) and element-wise methods.
-        node, below_conversion, peeled, converted = expr, expr, False, False
+        node, below_conversion, peeled, one_element = expr, expr, False, False
         while isinstance(node, cst.Call):
             method = _method_or_function(node)
             receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
@@ -361,32 +457,40 @@ class RankFlow:
             if receiver is not None and dotted_name(receiver) == "torch":
                 if method not in REDUCTIONS or first is None:
                     break
-                target = first  # torch.mean(x)
+                target, reduce_arguments = first, node.args[1:]  # torch.mean(x)
             elif receiver is not None and method in REDUCTIONS:
-                target = receiver
+                target, reduce_arguments = receiver, node.args
             elif receiver is not None and (method in CONVERSIONS or method in ELEMENTWISE):
                 if method in CONVERSIONS:
-                    below_conversion, converted = receiver, converted or method == "item"
+                    below_conversion, one_element = receiver, one_element or method == "item"
                 node, peeled = receiver, True
                 continue
             elif isinstance(node.func, cst.Name) and method == "float" and len(node.args) == 1:
                 node = below_conversion = first
-                peeled = converted = True
+                peeled = one_element = True
                 continue
             else:
                 break
             if self._state(target, order) != Rank.PER_RANK:
                 return
-            if method in COMPOSABLE_REDUCTIONS and target is receiver and not node.args:
-                sites[id(node)] = GatherSite(node, reduce_after=method, keeps_single_process_value=True)
-            else:
-                sites[id(target)] = GatherSite(target, reduce_after=None, keeps_single_process_value=True)
+            # Reduce on the rank first and gather the rank's 0-d result: the ranks' tensors may
+            # differ in shape (per-rank padding, masks), a 0-d result never does.
+            sites[id(node)] = _site_for_reduction(node, method or "", reduce_arguments)
+            return
+        if peeled and one_element:
+            # `loss.item()`: one element on every rank; gathered, then averaged over the ranks.
+            statistic = _method_or_function(below_conversion) if isinstance(below_conversion, cst.Call) else None
+            reason = (
+                f"the mean of the ranks' {statistic}() is not the {statistic}() over all ranks"
+                if statistic in SPREAD_STATISTICS
+                else None
+            )
+            sites[id(below_conversion)] = GatherSite(
+                below_conversion, "mean", not self._is_floating(below_conversion, order), reason
+            )
             return
         if peeled:
-            # A tensor turned into a number with no reduction: gather, then reduce the copy.
-            sites[id(below_conversion)] = GatherSite(
-                below_conversion, reduce_after="mean", keeps_single_process_value=converted
-            )
+            sites[id(below_conversion)] = GatherSite(below_conversion, "mean", unsafe_reason=WHOLE_TENSOR)
             return
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
             if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
@@ -405,12 +509,59 @@ class RankFlow:
             return
         if isinstance(node, (cst.Name, cst.Attribute)):
             binding = self.binding(dotted_name(node) or "", at)
-            if binding is not None and binding.plain and _is_python_number(binding.value):
-                # `length = mask.sum(1).float().mean().item()`: only the assignment can gather it.
-                self._collect_sites(binding.value, binding.statement, sites, depth + 1)
+            if binding is not None and _is_python_number(binding.value):
+                if binding.plain:
+                    # `length = mask.sum(1).float().mean().item()`: only the assignment can gather it.
+                    self._collect_sites(binding.value, binding.statement, sites, depth + 1)
+                else:
+                    sites[id(node)] = None  # type: ignore[assignment]  # a Python number: no tensor to gather
+                return
+            if binding is not None and binding.value is not None and _may_hold_python_number(binding.value):
+                # `offset = max(lengths.max().item() + 1, ctx)`: `gather(offset)` would raise on a number.
+                sites[id(node)] = None  # type: ignore[assignment]
                 return
         if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
-            sites[id(node)] = GatherSite(node, reduce_after="mean", keeps_single_process_value=False)
+            sites[id(node)] = GatherSite(node, "mean", unsafe_reason=WHOLE_TENSOR)
+
+    def _is_floating(self, expr: cst.BaseExpression, order: int, depth: int = 0) -> bool:
+        """``expr`` is a floating tensor by construction (a mean, a cast, a model's loss), not maybe an integer count."""
+        if depth > 6:
+            return False
+        if isinstance(expr, cst.Call):
+            method = _method_or_function(expr)
+            if method in FLOATING_RESULTS:
+                return True
+            if method in ELEMENTWISE - {"to", "abs", "neg", "clamp"} or method in ("detach", "clone", "squeeze"):
+                inner = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+                return inner is not None and self._is_floating(inner, order, depth + 1)
+            return False
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, cst.Divide) or (
+                self._is_floating(expr.left, order, depth + 1) or self._is_floating(expr.right, order, depth + 1)
+            )
+        if isinstance(expr, cst.Float):
+            return True
+        if isinstance(expr, cst.Attribute) and expr.attr.value in FLOATING_OUTPUTS:
+            return True
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            binding = self._lookup(dotted_name(expr) or "", order)
+            return binding is not None and binding.value is not None and self._is_floating(binding.value, order, depth + 1)
+        return False
+
+
+def _site_for_reduction(call: cst.Call, method: str, arguments) -> GatherSite:
+    if arguments:
+        # `x.mean(dim=1)`: a tensor per row, whose row count may differ per rank.
+        return GatherSite(call, "mean", unsafe_reason=f"{method}(...) over a dimension leaves a tensor whose shape may differ per rank")
+    if method in COMPOSABLE_REDUCTIONS:
+        return GatherSite(call, method)  # the sum of the ranks' sums is the global sum
+    if method in ("mean", "nanmean"):
+        return GatherSite(call, method)
+    if method == "count_nonzero":
+        return GatherSite(call, "sum")
+    return GatherSite(
+        call, "mean", unsafe_reason=f"the mean of the ranks' {method}() is not the {method}() over all ranks"
+    )
 
 
 class _FileRankFacts:
@@ -420,8 +571,11 @@ class _FileRankFacts:
         self.imports = imports_of(source)
         self.functions: dict[str, list[cst.FunctionDef]] = {}
         self._index(source.module)
+        self._relative_imports = _relatively_imported_names(source.module)
+        self._self_attributes = _self_attributes_assigned(source.module)
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
+        self._unknown: dict[str, bool] = {}
 
     def _index(self, block: cst.CSTNode | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -432,8 +586,46 @@ class _FileRankFacts:
 
     def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         if id(scope) not in self.flows:
-            self.flows[id(scope)] = RankFlow(scope, self.imports, self.returns_global)
+            self.flows[id(scope)] = RankFlow(scope, self.imports, self.returns_global, self.is_unknown_call)
         return self.flows[id(scope)]
+
+    def is_unknown_call(self, call: cst.Call) -> bool:
+        """A call whose body this file does not show and that may talk to other ranks: a method
+        inherited from a base elsewhere, or a function imported from another of the project's modules."""
+        name = call_name(call)
+        if name is None:
+            return False
+        head, _, rest = name.partition(".")
+        if head in ("self", "cls"):
+            # self.helper(...): known when this file defines it or stores a callable there (self.model).
+            if rest in self.functions:
+                return self.returns_unknown(rest)
+            known = rest in PER_RANK_LIBRARY_METHODS or name in self._self_attributes
+            return bool(rest) and "." not in rest and not known
+        if not rest and head in self.functions:
+            return self.returns_unknown(head)
+        if head in self._relative_imports:
+            return True
+        full = self.imports.resolve(name)
+        if head not in self.imports.aliases or full is None:
+            return False  # a builtin, a local callable, a function of this file: its arguments decide
+        return full.split(".")[0] not in LOCAL_COMPUTE_LIBRARIES
+
+    def returns_unknown(self, name: str) -> bool:
+        """Every definition of ``name`` in this file returns only what unknown calls return
+        (``return self._calculate_rewards(...)``, inherited from a base the linter cannot see)."""
+        if name not in self._unknown:
+            self._unknown[name] = False  # a recursive call reads as known
+            returns = [
+                small.value
+                for function in self.functions.get(name, ())
+                for small, _ in self.flow(function).statements
+                if isinstance(small, cst.Return)
+            ]
+            self._unknown[name] = bool(returns) and all(
+                isinstance(value, cst.Call) and self.is_unknown_call(value) for value in returns
+            )
+        return self._unknown[name]
 
     def returns_global(self, name: str) -> bool:
         if name not in self._returns:
@@ -472,6 +664,22 @@ def _method_or_function(call: cst.Call) -> str | None:
     return None
 
 
+def _may_hold_python_number(value: cst.BaseExpression) -> bool:
+    """A value that may be a Python number rather than a tensor: built with ``.item()``,
+    ``.tolist()``, ``int()``/``float()``/``round()``/``max()``/``min()``/``len()``, or integer arithmetic on such."""
+    if isinstance(value, cst.Call):
+        method = _method_or_function(value)
+        if isinstance(value.func, cst.Name) and method in ("int", "float", "round", "max", "min", "len", "sum", "abs"):
+            return True
+        if method in ("item", "tolist"):
+            return True
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        return any(_may_hold_python_number(child) for child in syntax_children(value) if isinstance(child, cst.BaseExpression))
+    return False
+
+
 def _is_python_number(value: cst.BaseExpression | None) -> bool:
     if not isinstance(value, cst.Call):
         return False
@@ -481,12 +689,43 @@ def _is_python_number(value: cst.BaseExpression | None) -> bool:
     )
 
 
-def _names_in(node: cst.CSTNode) -> list[str]:
+def names_in(node: cst.CSTNode) -> list[str]:
+    """Every name and attribute name read in ``node`` (``a.b[c]`` -> ``a``, ``b``, ``c``)."""
     found: list[str] = []
     if isinstance(node, cst.Name):
         found.append(node.value)
     elif isinstance(node, cst.Attribute):
         found.append(node.attr.value)
     for child in syntax_children(node):
-        found.extend(_names_in(child))
+        found.extend(names_in(child))
     return found
+
+
+def _relatively_imported_names(module: cst.Module) -> frozenset[str]:
+    """Names bound by ``from .utils import helper`` (another module of the same project)."""
+    names: set[str] = set()
+
+    class RelativeImports(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.relative and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    names.add(dotted_name(alias.asname.name if alias.asname else alias.name) or "")
+
+    walk.visit(module, RelativeImports())
+    return frozenset(names)
+
+
+def _self_attributes_assigned(module: cst.Module) -> frozenset[str]:
+    """``self.x`` names assigned anywhere in the file (``self.model = model``)."""
+    names: set[str] = set()
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                names.update(n for n in assigned_names(target.target) if n.startswith("self."))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(n for n in assigned_names(node.target) if n.startswith("self."))
+
+    walk.visit(module, Assignments())
+    return frozenset(names)

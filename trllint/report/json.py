@@ -13,6 +13,7 @@ def finding_to_dict(finding: Finding, report: RunReport) -> dict:
     if finding.fix is not None:
         fix = {
             "applicability": finding.fix.applicability,
+            "reason": finding.fix.reason,
             "message": None,
             "edits": [
                 {

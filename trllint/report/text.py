@@ -15,11 +15,16 @@ def render(report: RunReport) -> str:
     paint = _painter(report.color)
     lines = [
         f"{paint(f.path, _BOLD)}:{f'cell {f.cell}:' if f.cell is not None else ''}{f.line}:{f.column}: {paint(f.code, _RED)} "
-        f"{paint('[*] ', _CYAN) if report.fixable(f) else ''}{f.message}"
+        f"{paint('[*] ', _CYAN) if report.fixable(f) else ''}{f.message}{_unsafe_reason(f)}"
         for f in report.findings
     ]
     lines.append(_summary(report))
     return "\n".join(lines) + "\n"
+
+
+def _unsafe_reason(finding) -> str:
+    fix = finding.fix
+    return f" [unsafe fix: {fix.reason}]" if fix is not None and fix.applicability == "unsafe" and fix.reason else ""
 
 
 def _summary(report: RunReport) -> str:

@@ -9,11 +9,15 @@ class OnlineDPOTrainer(Trainer):
         if self.is_deepspeed_enabled:
             return prepare_deepspeed(model, self.accelerator)
         # expect: TRL002
-        return self.accelerator.prepare_model(model, evaluation_mode=True, device_placement=True)
+        return self.accelerator.prepare_model(
+            model, evaluation_mode=True, device_placement=True
+        )
 
     def _prepare_judges(self, judges):
         def prepare(judge):
             # expect: TRL002
-            return self.accelerator.prepare_model(judge, evaluation_mode=True, device_placement=True)
+            return self.accelerator.prepare_model(
+                judge, evaluation_mode=True, device_placement=True
+            )
 
         return [prepare(judge) for judge in judges]

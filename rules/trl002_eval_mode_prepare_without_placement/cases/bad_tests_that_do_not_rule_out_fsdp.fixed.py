@@ -23,7 +23,9 @@ class GKDTrainer(Trainer):
             self.ref_model = prepare_fsdp(ref_model, self.accelerator)
         else:
             # expect: TRL002
-            self.ref_model = self.accelerator.prepare_model(ref_model, evaluation_mode=True, device_placement=True)
+            self.ref_model = self.accelerator.prepare_model(
+                ref_model, evaluation_mode=True, device_placement=True
+            )
 
         if self.accelerator.distributed_type == DistributedType.FSDP:
             # expect: TRL002
@@ -33,4 +35,6 @@ class GKDTrainer(Trainer):
 
         if self.accelerator.distributed_type != DistributedType.NO:
             # expect: TRL002
-            self.judge = self.accelerator.prepare_model(self.judge, evaluation_mode=True, device_placement=True)
+            self.judge = self.accelerator.prepare_model(
+                self.judge, evaluation_mode=True, device_placement=True
+            )

@@ -13,7 +13,9 @@ def main():
     optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-5)
     policy, optimizer = accelerator.prepare(policy, optimizer)
     # expect: TRL002
-    reference = acc.prepare_model(reference, evaluation_mode=True, device_placement=True)
+    reference = acc.prepare_model(
+        reference, evaluation_mode=True, device_placement=True
+    )
     # expect: TRL002
     critic = Accelerator().prepare_model(
         AutoModelForCausalLM.from_config(config), evaluation_mode=True, device_placement=True

@@ -8,4 +8,6 @@ class Evaluator:
         self.accelerator = Accelerator(device_placement=False)
         self.model = self.accelerator.prepare(model)
         # expect: TRL002
-        self.ref_model = self.accelerator.prepare_model(ref_model, evaluation_mode=True, device_placement=True)
+        self.ref_model = self.accelerator.prepare_model(
+            ref_model, evaluation_mode=True, device_placement=True
+        )

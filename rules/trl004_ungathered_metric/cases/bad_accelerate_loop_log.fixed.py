@@ -1,3 +1,4 @@
+# trllint-settings: {"report-rank0-loss": true}
 # A plain accelerate training loop: each rank logs the loss of its own shard.
 import torch
 from accelerate import Accelerator
@@ -14,4 +15,6 @@ def train(model, optimizer, train_dataloader, num_epochs):
             optimizer.step()
             optimizer.zero_grad()
             # expect: TRL004
-            accelerator.log({"train_loss": accelerator.gather_for_metrics(loss).mean().item(), "epoch": epoch, "step": step}, step=step)
+            accelerator.log({"train_loss": accelerator.gather(
+                loss
+            ).mean().item(), "epoch": epoch, "step": step}, step=step)

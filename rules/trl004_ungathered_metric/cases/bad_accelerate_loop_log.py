@@ -1,3 +1,4 @@
+# trllint-settings: {"report-rank0-loss": true}
 # A plain accelerate training loop: each rank logs the loss of its own shard.
 import torch
 from accelerate import Accelerator

@@ -8,7 +8,9 @@ class RankingTrainer(Trainer):
         scores = model(**inputs).logits.squeeze(-1)
         loss = ((scores - inputs["labels"]) ** 2).mean()
         # expect: TRL004
-        self.report_scalars({"score_mean": self.accelerator.gather_for_metrics(scores).mean().item(), "step": self.state.global_step})
+        self.report_scalars({"score_mean": self.accelerator.gather(
+            scores.mean()
+        ).mean().item(), "step": self.state.global_step})
         return loss
 
     def report_scalars(self, scalars):

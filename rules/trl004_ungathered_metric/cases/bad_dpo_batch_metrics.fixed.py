@@ -18,14 +18,24 @@ class MarginDPOTrainer(DPOTrainer):
 
         prefix = "eval_" if train_eval == "eval" else ""
         # expect: TRL004
-        metrics[f"{prefix}rewards/chosen"] = self.accelerator.gather_for_metrics(chosen_rewards).mean().cpu()
+        metrics[f"{prefix}rewards/chosen"] = self.accelerator.gather(
+            chosen_rewards.mean()
+        ).mean().cpu()
         # expect: TRL004
-        metrics[f"{prefix}rewards/rejected"] = self.accelerator.gather_for_metrics(rejected_rewards).mean().cpu()
+        metrics[f"{prefix}rewards/rejected"] = self.accelerator.gather(
+            rejected_rewards.mean()
+        ).mean().cpu()
         # expect: TRL004
-        metrics[f"{prefix}rewards/accuracies"] = self.accelerator.gather_for_metrics(reward_accuracies).mean().cpu()
+        metrics[f"{prefix}rewards/accuracies"] = self.accelerator.gather(
+            reward_accuracies.mean()
+        ).mean().cpu()
         # expect: TRL004
-        metrics[f"{prefix}rewards/margins"] = self.accelerator.gather_for_metrics(chosen_rewards - rejected_rewards).mean().cpu()
+        metrics[f"{prefix}rewards/margins"] = self.accelerator.gather(
+            (chosen_rewards - rejected_rewards).mean()
+        ).mean().cpu()
         # expect: TRL004
-        metrics[f"{prefix}logps/chosen"] = self.accelerator.gather_for_metrics(model_output["chosen_logps"].detach()).mean().cpu()
+        metrics[f"{prefix}logps/chosen"] = self.accelerator.gather(
+            model_output["chosen_logps"].detach().mean()
+        ).mean().cpu()
         metrics[f"{prefix}beta"] = self.beta
         return losses.mean(), metrics

@@ -1,3 +1,4 @@
+# trllint-settings: {"report-rank0-loss": true}
 # The epoch loss summed on each rank and logged from the main process: half the data on two GPUs.
 import torch
 from accelerate import Accelerator
@@ -17,7 +18,9 @@ def train_epoch(model, optimizer, train_dataloader, epoch):
     accelerator.log(
         {
             # expect: TRL004
-            "train_loss": accelerator.gather_for_metrics(total_loss).mean().item() / len(train_dataloader),
+            "train_loss": accelerator.gather(
+                total_loss
+            ).mean().item() / len(train_dataloader),
             "epoch": epoch,
         },
         step=epoch,

@@ -1,3 +1,4 @@
+# trllint-settings: {"report-rank0-loss": true}
 # The epoch loss summed on each rank and logged from the main process: half the data on two GPUs.
 import torch
 from accelerate import Accelerator

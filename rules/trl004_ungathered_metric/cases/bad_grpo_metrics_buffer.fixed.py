@@ -15,12 +15,16 @@ class ShortAnswerGRPOTrainer(GRPOTrainer):
         mode = "eval" if self.control.should_evaluate else "train"
         mean_kl = (per_token_kl * completion_mask).sum() / completion_mask.sum()
         # expect: TRL004
-        self._metrics[mode]["kl"].append(self.accelerator.gather_for_metrics(mean_kl).mean().item())
-        completion_length = self.accelerator.gather_for_metrics(completion_mask.sum(1).float()).mean().item()
+        self._metrics[mode]["kl"].append(self.accelerator.gather(mean_kl).mean().item())
+        completion_length = self.accelerator.gather(
+            completion_mask.sum(1).float().mean()
+        ).mean().item()
         # expect: TRL004
         self._metrics[mode]["completion_length"].append(completion_length)
         self._metrics[mode]["beta"].append(self.beta)
         # Padded to a different length on each rank: gather each rank's count, then add them up.
         # expect: TRL004
-        self._metrics[mode]["num_tokens"] = [self.accelerator.gather_for_metrics(inputs["attention_mask"].sum()).sum().item()]
+        self._metrics[mode]["num_tokens"] = [self.accelerator.gather(
+            inputs["attention_mask"].sum()
+        ).sum().item()]
         return loss

@@ -11,9 +11,13 @@ class PairwiseRewardTrainer(Trainer):
         loss = -F.logsigmoid(chosen - rejected).mean()
         metrics = {}
         # expect: TRL004
-        metrics["accuracy"] = self.accelerator.gather_for_metrics((chosen > rejected).float()).mean().item()
+        metrics["accuracy"] = self.accelerator.gather(
+            (chosen > rejected).float().mean()
+        ).mean().item()
         # expect: TRL004
-        metrics["margin"] = torch.mean(self.accelerator.gather_for_metrics(chosen - rejected)).item()
+        metrics["margin"] = self.accelerator.gather(
+            torch.mean(chosen - rejected)
+        ).mean().item()
         return loss, metrics
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

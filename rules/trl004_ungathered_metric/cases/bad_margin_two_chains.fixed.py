@@ -8,7 +8,11 @@ class LoggedCPOTrainer(CPOTrainer):
         self.log(
             {
                 # expect: TRL004
-                "rewards/margins": self.accelerator.gather_for_metrics(chosen_rewards).mean().item() - self.accelerator.gather_for_metrics(rejected_rewards).mean().item(),
+                "rewards/margins": self.accelerator.gather(
+                    chosen_rewards.mean()
+                ).mean().item() - self.accelerator.gather(
+                    rejected_rewards.mean()
+                ).mean().item(),
             }
         )
         return loss.mean()

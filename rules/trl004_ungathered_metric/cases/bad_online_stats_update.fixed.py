@@ -14,7 +14,9 @@ class Evaluator:
         kl = (logprobs.exp() * (logprobs - batch["ref_logprobs"])).sum(-1)
         metrics = {"eval/step": 0}
         # expect: TRL004
-        metrics.update({"eval/kl": self.accelerator.gather_for_metrics(kl).mean().item()})
+        metrics.update({"eval/kl": self.accelerator.gather(kl.mean()).mean().item()})
         # expect: TRL004
-        metrics["eval/kl_tensor"] = self.accelerator.gather_for_metrics(kl.detach()).mean()
+        metrics["eval/kl_tensor"] = self.accelerator.gather_for_metrics(
+            kl.detach()
+        ).mean()
         self.accelerator.log(metrics)

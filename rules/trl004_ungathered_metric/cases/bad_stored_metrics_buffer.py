@@ -6,7 +6,8 @@ from trl import DPOTrainer
 class SafetyDPOTrainer(DPOTrainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         outputs = self.concatenated_forward(model, inputs)
-        loss, chosen_rewards, rejected_rewards = self.loss_func(outputs["chosen_logps"], outputs["rejected_logps"])
+        refs = self.compute_ref_log_probs(inputs)
+        loss, chosen_rewards, rejected_rewards = self.dpo_loss(outputs["chosen_logps"], outputs["rejected_logps"], *refs)
         # expect: TRL004
         self._stored_metrics["train"]["rewards/chosen"].append(chosen_rewards.mean().item())
         self._stored_metrics["train"]["rewards/accuracies"].append(

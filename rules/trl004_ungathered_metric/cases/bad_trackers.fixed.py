@@ -14,6 +14,10 @@ def main(model, optimizer, eval_dataloader):
         predictions = logits.argmax(dim=-1)
         accuracy = (predictions == batch["labels"]).float()
         # expect: TRL004
-        accelerator.get_tracker("wandb").log({"eval/accuracy": accelerator.gather_for_metrics(accuracy).mean().item()}, step=step)
+        accelerator.get_tracker("wandb").log({"eval/accuracy": accelerator.gather(
+            accuracy.mean()
+        ).mean().item()}, step=step)
         # expect: TRL004
-        writer.add_scalar("eval/accuracy", accelerator.gather_for_metrics(accuracy).mean().item(), step)
+        writer.add_scalar("eval/accuracy", accelerator.gather(
+            accuracy.mean()
+        ).mean().item(), step)

@@ -1,3 +1,4 @@
+# trllint-settings: {"report-rank0-loss": true}
 # A Trainer subclass logging an auxiliary loss straight from this rank's forward pass.
 from transformers import Trainer
 
@@ -9,8 +10,10 @@ class RouterTrainer(Trainer):
         z_loss = outputs.router_z_loss
         if self.state.global_step % self.args.logging_steps == 0:
             # expect: TRL004
-            self.log({"aux_loss": self.accelerator.gather_for_metrics(aux_loss.detach()).mean().item(), "lr": self._get_learning_rate()})
+            self.log({"aux_loss": self.accelerator.gather(
+                aux_loss.detach()
+            ).mean().item(), "lr": self._get_learning_rate()})
             # expect: TRL004
-            self.log({"z_loss": self.accelerator.gather_for_metrics(z_loss).mean().item()})
+            self.log({"z_loss": self.accelerator.gather(z_loss.mean()).mean().item()})
         loss = outputs.loss + 0.01 * aux_loss
         return (loss, outputs) if return_outputs else loss

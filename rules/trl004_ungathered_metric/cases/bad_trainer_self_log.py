@@ -1,3 +1,4 @@
+# trllint-settings: {"report-rank0-loss": true}
 # A Trainer subclass logging an auxiliary loss straight from this rank's forward pass.
 from transformers import Trainer
 

@@ -1,0 +1,48 @@
+"""The text of TRL004's fix: ``accelerator.gather(x.mean()).mean()``, wrapped to the line length."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from trllint.analysis.gathering import WHOLE_TENSOR, GatherSite
+from trllint.rule import Edit
+from trllint.source import SourceFile
+
+from .metric_syntax import parenthesized
+
+
+def gather_callee(site: GatherSite, accelerator: str) -> str:
+    """``gather``, not ``gather_for_metrics``, for the ranks' 0-d values: on the last batch of an
+    uneven loader the latter truncates its result to the samples left, which would drop whole
+    ranks' values. A whole tensor (an unsafe fix) is gathered per sample, which that truncation suits."""
+    return f"{accelerator}.{'gather_for_metrics' if site.unsafe_reason == WHOLE_TENSOR else 'gather'}"
+
+
+def gathered_argument(site: GatherSite) -> cst.BaseExpression:
+    tensor = site.tensor.with_changes(lpar=[], rpar=[])
+    if site.cast_to_float:  # mean() of an integer tensor raises
+        tensor = cst.Call(func=cst.Attribute(value=parenthesized(tensor), attr=cst.Name("float")))
+    return tensor
+
+
+def gather_expression(site: GatherSite, accelerator: str) -> cst.BaseExpression:
+    """The ranks' values gathered, then reduced again (one value per rank)."""
+    gathered = cst.Call(func=cst.parse_expression(gather_callee(site, accelerator)), args=[cst.Arg(gathered_argument(site))])
+    return cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
+
+
+def wrapped_to_line_length(edit: Edit, site: GatherSite, accelerator: str, source: SourceFile, line_length: int) -> Edit:
+    """The edit with the gather's argument on a line of its own when the fixed line would pass
+    ``line_length``, as LibCST lays out a call across lines (valid inside the call's brackets)."""
+    line, column = source.position(edit.start)
+    end_line, end_column = source.position(edit.end)
+    text = source.lines[line - 1]
+    if line != end_line or "\n" in edit.content:
+        return edit
+    if len((text[:column] + edit.content + text[end_column:]).rstrip()) <= line_length:
+        return edit
+    indent = text[: len(text) - len(text.lstrip())]
+    newline, step = source.module.default_newline, source.module.default_indent
+    argument = source.module.code_for_node(gathered_argument(site))
+    callee = gather_callee(site, accelerator)
+    return Edit(edit.start, edit.end, f"{callee}({newline}{indent}{step}{argument}{newline}{indent}).{site.reduce_after}()")

@@ -1,0 +1,113 @@
+"""TRL004's fixes on two CPU ranks (gloo), one small scenario per class of issue #16.
+
+Each scenario (``rules/trl004_ungathered_metric/scenarios/``) logs one step from a batch the test
+writes per rank. Where a safe fix exists, ``trllint --fix`` rewrites a copy, the copy runs to the
+end under ``accelerate launch`` and logs the value the test computes itself. Where none exists,
+``--fix`` leaves the file alone and ``--unsafe-fixes`` says why. The already-reducing ``log()``
+needs no fix: trllint reports nothing, the run logs the true value, and the same code without its
+reduction is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from tests.runtime.launch import CPU_DDP, RULES, accelerate_launch, run_trllint
+
+SCENARIOS = RULES / "trl004_ungathered_metric" / "scenarios"
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+@dataclass(frozen=True)
+class FixClass:
+    scenario: str
+    data: dict[str, dict[str, list]]  # rank -> batch
+    key: str  # the logged metric
+    truth: Callable[[dict], float]  # computed from the data, without torch
+    safe_fix: bool = True
+
+
+ACCURACY_DATA = {
+    "0": {"predictions": [1, 0, 1, 1], "labels": [1, 0, 1, 1]},  # all right
+    "1": {"predictions": [1, 1, 0, 0], "labels": [1, 0, 1, 0]},  # half right
+}
+MASKED_DATA = {
+    "0": {"rewards": [1.0, 2.0, 9.0, 9.0], "valid": [True, True, False, False]},
+    "1": {"rewards": [4.0, 5.0, 6.0, 9.0], "valid": [True, True, True, False]},
+}
+
+
+def _accuracy_truth(data: dict) -> float:
+    hits = [p == y for batch in data.values() for p, y in zip(batch["predictions"], batch["labels"])]
+    return sum(hits) / len(hits)
+
+
+def _masked_rank_means(data: dict) -> float:
+    # The mean of the ranks' means (the README says why this differs from the mean of all elements).
+    return _mean([_mean([r for r, v in zip(b["rewards"], b["valid"]) if v]) for b in data.values()])
+
+
+CLASSES = [
+    FixClass(
+        "int_tensor",
+        {"0": {"position_ids": [0, 1, 2]}, "1": {"position_ids": [0, 1, 2, 3, 4]}},
+        "sequence_length",
+        lambda data: _mean([max(b["position_ids"]) + 1 for b in data.values()]),
+    ),
+    FixClass("already_item", ACCURACY_DATA, "accuracy", _accuracy_truth),
+    FixClass("per_rank_shape", MASKED_DATA, "valid_reward", _masked_rank_means),
+    FixClass(
+        "per_rank_condition",
+        {"0": MASKED_DATA["0"], "1": {"rewards": [4.0], "valid": [False]}},
+        "valid_reward",
+        lambda data: 0.0,
+        safe_fix=False,
+    ),
+    FixClass("reducing_log", ACCURACY_DATA, "accuracy", _accuracy_truth),
+]
+
+
+def _logged(script: Path, data: dict) -> dict:
+    data_path, out = script.parent / "data.json", script.parent / "logged.json"
+    data_path.write_text(json.dumps(data))
+    run = accelerate_launch(script, CPU_DDP, script_args=("--data", str(data_path), "--out", str(out)))
+    assert run.ok, run.output[-4000:]
+    record = json.loads(out.read_text())
+    assert record["num_processes"] == 2
+    return record["logged"]
+
+
+@pytest.mark.parametrize("fix_class", CLASSES, ids=lambda c: c.scenario)
+def test_trl004_fix_on_two_ranks(tmp_path: Path, fix_class: FixClass) -> None:
+    script = tmp_path / f"{fix_class.scenario}.py"
+    shutil.copy(SCENARIOS / f"{fix_class.scenario}.py", script)
+    written = script.read_text()
+    fix = run_trllint("--no-cache", "--select", "TRL004", "--fix", str(script))
+
+    if fix_class.scenario == "reducing_log":
+        assert fix.returncode == 0 and script.read_text() == written, fix.stdout
+        assert _logged(script, fix_class.data)[fix_class.key] == pytest.approx(fix_class.truth(fix_class.data))
+        unreduced = tmp_path / "unreduced.py"
+        unreduced.write_text(written.replace('self.accelerator.reduce(local_mean, "mean")', "local_mean"))
+        assert "TRL004" in run_trllint("--no-cache", "--select", "TRL004", str(unreduced)).stdout
+        return
+
+    if not fix_class.safe_fix:
+        assert script.read_text() == written, "--fix applied a fix that is not safe"
+        unsafe = run_trllint("--no-cache", "--select", "TRL004", "--unsafe-fixes", str(script))
+        assert "[unsafe fix: the gather may hang: it runs only on ranks where `valid.any()` holds]" in unsafe.stdout
+        return
+
+    fixed = script.read_text()
+    assert fixed != written, fix.stdout + fix.stderr
+    assert run_trllint("--no-cache", "--select", "TRL004", str(script)).returncode == 0
+    assert _logged(script, fix_class.data)[fix_class.key] == pytest.approx(fix_class.truth(fix_class.data))
