@@ -35,7 +35,7 @@ def code(cell_id: str, source, *, outputs=None, metadata=None) -> dict:
 
 
 def training_notebook() -> dict:
-    """Cell 3 prepares the model; cell 5 logs a per-rank loss (TRL004); cell 6 reads model.config (TRL001)."""
+    """Cell 3 prepares the model; cell 5 logs a per-rank accuracy (TRL004); cell 6 reads model.config (TRL001)."""
     cells = [
         {"cell_type": "markdown", "id": "intro", "metadata": {}, "source": ["# Fine-tune on two GPUs — démo\n", "Ünïcode."]},
         code(
@@ -54,9 +54,10 @@ def training_notebook() -> dict:
         code("timing", "%%bash\nfor x in 1 2; do\n    echo $x\ndone\n"),
         code(
             "train",
-            ["for step, batch in enumerate(dataloader):\n", "    outputs = model(**batch)\n", "    loss = outputs.loss\n",
-             "    accelerator.backward(loss)\n", "    if step == 0:\n", "        !date\n", "    optimizer.step()\n",
-             '    accelerator.log({"train_loss": loss.item()}, step=step)\n'],
+            ["for step, batch in enumerate(dataloader):\n", "    outputs = model(**batch)\n",
+             '    acc = (outputs.logits.argmax(-1) == batch["labels"]).float().mean()\n',
+             "    accelerator.backward(outputs.loss)\n", "    if step == 0:\n", "        !date\n", "    optimizer.step()\n",
+             '    accelerator.log({"acc": acc.item()}, step=step)\n'],
             outputs=[{"data": {"image/png": "iVBORw0KGgo="}, "metadata": {}, "output_type": "display_data"}],
         ),
         code("report", 'files = !ls\nprint("vocab", model.config.vocab_size)'),
@@ -87,16 +88,16 @@ def test_findings_across_cells_name_cell_and_line(cli, tmp_path):
     result = cli("--no-cache", "nb.ipynb")
     assert result.code == 1
     lines = result.out.splitlines()
-    assert lines[0].startswith("nb.ipynb:cell 5:8:36: TRL004 ")
+    assert lines[0].startswith("nb.ipynb:cell 5:8:29: TRL004 ")
     assert lines[1].startswith("nb.ipynb:cell 6:2:16: TRL001 ")
     assert lines[2] == "Found 2 findings (2 fixable with --fix)."
 
     findings = json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)
     assert [(f["code"], f["cell"], f["line"], f["column"], f["end_line"]) for f in findings] == [
-        ("TRL004", 5, 8, 36, 8),
+        ("TRL004", 5, 8, 29, 8),
         ("TRL001", 6, 2, 16, 2),
     ]
-    assert findings[0]["fix"]["edits"][0]["location"] == {"line": 8, "column": 36}
+    assert findings[0]["fix"]["edits"][0]["location"] == {"line": 8, "column": 29}
 
     sarif = json.loads(cli("--no-cache", "--format", "sarif", "nb.ipynb").out)
     results = sarif["runs"][0]["results"]
@@ -125,7 +126,7 @@ def test_fix_rewrites_only_the_changed_cells_sources(cli, tmp_path, style_name):
         assert {k: v for k, v in old_cell.items() if k != "source"} == {k: v for k, v in new_cell.items() if k != "source"}
         assert type(old_cell["source"]) is type(new_cell["source"])
     train = "".join(after["cells"][4]["source"])
-    assert 'accelerator.log({"train_loss": accelerator.gather_for_metrics(loss).mean().item()}, step=step)\n' in train
+    assert '    accelerator.log({"acc": accelerator.gather(acc).mean().item()}, step=step)\n' in train
     assert "        !date\n" in train  # the shell line inside the block came back as it was
     assert after["cells"][5]["source"] == 'files = !ls\nprint("vocab", accelerator.unwrap_model(model).config.vocab_size)'
 
