@@ -26,7 +26,8 @@ from libcst.metadata import (
     WhitespaceInclusivePositionProvider,
 )
 
-from trllint.analysis.parents import ParentProvider
+from trllint.analysis.parents import ParentProvider, parent_map
+from trllint.positions import positions_of
 from trllint.source import SourceFile
 
 Applicability = Literal["safe", "unsafe"]
@@ -147,8 +148,8 @@ class Rule(cst.BatchableCSTVisitor):
 
     @contextmanager
     def resolve(self, wrapper: Any) -> Iterator[None]:
-        # Positions cost two whole code generations (three times the parse) and are read only to
-        # report a finding or build a fix: computed on first use (get_metadata), once per file.
+        # Parents are computed on first use (get_metadata), once per file; positions are placed
+        # per node (_position).
         self._wrapper = wrapper
         self.metadata = {
             key: resolve_provider(wrapper, key)
@@ -162,9 +163,29 @@ class Rule(cst.BatchableCSTVisitor):
             self._wrapper = None
 
     def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = _UNDEFINED_DEFAULT) -> Any:
+        if key in POSITION_PROVIDERS:
+            return self._position(key, node, default)
         if key in LAZY_METADATA and key not in self.metadata and self._wrapper is not None:
             self.metadata[key] = resolve_provider(self._wrapper, key)
         return super().get_metadata(key, node, default)
+
+    def _position(self, key: Any, node: cst.CSTNode, default: Any) -> Any:
+        # Placed per node, once per file for every rule (trllint.positions), never by LibCST's
+        # providers, which generate the whole module's code for each of them.
+        positions = positions_of(self.source, self._parents)
+        try:
+            if key is PositionProvider:
+                return positions.syntactic(node)
+            return positions.whitespace_inclusive(node)
+        except KeyError:
+            if default is _UNDEFINED_DEFAULT:
+                raise
+            return default
+
+    def _parents(self) -> Any:
+        if self._wrapper is not None:
+            return resolve_provider(self._wrapper, ParentProvider)  # shared with the rules asking
+        return parent_map(self.source.module)
 
     # ---- what the engine asks of a rule class -------------------------------------------
 
@@ -260,6 +281,7 @@ class Rule(cst.BatchableCSTVisitor):
 # file: most files that pass the prefilter never need positions (no finding) or parents (the
 # rule bails out early).
 LAZY_METADATA = frozenset({PositionProvider, WhitespaceInclusivePositionProvider, ParentProvider})
+POSITION_PROVIDERS = frozenset({PositionProvider, WhitespaceInclusivePositionProvider})
 
 
 def resolve_provider(wrapper: MetadataWrapper, provider: Any) -> Any:

@@ -159,7 +159,7 @@ def _cpython_verdict(source: SourceFile) -> tuple[Finding | None, Finding | None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
-            compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         finding = engine_finding(
             PARSE_ERROR, source.display_path, f"syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1
@@ -171,6 +171,7 @@ def _cpython_verdict(source: SourceFile) -> tuple[Finding | None, Finding | None
         return engine_finding(PARSE_ERROR, source.display_path, "source nests too deeply to parse"), None
     except ValueError as exc:
         return engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}"), None
+    source.facts["cpython_tree"] = tree  # statement lines for trllint.positions
     return None, None
 
 
