@@ -3,7 +3,7 @@
 LibCST's ``node.visit(visitor)`` rebuilds every node it passes (``_visit_and_replace_children``),
 even for a visitor that changes nothing: a traversal costs about as much as the parse. These
 walks read the children straight from the node fields, in the order LibCST itself visits them
-(read once per node class from its ``_visit_and_replace_children``), and call the same
+(read once per node class from the bytecode of its ``_visit_and_replace_children``), and call the same
 ``visit_<Node>`` / ``leave_<Node>`` methods, so a visitor behaves as under ``node.visit``.
 
 Two thirds of a LibCST tree is whitespace, comments and punctuation (``SimpleWhitespace``,
@@ -14,15 +14,13 @@ descend into them: it calls exactly the same methods, on a third of the nodes.
 from __future__ import annotations
 
 import dataclasses
+import dis
 import functools
-import inspect
-import re
 import typing
 from typing import Any, Callable, Sequence
 
 import libcst as cst
 
-_VISITED_FIELD = re.compile(r"visit_(\w+)\(\s*self,\s*\"(\w+)\"")
 # How a field holds its children, from the helper LibCST visits it with.
 _ONE, _OPTIONAL, _SENTINEL, _MANY = "one", "optional", "sentinel", "many"
 _KINDS = {
@@ -65,10 +63,9 @@ def child_fields(node_type: type) -> tuple[tuple[str, str], ...]:
     if fields is None:
         found: list[tuple[str, str]] | None
         try:
-            source = inspect.getsource(node_type._visit_and_replace_children)
-            found = [(name, _KINDS.get(helper, "")) for helper, name in _VISITED_FIELD.findall(source)]
-        except (OSError, TypeError):
-            found = None  # no source to read (a zipped or compiled LibCST)
+            found = [(name, _KINDS.get(helper, "")) for helper, name in _visited_fields(node_type)]
+        except (AttributeError, TypeError):
+            found = None  # no bytecode to read (a compiled LibCST)
         if found is None or any(not kind for _, kind in found):
             # Decide per value, in dataclass order, over the fields that may hold a node.
             found = [
@@ -81,6 +78,21 @@ def child_fields(node_type: type) -> tuple[tuple[str, str], ...]:
             kinds[name] = kind if kinds.get(name, kind) == kind else ""
         fields = _CHILD_FIELDS[node_type] = tuple(kinds.items())
     return fields
+
+
+def _visited_fields(node_type: type) -> list[tuple[str, str]]:
+    """(helper, field) for each ``visit_<helper>(self, "<field>", ...)`` call of the class's
+    ``_visit_and_replace_children``, in order, read from its bytecode: reading its source
+    (``inspect.getsource`` tokenizes LibCST's modules) cost a tenth of a second per process."""
+    found: list[tuple[str, str]] = []
+    helper = None
+    for instruction in dis.get_instructions(node_type._visit_and_replace_children):
+        if instruction.opname == "LOAD_GLOBAL" and str(instruction.argval).startswith("visit_"):
+            helper = instruction.argval[len("visit_") :]
+        elif helper is not None and instruction.opname == "LOAD_CONST" and isinstance(instruction.argval, str):
+            found.append((helper, instruction.argval))
+            helper = None
+    return found
 
 
 @functools.lru_cache(maxsize=None)
