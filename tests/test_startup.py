@@ -22,7 +22,7 @@ ON_DEMAND = {"concurrent.futures", "multiprocessing", "difflib", "trllint.report
 TRLLINT_FOR_ONE_FILE = {
     "trllint", "trllint.cli", "trllint.app", "trllint.batch", "trllint.config", "trllint.discovery",
     "trllint.fixes", "trllint.registry", "trllint.report", "trllint.report.text", "trllint.rule",
-    "trllint.runner", "trllint.source", "trllint.rules", "trllint.cache",
+    "trllint.runner", "trllint.source", "trllint.positions", "trllint.rules", "trllint.cache",
 }  # fmt: skip
 
 _DRIVER = textwrap.dedent(
