@@ -3,6 +3,7 @@
     python benchmarks/bench.py                      # trl, accelerate, deepspeed, transformers
     python benchmarks/bench.py --packages trl,accelerate --repeat 5
     python benchmarks/bench.py --paths src/ --limit 500 --skip fixit,torchfix
+    python benchmarks/bench.py --only-large --large 3     # the pre-commit case on big scripts
 
 Every measurement is a fresh process timed from start to exit (wall clock), so start-up is
 counted the same way for every tool. Repetitions are interleaved (each round runs every
@@ -47,6 +48,41 @@ for path in open(sys.argv[1], encoding="utf-8").read().splitlines():
         failed += 1
 sys.stderr.write(f"{failed} files did not parse\\n")
 """
+
+
+# Imports LibCST and parses one file: what one file costs any LibCST linter from process start.
+PARSE_ONE = """
+import sys
+import libcst
+with open(sys.argv[1], "rb") as handle:
+    libcst.parse_module(handle.read())
+"""
+
+# Each rule alone on one already parsed file, in one process: CPU seconds per rule (the syntax
+# check every file gets included, and shown alone as "none").
+RULE_COSTS = """
+import json, sys, time
+from trllint.registry import all_rules
+from trllint.runner import RuleSet, lint_source, read_source
+path = sys.argv[1]
+data = open(path, "rb").read()
+name = path.rsplit("/", 1)[-1]
+costs = {}
+for code, info in [("none", None), *sorted(all_rules().items())]:
+    best = None
+    for _ in range(int(sys.argv[2])):
+        source = read_source(data, path, name)
+        source.module
+        start = time.process_time()
+        findings = lint_source(source, name, RuleSet([info.rule] if info else []))
+        elapsed = time.process_time() - start
+        best = elapsed if best is None else min(best, elapsed)
+    costs[code] = {"seconds": best, "findings": len(findings)}
+print(json.dumps(costs))
+"""
+
+# A file is a training script when it steps an optimizer or subclasses a Trainer.
+TRAINING_MARKERS = (b".backward(", b"Trainer)", b"Trainer, ")
 
 
 @dataclass
@@ -163,6 +199,13 @@ def build(args: argparse.Namespace, files: list[Path], work: Path) -> list[Measu
     names = [str(f) for f in files]
     one = str(args.one_file or median_file(files))
 
+    skip = set(args.skip)
+    if args.only_large:
+        skip |= {"parse", "cold", "warm", "fixit", "torchfix", "one_file"}
+
+    def tool(name: str) -> str:
+        return name if name in skip else executable(name)  # a skipped tool need not be installed
+
     def clear(folder: Path):
         return lambda: shutil.rmtree(folder, ignore_errors=True)
 
@@ -170,15 +213,37 @@ def build(args: argparse.Namespace, files: list[Path], work: Path) -> list[Measu
         Measurement("parse", "LibCST parse, every file, 1 process", [python, "-c", PARSE_ALL, str(listing)], work),
         Measurement("cold", "trllint, cold cache", trllint + names, lint_cwd, before=clear(cache)),
         Measurement("warm", "trllint, warm cache", trllint + names, lint_cwd),
-        Measurement("fixit", "fixit lint", [executable("fixit"), "lint", *names], work, slow=True),
-        Measurement(
-            "torchfix", "torchfix --select ALL", [executable("torchfix"), "--select", "ALL", *names], work, slow=True
-        ),
+        Measurement("fixit", "fixit lint", [tool("fixit"), "lint", *names], work, slow=True),
+        Measurement("torchfix", "torchfix --select ALL", [tool("torchfix"), "--select", "ALL", *names], work, slow=True),
         Measurement("one_file", "trllint one_file.py", [python, "-m", "trllint", one], one_cwd, before=clear(one_cache)),
         Measurement("import_libcst", 'python -c "import libcst"', [python, "-c", "import libcst"], work),
     ]
-    skip = set(args.skip)
-    return [m for m in measurements if m.key not in skip]
+    for index, script in enumerate(args.large_paths):
+        lines = script.read_bytes().count(b"\n")
+        label = f"{script.name} ({lines} lines)"
+        measurements += [
+            Measurement(f"large_{index}", f"trllint {label}", [python, "-m", "trllint", "--no-cache", str(script)], one_cwd),
+            Measurement(f"large_parse_{index}", f"import libcst + parse {label}", [python, "-c", PARSE_ONE, str(script)], work),
+        ]
+    return [m for m in measurements if m.key not in skip and not (m.key.startswith("large") and "large" in skip)]
+
+
+def large_scripts(args: argparse.Namespace, files: list[Path]) -> list[Path]:
+    """The ``--large`` largest training scripts of the corpus, then every ``--large-script``."""
+    sized = []
+    for path in files:
+        data = path.read_bytes()
+        if any(marker in data for marker in TRAINING_MARKERS):
+            sized.append((data.count(b"\n"), str(path), path))
+    chosen = [path for _, _, path in sorted(sized, reverse=True)[: args.large]]
+    return chosen + [Path(p).resolve() for p in args.large_script]
+
+
+def rule_costs(script: Path, env: dict[str, str], repeat: int) -> dict[str, dict]:
+    out = subprocess.run(
+        [sys.executable, "-c", RULE_COSTS, str(script), str(repeat)], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
 
 
 def median_file(files: list[Path]) -> Path:
@@ -186,12 +251,14 @@ def median_file(files: list[Path]) -> Path:
     return by_size[len(by_size) // 2]
 
 
-def table(results: list[dict], floor: float | None, one_file_base: float | None) -> str:
+def table(results: list[dict], floor: float | None, one_file_base: float | None, large_bases: dict[str, float]) -> str:
     rows = [("measurement", "runs", "median s", "ratio to (1)", "peak MB")]
     for r in results:
         ratio = f"{r['median_s'] / floor:.3f}" if floor else "-"
         if r["key"] == "one_file" and one_file_base:
             ratio += f" ({r['median_s'] / one_file_base:.2f} x import libcst)"
+        if r["key"].startswith("large_") and not r["key"].startswith("large_parse_") and large_bases.get(r["key"]):
+            ratio += f" ({r['median_s'] / large_bases[r['key']]:.2f} x import libcst + parse)"
         rows.append((r["label"], str(r["runs"]), f"{r['median_s']:.2f}", ratio, f"{r['peak_mb']:.0f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths)) + " |" for row in rows]
@@ -207,14 +274,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--slow-repeat", type=int, default=1, help="rounds that include Fixit and TorchFix (default 1)")
     parser.add_argument("--skip", type=lambda s: [x for x in s.split(",") if x], default=[],
-                        help="measurements to leave out: parse,cold,warm,fixit,torchfix,one_file,import_libcst")
+                        help="measurements to leave out: parse,cold,warm,fixit,torchfix,one_file,import_libcst,large")
     parser.add_argument("--jobs", type=int, help="trllint --jobs (default: trllint's own default, the cores)")
     parser.add_argument("--one-file", help="the file for the one-file measurement (default: the corpus file of median size)")
+    parser.add_argument("--large", type=int, default=3, help="the N largest training scripts of the corpus, one process each (default 3)")
+    parser.add_argument("--large-script", nargs="*", default=[], help="more large scripts for that case")
+    parser.add_argument("--only-large", action="store_true", help="only the large-script case (and import libcst)")
+    parser.add_argument("--rule-repeat", type=int, default=3, help="runs per rule for the per-rule costs (best kept)")
     parser.add_argument("--json", default="benchmarks/results.json", help="where to write the results (default %(default)s)")
     args = parser.parse_args(argv)
 
     packages = [p for p in args.packages.split(",") if p]
     files = corpus_files(packages, args.paths, args.limit)
+    # The large scripts come from the whole corpus, whatever --limit samples.
+    args.large_paths = large_scripts(args, corpus_files(packages, args.paths, None) if args.limit else files)
     if not files:
         raise SystemExit("bench: the corpus is empty")
     env = dict(os.environ)
@@ -260,6 +333,16 @@ def main(argv: list[str] | None = None) -> int:
     for a, b in (("cold", "fixit"), ("cold", "torchfix"), ("warm", "cold"), ("one_file", "import_libcst")):
         if a in by_key and b in by_key:
             ratios[f"{a}_to_{b}"] = by_key[a]["median_s"] / by_key[b]["median_s"]
+    large_bases: dict[str, float] = {}
+    for key in by_key:
+        base = by_key.get(key.replace("large_", "large_parse_", 1))
+        if key.startswith("large_") and not key.startswith("large_parse_") and base:
+            large_bases[key] = base["median_s"]
+            ratios[f"{key}_to_import_and_parse"] = by_key[key]["median_s"] / base["median_s"]
+    per_rule = {}
+    if "large" not in args.skip:
+        for script in args.large_paths:
+            per_rule[str(script)] = {"lines": script.read_bytes().count(b"\n"), "rules": rule_costs(script, env, args.rule_repeat)}
     report = {
         "machine": machine(),
         "corpus": {"packages": packages, "paths": args.paths, "files": len(files), "lines": lines, "limit": args.limit},
@@ -267,11 +350,18 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "results": results,
         "ratios": ratios,
+        "rule_costs": per_rule,
     }
-    print(table(results, floor, by_key.get("import_libcst", {}).get("median_s")))
+    print(table(results, floor, by_key.get("import_libcst", {}).get("median_s"), large_bases))
     print()
     for name, value in ratios.items():
         print(f"{name}: {value:.3f}")
+    for script, costs in per_rule.items():
+        kilolines = costs["lines"] / 1000
+        cells = ", ".join(
+            f"{code} {c['seconds'] * 1000 / kilolines:.0f} ms/kl ({c['findings']} findings)" for code, c in costs["rules"].items()
+        )
+        print(f"per rule, CPU per 1,000 lines, {Path(script).name}: {cells}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -2,42 +2,27 @@
 
 - ``ParentProvider`` (parent links read from node fields) equals LibCST's ParentNodeProvider on
   real training code and on every rule case.
-- Positions (two whole code generations) are computed only for a file where a rule asks for
-  them, i.e. reports; a file without findings never pays for them, and the findings of a file
-  with them are the same as with eager positions.
+- Positions are placed only for the nodes a rule reports (trllint.positions, checked against
+  LibCST's providers in tests/test_positions.py): no file pays for a whole-module code
+  generation, with findings or without.
 """
 
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
 
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from tests import engine_rules
+from tests.samples import real_code_sample
 from trllint.analysis.parents import ParentProvider, parent_map
 from trllint.analysis.walk import TOKEN_TYPES
-from trllint.registry import all_rules
 from trllint.ruleset import RuleSet
 from trllint.runner import lint_source, read_source
 
 
-def _sample() -> list[Path]:
-    files: list[Path] = []
-    for package in ("trl", "accelerate"):
-        spec = importlib.util.find_spec(package)
-        if spec and spec.submodule_search_locations:
-            found = sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.py"))
-            files += [f for f in found if f.stat().st_size < 30_000][::15]
-    for info in all_rules().values():
-        files += sorted((info.folder / "cases").glob("*.py"))
-    return files
-
-
 def test_parent_provider_equals_libcst_parent_node_provider():
-    files = _sample()
+    files = real_code_sample()
     assert files
     for path in files:
         try:
@@ -73,22 +58,29 @@ def test_parent_map_answers_like_a_dict_before_and_after_completing():
         parents[stranger]
 
 
-def test_positions_are_computed_only_for_a_file_with_findings(monkeypatch):
-    computed: list[str] = []
-    real = PositionProvider._gen_impl
+def test_positions_never_generate_the_whole_module(monkeypatch):
+    """Positions are placed per reported node (trllint.positions): neither a file without
+    findings nor one with them pays for LibCST's providers or a code generation of the module."""
+    generated: list[str] = []
+    real_provider, real_module = PositionProvider._gen_impl, cst.Module._codegen_impl
 
-    def counting(self, module):
-        computed.append("positions")
-        return real(self, module)
+    def counting_provider(self, module):
+        generated.append("provider")
+        return real_provider(self, module)
 
-    monkeypatch.setattr(PositionProvider, "_gen_impl", counting)
+    def counting_module(self, state, *args, **kwargs):
+        generated.append("module")
+        return real_module(self, state, *args, **kwargs)
+
+    monkeypatch.setattr(PositionProvider, "_gen_impl", counting_provider)
+    monkeypatch.setattr(cst.Module, "_codegen_impl", counting_module)
     rules = RuleSet([info.rule for info in engine_rules.speed_rule_infos().values()])
     quiet = "def configure(model):\n    return model.settings\n"  # passes the prefilter, no finding
     source = read_source(quiet.encode(), "quiet.py", "quiet.py")
     assert lint_source(source, "quiet.py", rules) == []
-    assert source._module is not None and computed == []
+    assert source._module is not None and generated == []
     loud = "def configure(model):\n    return model.config, model.config.x\n"
     source = read_source(loud.encode(), "loud.py", "loud.py")
     findings = lint_source(source, "loud.py", rules)
     assert [(f.line, f.column, f.end_column) for f in findings] == [(2, 12, 24), (2, 26, 38)]
-    assert computed == ["positions"]  # once per file, however many findings
+    assert generated == []

@@ -188,3 +188,15 @@ def test_syntax_children_are_children_less_tokens():
         expected = [c for c in node.children if type(c) not in walk.TOKEN_TYPES]
         assert [id(c) for c in walk.syntax_children(node)] == [id(c) for c in expected], type(node).__name__
         pending.extend(node.children)
+
+
+def test_fields_read_from_bytecode_are_those_the_source_visits():
+    """The bytecode reading (fast) agrees with reading the source of every node class."""
+    import re
+
+    visited = re.compile(r"visit_(\w+)\(\s*self,\s*\"(\w+)\"")
+    classes = [t for t in walk._subclasses(cst.CSTNode) if "_visit_and_replace_children" in vars(t)]
+    assert len(classes) > 100
+    for node_type in classes:
+        source = inspect.getsource(node_type._visit_and_replace_children)
+        assert walk._visited_fields(node_type) == visited.findall(source), node_type

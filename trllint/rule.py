@@ -25,6 +25,8 @@ from trllint.findings import Applicability, Edit, Finding, Fix
 from trllint.libcst_private import UNDEFINED_DEFAULT
 from trllint.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
 from trllint.prefilter import AllOf, AnyOf, Prefilter, Token, check_declaration, token_present
+from trllint.analysis.parents import ParentProvider, parent_map
+from trllint.positions import positions_of
 from trllint.source import SourceFile
 
 __all__ = [
@@ -92,8 +94,8 @@ class Rule(cst.BatchableCSTVisitor):
 
     @contextmanager
     def resolve(self, wrapper: Any) -> Iterator[None]:
-        # Positions cost two whole code generations (three times the parse) and are read only to
-        # report a finding or build a fix: computed on first use (get_metadata), once per file.
+        # Parents are computed on first use (get_metadata), once per file; positions are placed
+        # per node (_position).
         self._wrapper = wrapper
         self.metadata = {
             key: resolve_provider(wrapper, key)
@@ -107,9 +109,47 @@ class Rule(cst.BatchableCSTVisitor):
             self._wrapper = None
 
     def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = UNDEFINED_DEFAULT) -> Any:
+        if key in POSITION_METADATA:
+            return self._position(key, node, default)
         if key in LAZY_METADATA and key not in self.metadata and self._wrapper is not None:
             self.metadata[key] = resolve_provider(self._wrapper, key)
         return super().get_metadata(key, node, default)
+
+    def _position(self, key: Any, node: cst.CSTNode, default: Any) -> Any:
+        # Placed per node, once per file for every rule (trllint.positions), never by LibCST's
+        # providers, which generate the whole module's code for each of them.
+        positions = positions_of(self.source, self._parents)
+        try:
+            if key is PositionProvider:
+                return positions.syntactic(node)
+            return positions.whitespace_inclusive(node)
+        except KeyError:
+            if default is _UNDEFINED_DEFAULT:
+                raise
+            return default
+
+    def _parents(self) -> Any:
+        if self._wrapper is not None:
+            return resolve_provider(self._wrapper, ParentProvider)  # shared with the rules asking
+        return parent_map(self.source.module)
+
+    def _position(self, key: Any, node: cst.CSTNode, default: Any) -> Any:
+        # Placed per node, once per file for every rule (trllint.positions), never by LibCST's
+        # providers, which generate the whole module's code for each of them.
+        positions = positions_of(self.source, self._parents)
+        try:
+            if key is PositionProvider:
+                return positions.syntactic(node)
+            return positions.whitespace_inclusive(node)
+        except KeyError:
+            if default is UNDEFINED_DEFAULT:
+                raise
+            return default
+
+    def _parents(self) -> Any:
+        if self._wrapper is not None:
+            return resolve_provider(self._wrapper, ParentProvider)  # shared with the rules asking
+        return parent_map(self.source.module)
 
     # ---- what the engine asks of a rule class -------------------------------------------
 

@@ -43,7 +43,7 @@ def cpython_verdict(source: SourceFile) -> CPythonVerdict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
-            compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         finding = engine_finding(
             PARSE_ERROR, source.display_path, f"syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1
@@ -55,6 +55,7 @@ def cpython_verdict(source: SourceFile) -> CPythonVerdict:
         return CPythonVerdict(too_deep=_too_deep(source))
     except ValueError as exc:
         return CPythonVerdict(too_deep=engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}"))
+    source.facts["cpython_tree"] = tree  # statement lines, for trllint.positions
     return CPythonVerdict()
 
 

@@ -7,7 +7,7 @@ cost) instead of the scope and qualified-name providers, which cost several time
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import libcst as cst
 
@@ -81,17 +81,28 @@ class NodeContext:
         assigns it; else a name bound to ``Accelerator(...)`` in the enclosing function or module.
         """
         cls = self.enclosing_class(node)
-        if cls is not None and (is_trainer_class(cls) or _assigns_self_attribute(cls, "accelerator")):
+        if cls is not None and (is_trainer_class(cls) or self._scope_fact(cls, _assigns_self_accelerator)):
             return "self.accelerator"
         function = self.enclosing_function(node)
-        imports = imports_of(self.source)
         scopes: list[cst.CSTNode] = [function] if function is not None else []
         scopes.append(self.source.module)
         for scope in scopes:
-            name = _name_bound_to_call(scope, imports, "accelerate.Accelerator", "Accelerator")
+            name = self._scope_fact(scope, self._accelerator_bound_in)
             if name is not None:
                 return name
         return None
+
+    def _scope_fact(self, scope: cst.CSTNode, compute: Callable[[cst.CSTNode], Any]) -> Any:
+        # Once per scope and file: asked at every finding, a class-wide walk per finding would
+        # grow with (findings x class size).
+        facts = self.source.facts.setdefault("accelerator_scopes", {})
+        key = (id(scope), compute.__name__)
+        if key not in facts:
+            facts[key] = compute(scope)
+        return facts[key]
+
+    def _accelerator_bound_in(self, scope: cst.CSTNode) -> str | None:
+        return _name_bound_to_call(scope, imports_of(self.source), "accelerate.Accelerator", "Accelerator")
 
 
 def is_trainer_class(cls: cst.ClassDef) -> bool:
@@ -112,6 +123,10 @@ def methods_of(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     if not isinstance(cls.body, cst.IndentedBlock):
         return {}
     return {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+
+
+def _assigns_self_accelerator(cls: cst.ClassDef) -> bool:
+    return _assigns_self_attribute(cls, "accelerator")
 
 
 def _assigns_self_attribute(cls: cst.ClassDef, attribute: str) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Callable
 
@@ -390,11 +391,13 @@ class RankFlow:
         self._bindings.setdefault(name, []).append((order, binding))
 
     def _lookup(self, name: str, order: int) -> Binding | None:
-        found = None
-        for bound_at, binding in self._bindings.get(name, ()):
-            if bound_at < order:
-                found = binding
-        return found
+        # Bindings are made in statement order, so each name's list is sorted by order: a
+        # binary search keeps a name assigned on every line of a long loop linear, not quadratic.
+        bindings = self._bindings.get(name)
+        if not bindings:
+            return None
+        before = bisect_left(bindings, order, key=_order_of)
+        return bindings[before - 1][1] if before else None
 
     # ---- evaluating an expression ------------------------------------------------------------
 
@@ -642,6 +645,10 @@ class _FileRankFacts:
             if isinstance(small, cst.Return) and small.value is not None
         ]
         return min(states, default=Rank.NO_DATA)
+
+
+def _order_of(entry: tuple[int, Binding]) -> int:
+    return entry[0]
 
 
 def _is_own_function_call(call: cst.Call) -> bool:

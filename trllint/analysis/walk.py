@@ -3,7 +3,7 @@
 LibCST's ``node.visit(visitor)`` rebuilds every node it passes (``_visit_and_replace_children``),
 even for a visitor that changes nothing: a traversal costs about as much as the parse. These
 walks read the children straight from the node fields, in the order LibCST itself visits them
-(read once per node class from its ``_visit_and_replace_children``), and call the same
+(read once per node class from the bytecode of its ``_visit_and_replace_children``), and call the same
 ``visit_<Node>`` / ``leave_<Node>`` methods, so a visitor behaves as under ``node.visit``.
 
 Two thirds of a LibCST tree is whitespace, comments and punctuation (``SimpleWhitespace``,
@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 import typing
 from typing import Any, Callable, Sequence
 
 import libcst as cst
 
-from trllint.libcst_private import TOKEN_MODULES, is_no_op, visiting_source
+from trllint.libcst_private import TOKEN_MODULES, is_no_op, visited_fields
 
-_VISITED_FIELD = re.compile(r"visit_(\w+)\(\s*self,\s*\"(\w+)\"")
 # How a field holds its children, from the helper LibCST visits it with.
 _ONE, _OPTIONAL, _SENTINEL, _MANY = "one", "optional", "sentinel", "many"
 _KINDS = {
@@ -65,10 +63,9 @@ def child_fields(node_type: type) -> tuple[tuple[str, str], ...]:
     if fields is None:
         found: list[tuple[str, str]] | None
         try:
-            source = visiting_source(node_type)
-            found = [(name, _KINDS.get(helper, "")) for helper, name in _VISITED_FIELD.findall(source)]
-        except (OSError, TypeError):
-            found = None  # no source to read (a zipped or compiled LibCST)
+            found = [(name, _KINDS.get(helper, "")) for helper, name in visited_fields(node_type)]
+        except (AttributeError, TypeError):
+            found = None  # no bytecode to read (a compiled LibCST)
         if found is None or any(not kind for _, kind in found):
             # Decide per value, in dataclass order, over the fields that may hold a node.
             found = [

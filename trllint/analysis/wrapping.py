@@ -304,6 +304,10 @@ class _BindingPass(cst.CSTVisitor):
         self.classes: list[cst.ClassDef | None] = []
         self.visited: set[int] = set()  # functions walked so far
         self.stale: set[int] = set()  # functions walked before they received a new wrapping
+        # id(class) -> its methods by name, and the ids of every function in its body: read
+        # once per class, not at each call or method (quadratic in the size of a class).
+        self._methods: dict[int, dict[str, cst.FunctionDef]] = {}
+        self._members: dict[int, set[int]] = {}
 
     # ---- scopes -------------------------------------------------------------------------
 
@@ -314,7 +318,7 @@ class _BindingPass(cst.CSTVisitor):
         self.classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        cls = self.classes[-1] if self.classes and _is_method_of(node, self.classes[-1]) else None
+        cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
         scope = _Scope(node, cls)
         if cls is not None and node.name.value != "__init__":
             scope.bindings.update(self.facts.self_attributes.get(id(cls), {}))
@@ -405,7 +409,7 @@ class _BindingPass(cst.CSTVisitor):
             if name not in attributes:
                 attributes[name] = wrapping
                 # Methods walked before this one read self.<name> without knowing it is wrapped.
-                methods = methods_of(scope.cls).values()
+                methods = self._methods_of(scope.cls).values()
                 self.stale.update(id(m) for m in methods if m is not scope.function and id(m) in self.visited)
 
     def visit_If(self, node: cst.If) -> None:
@@ -490,11 +494,21 @@ class _BindingPass(cst.CSTVisitor):
             return None, False
         scope = self.scopes[-1]
         if name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
-            return methods_of(scope.cls).get(name[5:]), True
+            return self._methods_of(scope.cls).get(name[5:]), True
         if "." not in name:
             return self.functions.get(name), False
         return None, False
 
+    def _methods_of(self, cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+        methods = self._methods.get(id(cls))
+        if methods is None:
+            methods = self._methods[id(cls)] = methods_of(cls)
+        return methods
 
-def _is_method_of(function: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
-    return cls is not None and isinstance(cls.body, cst.IndentedBlock) and any(s is function for s in cls.body.body)
+    def _is_method_of(self, function: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
+        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+            return False
+        members = self._members.get(id(cls))
+        if members is None:
+            members = self._members[id(cls)] = {id(s) for s in cls.body.body}
+        return id(function) in members
