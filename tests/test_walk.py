@@ -10,6 +10,7 @@ import libcst as cst
 import pytest
 
 from trllint.analysis import walk
+from trllint.libcst_private import visited_fields
 
 TRICKY = '''
 @decorator(arg)
@@ -199,4 +200,4 @@ def test_fields_read_from_bytecode_are_those_the_source_visits():
     assert len(classes) > 100
     for node_type in classes:
         source = inspect.getsource(node_type._visit_and_replace_children)
-        assert walk._visited_fields(node_type) == visited.findall(source), node_type
+        assert visited_fields(node_type) == visited.findall(source), node_type

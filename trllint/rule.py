@@ -124,24 +124,6 @@ class Rule(cst.BatchableCSTVisitor):
                 return positions.syntactic(node)
             return positions.whitespace_inclusive(node)
         except KeyError:
-            if default is _UNDEFINED_DEFAULT:
-                raise
-            return default
-
-    def _parents(self) -> Any:
-        if self._wrapper is not None:
-            return resolve_provider(self._wrapper, ParentProvider)  # shared with the rules asking
-        return parent_map(self.source.module)
-
-    def _position(self, key: Any, node: cst.CSTNode, default: Any) -> Any:
-        # Placed per node, once per file for every rule (trllint.positions), never by LibCST's
-        # providers, which generate the whole module's code for each of them.
-        positions = positions_of(self.source, self._parents)
-        try:
-            if key is PositionProvider:
-                return positions.syntactic(node)
-            return positions.whitespace_inclusive(node)
-        except KeyError:
             if default is UNDEFINED_DEFAULT:
                 raise
             return default
