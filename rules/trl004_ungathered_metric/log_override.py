@@ -5,9 +5,17 @@ values into one tensor and ``accelerator.reduce`` it (``"mean"``, or ``"sum"`` o
 then divided): what they log is the run's value. A value stored into such a buffer is not a
 finding. A ``log()`` whose collective carries only other numbers (a loss total) reduces nothing
 that was stored.
+
+The same holds for any method of the class that reads the buffer and hands what it read to a
+collective, or to a method of the class that the linter cannot see (ms-swift's Megatron GRPO
+trainer averages its buffer and passes it to ``self._all_reduce_metric``, inherited from a base
+class in another module): the logged values may be the run's, so a stored entry is not proven
+per-rank. Unknown is silent. A metric sink (``self.log``, ``super().log``) is no such method.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import libcst as cst
 
@@ -19,28 +27,53 @@ from trllint.analysis.names import assigned_names, dotted_name
 from .metric_syntax import METRIC_BUFFERS
 
 
-
 def log_reduces_stored_metrics(
-    cls: cst.ClassDef, classes: dict[str, cst.ClassDef], buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
+    cls: cst.ClassDef,
+    classes: dict[str, cst.ClassDef],
+    buffers: frozenset[str] = frozenset(METRIC_BUFFERS),
+    is_sink: Callable[[cst.Call], bool] = lambda call: False,
 ) -> bool:
-    """True when ``log()`` of ``cls`` (or of a base class in the same file) passes what it read
-    from a metric buffer through a collective."""
-    seen: set[int] = set()
+    """True when ``log()`` of ``cls`` (or of a base class in the same file), or another of its
+    methods, passes what it read from a metric buffer through a collective or an unseen method."""
+    chain: list[cst.ClassDef] = []
+    unseen_base = False
     pending = [cls]
     while pending:
         current = pending.pop()
-        if id(current) in seen:
+        if any(current is seen for seen in chain):
             continue
-        seen.add(id(current))
-        log = methods_of(current).get("log")
-        if log is not None:
-            return _reduces_buffer(log, buffers)  # the nearest override is the one that runs
-        pending.extend(classes[n] for b in current.bases if (n := dotted_name(b.value)) in classes)
-    return False
+        chain.append(current)
+        for base in current.bases:
+            name = dotted_name(base.value)
+            if name in classes:
+                pending.append(classes[name])
+            elif name not in (None, "object"):
+                unseen_base = True
+    defined = {name for current in chain for name in methods_of(current)}
+
+    def opaque(call: cst.Call) -> bool:
+        # self.helper(...) that no class of the chain defines: inherited from a base we cannot read.
+        func = call.func
+        return (
+            unseen_base
+            and isinstance(func, cst.Attribute)
+            and dotted_name(func.value) == "self"
+            and func.attr.value not in defined
+            and not is_sink(call)
+        )
+
+    nearest_log = next((methods_of(c)["log"] for c in chain if "log" in methods_of(c)), None)
+    methods = [m for c in chain for name, m in methods_of(c).items() if name != "log"]
+    candidates = ([nearest_log] if nearest_log is not None else []) + methods  # the nearest log() runs
+    return any(_reduces_buffer(method, buffers, opaque) for method in candidates)
 
 
-def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str]) -> bool:
+def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Callable[[cst.Call], bool]) -> bool:
+    # Two taints: `tainted` holds names read from a buffer in any way (a collective on them reduces
+    # it); `stored` only names holding the stored values (`self._metrics[mode]`, its items), so
+    # that an opaque helper handed `self.state.global_step` reduces nothing that was stored.
     tainted: set[str] = set()
+    stored: set[str] = set()
 
     def reads_buffer(node: cst.CSTNode) -> bool:
         name = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
@@ -48,33 +81,49 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str]) -> bool:
             return True
         return any(reads_buffer(child) for child in walk.syntax_children(node))
 
+    def reads_stored(node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Subscript):
+            root: cst.CSTNode = node
+            while isinstance(root, cst.Subscript):
+                root = root.value
+            if dotted_name(root) in buffers:
+                return True
+        name = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if name is not None and name in stored:
+            return True
+        return any(reads_stored(child) for child in walk.syntax_children(node))
+
+    def taint(value: cst.CSTNode, names: list[str]) -> None:
+        if reads_buffer(value):
+            tainted.update(names)
+        if reads_stored(value):
+            stored.update(names)
+
     reduced = False
 
     class Flow(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
-            if reads_buffer(node.value):
-                for target in node.targets:
-                    tainted.update(assigned_names(target.target))
+            taint(node.value, [n for target in node.targets for n in assigned_names(target.target)])
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if reads_buffer(node.value):
-                tainted.update(assigned_names(node.target))
+            taint(node.value, assigned_names(node.target))
 
         def visit_For(self, node: cst.For) -> None:
-            if reads_buffer(node.iter):
-                tainted.update(assigned_names(node.target))
+            taint(node.iter, assigned_names(node.target))
 
         def visit_CompFor(self, node: cst.CompFor) -> None:
-            if reads_buffer(node.iter):
-                tainted.update(assigned_names(node.target))
+            taint(node.iter, assigned_names(node.target))
 
         def visit_Call(self, node: cst.Call) -> None:
             nonlocal reduced
-            arguments_read = any(reads_buffer(arg.value) for arg in node.args)
-            if is_gathering_call(node) and arguments_read:
+            if is_gathering_call(node) and any(reads_buffer(arg.value) for arg in node.args):
                 reduced = True
-            elif arguments_read and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend"):
-                tainted.update(assigned_names(node.func.value))  # metric_list.append(buffer mean)
+            elif opaque(node) and any(reads_stored(arg.value) for arg in node.args):
+                reduced = True
+            elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "update"):
+                # metric_list.append(buffer mean), metrics.update({k: mean(v) for k, v in buffer.items()})
+                for arg in node.args:
+                    taint(arg.value, assigned_names(node.func.value))
 
     for _ in range(2):  # a second pass carries what a loop (or comprehension) taints back to its top
         walk.visit(log.body, Flow())

@@ -120,8 +120,10 @@ class UngatheredMetric(Rule):
         self._buffers = frozenset(METRIC_BUFFERS) | self._attributes_reaching_sinks(flows)
         for flow in flows:
             cls = self._class_of_method.get(id(flow.scope))
-            # Stored values are reduced across ranks by the class's own log() before they are logged.
-            stored_are_reduced = cls is not None and log_reduces_stored_metrics(cls, self._classes, self._buffers)
+            # Stored values are reduced across ranks by the class's own methods before they are logged.
+            stored_are_reduced = cls is not None and log_reduces_stored_metrics(
+                cls, self._classes, self._buffers, lambda call: bool(self._logged_arguments(call))
+            )
             for value, line, stored in self._logged_values(flow, helpers):
                 if not (stored and stored_are_reduced):
                     self._check(value, line, flow)

@@ -8,6 +8,7 @@ ranks that never come (or the others for rank 0) until the NCCL watchdog kills t
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
 import libcst as cst
@@ -25,6 +26,7 @@ COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
     "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes",
 )
+_BUILTINS = frozenset(dir(builtins))
 _EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
 
 
@@ -151,6 +153,11 @@ class CollectiveUnderRankGuard(Rule):
         other = test_node.orelse if in_body else test_node.body
         if other is not None and self.enters_kind(other, kind, nested=True):
             return True
+        if other is not None and kind.startswith("call:") and self._runs_unseen_code(other):
+            # A helper of this file that enters a collective (a subscriber loop's broadcast) on one
+            # side, code the linter cannot read on the other (a server whose callbacks send the
+            # matching broadcast): the other ranks may well meet it. Unknown is silent.
+            return True
         key = self.ranks.guard_key(test_node.test)
         if key is None:
             return False
@@ -163,6 +170,17 @@ class CollectiveUnderRankGuard(Rule):
             for side, holds in ((sibling.body, sibling_key[1]), (sibling.orelse, ALL_RANKS - sibling_key[1])):
                 if side is not None and holds == ALL_RANKS - runs_on and self.enters_kind(side, kind, nested=True):
                     return True
+        return False
+
+    def _runs_unseen_code(self, node: cst.CSTNode) -> bool:
+        """True when ``node`` calls something that is neither a known collective, nor a function
+        of this file, nor a Python builtin."""
+        for call in run_by(node, nested=True):
+            if collective_of(call, self.context) is not None or self._own_function(call) is not None:
+                continue
+            if isinstance(call.func, cst.Name) and call.func.value in _BUILTINS:
+                continue
+            return True
         return False
 
     def _early_exit_before(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, kind: str) -> Guard | None:
