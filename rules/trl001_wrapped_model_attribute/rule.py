@@ -6,6 +6,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from trllint.analysis import walk
+from trllint.analysis.accelerators import accelerator_at
 from trllint.analysis.context import (
     CONTEXT_METADATA,
     NodeContext,
@@ -124,7 +125,7 @@ class WrappedModelAttribute(Rule):
         if wrapping.has_module:
             # After a wrap in a branch, the model may be bare at the read: .module would fail there.
             return f'getattr({receiver}, "module", {receiver})' if wrapping.conditional else f"{receiver}.module"
-        accelerator = self.context.accelerator_in_scope(read)
+        accelerator = accelerator_at(read, self.context)  # bound on every path before the read, or None
         if accelerator is None and wrapping.accelerator and self._bound_here(read, wrapping.accelerator):
             accelerator = wrapping.accelerator
         if accelerator is None and self._bound_here(read, "accelerator"):
@@ -132,15 +133,17 @@ class WrappedModelAttribute(Rule):
         return f"{accelerator}.unwrap_model({receiver})" if accelerator else None
 
     def _bound_here(self, read: cst.Attribute, name: str) -> bool:
-        """``name`` is a parameter of, or assigned in, the function holding ``read`` (or the module)."""
+        """``name`` is a parameter of the function holding ``read`` (or ``self.<attr>`` in a method).
+
+        A name assigned in the function may be assigned after the read (UnboundLocalError in the
+        fixed code): those count only through accelerator_at, which follows statement order."""
         if name.startswith("self."):
             return self.context.enclosing_class(read) is not None
         function = self.context.enclosing_function(read)
-        if function is not None:
-            params = function.params
-            if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
-                return True
-        return name in names_assigned_in(function if function is not None else self.source.module)
+        if function is None:
+            return False
+        params = function.params
+        return any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
     def _cache_fix(self, read: cst.Attribute, receiver: str) -> Fix | None:
         """TRL's upstream shape: ``self.model_<attr> = self.model.config.<attr>`` in ``__init__``."""
