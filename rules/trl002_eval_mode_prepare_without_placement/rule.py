@@ -15,6 +15,7 @@ from trllint.analysis import walk
 from trllint.analysis.accelerators import is_accelerator
 from trllint.analysis.branches import fsdp_known_off
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
+from trllint.analysis.layout import arguments_on_their_own_line, indent_of
 from trllint.analysis.names import ImportMap, argument, call_name, is_none, is_true, matches
 from trllint.rule import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
 
@@ -122,11 +123,8 @@ class EvalModePrepareWithoutPlacement(Rule):
         args_start = self.source.offset(first_arg.line, first_arg.column)
         if text[args_end:close_paren].strip():
             return None
-        line = self.source.lines[position.start.line - 1]
-        indent = line[: len(line) - len(line.lstrip())]
-        newline = self.source.module.default_newline
-        inner = indent + self.source.module.default_indent
-        content = f"{newline}{inner}{text[args_start:args_end]}{addition}{newline}{indent}"
+        indent = indent_of(self.source.lines[position.start.line - 1])
+        content = arguments_on_their_own_line(text[args_start:args_end] + addition, indent, self.source.module)
         return Edit(open_paren + 1, close_paren, content)
 
 

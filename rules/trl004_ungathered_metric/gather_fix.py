@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from trllint.analysis.gathering import WHOLE_TENSOR, GatherSite
+from trllint.analysis.layout import arguments_on_their_own_line, indent_of
 from trllint.rule import Edit
 from trllint.source import SourceFile
 
@@ -33,7 +34,7 @@ def gather_expression(site: GatherSite, accelerator: str) -> cst.BaseExpression:
 
 def wrapped_to_line_length(edit: Edit, site: GatherSite, accelerator: str, source: SourceFile, line_length: int) -> Edit:
     """The edit with the gather's argument on a line of its own when the fixed line would pass
-    ``line_length``, as LibCST lays out a call across lines (valid inside the call's brackets)."""
+    ``line_length`` (trllint.analysis.layout)."""
     line, column = source.position(edit.start)
     end_line, end_column = source.position(edit.end)
     text = source.lines[line - 1]
@@ -41,8 +42,6 @@ def wrapped_to_line_length(edit: Edit, site: GatherSite, accelerator: str, sourc
         return edit
     if len((text[:column] + edit.content + text[end_column:]).rstrip()) <= line_length:
         return edit
-    indent = text[: len(text) - len(text.lstrip())]
-    newline, step = source.module.default_newline, source.module.default_indent
     argument = source.module.code_for_node(gathered_argument(site))
-    callee = gather_callee(site, accelerator)
-    return Edit(edit.start, edit.end, f"{callee}({newline}{indent}{step}{argument}{newline}{indent}).{site.reduce_after}()")
+    inside = arguments_on_their_own_line(argument, indent_of(text), source.module)
+    return Edit(edit.start, edit.end, f"{gather_callee(site, accelerator)}({inside}).{site.reduce_after}()")
