@@ -329,3 +329,25 @@ def test_a_rule_case_as_a_notebook_gives_the_same_findings_and_fix(case):
         assert "".join("".join(c["source"]) for c in cells) == case.fixed_path.read_text(encoding="utf-8")
     else:
         assert new_bytes is None
+
+
+def test_unsafe_fix_applied_in_a_notebook_says_why_at_the_cells_line(cli, tmp_path):
+    # Cell 2 gathers under a per-rank condition: only --unsafe-fixes writes it, and says why,
+    # at the line within the cell, as it does for a .py file.
+    cells = [
+        code("setup", ["import torch\n", "from trl import GRPOTrainer\n"]),
+        code(
+            "trainer",
+            ["class Distill(GRPOTrainer):\n", "    def _compute_loss(self, model, inputs):\n",
+             '        advantages = inputs["advantages"]\n', '        valid = inputs["completion_mask"].bool()\n',
+             "        if valid.any():\n",
+             '            self._metrics["train"]["adv"].append(advantages.unsqueeze(1)[valid].mean().item())\n',
+             "        return advantages.mean()\n"],
+        ),
+    ]
+    document = {"metadata": {"language_info": {"name": "python"}}, "nbformat_minor": 5, "nbformat": 4, "cells": cells}
+    (tmp_path / "nb.ipynb").write_text(dump(document, STYLES["nbformat"]), encoding="utf-8")
+    result = cli("--no-cache", "--select", "TRL004", "--fix", "--unsafe-fixes", "nb.ipynb")
+    assert "nb.ipynb:6:" in result.err and "unsafe fix applied: the gather may hang" in result.err, result.err
+    fixed = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
+    assert "gather(" in "".join(fixed["cells"][1]["source"])

@@ -325,7 +325,7 @@ def _elements(text: str, pos: int):
 
 def process_notebook(data: bytes, display: str, filename: str, ruleset, mode):
     """Lint or fix one notebook: (FileResult, the new bytes when a fix changed them)."""
-    from trllint.pool import MAX_FILE_BYTES, FileResult, too_large
+    from trllint.pool import MAX_FILE_BYTES, FileResult, too_large, unified_diff
     from trllint.fixes import fix_source
     from trllint.findings import PARSE_ERROR, engine_finding
     from trllint.runner import lint_source
@@ -357,17 +357,10 @@ def process_notebook(data: bytes, display: str, filename: str, ruleset, mode):
             outcome.findings = lint_source(source, linted_as, ruleset)
         else:
             result.fixed = outcome.applied
+            result.unsafe_applied = [notebook.finding_in_cells(f) for f in outcome.unsafe_applied]
     result.findings = [notebook.finding_in_cells(f) for f in outcome.findings]
     if new_bytes is not None and mode.diff:
-        new_text = new_bytes.decode("utf-8-sig" if notebook.bom else "utf-8")
-        result.diff = "".join(
-            difflib.unified_diff(
-                notebook.text.splitlines(keepends=True),
-                new_text.splitlines(keepends=True),
-                fromfile=display,
-                tofile=display,
-            )
-        )
+        result.diff = unified_diff(notebook.text, new_bytes.decode("utf-8-sig" if notebook.bom else "utf-8"), display)
     return result, new_bytes
 
 

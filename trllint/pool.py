@@ -95,17 +95,16 @@ def _process_bytes(
     result.fixed = outcome.applied
     result.unsafe_applied = outcome.unsafe_applied
     if mode.diff:
-        import difflib  # only --diff needs it; start-up stays light
-
-        result.diff = "".join(
-            difflib.unified_diff(
-                source.text.splitlines(keepends=True),
-                outcome.text.splitlines(keepends=True),
-                fromfile=display,
-                tofile=display,
-            )
-        )
+        result.diff = unified_diff(source.text, outcome.text, display)
     return result, new_bytes
+
+
+def unified_diff(old: str, new: str, display: str) -> str:
+    import difflib  # only --diff needs it; start-up stays light
+
+    return "".join(
+        difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=display, tofile=display)
+    )
 
 
 def too_large(display: str, size: int) -> Finding:
