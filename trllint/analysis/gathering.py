@@ -24,7 +24,6 @@ import libcst as cst
 
 from trllint.analysis.context import imports_of, is_trainer_class
 from trllint.analysis.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
-from trllint.analysis.ranks import RANK_INDEXES, is_rank_call
 from trllint.analysis import walk
 from trllint.analysis.walk import syntax_children
 from trllint.rule import Token
@@ -97,6 +96,7 @@ ELEMENTWISE = frozenset(
 # Reads of shape or placement, not of data: the same kind of thing on every rank.
 SHAPE_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndim", "ndimension", "device", "dtype"})
 NO_DATA_BUILTINS = frozenset({"len", "range", "isinstance", "hasattr", "type", "str", "repr", "print"})
+RANK_INDEX = frozenset({"process_index", "local_process_index", "get_rank", "local_rank", "rank"})
 # Parameter names that carry a batch or what the model made of it (compute_loss(model, inputs)).
 DATA_PARAMETER_HINTS = (
     "batch", "input", "output", "logit", "logp", "loss", "label", "reward", "pred", "completion", "sample",
@@ -410,7 +410,7 @@ class RankFlow:
             if isinstance(node, cst.Attribute):
                 if node.attr.value in SHAPE_READS:
                     return Rank.NO_DATA
-                if node.attr.value in RANK_INDEXES:
+                if node.attr.value in RANK_INDEX:
                     return Rank.PER_RANK
                 return self._state(node.value, order)
             return Rank.NO_DATA
@@ -418,7 +418,7 @@ class RankFlow:
             method = _method_or_function(node) or ""
             if method.lstrip("_") in GATHERING_CALLS:
                 return Rank.GLOBAL
-            if method in RANK_INDEXES or is_rank_call(method):
+            if method in RANK_INDEX:
                 return Rank.PER_RANK
             if _is_own_function_call(node) and self._returns_global(method):
                 return Rank.GLOBAL

@@ -58,11 +58,6 @@ RANK_INDEXES = frozenset(
 )
 # get_rank(), get_local_rank(), mpu.get_data_parallel_rank(): a rank, in the world or a group.
 _RANK_CALL = re.compile(r"get_(?:\w+_)?rank$")
-
-
-def is_rank_call(name: str) -> bool:
-    """``get_rank``, ``get_local_rank``, ``get_data_parallel_rank``: a call that returns a rank."""
-    return _RANK_CALL.match(name) is not None
 # os.environ["LOCAL_RANK"], os.getenv("RANK"): set per process by torchrun and accelerate launch.
 _RANK_VARIABLE = re.compile(r"(?:LOCAL_|GLOBAL_|NODE_|GROUP_)?RANK$")
 # Decorators that run the function on some ranks only (accelerate, Lightning).
@@ -153,7 +148,7 @@ class RankFacts:
                 return False
         if isinstance(node, cst.Call):
             called = last_attribute(dotted_name(node.func)) or ""
-            if is_rank_call(called) or _is_rank_variable_read(node):
+            if _RANK_CALL.match(called) or _is_rank_variable_read(node):
                 return True
         if isinstance(node, cst.Subscript) and _is_rank_variable_read(node):
             return True
