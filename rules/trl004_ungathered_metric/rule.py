@@ -96,6 +96,7 @@ class UngatheredMetric(Rule):
         self._class_of_method: dict[int, cst.ClassDef] = {}
         self._reported: set[int] = set()
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
+        self._stored_reduced: dict[int, bool] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
@@ -120,13 +121,19 @@ class UngatheredMetric(Rule):
         self._buffers = frozenset(METRIC_BUFFERS) | self._attributes_reaching_sinks(flows)
         for flow in flows:
             cls = self._class_of_method.get(id(flow.scope))
-            # Stored values are reduced across ranks by the class's own methods before they are logged.
-            stored_are_reduced = cls is not None and log_reduces_stored_metrics(
+            for value, line, stored in self._logged_values(flow, helpers):
+                if not (stored and cls is not None and self._stored_are_reduced(cls)):
+                    self._check(value, line, flow)
+
+    def _stored_are_reduced(self, cls: cst.ClassDef) -> bool:
+        """Stored values are reduced across ranks by the class's own methods before they are
+        logged. Asked once per class, and only for a class that stores a value: the question reads
+        every method of the class, so asking it per method would be quadratic in the class."""
+        if id(cls) not in self._stored_reduced:
+            self._stored_reduced[id(cls)] = log_reduces_stored_metrics(
                 cls, self._classes, self._buffers, lambda call: bool(self._logged_arguments(call))
             )
-            for value, line, stored in self._logged_values(flow, helpers):
-                if not (stored and stored_are_reduced):
-                    self._check(value, line, flow)
+        return self._stored_reduced[id(cls)]
 
     # ---- where metrics go -------------------------------------------------------------------
 
