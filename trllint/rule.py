@@ -22,7 +22,7 @@ from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvide
 # Rules import the data types and the prefilter parts from here (``from trllint.rule import
 # Edit, Fix, Rule, AnyOf``); each is defined in its own module.
 from trllint.findings import Applicability, Edit, Finding, Fix
-from trllint.libcst_private import UNDEFINED_DEFAULT
+from trllint.libcst_private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
 from trllint.prefilter import AllOf, AnyOf, Prefilter, Token, check_declaration, token_present
 from trllint.analysis.parents import ParentProvider, parent_map
@@ -194,6 +194,27 @@ class Rule(cst.BatchableCSTVisitor):
         """An edit that swaps ``old`` for ``new``, rendered with the module's whitespace settings."""
         start, end = self.span_of(old)
         return Edit(start, end, self.source.module.code_for_node(new))
+
+    def replace_statement(self, old: cst.BaseStatement, new: cst.BaseStatement) -> Edit:
+        """An edit that swaps statement ``old`` for ``new``, rendered at ``old``'s indentation.
+
+        Only ``new`` is rendered (never the whole module), so a rule that fixes many statements
+        of a file pays for each statement once."""
+        module = self.source.module
+        parents = self._parents()
+        indents: list[str] = []
+        parent = parents.get(old)
+        while parent is not None:
+            if isinstance(parent, cst.IndentedBlock):
+                indents.append(module.default_indent if parent.indent is None else parent.indent)
+            parent = parents.get(parent)
+        indents.reverse()
+        state = CodegenState(
+            default_indent=module.default_indent, default_newline=module.default_newline, indent_tokens=indents
+        )
+        generate_code(new, state)
+        start, end = self.span_of(old)
+        return Edit(start, end, "".join(state.tokens))
 
     def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
         start, _ = self.span_of(node)

@@ -10,7 +10,7 @@ from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
 from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import argument, assigned_names, dotted_name
 from trllint.analysis.nullness import NullnessAnalysis, fails_on_none
-from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
+from trllint.rule import AllOf, AnyOf, Fix, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 
@@ -135,20 +135,9 @@ class DeepSpeedInitializeNone(Rule):
             body=cst.IndentedBlock(body=[statement.with_changes(leading_lines=[])]),
             leading_lines=statement.leading_lines,  # comments above stay above the guard
         )
-        edit = self._minimal_edit(self.source.module.deep_replace(statement, guarded).code)
+        edit = self.replace_statement(statement, guarded)
         caveat = f" (unsafe fix: {why_unsafe})" if why_unsafe else ""
         return self.fix(edit, unsafe=why_unsafe is not None), caveat
-
-    def _minimal_edit(self, new_text: str) -> Edit:
-        old_text = self.source.text
-        start = 0
-        limit = min(len(old_text), len(new_text))
-        while start < limit and old_text[start] == new_text[start]:
-            start += 1
-        end = 0
-        while end < limit - start and old_text[-1 - end] == new_text[-1 - end]:
-            end += 1
-        return Edit(start, len(old_text) - end, new_text[start : len(new_text) - end])
 
     def _skipped_value_needed(self, small: cst.BaseSmallStatement, line: cst.SimpleStatementLine, model: str) -> str | None:
         """Why skipping the statement when ``model`` is None changes what later code sees."""
