@@ -257,7 +257,7 @@ class NodePositions:
 
     def _ast(self) -> ast.Module | None:
         if self._tree is False:
-            tree = self._source.facts.get("cpython_tree")
+            tree = self._source.cpython_tree
             if not isinstance(tree, ast.Module):
                 try:
                     with warnings.catch_warnings():
@@ -310,7 +310,6 @@ def _code_range(span: tuple[Point, Point]) -> CodeRange:
 
 def positions_of(source: SourceFile, parents: Callable[[], Mapping[cst.CSTNode, cst.CSTNode]]) -> NodePositions:
     """The file's positions, shared by every rule (``parents`` is asked once, on first use)."""
-    positions = source.facts.get("positions")
-    if positions is None:
-        positions = source.facts["positions"] = NodePositions(source, parents())
-    return positions
+    if source.positions is None:
+        source.positions = NodePositions(source, parents())
+    return source.positions

@@ -6,6 +6,7 @@ so a latin-1 file with a cookie round-trips byte for byte through ``--fix``.
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import re
@@ -13,6 +14,8 @@ import tokenize
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -32,9 +35,16 @@ class SourceFile:
     encoding: str = "utf-8"
     bom: bool = False
     is_python: bool = True
+    # Where the file lives, when it is a file: the project it belongs to is found from here
+    # (trllint.analysis.project). None for standard input and text held in memory.
+    path: Path | None = None
     _module: cst.Module | None = field(default=None, repr=False)
-    # Facts about the parsed module that several rules ask for, computed once (trllint.analysis).
-    facts: dict = field(default_factory=dict, repr=False)
+    # What is known about the parsed module, each computed once however many rules ask:
+    # the semantic model (trllint.analysis.model.SemanticModel), CPython's tree of the syntax
+    # check (its statement lines place positions), and the positions placed so far.
+    model: Any = field(default=None, repr=False)
+    cpython_tree: ast.Module | None = field(default=None, repr=False)
+    positions: Any = field(default=None, repr=False)
 
     @classmethod
     def from_bytes(cls, data: bytes, display_path: str, *, is_python: bool = True) -> SourceFile:
@@ -69,6 +79,7 @@ class SourceFile:
             encoding=self.encoding,
             bom=self.bom,
             is_python=self.is_python,
+            path=self.path,
         )
 
     @property

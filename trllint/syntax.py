@@ -55,7 +55,7 @@ def cpython_verdict(source: SourceFile) -> CPythonVerdict:
         return CPythonVerdict(too_deep=_too_deep(source))
     except ValueError as exc:
         return CPythonVerdict(too_deep=engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}"))
-    source.facts["cpython_tree"] = tree  # statement lines, for trllint.positions
+    source.cpython_tree = tree  # statement lines, for trllint.positions
     return CPythonVerdict()
 
 

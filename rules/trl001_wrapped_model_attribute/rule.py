@@ -15,6 +15,7 @@ from trllint.analysis.context import (
     methods_of,
     step_methods,
 )
+from trllint.analysis.model import ClassFacts, SemanticModel
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name
 from trllint.analysis.wrapping import (
     DATA_PARALLEL,
@@ -24,8 +25,6 @@ from trllint.analysis.wrapping import (
     TRAINER_WRAPPED_ATTRIBUTES,
     WRAPPING_MARKERS,
     Wrapping,
-    names_assigned_in,
-    wrapping_facts,
     wrapping_made_by,
 )
 from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
@@ -57,7 +56,7 @@ class WrappedModelAttribute(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.context = NodeContext.of(self)
-        self.wrapping = wrapping_facts(self.source, step_methods(self.settings))
+        self.wrapping = SemanticModel.of(self.source).wrapping(step_methods(self.settings))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         wrapping = self.wrapping.at(node)
@@ -155,7 +154,7 @@ class WrappedModelAttribute(Rule):
             return None
         expression, attribute = static
         init = methods_of(cls).get("__init__")
-        if init is None or self.context.enclosing_function(read) is init or _writes_config(cls, attribute):
+        if init is None or self.context.enclosing_function(read) is init or _writes_config(SemanticModel.of(self.source).class_facts(cls), attribute):
             return None
         anchor = _unwrapped_model_anchor(cls, init, imports_of(self.source))
         if anchor is None:
@@ -166,7 +165,7 @@ class WrappedModelAttribute(Rule):
         if existing is not None:
             return self.fix(Edit(start, end, existing))
         name = f"self.{attribute if attribute.startswith('model_') else 'model_' + attribute}"
-        if name in names_assigned_in(cls):
+        if name in SemanticModel.of(self.source).class_facts(cls).names_assigned:
             return None
         position = self.get_metadata(PositionProvider, anchor)
         indent = self.source.lines[position.start.line - 1][: position.start.column]
@@ -210,9 +209,9 @@ def _is_assigned(attribute: cst.Attribute, outer: cst.CSTNode | None) -> bool:
     return isinstance(outer, (cst.AnnAssign, cst.AugAssign)) and outer.target is attribute
 
 
-def _writes_config(cls: cst.ClassDef, attribute: str) -> bool:
+def _writes_config(facts: ClassFacts, attribute: str) -> bool:
     """Some method sets ``<model>.config.<attribute>``: the value is not static, do not cache it."""
-    return any(name.endswith(f".config.{attribute}") for name in names_assigned_in(cls))
+    return any(name.endswith(f".config.{attribute}") for name in facts.names_assigned)
 
 
 def _unwrapped_model_anchor(cls: cst.ClassDef, init: cst.FunctionDef, imports: ImportMap) -> cst.CSTNode | None:

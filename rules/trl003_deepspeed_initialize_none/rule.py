@@ -6,21 +6,18 @@ import libcst as cst
 
 from trllint.analysis import walk
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
-from trllint.analysis.forwarding import FileSinks, Sink, summarise_sinks
+from trllint.analysis.forwarding import DEEPSPEED_SINKS, FileSinks, Sink, summarise_sinks
 from trllint.analysis.markers import DEEPSPEED_INITIALIZE
+from trllint.analysis.model import SemanticModel
 from trllint.analysis.names import argument, assigned_names, dotted_name
 from trllint.analysis.nullness import NullnessAnalysis, fails_on_none
 from trllint.rule import AllOf, AnyOf, Fix, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 
-BUILTIN_SINKS = (
-    # Its first positional parameter is `args`: the model is only ever passed as `model=`.
-    Sink("deepspeed.initialize", "model", None),
-    # TRL's helper (trl.models.utils, and the trainers' older `_prepare_deepspeed` copies).
-    Sink("prepare_deepspeed", "model", 0, ("prepare_deepspeed()",)),
-    Sink("_prepare_deepspeed", "model", 0, ("_prepare_deepspeed()",)),
-)
+# The sinks every file has (deepspeed.initialize, TRL's prepare_deepspeed) live beside the
+# summaries that also need them.
+BUILTIN_SINKS = DEEPSPEED_SINKS
 
 
 class DeepSpeedInitializeNone(Rule):
@@ -64,13 +61,11 @@ class DeepSpeedInitializeNone(Rule):
 
     def _file_sinks(self, module: cst.Module) -> FileSinks:
         configured = tuple(self.settings.get("deepspeed-sinks", ()))
-        key = ("TRL003.sinks", configured)
-        if key not in self.source.facts:
-            extra = [Sink(name, "model", 0, (f"{name}()",)) for name in configured]
-            self.source.facts[key] = summarise_sinks(
-                module, self.imports, [*BUILTIN_SINKS, *extra], self.context.parent, self.calls
-            )
-        return self.source.facts[key]
+        extra = [Sink(name, "model", 0, (f"{name}()",)) for name in configured]
+        return SemanticModel.of(self.source).once(
+            (summarise_sinks, configured),
+            lambda: summarise_sinks(module, self.imports, [*BUILTIN_SINKS, *extra], self.context.parent, self.calls),
+        )
 
     def _check(self, node: cst.Call) -> None:
         for sink in self.sinks.matching(node, self.imports):

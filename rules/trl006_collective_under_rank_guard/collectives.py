@@ -21,6 +21,8 @@ from trllint.analysis import walk
 from trllint.analysis.accelerators import is_accelerator
 from trllint.analysis.context import NodeContext, imports_of, is_trainer_class
 from trllint.analysis.names import argument, call_name, dotted_name, last_attribute
+from trllint.analysis.model import SemanticModel
+from trllint.source import SourceFile
 
 Hoist = Literal["safe", "unsafe", "never"]
 
@@ -154,25 +156,26 @@ def _is_deepspeed_engine(receiver: cst.BaseExpression, context: NodeContext) -> 
     return "engine" in last.lower() or last in _ENGINE_NAMES or name in _engines_from_initialize(context)
 
 
-def _engines_from_initialize(context: NodeContext) -> set[str]:
+def _engines_from_initialize(context: NodeContext) -> frozenset[str]:
     """Names bound to the engine ``deepspeed.initialize`` returns (``engine, opt, _, _ = ...``)."""
-    facts = context.source.facts
-    if "deepspeed_engine_names" not in facts:
-        imports = imports_of(context.source)
-        names: set[str] = set()
-        for node in _assignments(context.source.module):
-            if isinstance(node.value, cst.Call) and (imports.resolve(call_name(node.value)) or "").endswith(
-                "deepspeed.initialize"
-            ):
-                for target in node.targets:
-                    first = target.target
-                    if isinstance(first, (cst.Tuple, cst.List)) and first.elements:
-                        first = first.elements[0].value
-                    name = dotted_name(first)
-                    if name is not None:
-                        names.add(name)
-        facts["deepspeed_engine_names"] = names
-    return facts["deepspeed_engine_names"]
+    return SemanticModel.of(context.source).once((_engine_names,), lambda: _engine_names(context.source))
+
+
+def _engine_names(source: SourceFile) -> frozenset[str]:
+    imports = SemanticModel.of(source).imports
+    names: set[str] = set()
+    for node in _assignments(source.module):
+        if isinstance(node.value, cst.Call) and (imports.resolve(call_name(node.value)) or "").endswith(
+            "deepspeed.initialize"
+        ):
+            for target in node.targets:
+                first = target.target
+                if isinstance(first, (cst.Tuple, cst.List)) and first.elements:
+                    first = first.elements[0].value
+                name = dotted_name(first)
+                if name is not None:
+                    names.add(name)
+    return frozenset(names)
 
 
 def _assignments(module: cst.Module) -> list[cst.Assign]:

@@ -13,6 +13,7 @@ import libcst as cst
 
 from trllint.analysis import walk
 from trllint.analysis.context import NodeContext, imports_of
+from trllint.analysis.model import SemanticModel
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, matches
 
 
@@ -43,12 +44,15 @@ def _is_accelerator_by_name_or_call(expression: cst.BaseExpression, imports: Imp
     return name is not None and "accelerator" in name.rsplit(".", 1)[-1].lower()
 
 
-def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> set[str]:
+def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> frozenset[str] | set[str]:
     """Names assigned an accelerator anywhere in ``scope`` (the module's answer is kept per file)."""
-    is_module = scope is context.source.module
-    if is_module and "accelerator_names" in context.source.facts:
-        return context.source.facts["accelerator_names"]
-    imports = imports_of(context.source)
+    model = SemanticModel.of(context.source)
+    if scope is context.source.module:
+        return model.accelerator_names
+    return names_bound_to_accelerators(scope, model.imports)
+
+
+def names_bound_to_accelerators(scope: cst.CSTNode, imports: ImportMap) -> set[str]:
     bound: set[str] = set()
 
     class Assignments(cst.CSTVisitor):
@@ -62,8 +66,6 @@ def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> se
                 bound.update(assigned_names(node.target))
 
     walk.visit(scope, Assignments())
-    if is_module:
-        context.source.facts["accelerator_names"] = bound
     return bound
 
 
@@ -118,8 +120,9 @@ def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset
     """``self.accelerator`` (or another ``self`` attribute) that the class provably holds."""
     if id(cls) in seen:
         return None
-    imports = imports_of(context.source)
-    assigned = _self_attributes_assigned(cls, imports)
+    model = SemanticModel.of(context.source)
+    imports = model.imports
+    assigned = model.class_facts(cls).self_attributes
     if "self.accelerator" in assigned:
         return "self.accelerator"
     bound = sorted(name for name, value in assigned.items() if value)
@@ -139,28 +142,6 @@ def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset
         if full != name and full.split(".")[0] in _LIBRARIES_WITH_TRAINER_ACCELERATOR and full.endswith("Trainer"):
             return "self.accelerator"
     return None
-
-
-def _self_attributes_assigned(cls: cst.ClassDef, imports: ImportMap) -> dict[str, bool]:
-    """``self.x`` names assigned in the class's methods -> whether the value is an accelerator."""
-    found: dict[str, bool] = {}
-
-    class Assignments(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                for name in assigned_names(target.target):
-                    if name.startswith("self.") and name.count(".") == 1:
-                        is_accelerator = isinstance(node.value, cst.Call) and matches(
-                            imports.resolve(call_name(node.value)), "accelerate.Accelerator", "Accelerator"
-                        )
-                        found[name] = found.get(name, False) or is_accelerator
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            if node.name.value == "accelerator" and node.decorators:  # @property def accelerator
-                found["self.accelerator"] = True
-
-    walk.visit(cls, Assignments())
-    return found
 
 
 def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
@@ -200,17 +181,26 @@ def _bound_before(node: cst.CSTNode, scope: cst.CSTNode, context: NodeContext, i
     """
     bound: set[str] = set()
     child = node
+    model = SemanticModel.of(context.source)
     for ancestor in context.ancestors(node):
-        statements = getattr(ancestor, "body", None)
         if isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for earlier in statements:
-                if earlier is child:
-                    break
-                bound |= _binds(earlier, imports)
+            index_of, prefixes = model.once((_block_prefixes, ancestor), lambda: _block_prefixes(ancestor, imports))
+            bound |= prefixes[index_of.get(id(child), len(prefixes) - 1)]
         if ancestor is scope or isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             break
         child = ancestor
     return bound
+
+
+def _block_prefixes(block: cst.CSTNode, imports: ImportMap) -> tuple[dict[int, int], list[set[str]]]:
+    """For each statement of ``block``, what the statements before it bind (index by ``id``);
+    worked out once per block, so asking at every statement of a long block stays linear."""
+    index_of: dict[int, int] = {}
+    prefixes: list[set[str]] = [set()]
+    for index, statement in enumerate(block.body):
+        index_of[id(statement)] = index
+        prefixes.append(prefixes[-1] | _binds(statement, imports))
+    return index_of, prefixes
 
 
 def _binds(statement: cst.CSTNode, imports: ImportMap) -> frozenset[str]:

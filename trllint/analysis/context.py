@@ -23,10 +23,9 @@ DEFAULT_STEP_METHODS = ("training_step", "compute_loss", "prediction_step", "eva
 
 def imports_of(source: SourceFile) -> ImportMap:
     """The module's imports, computed once per file however many rules ask."""
-    imports = source.facts.get("imports")
-    if imports is None:
-        imports = source.facts["imports"] = ImportMap.of(source.module)
-    return imports
+    from trllint.analysis.model import SemanticModel
+
+    return SemanticModel.of(source).imports
 
 
 class NodeContext:

@@ -40,11 +40,32 @@ class Sink:
         return matches(imports.resolve(name), self.name)
 
 
-@dataclass
+DEEPSPEED_SINKS = (
+    # Its first positional parameter is `args`: the model is only ever passed as `model=`.
+    Sink("deepspeed.initialize", "model", None),
+    # TRL's helper (trl.models.utils, and the trainers' older `_prepare_deepspeed` copies).
+    Sink("prepare_deepspeed", "model", 0, ("prepare_deepspeed()",)),
+    Sink("_prepare_deepspeed", "model", 0, ("_prepare_deepspeed()",)),
+)
+
+
 class FileSinks:
-    sinks: list[Sink]
-    # How the file's own functions are called: such a call is judged by their summary alone.
-    local_names: frozenset[str] = frozenset()
+    """The sinks a file's calls may reach, indexed by their last name: matching a call costs
+    the same however many of the file's functions forward to a sink."""
+
+    def __init__(self, sinks: Iterable[Sink], local_names: frozenset[str] = frozenset()) -> None:
+        self.sinks: list[Sink] = []
+        self._by_last: dict[str, list[Sink]] = {}
+        self._order: dict[Sink, int] = {}
+        # How the file's own functions are called: such a call is judged by their summary alone.
+        self.local_names = local_names
+        for sink in sinks:
+            self.add(sink)
+
+    def add(self, sink: Sink) -> None:
+        self._order[sink] = len(self.sinks)
+        self.sinks.append(sink)
+        self._by_last.setdefault(sink.name.rsplit(".", 1)[-1], []).append(sink)
 
     def matching(self, call: cst.Call, imports: ImportMap) -> list[Sink]:
         name = call_name(call)
@@ -52,11 +73,11 @@ class FileSinks:
             return []
         # A cheap test first: a sink's last name is the call's (or its import's) last name.
         lasts = {name.rsplit(".", 1)[-1], (imports.resolve(name) or name).rsplit(".", 1)[-1]}
-        if not any(s.name.rsplit(".", 1)[-1] in lasts for s in self.sinks):
-            return []
+        # In the order the sinks were found (a set of two names has no order of its own).
+        candidates = sorted({id(s): s for last in lasts for s in self._by_last.get(last, ())}.values(), key=self._order.__getitem__)
         if name in self.local_names:
-            return [s for s in self.sinks if s.local and s.accepts(call, imports)]
-        return [s for s in self.sinks if not s.local and s.accepts(call, imports)]
+            return [s for s in candidates if s.local and s.accepts(call, imports)]
+        return [s for s in candidates if not s.local and s.accepts(call, imports)]
 
 
 def local_functions(module: cst.Module) -> dict[str, tuple[cst.FunctionDef, bool]]:
@@ -112,7 +133,7 @@ def summarise_sinks(
                     known.add((key, passed))
                     short = key.rsplit(".", 1)[-1]
                     via = (f"{short}()", *sink.via)
-                    sinks.sinks.append(Sink(key, passed, positional.index(passed), via, local=True))
+                    sinks.add(Sink(key, passed, positional.index(passed), via, local=True))
                     changed = True
     return sinks
 

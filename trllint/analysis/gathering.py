@@ -23,6 +23,7 @@ from typing import Callable
 import libcst as cst
 
 from trllint.analysis.context import imports_of, is_trainer_class
+from trllint.analysis.model import SemanticModel
 from trllint.analysis.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
 from trllint.analysis import walk
 from trllint.analysis.walk import syntax_children
@@ -140,16 +141,15 @@ DISTRIBUTED_MARKERS: tuple[Token, ...] = (
 
 def runs_distributed(source: SourceFile) -> bool:
     """The file uses accelerate, torch.distributed or DeepSpeed, or subclasses a Trainer."""
-    cached = source.facts.get("runs_distributed")
-    if cached is None:
-        imports = imports_of(source)
-        cached = (
-            imports.imports_any("accelerate", "torch.distributed", "deepspeed")
-            or "torch.distributed." in source.text
-            or any(isinstance(s, cst.ClassDef) and is_trainer_class(s) for s in source.module.body)
-        )
-        source.facts["runs_distributed"] = cached
-    return cached
+    return SemanticModel.of(source).runs_distributed
+
+
+def file_runs_distributed(source: SourceFile, imports: ImportMap) -> bool:
+    return (
+        imports.imports_any("accelerate", "torch.distributed", "deepspeed")
+        or "torch.distributed." in source.text
+        or any(isinstance(s, cst.ClassDef) and is_trainer_class(s) for s in source.module.body)
+    )
 
 
 def is_gathering_call(node: cst.CSTNode) -> bool:
@@ -208,10 +208,7 @@ class RankFlow:
     def of(cls, source: SourceFile, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         """The flow of ``scope``, built once per file; calls to the file's own functions that
         return a gathered value (``global_masked_mean(x)``) read as global."""
-        facts = source.facts.get("rank_facts")
-        if facts is None:
-            facts = source.facts["rank_facts"] = _FileRankFacts(source)
-        return facts.flow(scope)
+        return SemanticModel.of(source).rank_flows.flow(scope)
 
     # ---- questions ----------------------------------------------------------------------
 

@@ -99,10 +99,9 @@ class RankFacts:
 
     @classmethod
     def of(cls, source: SourceFile) -> RankFacts:
-        facts = source.facts.get("rank_tests")
-        if facts is None:
-            facts = source.facts["rank_tests"] = cls(source.module)
-        return facts
+        from trllint.analysis.model import SemanticModel
+
+        return SemanticModel.of(source).rank_tests
 
     # ---- questions ----------------------------------------------------------------------
 

@@ -215,15 +215,16 @@ def wrapping_markers(step_methods: tuple[str, ...]) -> tuple[Token, ...]:
 
 def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> WrappingFacts:
     """Computed once per file and set of step-method names, whichever rule asks first."""
-    key = ("wrapping", step_methods)
-    facts = source.facts.get(key)
-    if facts is None:
-        if any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
-            facts = _compute(source.module, imports_of(source), step_methods)
-        else:
-            facts = WrappingFacts()
-        source.facts[key] = facts
-    return facts
+    from trllint.analysis.model import SemanticModel
+
+    return SemanticModel.of(source).wrapping(step_methods)
+
+
+def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> WrappingFacts:
+    source = model.source
+    if not any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
+        return WrappingFacts()
+    return _compute(source.module, model.imports, step_methods)
 
 
 def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...]) -> WrappingFacts:
