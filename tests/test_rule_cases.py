@@ -27,13 +27,18 @@ _SETTINGS = re.compile(r"#\s*trllint-settings:\s*(?P<json>\{.*\})")
 class Case:
     code: str
     path: Path
+    # A case that is a project of several modules (``cases/bad_<name>/``, with its own
+    # pyproject.toml): each of its Python files is a case, linted as a file of that project.
+    project: Path | None = None
 
     @property
     def kind(self) -> str:
-        return "bad" if self.path.name.startswith("bad_") else "good"
+        return "bad" if (self.project or self.path).name.startswith("bad_") else "good"
 
     @property
     def linted_as(self) -> str:
+        if self.project is not None:
+            return self.path.name
         name = self.path.name.split("_", 1)[1]
         return name.split("__", 1)[1] if "__" in name else name
 
@@ -42,6 +47,8 @@ class Case:
         return self.path.with_name(f"{self.path.stem}.fixed{self.path.suffix}")
 
     def __str__(self) -> str:
+        if self.project is not None:
+            return f"{self.code}/{self.project.name}/{self.path.relative_to(self.project)}"
         return f"{self.code}/{self.path.name}"
 
 
@@ -52,6 +59,11 @@ def _cases() -> list[Case]:
         for path in sorted(folder.glob("*")) if folder.is_dir() else []:
             if path.name.startswith(("bad_", "good_")) and ".fixed." not in path.name and path.is_file():
                 cases.append(Case(code, path))
+            elif path.name.startswith(("bad_", "good_")) and path.is_dir():
+                assert (path / "pyproject.toml").is_file(), f"{path}: a project case has its own pyproject.toml"
+                cases.extend(
+                    Case(code, module, path) for module in sorted(path.rglob("*.py")) if ".fixed." not in module.name
+                )
     return cases
 
 
@@ -67,7 +79,13 @@ def _ruleset(case: Case, text: str) -> RuleSet:
 
 
 def _source(case: Case, text: str) -> SourceFile:
-    return SourceFile(text=text, display_path=case.path.name, is_python=case.linted_as.endswith(".py"))
+    # Only a project case is a file of a project: a one-file case must not read its neighbours.
+    return SourceFile(
+        text=text,
+        display_path=case.path.name,
+        is_python=case.linted_as.endswith(".py"),
+        path=case.path if case.project is not None else None,
+    )
 
 
 def expected_findings(text: str) -> set[tuple[int, str]]:
@@ -92,8 +110,9 @@ def test_case_findings(case: Case):
     text = case.path.read_text(encoding="utf-8")
     findings = lint_source(_source(case, text), case.linted_as, _ruleset(case, text))
     got = {(f.line, f.code) for f in findings}
-    if case.kind == "good":
-        assert not _EXPECT.search(text), "good cases carry no expectations"
+    if case.kind == "good" or (case.project is not None and not _EXPECT.search(text)):
+        # A module of a bad project case without expectations is one the rule must not flag.
+        assert case.kind == "bad" or not _EXPECT.search(text), "good cases carry no expectations"
         assert got == set(), f"good case flagged: {[(f.line, f.message) for f in findings]}"
     else:
         expected = expected_findings(text)
@@ -105,6 +124,12 @@ def test_case_findings(case: Case):
             assert finding.fix is None, f"{case.code} declares no fix but offered one"
         elif rule.fixable == "always":
             assert finding.fix is not None, f"{case.code} declares a fix always, none at line {finding.line}"
+
+
+def test_project_cases_are_projects():
+    """Each project case has at least two modules: one is linted, another holds the fact."""
+    for project in {case.project for case in CASES if case.project is not None}:
+        assert len([c for c in CASES if c.project == project]) >= 2, project
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "bad"], ids=str)

@@ -56,6 +56,13 @@ class LintRun:
 
     def _process(self, jobs, ruleset) -> list[FileResult]:
         workers = self.jobs or default_jobs()
+        if self.use_cache:
+            from trllint.analysis.project import use_cache_folder
+            from trllint.cache import CACHE_DIR
+
+            # Summaries of imported project modules are kept beside the results (set before the
+            # workers fork, so they inherit it).
+            use_cache_folder(self.config.root / CACHE_DIR)
         if self.use_cache and not self.mode.rewrites:
             from trllint.cache import ResultCache
 

@@ -67,7 +67,16 @@ def _finding_from_json(data: dict) -> Finding:
 
 
 # Bumped whenever the layout of an entry changes: older cache files are then simply not read.
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
+
+
+def _unchanged(path: Path, digest: str) -> bool:
+    from trllint.analysis.project import index_for
+
+    try:
+        return index_for(path).content_hash(path.resolve()) == digest
+    except OSError:
+        return False
 
 
 class ResultCache:
@@ -124,6 +133,7 @@ class ResultCache:
                 "sha256": result.sha256,
                 "display": display,
                 "findings": [_finding_to_json(f) for f in result.findings],
+                "dependencies": result.dependencies,
             })
         if self.changed:
             self._save()
@@ -142,7 +152,11 @@ class ResultCache:
                 except OSError:
                     return None
                 self._remember(key, dict(entry, mtime=stamp[1]))
-            return FileResult(display, findings=[_finding_from_json(f) for f in entry["findings"]])
+            if not all(_unchanged(Path(dep), digest) for dep, digest in entry["dependencies"].items()):
+                return None  # a module whose summary the findings read has changed
+            return FileResult(
+                display, findings=[_finding_from_json(f) for f in entry["findings"]], dependencies=entry["dependencies"]
+            )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None  # an entry damaged on disk is a miss
 

@@ -45,10 +45,13 @@ class FileResult:
     unsafe_applied: list[Finding] = field(default_factory=list)  # fixed by an unsafe fix
     new_text: bytes | None = None  # the fixed bytes (returned for standard input only)
     sha256: str | None = None  # of the bytes that were linted (the cache keys on it)
+    # Other modules of the project whose summaries the findings read: path -> content hash. A
+    # cached result holds only while each of them is unchanged.
+    dependencies: dict[str, str] = field(default_factory=dict)
 
 
 def process_bytes(
-    data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode
+    data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode, path: Path | None = None
 ) -> tuple[FileResult, bytes | None]:
     """Lint or fix one file's bytes; the second value is the new content when it changed.
 
@@ -56,14 +59,14 @@ def process_bytes(
     other files of the run are still linted and nothing is written for this one.
     """
     try:
-        return _process_bytes(data, display, filename, ruleset, mode)
+        return _process_bytes(data, display, filename, ruleset, mode, path)
     except Exception as exc:
         message = f"trllint failed on this file: {describe_failure(exc)}; please report it"
         return FileResult(display, findings=[engine_finding(INTERNAL_ERROR, display, message)]), None
 
 
 def _process_bytes(
-    data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode
+    data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode, path: Path | None
 ) -> tuple[FileResult, bytes | None]:
     if filename.endswith(".ipynb"):  # hook: a notebook's code cells are linted as one program
         from trllint.notebook import process_notebook
@@ -77,8 +80,12 @@ def _process_bytes(
     if isinstance(source, Finding):
         result.findings.append(source)
         return result, None
+    source.path = path
     if not mode.rewrites:
         result.findings = lint_source(source, filename, ruleset)
+        project = source.model.project if source.model is not None and "project" in vars(source.model) else None
+        if project is not None:
+            result.dependencies = {str(p): digest for p, digest in project.consulted.items()}
         return result, None
     outcome = fix_source(source, filename, ruleset, unsafe=mode.unsafe)
     result.findings = outcome.findings
@@ -129,7 +136,7 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode) -> File
         return FileResult(display, problems=["is a folder, not a file"])
     except OSError as exc:
         return FileResult(display, problems=[f"cannot read: {exc.strerror or exc}"])
-    result, new_bytes = process_bytes(data, display, path.name, ruleset, mode)
+    result, new_bytes = process_bytes(data, display, path.name, ruleset, mode, path)
     result.sha256 = hashlib.sha256(data).hexdigest()
     if new_bytes is not None and mode.fix and not mode.diff:
         try:
@@ -137,7 +144,7 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode) -> File
         except WriteError as exc:
             result.problems.append(str(exc))
             # Nothing was written: the findings the fixes would have removed are still there.
-            unfixed = process_bytes(data, display, path.name, ruleset, Mode())[0]
+            unfixed = process_bytes(data, display, path.name, ruleset, Mode(), path)[0]
             result.findings = unfixed.findings
             result.fixed = 0
     return result

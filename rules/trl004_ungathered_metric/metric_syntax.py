@@ -15,7 +15,7 @@ from trllint.analysis.names import call_name, dotted_name, last_attribute
 Statements = Sequence[tuple[cst.CSTNode, cst.CSTNode]]  # (small statement, its line), in order
 
 # Per-step metric buffers TRL's trainers average in `log()` (store_metrics writes the second).
-METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
+from trllint.analysis.metric_buffers import METRIC_BUFFERS
 DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
 
 

@@ -25,7 +25,7 @@ from trllint.analysis.names import argument, call_name, dotted_name, is_true, la
 from trllint.rule import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting, Token
 
 from .gather_fix import gather_expression, wrapped_to_line_length
-from .log_override import log_reduces_stored_metrics
+from trllint.analysis.metric_buffers import log_reduces_stored_metrics
 from .metric_syntax import (
     METRIC_BUFFERS,
     buffer_root,

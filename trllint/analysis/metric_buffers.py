@@ -1,5 +1,8 @@
 """Whether a class's own ``log()`` reduces its metric buffer across ranks before logging.
 
+Shared by TRL004 (the classes of the linted file) and the project summaries (a base class in
+another module of the project: ``trllint.analysis.summaries``).
+
 LLaMA-Factory's DPO and KTO trainers store per-rank means and, in ``log()``, stack the buffer's
 values into one tensor and ``accelerator.reduce`` it (``"mean"``, or ``"sum"`` of sums and counts
 then divided): what they log is the run's value. A value stored into such a buffer is not a
@@ -24,7 +27,8 @@ from trllint.analysis.context import methods_of
 from trllint.analysis.gathering import is_gathering_call
 from trllint.analysis.names import assigned_names, dotted_name
 
-from .metric_syntax import METRIC_BUFFERS
+# TRL's per-step metric buffers; a rule adds the attributes a file hands to a sink.
+METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
 
 
 def log_reduces_stored_metrics(
@@ -128,3 +132,8 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
     for _ in range(2):  # a second pass carries what a loop (or comprehension) taints back to its top
         walk.visit(log.body, Flow())
     return reduced
+
+
+def reduces_stored_metrics(cls: cst.ClassDef) -> bool:
+    """The summary's question: the class's own methods reduce TRL's metric buffers before logging."""
+    return log_reduces_stored_metrics(cls, {})
