@@ -43,11 +43,14 @@ MAX_BASE_DEPTH = 16
 
 
 def project_root(path: Path) -> Path:
-    """The folder of the nearest project marker above ``path``, else ``path``'s own folder."""
+    """The folder of the nearest project marker above ``path``; else (an installed or unpacked
+    package) the folder that holds its top package, where Python would find it."""
     folder = path.resolve().parent
     for candidate in (folder, *folder.parents):
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
             return candidate
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
     return folder
 
 
@@ -131,7 +134,7 @@ class ProjectIndex:
             base = importer.parent
             for _ in range(ref.level - 1):
                 base = base.parent
-            bases = [base]
+            bases = [base] if base == self.root or self.root in base.parents else []
         else:
             bases = self._search_bases(importer)
         for base in bases:
