@@ -1,0 +1,301 @@
+"""The project index and the module summaries (trllint.analysis.project, .summaries).
+
+Resolution is tested on small trees written here: src layout, scripts beside their helpers,
+relative imports, re-exports through ``__init__.py``, a missing module, an import cycle, a
+module reached under two names, and a 2,000-module tree. Each summary field has its own case.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from trllint.analysis import project as project_module
+from trllint.analysis.model import SemanticModel
+from trllint.analysis.project import ImportRef, ProjectIndex, project_root, use_cache_folder
+from trllint.analysis.summaries import ModuleSummary, summarise_module
+from trllint.source import SourceFile
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def view_of(path: Path):
+    source = SourceFile.from_bytes(path.read_bytes(), path.name)
+    source.path = path
+    return SemanticModel.of(source).project, source
+
+
+@pytest.fixture(autouse=True)
+def fresh_indexes():
+    use_cache_folder(None)  # every test starts with no index and no disk cache
+    yield
+    use_cache_folder(None)
+
+
+REDUCING_HELPER = """
+    import torch.distributed as dist
+
+
+    def get_all_reduce_mean(tensor):
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+        return tensor / dist.get_world_size()
+
+
+    def local_mean(tensor):
+        return tensor.mean()
+"""
+
+
+# ---- the project root ------------------------------------------------------------------------
+
+
+def test_root_is_the_nearest_marker(tmp_path: Path):
+    write(tmp_path, {"pyproject.toml": "", "src/pkg/__init__.py": "", "src/pkg/train.py": ""})
+    assert project_root(tmp_path / "src/pkg/train.py") == tmp_path.resolve()
+    write(tmp_path, {"src/pkg/setup.py": ""})
+    assert project_root(tmp_path / "src/pkg/train.py") == (tmp_path / "src/pkg").resolve()
+
+
+def test_root_without_marker_holds_the_top_package(tmp_path: Path):
+    # An unpacked wheel: no pyproject, no .git; Python finds the package from its parent folder.
+    write(tmp_path, {"site/trl/__init__.py": "", "site/trl/trainer/__init__.py": "", "site/trl/trainer/x.py": ""})
+    assert project_root(tmp_path / "site/trl/trainer/x.py") == (tmp_path / "site").resolve()
+
+
+# ---- resolving imports ---------------------------------------------------------------------
+
+
+def test_absolute_import_in_a_src_layout_and_a_relative_one(tmp_path: Path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "src/pkg/__init__.py": "",
+        "src/pkg/utils/__init__.py": "",
+        "src/pkg/utils/dist.py": REDUCING_HELPER,
+        "src/pkg/train.py": "from pkg.utils.dist import get_all_reduce_mean\nfrom .utils.dist import local_mean as lm\n",
+    })
+    view, _ = view_of(tmp_path / "src/pkg/train.py")
+    assert view.function("get_all_reduce_mean").returns_global
+    assert not view.function("lm").returns_global
+    assert view.function("print") is None and view.function("nothing") is None
+    assert set(view.consulted) == {(tmp_path / "src/pkg/utils/dist.py").resolve()}
+
+
+def test_script_beside_its_helpers_and_a_module_imported_as_a_whole(tmp_path: Path):
+    write(tmp_path, {
+        ".git/HEAD": "",
+        "examples/train.py": "import utils.dist as d\nfrom utils import dist\n",
+        "examples/utils/__init__.py": "",
+        "examples/utils/dist.py": REDUCING_HELPER,
+    })
+    view, _ = view_of(tmp_path / "examples/train.py")
+    assert view.function("d.get_all_reduce_mean").returns_global
+    assert view.function("dist.get_all_reduce_mean").returns_global
+
+
+def test_reexport_through_a_package_init(tmp_path: Path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "from .trainers import BaseTrainer\n",
+        "pkg/trainers/__init__.py": "from .base import BaseTrainer\n",
+        "pkg/trainers/base.py": "class BaseTrainer:\n    def log(self, logs):\n        pass\n",
+        "train.py": "from pkg import BaseTrainer\n\n\nclass Mine(BaseTrainer):\n    pass\n",
+    })
+    view, source = view_of(tmp_path / "train.py")
+    found = view.class_named("BaseTrainer")
+    assert found is not None and found[0].name == "BaseTrainer" and "log" in found[0].methods
+    assert [c.name for c in view.base_classes(source.module.body[1])] == ["BaseTrainer"]
+
+
+def test_missing_module_outside_module_and_broken_module_are_unknown(tmp_path: Path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "broken.py": "def helper(:\n",
+        "train.py": "from nowhere import helper\nfrom torch import nn\nfrom broken import helper as h2\nfrom . import x\n",
+    })
+    view, _ = view_of(tmp_path / "train.py")
+    assert view.function("helper") is None
+    assert view.function("nn") is None
+    assert view.function("h2") is None
+    assert view.function("x") is None
+
+
+def test_import_cycle_and_base_class_cycle_end(tmp_path: Path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "a.py": "from b import helper, B\n\n\nclass A(B):\n    pass\n",
+        "b.py": "from a import helper, A\n\n\nclass B(A):\n    pass\n",
+    })
+    view, source = view_of(tmp_path / "a.py")
+    assert view.function("helper") is None
+    bases = view.base_classes(source.module.body[1])
+    assert [c.name for c in bases] == ["B"]  # B's own base is A, this very file: not followed again
+
+
+def test_module_under_two_names_is_summarised_once(tmp_path: Path, monkeypatch):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/utils.py": REDUCING_HELPER,
+        "pkg/train.py": "from pkg.utils import get_all_reduce_mean\nfrom .utils import local_mean\n",
+    })
+    made = []
+    real = summarise_module
+    monkeypatch.setattr("trllint.analysis.summaries.summarise_module", lambda s: made.append(1) or real(s))
+    view, _ = view_of(tmp_path / "pkg/train.py")
+    assert view.function("get_all_reduce_mean").returns_global
+    assert view.function("local_mean") is not None
+    assert len(made) == 1
+
+
+def test_two_thousand_modules_cost_only_what_is_imported(tmp_path: Path, monkeypatch):
+    files = {"pyproject.toml": "", "pkg/__init__.py": ""}
+    for i in range(2000):
+        files[f"pkg/m{i}.py"] = f"from pkg.m{i + 1} import Base{i + 1}\n\n\nclass Base{i}(Base{i + 1}):\n    pass\n"
+    files["pkg/train.py"] = "from pkg.m0 import Base0\n\n\nclass Mine(Base0):\n    pass\n"
+    write(tmp_path, files)
+    made = []
+    real = summarise_module
+    monkeypatch.setattr("trllint.analysis.summaries.summarise_module", lambda s: made.append(1) or real(s))
+    view, source = view_of(tmp_path / "pkg/train.py")
+    chain = view.base_classes(source.module.body[1])
+    assert len(chain) == project_module.MAX_BASE_DEPTH  # a runaway chain ends
+    assert len(made) <= project_module.MAX_BASE_DEPTH + 1
+
+
+def test_resolution_never_leaves_the_root(tmp_path: Path):
+    write(tmp_path, {
+        "outside.py": REDUCING_HELPER,
+        "proj/pyproject.toml": "",
+        "proj/train.py": "from outside import get_all_reduce_mean\n",
+    })
+    view, _ = view_of(tmp_path / "proj/train.py")
+    assert view.function("get_all_reduce_mean") is None
+
+
+# ---- summaries -----------------------------------------------------------------------------
+
+
+def summary_of(text: str) -> ModuleSummary:
+    source = SourceFile(text=textwrap.dedent(text), display_path="m.py")
+    summary = summarise_module(source)
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
+    return summary
+
+
+def test_function_summaries():
+    summary = summary_of((REDUCING_HELPER + """
+    def gathered(accelerator, x):
+        return accelerator.gather(x).mean()
+
+
+    def maybe_model(path):
+        if path is None:
+            return None
+        return load(path)
+
+
+    def unknown(self_like):
+        return compute_elsewhere(self_like)
+
+
+    def init_engine(model, config):
+        engine, *_ = deepspeed.initialize(model=model, config=config)
+        return engine
+
+
+    def init_guarded(model, config):
+        if model is None:
+            return None
+        return deepspeed.initialize(model=model, config=config)
+    """).replace("import torch.distributed as dist", "import deepspeed\n    import torch.distributed as dist\n    from helpers import compute_elsewhere, load"))
+    functions = summary.functions
+    assert functions["get_all_reduce_mean"].returns_global and functions["gathered"].returns_global
+    assert not functions["local_mean"].returns_global
+    assert functions["unknown"].returns_unknown and not functions["local_mean"].returns_unknown
+    assert functions["maybe_model"].may_return_none and not functions["local_mean"].may_return_none
+    assert functions["init_engine"].forwards_to_deepspeed == (("model", 0),)
+    assert functions["init_guarded"].forwards_to_deepspeed == ()
+
+
+def test_class_summaries():
+    summary = summary_of("""
+    from accelerate import Accelerator
+    from transformers import Trainer
+
+
+    class Base(Trainer):
+        def __init__(self, model):
+            self.accelerator = Accelerator()
+            self.model = self.accelerator.prepare(model)
+            self.ref = model
+            self._metrics = {"loss": []}
+
+        def log(self, logs):
+            metric_list = [sum(v) / len(v) for v in self._metrics.values()]
+            metric_list = self.accelerator.reduce(metric_list, "mean")
+            super().log(logs)
+
+
+    class Plain:
+        def log(self, logs):
+            print({k: sum(v) for k, v in self._metrics.items()})
+    """)
+    base, plain = summary.classes["Base"], summary.classes["Plain"]
+    assert base.bases == ("Trainer",) and set(base.methods) == {"__init__", "log"}
+    assert set(base.wrapped_attributes) == {"self.model"}
+    assert base.wrapped_attributes["self.model"].accelerator == "self.accelerator"
+    assert base.accelerator_attribute == "self.accelerator" and plain.accelerator_attribute is None
+    assert base.reduces_stored_metrics and not plain.reduces_stored_metrics
+    assert summary.imports["Trainer"] == ImportRef("transformers", 0, "Trainer")
+
+
+# ---- the disk cache ------------------------------------------------------------------------
+
+
+def test_a_warm_index_parses_nothing(tmp_path: Path, monkeypatch):
+    write(tmp_path / "proj", {"pyproject.toml": "", "utils.py": REDUCING_HELPER, "train.py": "from utils import get_all_reduce_mean, local_mean\n"})
+    use_cache_folder(tmp_path / "cache")
+    view, _ = view_of(tmp_path / "proj/train.py")
+    assert view.function("local_mean") is not None
+    use_cache_folder(tmp_path / "cache")  # a new run: no index in memory
+
+    def no_parse(*args):
+        raise AssertionError("a warm run parsed an imported module")
+
+    monkeypatch.setattr(project_module, "_summarise", no_parse)
+    view, _ = view_of(tmp_path / "proj/train.py")
+    assert view.function("local_mean") is not None and view.function("get_all_reduce_mean").returns_global
+
+
+def test_a_damaged_cached_summary_is_made_again(tmp_path: Path):
+    write(tmp_path / "proj", {"pyproject.toml": "", "utils.py": REDUCING_HELPER, "train.py": "from utils import get_all_reduce_mean, local_mean\n"})
+    use_cache_folder(tmp_path / "cache")
+    view_of(tmp_path / "proj/train.py")[0].function("local_mean")
+    for cached in (tmp_path / "cache").rglob("*.json"):
+        cached.write_text("{not json", encoding="utf-8")
+    use_cache_folder(tmp_path / "cache")
+    assert view_of(tmp_path / "proj/train.py")[0].function("get_all_reduce_mean").returns_global
+
+
+def test_text_that_is_no_file_has_no_project():
+    source = SourceFile(text="from utils import helper\n", display_path="<stdin>")
+    assert SemanticModel.of(source).project is None
+
+
+def test_index_resolution_is_cached_per_importer(tmp_path: Path):
+    write(tmp_path, {"pyproject.toml": "", "utils.py": REDUCING_HELPER, "train.py": ""})
+    index = ProjectIndex(tmp_path.resolve())
+    ref = ImportRef("utils", 0, "local_mean")
+    first = index.resolve((tmp_path / "train.py").resolve(), ref)
+    assert first == ((tmp_path / "utils.py").resolve(), "local_mean")
+    assert index.resolve((tmp_path / "train.py").resolve(), ref) is first
+    assert isinstance(cst.parse_module((tmp_path / "utils.py").read_text()), cst.Module)
