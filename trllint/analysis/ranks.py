@@ -57,7 +57,9 @@ RANK_INDEXES = frozenset(
     }
 )
 # get_rank(), get_local_rank(), mpu.get_data_parallel_rank(): a rank, in the world or a group.
-_RANK_CALL = re.compile(r"get_(?:\w+_)?rank$")
+# get_rank(), get_local_rank(), get_data_parallel_rank(); not get_world_size_and_rank(), whose
+# tuple holds the world size too (torchtune).
+_RANK_CALL = re.compile(r"get_(?!\w*_and_)(?:\w+_)?rank$")
 # os.environ["LOCAL_RANK"], os.getenv("RANK"): set per process by torchrun and accelerate launch.
 _RANK_VARIABLE = re.compile(r"(?:LOCAL_|GLOBAL_|NODE_|GROUP_)?RANK$")
 # Decorators that run the function on some ranks only (accelerate, Lightning).
