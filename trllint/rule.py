@@ -25,7 +25,7 @@ from trllint.findings import Applicability, Edit, Finding, Fix
 from trllint.libcst_private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
 from trllint.prefilter import AllOf, AnyOf, Prefilter, Token, check_declaration, token_present
-from trllint.analysis.parents import ParentProvider, parent_map
+from trllint.analysis.parents import ParentProvider
 from trllint.positions import positions_of
 from trllint.source import SourceFile
 
@@ -111,6 +111,8 @@ class Rule(cst.BatchableCSTVisitor):
     def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = UNDEFINED_DEFAULT) -> Any:
         if key in POSITION_METADATA:
             return self._position(key, node, default)
+        if key is ParentProvider and key not in self.metadata:
+            self.metadata[key] = self._parents()
         if key in LAZY_METADATA and key not in self.metadata and self._wrapper is not None:
             self.metadata[key] = resolve_provider(self._wrapper, key)
         return super().get_metadata(key, node, default)
@@ -129,9 +131,10 @@ class Rule(cst.BatchableCSTVisitor):
             return default
 
     def _parents(self) -> Any:
-        if self._wrapper is not None:
-            return resolve_provider(self._wrapper, ParentProvider)  # shared with the rules asking
-        return parent_map(self.source.module)
+        # One map per file, shared by every rule and the file's semantic model.
+        from trllint.analysis.model import SemanticModel
+
+        return SemanticModel.of(self.source).parents
 
     # ---- what the engine asks of a rule class -------------------------------------------
 

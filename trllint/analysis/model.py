@@ -22,10 +22,13 @@ from trllint.analysis.names import ImportMap, assigned_names, call_name, matches
 from trllint.source import SourceFile
 
 if TYPE_CHECKING:
+    from trllint.analysis.context import NodeContext
     from trllint.analysis.gathering import _FileRankFacts
+    from trllint.analysis.nullness import NullnessAnalysis
+    from trllint.analysis.parents import ParentMap
     from trllint.analysis.project import ProjectView
     from trllint.analysis.ranks import RankFacts
-    from trllint.analysis.wrapping import WrappingFacts
+    from trllint.analysis.wrapping import Wrapping, WrappingFacts
 
 T = TypeVar("T")
 
@@ -137,6 +140,50 @@ class SemanticModel:
         if key not in self._once:
             self._once[key] = compute()
         return self._once[key]
+
+    # ---- where a node sits ---------------------------------------------------------------
+
+    @cached_property
+    def parents(self) -> ParentMap:
+        """Each node's parent; the same map the rules' ParentProvider answers from."""
+        from trllint.analysis.parents import parent_map
+
+        return parent_map(self.source.module)
+
+    @cached_property
+    def context(self) -> NodeContext:
+        from trllint.analysis.context import NodeContext
+
+        return NodeContext(self.parents.get, self.source)
+
+    # ---- typed questions ---------------------------------------------------------------------
+
+    def is_global(self, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
+        """``expr``, read at ``at``, holds the same value on every rank (reduced or gathered)."""
+        from trllint.analysis.gathering import Rank
+
+        scope = self.context.enclosing_function(at) or self.source.module
+        return self.rank_flows.flow(scope).state(expr, at) == Rank.GLOBAL
+
+    @cached_property
+    def nullness(self) -> NullnessAnalysis:
+        from trllint.analysis.nullness import NullnessAnalysis
+
+        return NullnessAnalysis(self.parents.get, self.source.module)
+
+    def may_be_none(self, name: str, at: cst.CSTNode) -> bool:
+        """``name`` (or ``self.x``, through its aliases) may be None when ``at`` runs."""
+        return self.nullness.is_possibly_none(name, at)
+
+    def is_wrapped(self, read: cst.Attribute, step_methods: tuple[str, ...]) -> Wrapping | None:
+        """The wrapping that may reach the model ``read`` reads a member of, with its kind."""
+        return self.wrapping(step_methods).at(read)
+
+    def accelerator_at(self, node: cst.CSTNode) -> str | None:
+        """The accelerator a fix may name at ``node``: bound on every path before it, or None."""
+        from trllint.analysis.accelerators import accelerator_at
+
+        return accelerator_at(node, self.context)
 
     # ---- other modules of the project -----------------------------------------------------
 
