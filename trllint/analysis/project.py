@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,7 +46,12 @@ MAX_BASE_DEPTH = 16
 def project_root(path: Path) -> Path:
     """The folder of the nearest project marker above ``path``; else (an installed or unpacked
     package) the folder that holds its top package, where Python would find it."""
-    folder = path.resolve().parent
+    return _root_of_folder(path.resolve().parent)
+
+
+@lru_cache(maxsize=4096)
+def _root_of_folder(folder: Path) -> Path:
+    # Asked for every file of a run and every module it imports: the answer is per folder.
     for candidate in (folder, *folder.parents):
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
             return candidate
@@ -253,6 +259,7 @@ def use_cache_folder(folder: Path | None) -> None:
     """Where summaries are kept between runs (the result cache's folder); None keeps them in memory."""
     _CACHE_FOLDER[0] = folder
     _INDEXES.clear()
+    _root_of_folder.cache_clear()
 
 
 def index_for(path: Path) -> ProjectIndex:
