@@ -62,6 +62,7 @@ def test_root_is_the_nearest_marker(tmp_path: Path):
     write(tmp_path, {"pyproject.toml": "", "src/pkg/__init__.py": "", "src/pkg/train.py": ""})
     assert project_root(tmp_path / "src/pkg/train.py") == tmp_path.resolve()
     write(tmp_path, {"src/pkg/setup.py": ""})
+    use_cache_folder(None)  # a new run (within one, the root of a folder is worked out once)
     assert project_root(tmp_path / "src/pkg/train.py") == (tmp_path / "src/pkg").resolve()
 
 
