@@ -133,6 +133,16 @@ def test_tabs_and_form_feeds_keep_fixes_on_the_right_characters(tree: Path):
     assert (tree / "ff.py").read_bytes() == b"x = (1)\n\x0cy = (2)\nif x:\n    ...\n\x0c    y = (3)\n\x0c\n"
 
 
+def test_form_feed_lines_libcst_cannot_map_give_no_crash_and_no_fix(tree: Path):
+    # Found by hypothesmith: LibCST renders this with another number of lines, so its positions
+    # cannot be mapped onto the text; the finding stands, its fix is refused, nothing crashes.
+    (tree / "ff_end.py").write_bytes(b"pass\x0c\n\n ")
+    result = run_cli("--fix", "--no-cache", "ff_end.py", cwd=tree)
+    assert_no_traceback(result)
+    assert "please report it" not in result.stdout.replace("does not reproduce this file exactly; please report it", "")
+    assert (tree / "ff_end.py").read_bytes() == b"pass\x0c\n\n "
+
+
 def test_empty_file_is_clean_and_stays_empty(tree: Path):
     (tree / "empty.py").write_bytes(b"")
     result = run_cli("--no-cache", "empty.py", cwd=tree)

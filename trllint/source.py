@@ -114,7 +114,10 @@ class SourceFile:
         starts = self.line_starts
         if line - 1 >= len(starts):
             return len(self.text)
-        shifted = self._libcst_columns.get(line) if self._module is not None else None
+        # With positions LibCST cannot map onto the text (positions_reliable), no fix is
+        # applied; the offset is still asked for while the rule builds it.
+        columns = self._libcst_columns if self._module is not None else None
+        shifted = columns.get(line) if columns else None
         if shifted is not None:
             column = shifted[min(column, len(shifted) - 1)]
         return starts[line - 1] + column
