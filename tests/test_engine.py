@@ -160,7 +160,8 @@ def test_file_vanishing_before_write_is_reported(cli, tmp_path, monkeypatch):
             path.unlink()
         return real(path, data, expected_old=expected_old)
 
-    monkeypatch.setattr("trllint.pool.write_atomically", vanish_then_write)
+    # pool imports write_atomically when a run writes, from trllint.atomic_write.
+    monkeypatch.setattr("trllint.atomic_write.write_atomically", vanish_then_write)
     result = cli("--fix", "--jobs", "1", "gone.py", "other.py")
     assert "gone.py: the file vanished before it could be written" in result.err
     assert not gone.exists()
