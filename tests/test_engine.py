@@ -248,6 +248,16 @@ def test_cli_overrides_configuration(cli, tmp_path):
     assert [f["code"] for f in findings] == ["TST001"]
 
 
+def test_configuration_is_found_past_pyproject_files_of_other_tools(cli, tmp_path):
+    # find_config parses only a pyproject.toml that can name trllint; a key with escaped letters
+    # still can, and the table it names is the one the run uses.
+    write(tmp_path / "pyproject.toml", '[tool."trl\\u006cint"]\nselect = ["TST002"]\n')
+    write(tmp_path / "pkg" / "pyproject.toml", "[tool.black]\nline-length = 100\n[project\n")  # broken, not ours
+    write(tmp_path / "pkg" / "a.py", "print(1)\nassert x\n")
+    findings = json.loads(cli("--format", "json", "pkg/a.py").out)
+    assert [f["code"] for f in findings] == ["TST002"]
+
+
 # ---- discovery ---------------------------------------------------------------------------
 
 
