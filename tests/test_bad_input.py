@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.engine_rules import run_cli
-from trllint import pool
 from trllint.pool import MAX_FILE_BYTES
 
 GOOD = "x = 1\n"
@@ -371,7 +370,8 @@ def test_engine_failure_on_one_file_becomes_trl999_for_that_file(monkeypatch):
     def broken_fix_source(*args, **kwargs):
         raise KeyError("simulated engine bug")
 
-    monkeypatch.setattr(pool, "fix_source", broken_fix_source)
+    # pool imports fix_source when a run fixes, from trllint.fixes.
+    monkeypatch.setattr("trllint.fixes.fix_source", broken_fix_source)
     result, new = process_bytes(b"x = 1\n", "f.py", "f.py", RuleSet([]), Mode(fix=True))
     assert new is None
     [finding] = result.findings

@@ -160,7 +160,8 @@ def test_file_vanishing_before_write_is_reported(cli, tmp_path, monkeypatch):
             path.unlink()
         return real(path, data, expected_old=expected_old)
 
-    monkeypatch.setattr("trllint.pool.write_atomically", vanish_then_write)
+    # pool imports write_atomically when a run writes, from trllint.atomic_write.
+    monkeypatch.setattr("trllint.atomic_write.write_atomically", vanish_then_write)
     result = cli("--fix", "--jobs", "1", "gone.py", "other.py")
     assert "gone.py: the file vanished before it could be written" in result.err
     assert not gone.exists()
@@ -245,6 +246,16 @@ def test_cli_overrides_configuration(cli, tmp_path):
     write(tmp_path / "a.py", "print(1)\nassert x\n")
     findings = json.loads(cli("--format", "json", "--select", "TST001", "a.py").out)
     assert [f["code"] for f in findings] == ["TST001"]
+
+
+def test_configuration_is_found_past_pyproject_files_of_other_tools(cli, tmp_path):
+    # find_config parses only a pyproject.toml that can name trllint; a key with escaped letters
+    # still can, and the table it names is the one the run uses.
+    write(tmp_path / "pyproject.toml", '[tool."trl\\u006cint"]\nselect = ["TST002"]\n')
+    write(tmp_path / "pkg" / "pyproject.toml", "[tool.black]\nline-length = 100\n[project\n")  # broken, not ours
+    write(tmp_path / "pkg" / "a.py", "print(1)\nassert x\n")
+    findings = json.loads(cli("--format", "json", "pkg/a.py").out)
+    assert [f["code"] for f in findings] == ["TST002"]
 
 
 # ---- discovery ---------------------------------------------------------------------------

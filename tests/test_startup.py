@@ -89,6 +89,16 @@ def test_linting_one_file_imports_nothing_heavy_and_no_more_of_trllint_than_need
     assert "tempfile" not in modules_after(tmp_path, "--no-cache", "train.py")
 
 
+def test_a_lint_without_cache_or_config_imports_neither_fixes_nor_hashing_nor_toml(tmp_path):
+    """Linting reads no fixer, no atomic writer; no cache, no digest; a pyproject.toml of other
+    tools is not parsed. (The stand-in rules: TRL005's dependency analysis reads TOML itself.)"""
+    (tmp_path / "train.py").write_text("import torch\n\nprint(torch)\n", encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'train'\n", encoding="utf-8")
+    modules = modules_after(tmp_path, "--no-cache", "train.py", stand_in_rules=True)
+    assert "trllint.runner" in modules
+    assert not modules & {"trllint.fixes", "trllint.atomic_write", "trllint.cache", "hashlib", "tomllib"}
+
+
 def test_the_pool_and_diff_are_imported_when_asked_for(tmp_path):
     """The test above can fail: the same listing sees them when a run needs them."""
     for n in range(10):

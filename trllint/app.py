@@ -69,7 +69,7 @@ class LintRun:
             cache = ResultCache.for_run(self.config, self.codes)
             if cache is not None:
                 return cache.process(jobs, ruleset, self.mode, workers=workers)
-        return process_files(jobs, ruleset, self.mode, workers=workers)
+        return process_files(jobs, ruleset, self.mode, workers=workers, digest=False)
 
     def lint_stdin(self, filename: str) -> int:
         ruleset = self.config.ruleset(self.codes)

@@ -6,7 +6,6 @@ gate that silently ignores a misspelt ``selec = [...]`` is worse than none.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,7 +95,12 @@ def find_config(start: Path) -> Path | None:
         candidate = folder / CONFIG_FILE
         if candidate.is_file():
             try:
-                if "trllint" in _read_toml(candidate).get("tool", {}):
+                data = _read_bytes(candidate)
+                if not _may_name_trllint(data):
+                    continue  # most pyproject.toml files: no need to parse them (nor to import tomllib)
+                document = _parse_toml(candidate, data)
+                if "trllint" in document.get("tool", {}):
+                    _found[candidate] = (data, document)  # load_config reads it next: parsed once
                     return candidate
             except ConfigError:
                 # A broken pyproject.toml that might be ours: report it rather than skip past it.
@@ -105,14 +109,39 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+# The document find_config parsed, by path, with the bytes it was parsed from; taken once.
+_found: dict[Path, tuple[bytes, dict[str, Any]]] = {}
+
+
+def _may_name_trllint(data: bytes) -> bool:
+    """Whether a TOML document can hold a ``trllint`` key: only by spelling it, or by escaping
+    some of its letters in a quoted key (``"trl\\u006cint"``)."""
+    return b"trllint" in data or b"\\u" in data or b"\\U" in data
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    data = _read_bytes(path)
+    found = _found.pop(path, None)
+    if found is not None and found[0] == data:
+        return found[1]
+    return _parse_toml(path, data)
+
+
+def _read_bytes(path: Path) -> bytes:
     try:
         with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+            return handle.read()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _parse_toml(path: Path, data: bytes) -> dict[str, Any]:
+    import tomllib  # only a run that meets a pyproject.toml naming trllint pays for it
+
+    try:
+        return tomllib.loads(data.decode())  # what tomllib.load does with the bytes
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
 def settings_schema() -> dict[str, Setting]:

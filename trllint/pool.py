@@ -6,15 +6,12 @@ becomes a problem reported for that path while the others go on.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trllint.atomic_write import WriteError, write_atomically
 from trllint.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe_failure, engine_finding
-from trllint.fixes import fix_source
 from trllint.ruleset import RuleSet
 from trllint.runner import lint_source, read_source
 
@@ -44,7 +41,7 @@ class FileResult:
     diff: str = ""
     unsafe_applied: list[Finding] = field(default_factory=list)  # fixed by an unsafe fix
     new_text: bytes | None = None  # the fixed bytes (returned for standard input only)
-    sha256: str | None = None  # of the bytes that were linted (the cache keys on it)
+    sha256: str | None = None  # of the bytes that were linted, when the cache asked for it (``digest``)
     # Other modules of the project whose summaries the findings read: path -> content hash. A
     # cached result holds only while each of them is unchanged.
     dependencies: dict[str, str] = field(default_factory=dict)
@@ -87,6 +84,8 @@ def _process_bytes(
         if project is not None:
             result.dependencies = {str(p): digest for p, digest in project.consulted.items()}
         return result, None
+    from trllint.fixes import fix_source  # only --fix and --diff need it (and tomllib with it)
+
     outcome = fix_source(source, filename, ruleset, unsafe=mode.unsafe)
     result.findings = outcome.findings
     result.problems.extend(outcome.problems)
@@ -123,7 +122,8 @@ def too_large(display: str, size: int) -> Finding:
     )
 
 
-def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode) -> FileResult:
+def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode, *, digest: bool = True) -> FileResult:
+    """Lint or fix one file; ``digest``: also note the SHA-256 of its bytes (the cache keys on it)."""
     try:
         size = path.stat().st_size
         # A notebook's outputs (plots, logs) may be large; its code is what the limit is about.
@@ -137,8 +137,13 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode) -> File
     except OSError as exc:
         return FileResult(display, problems=[f"cannot read: {exc.strerror or exc}"])
     result, new_bytes = process_bytes(data, display, path.name, ruleset, mode, path)
-    result.sha256 = hashlib.sha256(data).hexdigest()
+    if digest:
+        import hashlib  # a run without the cache never needs it
+
+        result.sha256 = hashlib.sha256(data).hexdigest()
     if new_bytes is not None and mode.fix and not mode.diff:
+        from trllint.atomic_write import WriteError, write_atomically  # only --fix writes
+
         try:
             write_atomically(path, new_bytes, expected_old=data)
         except WriteError as exc:
@@ -151,17 +156,18 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode) -> File
 
 
 # Worker processes receive the run's rules once, at start-up, not with every file.
-_worker_state: tuple[RuleSet, Mode] | None = None
+_worker_state: tuple[RuleSet, Mode, bool] | None = None
 
 
-def _init_worker(ruleset: RuleSet, mode: Mode) -> None:
+def _init_worker(ruleset: RuleSet, mode: Mode, digest: bool) -> None:
     global _worker_state
-    _worker_state = (ruleset, mode)
+    _worker_state = (ruleset, mode, digest)
 
 
 def _work(batch: list[tuple[int, str, str]]) -> list[tuple[int, FileResult]]:
     assert _worker_state is not None
-    return [(index, process_file(Path(path), display, *_worker_state)) for index, path, display in batch]
+    ruleset, mode, digest = _worker_state
+    return [(index, process_file(Path(path), display, ruleset, mode, digest=digest)) for index, path, display in batch]
 
 
 def _batches(jobs: list[tuple[Path, str]], workers: int) -> list[list[tuple[int, str, str]]]:
@@ -194,13 +200,13 @@ def _batches(jobs: list[tuple[Path, str]], workers: int) -> list[list[tuple[int,
 
 
 def process_files(
-    jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int
+    jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int, digest: bool = True
 ) -> list[FileResult]:
     """Each job's result, in the order of ``jobs``, whatever the number of workers."""
     workers = max(1, min(workers, len(jobs)))
     # A pool costs ~100 ms to start: only worth it for more than a handful of files.
     if workers == 1 or len(jobs) < 8:
-        return [process_file(path, display, ruleset, mode) for path, display in jobs]
+        return [process_file(path, display, ruleset, mode, digest=digest) for path, display in jobs]
     # Imported here: concurrent.futures brings multiprocessing (~50 ms), which one file never needs.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -209,7 +215,7 @@ def process_files(
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
     results: list[FileResult | None] = [None] * len(jobs)
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(ruleset, mode)
+        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(ruleset, mode, digest)
     ) as pool:
         for batch in pool.map(_work, _batches(jobs, workers)):
             for index, result in batch:

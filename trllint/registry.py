@@ -7,7 +7,6 @@ it is the ``rules/`` folder beside ``trllint/``.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,6 +36,8 @@ def _rule_pack():
     except ImportError:
         # A bare checkout: mount rules/ as trllint.rules, so rule modules import the same way
         # (relative imports included) as they do from the wheel.
+        import importlib.util
+
         folder = Path(__file__).resolve().parent.parent / "rules"
         spec = importlib.util.spec_from_file_location(
             "trllint.rules", folder / "__init__.py", submodule_search_locations=[str(folder)]

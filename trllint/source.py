@@ -101,13 +101,8 @@ class SourceFile:
 
     @cached_property
     def lines(self) -> list[str]:
-        """Each line's text without its line break, indexed from 0."""
-        starts = self.line_starts
-        out = []
-        for i, start in enumerate(starts):
-            end = starts[i + 1] if i + 1 < len(starts) else len(self.text)
-            out.append(self.text[start:end].rstrip("\r\n"))
-        return out
+        """Each line's text without its line break, indexed from 0 (one per ``line_starts``)."""
+        return _split_lines(self.text)
 
     def offset(self, line: int, column: int) -> int:
         """Character offset in ``text`` of a 1-based line and 0-based column as LibCST counts them."""
