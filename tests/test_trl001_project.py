@@ -161,3 +161,26 @@ def test_a_summary_says_what_its_class_binds_and_round_trips(tmp_path):
     assert summary.bound_attributes == ("self.accelerator", "self.model", "self.optimizer")
     assert summary.accelerator_attribute == "self.accelerator"
     assert ClassSummary.from_json(summary.to_json()) == summary
+
+
+def test_a_base_two_packages_up_through_a_relative_import(tmp_path):
+    # (Deeper than a case folder may go: the wheel carries cases three levels down.)
+    root = _project(
+        tmp_path,
+        {
+            "rl/__init__.py": "",
+            "rl/core/__init__.py": "",
+            "rl/core/base.py": WRAPPING_BASE,
+            "rl/algos/__init__.py": "",
+            "rl/algos/ppo.py": """
+                from ..core.base import BaseTrainer
+
+
+                class PPOTrainer(BaseTrainer):
+                    def rollout(self, queries):
+                        return self.model.generate(queries)
+            """,
+        },
+    )
+    [(line, message)] = _findings(root / "rl" / "algos" / "ppo.py")
+    assert line == 6 and "self.accelerator.unwrap_model(self.model)" in message
