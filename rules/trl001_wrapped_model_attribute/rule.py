@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.metadata import PositionProvider
 
@@ -29,6 +31,8 @@ from trllint.analysis.wrapping import (
 )
 from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
 
+_CLASS_WITH_A_BASE = re.compile(r"class\s+\w+\s*\(\s*[A-Za-z_]")
+
 # Reading these through the unwrapped module can still differ from reading them on the wrapper
 # under DeepSpeed ZeRO-3 / FSDP: the module's parameters are sharded, generation needs them whole.
 _NEEDS_WHOLE_PARAMETERS = frozenset({"generate"})
@@ -45,7 +49,9 @@ class WrappedModelAttribute(Rule):
     # A member a wrapper hides, and something that can wrap a model.
     prefilter = AllOf(
         AnyOf(*sorted(HF_MODEL_MEMBERS)),
-        AnyOf(*WRAPPING_MARKERS, setting="training-step-methods"),  # a configured step method wraps too
+        # A configured step method wraps too; a subclass may inherit a wrapped attribute from a
+        # base class in another module of the project (`class MyTrainer(BaseTrainer):`).
+        AnyOf(*WRAPPING_MARKERS, _CLASS_WITH_A_BASE, setting="training-step-methods"),
     )
     settings_schema = {
         "training-step-methods": Setting(
@@ -156,7 +162,9 @@ class WrappedModelAttribute(Rule):
         init = methods_of(cls).get("__init__")
         if init is None or self.context.enclosing_function(read) is init or _writes_config(SemanticModel.of(self.source).class_facts(cls), attribute):
             return None
-        anchor = _unwrapped_model_anchor(cls, init, imports_of(self.source))
+        # A base class that wraps ``self.model`` leaves it wrapped after ``super().__init__()``.
+        inherited = "self.model" in self.wrapping.inherited.get(id(cls), {})
+        anchor = _unwrapped_model_anchor(cls, init, imports_of(self.source), after_super=not inherited)
         if anchor is None:
             return None
         cached_value = self._replace_receiver(expression, read, "self.model.config")
@@ -214,11 +222,14 @@ def _writes_config(facts: ClassFacts, attribute: str) -> bool:
     return any(name.endswith(f".config.{attribute}") for name in facts.names_assigned)
 
 
-def _unwrapped_model_anchor(cls: cst.ClassDef, init: cst.FunctionDef, imports: ImportMap) -> cst.CSTNode | None:
+def _unwrapped_model_anchor(
+    cls: cst.ClassDef, init: cst.FunctionDef, imports: ImportMap, after_super: bool = True
+) -> cst.CSTNode | None:
     """The ``__init__`` statement after which ``self.model`` is the unwrapped model, if any.
 
     In a Trainer subclass, ``super().__init__(...)``: Trainer stores the model unwrapped and wraps
-    it only in ``train()``. Elsewhere, ``self.model = <not a wrapping call>``.
+    it only in ``train()`` (not when ``after_super`` is False: a base of the project wraps it).
+    Elsewhere, ``self.model = <not a wrapping call>``.
     """
     if not isinstance(init.body, cst.IndentedBlock):
         return None
@@ -228,7 +239,7 @@ def _unwrapped_model_anchor(cls: cst.ClassDef, init: cst.FunctionDef, imports: I
             continue
         for small in statement.body:
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _is_super_init(small.value):
-                if is_trainer_class(cls):
+                if is_trainer_class(cls) and after_super:
                     anchor = statement
             elif isinstance(small, cst.Assign) and any(
                 "self.model" in assigned_names(t.target) for t in small.targets

@@ -87,10 +87,10 @@ _EVERYTHING = _Everything()
 def accelerator_at(node: cst.CSTNode, context: NodeContext) -> str | None:
     """The accelerator expression a fix may write at ``node``, or None when none is provably bound.
 
-    ``self.<attr>`` in a method when the class, a base class of the same file, or a known library
-    base (transformers' ``Trainer``, TRL's trainers) sets it; else a local name bound to an
-    accelerator on every path before ``node``; else a module-level one bound before the function
-    is defined (and not shadowed by a local of the same name).
+    ``self.<attr>`` in a method when the class, a base class of the same file or of another module
+    of the project, or a known library base (transformers' ``Trainer``, TRL's trainers) sets it;
+    else a local name bound to an accelerator on every path before ``node``; else a module-level
+    one bound before the function is defined (and not shadowed by a local of the same name).
     """
     cls = context.enclosing_class(node)
     if cls is not None:
@@ -141,6 +141,12 @@ def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset
         full = imports.resolve(name) or ""
         if full != name and full.split(".")[0] in _LIBRARIES_WITH_TRAINER_ACCELERATOR and full.endswith("Trainer"):
             return "self.accelerator"
+    project = model.project
+    if project is not None and cls.bases:
+        # A base in another module of the project that holds one (nearest first).
+        for summary in project.base_classes(cls):
+            if summary.accelerator_attribute is not None:
+                return summary.accelerator_attribute
     return None
 
 

@@ -9,8 +9,8 @@ ask across modules:
   it may return None (``may_return_none``), which parameters it hands to ``deepspeed.initialize``
   unguarded (``forwards_to_deepspeed``);
 - per class: its bases as written, its methods' summaries, the ``self`` attributes its methods
-  bind to a wrapped model (with the wrapping), the attribute holding its accelerator, and
-  whether its methods reduce a metric buffer across ranks before logging.
+  bind to a wrapped model (with the wrapping) and all those they bind, the attribute holding its
+  accelerator, and whether its methods reduce a metric buffer across ranks before logging.
 
 Anything a summary does not say is unknown to the rules, and unknown is silent.
 """
@@ -27,7 +27,7 @@ from trllint.analysis.project import ImportRef, project_imports
 from trllint.source import SourceFile
 
 # Bumped whenever a summary's layout or meaning changes: older cached summaries are not read.
-SUMMARY_FORMAT = 1
+SUMMARY_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,9 @@ class ClassSummary:
     wrapped_attributes: dict[str, WrappedAttribute] = field(default_factory=dict)
     accelerator_attribute: str | None = None
     reduces_stored_metrics: bool = False
+    # Every ``self.<name>`` its methods bind, wrapped or not: a base nearer the subclass that
+    # rebinds an attribute hides the wrapping of a farther one.
+    bound_attributes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {
@@ -75,6 +78,7 @@ class ClassSummary:
             "wrapped": {k: [w.kind, w.origin, w.accelerator, w.conditional] for k, w in self.wrapped_attributes.items()},
             "accelerator": self.accelerator_attribute,
             "reduces": self.reduces_stored_metrics,
+            "bound": list(self.bound_attributes),
         }
 
     @classmethod
@@ -87,6 +91,7 @@ class ClassSummary:
             {k: WrappedAttribute(w[0], w[1], w[2], bool(w[3])) for k, w in data["wrapped"].items()},
             data["accelerator"],
             bool(data["reduces"]),
+            tuple(data["bound"]),
         )
 
 
@@ -174,6 +179,7 @@ def _class_summary(model, cls: cst.ClassDef, forwards: dict) -> ClassSummary:
         wrapped,
         "self.accelerator" if "self.accelerator" in accelerators else (accelerators[0] if accelerators else None),
         reduces_stored_metrics(cls),
+        tuple(sorted(n for n in model.class_facts(cls).names_assigned if n.startswith("self.") and n.count(".") == 1)),
     )
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -40,6 +41,11 @@ from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches
 from trllint.rule import Token, token_present
 from trllint.source import SourceFile
+
+if TYPE_CHECKING:
+    from trllint.analysis.model import SemanticModel
+    from trllint.analysis.project import ProjectView
+    from trllint.analysis.summaries import ClassSummary, WrappedAttribute
 
 # Members a Hugging Face PreTrainedModel has and a wrapper does not forward.
 HF_MODEL_MEMBERS = frozenset(
@@ -187,6 +193,8 @@ class WrappingFacts:
     parameters: dict[tuple[int, str], Wrapping] = field(default_factory=dict)
     # id(class) -> self attributes bound to a wrapped model in one of its methods.
     self_attributes: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
+    # id(class) -> wrapped self attributes it inherits (a base binds them, the class does not).
+    inherited: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
 
     def at(self, read: cst.Attribute) -> Wrapping | None:
         return self.reads.get(id(read))
@@ -222,12 +230,48 @@ def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> Wrappin
 
 def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> WrappingFacts:
     source = model.source
+    bases = _ProjectBases(model.project)
     if not any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
-        return WrappingFacts()
-    return _compute(source.module, model.imports, step_methods)
+        # No wrapping in this file; a class may still inherit one from a base in another module.
+        if not bases.any_wrapped(source.module):
+            return WrappingFacts()
+    return _compute(source.module, model.imports, step_methods, bases)
 
 
-def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...]) -> WrappingFacts:
+# A same-file base chain longer than this is not followed further (cycles end anyway).
+_MAX_LOCAL_BASES = 16
+
+
+class _ProjectBases:
+    """The summaries of a class's bases that live in other modules of the project, asked once per
+    class: what they bind (``bound_attributes``) and bind to a wrapped model (``wrapped_attributes``)."""
+
+    def __init__(self, project: ProjectView | None) -> None:
+        self.project = project
+        self._chains: dict[int, list[ClassSummary]] = {}
+
+    def of(self, cls: cst.ClassDef) -> list[ClassSummary]:
+        if self.project is None or not cls.bases:
+            return []
+        if id(cls) not in self._chains:
+            self._chains[id(cls)] = self.project.base_classes(cls)
+        return self._chains[id(cls)]
+
+    def any_wrapped(self, module: cst.Module) -> bool:
+        """Some class of the file has a base in another module that binds a wrapped attribute."""
+        return any(
+            summary.wrapped_attributes
+            for statement in module.body
+            if isinstance(statement, cst.ClassDef)
+            for summary in self.of(statement)
+        )
+
+
+def _from_summary(attribute: WrappedAttribute, owner: str) -> Wrapping:
+    return Wrapping(attribute.kind, f"{attribute.origin} in {owner}", attribute.accelerator, attribute.conditional)
+
+
+def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...], bases: _ProjectBases) -> WrappingFacts:
     facts = WrappingFacts()
     functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
     owners: dict[int, tuple[cst.FunctionDef, cst.ClassDef | None]] = {id(f): (f, None) for f in functions.values()}
@@ -235,7 +279,8 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
         if isinstance(statement, cst.ClassDef):
             owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
     plain = _plain_module_classes(module)
-    binding_pass = _BindingPass(facts, imports, step_methods, functions, plain)
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    binding_pass = _BindingPass(facts, imports, step_methods, functions, plain, classes, bases)
     walk.visit(module, binding_pass)
     # A function walked before a call handed it a wrapped model is walked again, alone; the facts
     # only grow, so this ends (the bound is a guard: one extra round is the usual case).
@@ -243,7 +288,7 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
         stale = [owners[i] for i in binding_pass.stale if i in owners]
         if not stale:
             break
-        binding_pass = _BindingPass(facts, imports, step_methods, functions, plain)
+        binding_pass = _BindingPass(facts, imports, step_methods, functions, plain, classes, bases)
         binding_pass.visited = set(owners)
         for function, cls in stale:
             binding_pass.classes = [cls]
@@ -294,8 +339,11 @@ class _Scope:
 
 
 class _BindingPass(cst.CSTVisitor):
-    def __init__(self, facts: WrappingFacts, imports: ImportMap, step_methods, functions, plain) -> None:
+    def __init__(self, facts: WrappingFacts, imports: ImportMap, step_methods, functions, plain, classes, bases) -> None:
         super().__init__()
+        self.module_classes: dict[str, cst.ClassDef] = classes
+        self.project_bases: _ProjectBases = bases
+        self._bound: dict[int, frozenset[str]] = {}
         self.plain_classes: dict[str, frozenset[str]] = plain
         self.facts = facts
         self.imports = imports
@@ -322,6 +370,7 @@ class _BindingPass(cst.CSTVisitor):
         cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
         scope = _Scope(node, cls)
         if cls is not None and node.name.value != "__init__":
+            scope.bindings.update(self._inherited(cls))
             scope.bindings.update(self.facts.self_attributes.get(id(cls), {}))
         for name in _function_parameters(node):
             received = self.facts.parameters.get((id(node), name))
@@ -466,6 +515,11 @@ class _BindingPass(cst.CSTVisitor):
             self.facts.reads[id(node)] = wrapping
 
     def visit_Call(self, node: cst.Call) -> None:
+        scope = self.scopes[-1]
+        if scope.cls is not None and scope.function is not None and scope.function.name.value == "__init__":
+            if _is_super_init(node):
+                # From here on, ``self`` holds what the bases' ``__init__`` bound.
+                scope.bindings.update(self._inherited(scope.cls))
         callee, skip_self = self._callee(node)
         if callee is None:
             return
@@ -500,6 +554,45 @@ class _BindingPass(cst.CSTVisitor):
             return self.functions.get(name), False
         return None, False
 
+    # ---- base classes -------------------------------------------------------------------
+
+    def _inherited(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
+        """The wrapped ``self`` attributes ``cls`` inherits: bound wrapped by a base class (of this
+        file, or of another module of the project), nearest first, and bound by neither the class
+        itself nor a nearer base (``self.model = model`` after ``super().__init__()`` ends it)."""
+        found: dict[str, Wrapping] = {}
+        bound = set(self._bound_by(cls))
+
+        def take(wrapped: dict[str, Wrapping], binds) -> None:
+            for name, wrapping in wrapped.items():
+                if name not in bound:
+                    found.setdefault(name, wrapping)
+            bound.update(binds)
+
+        chain, seen = [cls], {id(cls)}
+        for current in chain:
+            for base in current.bases:
+                local = self.module_classes.get(dotted_name(base.value) or "")
+                if local is not None and id(local) not in seen and len(chain) < _MAX_LOCAL_BASES:
+                    seen.add(id(local))
+                    chain.append(local)
+                    wrapped = self.facts.self_attributes.get(id(local), {})
+                    owner = local.name.value
+                    take({n: replace(w, origin=f"{w.origin} in {owner}") for n, w in wrapped.items()}, self._bound_by(local))
+            for summary in self.project_bases.of(current):
+                wrapped = {n: _from_summary(w, summary.name) for n, w in summary.wrapped_attributes.items()}
+                take(wrapped, summary.bound_attributes)
+        self.facts.inherited[id(cls)] = found
+        return found
+
+    def _bound_by(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The ``self.<name>`` attributes the class's own code binds, wrapped or not."""
+        bound = self._bound.get(id(cls))
+        if bound is None:
+            names = names_assigned_in(cls)
+            bound = self._bound[id(cls)] = frozenset(n for n in names if n.startswith("self.") and n.count(".") == 1)
+        return bound
+
     def _methods_of(self, cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
         methods = self._methods.get(id(cls))
         if methods is None:
@@ -513,3 +606,14 @@ class _BindingPass(cst.CSTVisitor):
         if members is None:
             members = self._members[id(cls)] = {id(s) for s in cls.body.body}
         return id(function) in members
+
+
+def _is_super_init(call: cst.Call) -> bool:
+    """``super().__init__(...)`` (or ``super(Cls, self).__init__(...)``)."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and dotted_name(func.value.func) == "super"
+    )

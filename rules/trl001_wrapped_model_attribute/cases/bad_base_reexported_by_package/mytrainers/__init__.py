@@ -1,0 +1,4 @@
+from .base import BaseTrainer
+from .sft import SFTTrainer
+
+__all__ = ["BaseTrainer", "SFTTrainer"]

@@ -1,0 +1,186 @@
+"""TRL001 across modules: a self attribute wrapped by a base class in another module of the project.
+
+The project cases (rules/trl001_wrapped_model_attribute/cases/*_base_*/) hold the common shapes;
+these tests hold what a case folder cannot: a base module that does not parse, a chain of bases
+where a nearer one rebinds the attribute, and a summary that stays about its own module.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from trllint.analysis import project as project_module
+from trllint.analysis.summaries import ClassSummary, summarise_module
+from trllint.registry import all_rules
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source
+from trllint.source import SourceFile
+
+WRAPPING_BASE = """
+    from accelerate import Accelerator
+
+
+    class BaseTrainer:
+        def __init__(self, model, optimizer):
+            self.accelerator = Accelerator()
+            self.model, self.optimizer = self.accelerator.prepare(model, optimizer)
+"""
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    project_module.use_cache_folder(None)  # a fresh index: no summary of another test's tree
+    (tmp_path / "pyproject.toml").write_text("")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return tmp_path
+
+
+def _findings(path: Path) -> list[tuple[int, str]]:
+    source = SourceFile(text=path.read_text(), display_path=path.name, path=path)
+    ruleset = RuleSet([all_rules()["TRL001"].rule], {})
+    return [(f.line, f.message) for f in lint_source(source, path.name, ruleset)]
+
+
+def test_a_base_module_that_does_not_parse_is_unknown(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "base.py": WRAPPING_BASE + "        self.broken = (\n",
+            "train.py": """
+                from base import BaseTrainer
+
+
+                class MyTrainer(BaseTrainer):
+                    def sample(self, input_ids):
+                        return self.model.generate(input_ids)
+            """,
+        },
+    )
+    assert _findings(root / "train.py") == []
+
+
+def test_a_nearer_base_that_rebinds_the_attribute_hides_the_wrapping(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "base.py": WRAPPING_BASE,
+            "middle.py": """
+                from base import BaseTrainer
+
+
+                class BareModelTrainer(BaseTrainer):
+                    def __init__(self, model, optimizer):
+                        super().__init__(model, optimizer)
+                        self.model = model
+            """,
+            "train.py": """
+                from middle import BareModelTrainer
+
+
+                class MyTrainer(BareModelTrainer):
+                    def sample(self, input_ids):
+                        return self.model.generate(input_ids)
+            """,
+        },
+    )
+    assert _findings(root / "train.py") == []
+
+
+def test_a_base_of_the_file_between_the_class_and_the_project_base(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "base.py": WRAPPING_BASE,
+            "train.py": """
+                from base import BaseTrainer
+
+
+                class Mixin(BaseTrainer):
+                    pass
+
+
+                class MyTrainer(Mixin):
+                    def sample(self, input_ids):
+                        return self.model.generate(input_ids)
+            """,
+        },
+    )
+    [(line, message)] = _findings(root / "train.py")
+    assert line == 10
+    assert "self.accelerator.prepare(...) in BaseTrainer" in message
+    assert "self.accelerator.unwrap_model(self.model)" in message
+
+
+def test_reads_in_init_before_super_init_are_not_wrapped(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "base.py": WRAPPING_BASE,
+            "train.py": """
+                from base import BaseTrainer
+
+
+                class MyTrainer(BaseTrainer):
+                    def __init__(self, model, optimizer):
+                        self.model = model
+                        self.vocab_size = self.model.config.vocab_size
+                        super().__init__(model, optimizer)
+            """,
+        },
+    )
+    assert _findings(root / "train.py") == []
+
+
+def test_reads_in_init_after_super_init_are_wrapped(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "base.py": WRAPPING_BASE,
+            "train.py": """
+                from base import BaseTrainer
+
+
+                class MyTrainer(BaseTrainer):
+                    def __init__(self, model, optimizer):
+                        super().__init__(model, optimizer)
+                        self.pad_token_id = self.model.config.pad_token_id
+            """,
+        },
+    )
+    [(line, message)] = _findings(root / "train.py")
+    assert line == 7 and "in BaseTrainer" in message
+
+
+def test_a_summary_says_what_its_class_binds_and_round_trips(tmp_path):
+    source = SourceFile(text=textwrap.dedent(WRAPPING_BASE), display_path="base.py")
+    summary = summarise_module(source).classes["BaseTrainer"]
+    assert set(summary.wrapped_attributes) == {"self.model", "self.optimizer"}
+    assert summary.bound_attributes == ("self.accelerator", "self.model", "self.optimizer")
+    assert summary.accelerator_attribute == "self.accelerator"
+    assert ClassSummary.from_json(summary.to_json()) == summary
+
+
+def test_a_base_two_packages_up_through_a_relative_import(tmp_path):
+    # (Deeper than a case folder may go: the wheel carries cases three levels down.)
+    root = _project(
+        tmp_path,
+        {
+            "rl/__init__.py": "",
+            "rl/core/__init__.py": "",
+            "rl/core/base.py": WRAPPING_BASE,
+            "rl/algos/__init__.py": "",
+            "rl/algos/ppo.py": """
+                from ..core.base import BaseTrainer
+
+
+                class PPOTrainer(BaseTrainer):
+                    def rollout(self, queries):
+                        return self.model.generate(queries)
+            """,
+        },
+    )
+    [(line, message)] = _findings(root / "rl" / "algos" / "ppo.py")
+    assert line == 6 and "self.accelerator.unwrap_model(self.model)" in message
