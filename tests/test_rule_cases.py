@@ -124,6 +124,8 @@ def test_case_findings(case: Case):
             assert finding.fix is None, f"{case.code} declares no fix but offered one"
         elif rule.fixable == "always":
             assert finding.fix is not None, f"{case.code} declares a fix always, none at line {finding.line}"
+        if finding.fix is not None and finding.fix.applicability == "unsafe":
+            assert finding.fix.reason, f"an unsafe fix says why it is unsafe (line {finding.line})"
 
 
 def test_project_cases_are_projects():

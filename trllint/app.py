@@ -102,7 +102,8 @@ class LintRun:
         if self.output_format == "text" and (self.fix or self.diff):
             # Why each unsafe fix is unsafe, applied or waiting for --unsafe-fixes (the diff hides it).
             for finding in sorted((f for r in results for f in r.unsafe_applied), key=lambda f: f.sort_key()):
-                sys.stderr.write(f"{finding.path}:{finding.line}:{finding.column}: {finding.code} unsafe fix applied: {finding.fix.reason}\n")
+                why = f": {finding.fix.reason}" if finding.fix.reason else ""
+                sys.stderr.write(f"{finding.path}:{finding.line}:{finding.column}: {finding.code} unsafe fix applied{why}\n")
             if self.diff:
                 for finding in findings:
                     if finding.fix is not None and finding.fix.applicability == "unsafe" and finding.fix.reason:

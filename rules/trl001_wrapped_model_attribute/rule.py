@@ -83,7 +83,8 @@ class WrappedModelAttribute(Rule):
                 advice = f"read it from {unwrapped}"
                 start, end = self.span_of(node.value)
                 unsafe = member in _NEEDS_WHOLE_PARAMETERS and wrapping.kind != DATA_PARALLEL
-                fix = self.fix(Edit(start, end, unwrapped), unsafe=unsafe)
+                reason = f"{member}() on the unwrapped module needs every parameter on this rank ({wrapping.kind} may shard them)"
+                fix = self.fix(Edit(start, end, unwrapped), reason=reason if unsafe else None)
         message = f"{receiver}.{member} on a model that may be wrapped ({wrapping.origin}); {advice}"
         self.report(node, message, fix=fix)
 

@@ -64,7 +64,9 @@ class EvalModePrepareWithoutPlacement(Rule):
     def _fix(self, *edits: Edit) -> Fix:
         # Accelerator(device_placement=False) in this file: the author places models by hand, and
         # the added placement moves this one even on a single process.
-        return self.fix(*edits, unsafe=self._placement_off_everywhere_in_file())
+        manual = self._placement_off_everywhere_in_file()
+        reason = "the file turns device placement off: the added placement moves this model even on one process"
+        return self.fix(*edits, reason=reason if manual else None)
 
     def _placement_off_everywhere_in_file(self) -> bool:
         if self._placement_off_everywhere is None:

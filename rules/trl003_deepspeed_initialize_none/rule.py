@@ -132,7 +132,7 @@ class DeepSpeedInitializeNone(Rule):
         )
         edit = self.replace_statement(statement, guarded)
         caveat = f" (unsafe fix: {why_unsafe})" if why_unsafe else ""
-        return self.fix(edit, unsafe=why_unsafe is not None), caveat
+        return self.fix(edit, reason=why_unsafe), caveat
 
     def _skipped_value_needed(self, small: cst.BaseSmallStatement, line: cst.SimpleStatementLine, model: str) -> str | None:
         """Why skipping the statement when ``model`` is None changes what later code sees."""

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 _SETUP_KEYWORDS = ("install_requires", "extras_require")
 
 
+# Why a rewritten range is unsafe: it no longer holds a pin, an upper bound or an exclusion the
+# author wrote (a resolver may now pick a release the author meant to keep out).
+_UNSAFE_RANGE = "the new range drops a pin, an upper bound or an exclusion the old one had"
+
 class KnownBadDependency(Rule):
     code = "TRL005"
     name = "known-bad-dependency"
@@ -102,7 +106,7 @@ class KnownBadDependency(Rule):
         if edit is None:
             return None
         at = declared.text_offset
-        return self.fix(Edit(at + edit.start, at + edit.end, edit.content), unsafe=edit.unsafe)
+        return self.fix(Edit(at + edit.start, at + edit.end, edit.content), reason=_UNSAFE_RANGE if edit.unsafe else None)
 
     def _report_span(self, start: int, end: int, message: str, fix: Fix | None = None) -> None:
         line, column = self.source.position(start)

@@ -65,7 +65,13 @@ def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst
     else:
         edits = (Edit(guard_start, guard_start, moved), Edit(statement_start, statement_end, ""))
     read_elsewhere = bool(target) and _read_outside(scope, guard.body, target)
-    return rule.fix(*edits, unsafe=collective.hoist == "unsafe" or read_elsewhere)
+    if collective.hoist == "unsafe":
+        reason = f"every rank now runs {collective.label}(), and each writes its own files"
+    elif read_elsewhere:
+        reason = "the hoisted call's result is read outside the guard, where other ranks now see it too"
+    else:
+        reason = None
+    return rule.fix(*edits, reason=reason)
 
 
 def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: bool = False) -> list:
