@@ -2,7 +2,7 @@
 import torch
 from accelerate import Accelerator
 
-from .utils.distributed import get_all_reduce_mean
+from .dist_utils import get_all_reduce_mean
 
 
 def evaluate_reward_model(model, eval_dataloader, accelerator: Accelerator, step):

@@ -4,8 +4,8 @@ import deepspeed
 import torch
 import torch.distributed as dist
 
-from finetune.utils.distributed import get_all_reduce_mean
-from finetune.utils import reduce_value
+from finetune.dist_utils import get_all_reduce_mean
+from finetune import reduce_value
 
 
 def evaluation(model, eval_dataloader, device):

@@ -1,1 +1,0 @@
-from .distributed import get_all_reduce_mean, get_world_size, reduce_value
