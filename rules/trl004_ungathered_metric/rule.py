@@ -25,7 +25,7 @@ from trllint.analysis.names import argument, call_name, dotted_name, is_true, la
 from trllint.rule import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting, Token
 
 from .gather_fix import gather_expression, wrapped_to_line_length
-from trllint.analysis.metric_buffers import log_reduces_stored_metrics
+from trllint.analysis.metric_buffers import stored_metrics_reduced
 from .metric_syntax import (
     METRIC_BUFFERS,
     buffer_root,
@@ -128,10 +128,10 @@ class UngatheredMetric(Rule):
     def _stored_are_reduced(self, cls: cst.ClassDef) -> bool:
         """Stored values are reduced across ranks by the class's own methods before they are
         logged. Asked once per class, and only for a class that stores a value: the question reads
-        every method of the class, so asking it per method would be quadratic in the class."""
+        every method of the class (or a base's summary), so asking it per method would be quadratic."""
         if id(cls) not in self._stored_reduced:
-            self._stored_reduced[id(cls)] = log_reduces_stored_metrics(
-                cls, self._classes, self._buffers, lambda call: bool(self._logged_arguments(call))
+            self._stored_reduced[id(cls)] = stored_metrics_reduced(
+                self.source, cls, self._classes, self._buffers, lambda call: bool(self._logged_arguments(call))
             )
         return self._stored_reduced[id(cls)]
 

@@ -18,7 +18,8 @@ import enum
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
@@ -29,6 +30,10 @@ from trllint.analysis import walk
 from trllint.analysis.walk import syntax_children
 from trllint.rule import Token
 from trllint.source import SourceFile
+
+if TYPE_CHECKING:
+    from trllint.analysis.project import ProjectView
+    from trllint.analysis.summaries import ClassSummary, FunctionSummary
 
 
 class Rank(enum.IntEnum):
@@ -189,11 +194,13 @@ class RankFlow:
         imports: ImportMap,
         returns_global: Callable[[str], bool] = lambda name: False,
         is_unknown_call: Callable[[cst.Call], bool] = lambda call: False,
+        is_global_call: Callable[[cst.Call], bool] = lambda call: False,
     ) -> None:
         self.scope = scope
         self._imports = imports
         self._returns_global = returns_global
         self._is_unknown_call = is_unknown_call
+        self._is_global_call = is_global_call
         self._order: dict[int, int] = {}
         self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
@@ -419,6 +426,8 @@ class RankFlow:
                 return Rank.PER_RANK
             if _is_own_function_call(node) and self._returns_global(method):
                 return Rank.GLOBAL
+            if self._is_global_call(node):
+                return Rank.GLOBAL  # a helper of another module of the project that reduces
             if self._is_unknown_call(node):
                 # A method inherited from a library trainer or a helper of another module: it may
                 # gather before it returns (GRPO's reward computation does). Unknown is silent.
@@ -565,36 +574,120 @@ def _site_for_reduction(call: cst.Call, method: str, arguments) -> GatherSite:
 
 
 class _FileRankFacts:
-    """One file's flows, and which of its functions return a gathered value."""
+    """One file's flows, and which of its functions return a gathered value.
+
+    A function imported from another module of the project, or a method that a class of this
+    file inherits from a base class in another module, is read from that module's summary
+    (``model.project``): one that returns a reduced value is global, one whose result comes from
+    calls the linter cannot see is unknown, any other is read like a function of this file (its
+    arguments decide). Outside the project (an installed library, an unreadable module) it stays
+    unknown."""
 
     def __init__(self, source: SourceFile) -> None:
+        self.source = source
         self.imports = imports_of(source)
         self.functions: dict[str, list[cst.FunctionDef]] = {}
-        self._index(source.module)
+        self.classes: dict[str, cst.ClassDef] = {}
+        self._class_of: dict[int, cst.ClassDef] = {}  # method -> its class
+        self._index(source.module, None)
         self._relative_imports = _relatively_imported_names(source.module)
         self._self_attributes = _self_attributes_assigned(source.module)
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
         self._unknown: dict[str, bool] = {}
+        self._called: dict[int, FunctionSummary | None] = {}
+        self._bases: dict[int, list[ClassSummary]] = {}
 
-    def _index(self, block: cst.CSTNode | None) -> None:
+    def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
         for statement in getattr(block, "body", ()):
             if isinstance(statement, cst.FunctionDef):
                 self.functions.setdefault(statement.name.value, []).append(statement)
-            if isinstance(statement, cst.BaseCompoundStatement):
-                self._index(getattr(statement, "body", None))
+                if cls is not None:
+                    self._class_of[id(statement)] = cls
+                self._index(statement.body, None)
+            elif isinstance(statement, cst.ClassDef):
+                self.classes.setdefault(statement.name.value, statement)
+                self._index(statement.body, statement)
+            elif isinstance(statement, cst.BaseCompoundStatement):
+                self._index(getattr(statement, "body", None), cls)
 
     def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         if id(scope) not in self.flows:
-            self.flows[id(scope)] = RankFlow(scope, self.imports, self.returns_global, self.is_unknown_call)
+            cls = self._class_of.get(id(scope))
+            self.flows[id(scope)] = RankFlow(
+                scope,
+                self.imports,
+                self.returns_global,
+                lambda call: self.is_unknown_call(call, cls),
+                lambda call: self.is_global_call(call, cls),
+            )
         return self.flows[id(scope)]
 
-    def is_unknown_call(self, call: cst.Call) -> bool:
-        """A call whose body this file does not show and that may talk to other ranks: a method
-        inherited from a base elsewhere, or a function imported from another of the project's modules."""
+    @cached_property
+    def project(self) -> ProjectView | None:
+        return SemanticModel.of(self.source).project
+
+    def project_bases(self, cls: cst.ClassDef) -> list[ClassSummary]:
+        """The base classes of ``cls`` (and of its bases in this file) that live in other modules
+        of the project, nearest first."""
+        if id(cls) not in self._bases:
+            self._bases[id(cls)] = []
+            found: list[ClassSummary] = []
+            pending, seen = [cls], set()
+            while pending and self.project is not None:
+                current = pending.pop(0)
+                if id(current) in seen:
+                    continue
+                seen.add(id(current))
+                for base in current.bases:
+                    local = self.classes.get(dotted_name(base.value) or "")
+                    if local is not None:
+                        pending.append(local)
+                for summary in self.project.base_classes(current):
+                    if not any(summary is other for other in found):
+                        found.append(summary)
+            self._bases[id(cls)] = found
+        return self._bases[id(cls)]
+
+    def called_summary(self, call: cst.Call, cls: cst.ClassDef | None = None) -> FunctionSummary | None:
+        """The summary of the project function ``call`` lands on when this file does not define
+        it: a function imported from another module (``from utils.dist import reduce_mean``,
+        ``from .metrics import f``, ``import utils.dist as ud``), or ``self.m()`` where ``m``
+        comes from a base class of ``cls`` in another module. None when it is not one."""
+        if id(call) not in self._called:
+            self._called[id(call)] = self._called_summary(call, cls)
+        return self._called[id(call)]
+
+    def _called_summary(self, call: cst.Call, cls: cst.ClassDef | None) -> FunctionSummary | None:
+        name = call_name(call)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        if head in ("self", "cls"):
+            if cls is None or not rest or "." in rest or rest in self.functions or name in self._self_attributes:
+                return None
+            return next((base.methods[rest] for base in self.project_bases(cls) if rest in base.methods), None)
+        if (not rest and head in self.functions) or (
+            head not in self.imports.aliases and head not in self._relative_imports
+        ):
+            return None
+        return self.project.function(name) if self.project is not None else None
+
+    def is_global_call(self, call: cst.Call, cls: cst.ClassDef | None = None) -> bool:
+        """A call to a project function, not of this file, whose summary says it returns a reduced value."""
+        summary = self.called_summary(call, cls)
+        return summary is not None and summary.returns_global
+
+    def is_unknown_call(self, call: cst.Call, cls: cst.ClassDef | None = None) -> bool:
+        """A call whose body neither this file nor a summary of its project shows and that may
+        talk to other ranks: a method inherited from a base elsewhere, or a function imported from
+        a module the linter cannot read."""
         name = call_name(call)
         if name is None:
             return False
+        summary = self.called_summary(call, cls)
+        if summary is not None:
+            return summary.returns_unknown
         head, _, rest = name.partition(".")
         if head in ("self", "cls"):
             # self.helper(...): known when this file defines it or stores a callable there (self.model).
@@ -612,36 +705,43 @@ class _FileRankFacts:
         return full.split(".")[0] not in LOCAL_COMPUTE_LIBRARIES
 
     def returns_unknown(self, name: str) -> bool:
-        """Every definition of ``name`` in this file returns only what unknown calls return
-        (``return self._calculate_rewards(...)``, inherited from a base the linter cannot see)."""
+        """What ``name`` returns is not decided by its arguments: every definition of it in this
+        file returns only what unknown calls return (``return self._calculate_rewards(...)``,
+        inherited from a base the linter cannot see), or some of its returns are reduced across
+        ranks and others not (``if world_size < 2: return value`` before an all-reduce)."""
         if name not in self._unknown:
             self._unknown[name] = False  # a recursive call reads as known
+            functions = self.functions.get(name, ())
             returns = [
-                small.value
-                for function in self.functions.get(name, ())
+                (small.value, self._class_of.get(id(function)))
+                for function in functions
                 for small, _ in self.flow(function).statements
                 if isinstance(small, cst.Return)
             ]
-            self._unknown[name] = bool(returns) and all(
-                isinstance(value, cst.Call) and self.is_unknown_call(value) for value in returns
+            only_unknown = bool(returns) and all(
+                isinstance(value, cst.Call) and self.is_unknown_call(value, cls) for value, cls in returns
             )
+            states = [state for function in functions for state in self._return_states(function)]
+            mixed = Rank.GLOBAL in states and any(state != Rank.GLOBAL for state in states)
+            self._unknown[name] = only_unknown or mixed
         return self._unknown[name]
 
     def returns_global(self, name: str) -> bool:
         if name not in self._returns:
             self._returns[name] = False  # a recursive call reads as not global
             functions = self.functions.get(name, ())
-            self._returns[name] = bool(functions) and all(self._return_state(f) == Rank.GLOBAL for f in functions)
+            self._returns[name] = bool(functions) and all(
+                min(self._return_states(f), default=Rank.NO_DATA) == Rank.GLOBAL for f in functions
+            )
         return self._returns[name]
 
-    def _return_state(self, function: cst.FunctionDef) -> Rank:
+    def _return_states(self, function: cst.FunctionDef) -> list[Rank]:
         flow = self.flow(function)
-        states = [
+        return [
             flow.state(small.value, line)
             for small, line in flow.statements
             if isinstance(small, cst.Return) and small.value is not None
         ]
-        return min(states, default=Rank.NO_DATA)
 
 
 def _order_of(entry: tuple[int, Binding]) -> int:

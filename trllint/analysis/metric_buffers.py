@@ -25,7 +25,9 @@ import libcst as cst
 from trllint.analysis import walk
 from trllint.analysis.context import methods_of
 from trllint.analysis.gathering import is_gathering_call
+from trllint.analysis.model import SemanticModel
 from trllint.analysis.names import assigned_names, dotted_name
+from trllint.source import SourceFile
 
 # TRL's per-step metric buffers; a rule adds the attributes a file hands to a sink.
 METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
@@ -70,6 +72,22 @@ def log_reduces_stored_metrics(
     methods = [m for c in chain for name, m in methods_of(c).items() if name != "log"]
     candidates = ([nearest_log] if nearest_log is not None else []) + methods  # the nearest log() runs
     return any(_reduces_buffer(method, buffers, opaque) for method in candidates)
+
+
+def stored_metrics_reduced(
+    source: SourceFile,
+    cls: cst.ClassDef,
+    classes: dict[str, cst.ClassDef],
+    buffers: frozenset[str] = frozenset(METRIC_BUFFERS),
+    is_sink: Callable[[cst.Call], bool] = lambda call: False,
+) -> bool:
+    """``log_reduces_stored_metrics`` for a class of the linted file, or a base class of it in
+    another module of the project whose summary says that its methods reduce the buffer. A base
+    that the linter cannot read (outside the project) says nothing either way."""
+    if log_reduces_stored_metrics(cls, classes, buffers, is_sink):
+        return True
+    bases = SemanticModel.of(source).rank_flows.project_bases(cls)
+    return any(base.reduces_stored_metrics for base in bases)
 
 
 def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Callable[[cst.Call], bool]) -> bool:

@@ -109,8 +109,11 @@ def project_imports(module: cst.Module) -> dict[str, ImportRef]:
 
 def _other_blocks(statement: cst.If | cst.Try) -> list[cst.CSTNode]:
     if isinstance(statement, cst.If):
-        orelse = statement.orelse
-        return [] if orelse is None else [orelse if isinstance(orelse, cst.If) else orelse.body]
+        blocks, orelse = [], statement.orelse
+        while isinstance(orelse, cst.If):  # `elif`: its body, then what follows it
+            blocks.append(orelse.body)
+            orelse = orelse.orelse
+        return blocks + ([orelse.body] if orelse is not None else [])
     return [handler.body for handler in statement.handlers] + ([statement.orelse.body] if statement.orelse else [])
 
 

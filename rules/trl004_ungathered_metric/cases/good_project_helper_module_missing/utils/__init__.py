@@ -1,0 +1,1 @@
+"""The project's utilities; utils/metrics.py is generated at install time and not in this tree."""

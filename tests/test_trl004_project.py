@@ -1,0 +1,311 @@
+"""TRL004 across modules: helpers and base classes in other modules of the linted file's project.
+
+A function imported from the project is read from its module's summary: one that reduces across
+ranks gives a global value, one whose result comes from calls the linter cannot see stays unknown,
+any other is read through its arguments (like a function of the linted file). The same holds for
+``self.m()`` where ``m`` comes from a base class in another module. Outside the project (an
+installed library, a module that is not there) a call stays unknown, and unknown is silent.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+
+from trllint.analysis.gathering import Rank, RankFlow
+from trllint.registry import all_rules
+from trllint.ruleset import RuleSet
+from trllint.runner import lint_source
+from trllint.source import SourceFile
+
+DIST = """
+import torch
+import torch.distributed as dist
+from fairscale.utils import compute_elsewhere
+
+
+def get_all_reduce_mean(tensor):
+    dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+    tensor = tensor / dist.get_world_size()
+    return tensor
+
+
+def reduce_value(value, average=True):
+    world_size = dist.get_world_size() if dist.is_initialized() else 1
+    if world_size < 2:
+        return value
+    dist.all_reduce(value)
+    if average:
+        value /= world_size
+    return value
+
+
+def local_mean(values):
+    return values.float().mean()
+
+
+def from_elsewhere(values):
+    return compute_elsewhere(values)
+"""
+
+BASES = """
+import torch
+import torch.distributed as dist
+from transformers import Trainer
+
+from .helpers import compute_elsewhere
+
+
+class ProjectTrainer(Trainer):
+    def _local_accuracy(self, logits, labels):
+        return (logits.argmax(-1) == labels).float().mean()
+
+    def _reduced_accuracy(self, logits, labels):
+        accuracy = (logits.argmax(-1) == labels).float().mean()
+        dist.all_reduce(accuracy)
+        return accuracy / dist.get_world_size()
+
+    def _opaque(self, logits):
+        return compute_elsewhere(logits)
+
+
+class PlainLogTrainer(Trainer):
+    def log(self, logs, start_time=None):
+        for key, metrics in self._stored_metrics["train"].items():
+            logs[key] = sum(metrics) / len(metrics)
+        return super().log(logs, start_time)
+
+
+class ReducingLogTrainer(Trainer):
+    def log(self, logs, start_time=None):
+        keys, metric_list = [], []
+        for key, metrics in self._stored_metrics["train"].items():
+            keys.append(key)
+            metric_list.append(sum(metrics) / len(metrics))
+        metric_list = self.accelerator.reduce(torch.tensor(metric_list), "mean").tolist()
+        logs.update(zip(keys, metric_list))
+        return super().log(logs, start_time)
+"""
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return tmp_path
+
+
+def _source(path: Path, *, in_project: bool = True) -> SourceFile:
+    return SourceFile(text=path.read_text(encoding="utf-8"), display_path=path.name, path=path if in_project else None)
+
+
+def _state_of(source: SourceFile, assigned: str) -> Rank:
+    """The state of the value assigned to ``assigned`` (``x = f(...)``) in its function."""
+    found: list[tuple[cst.FunctionDef, cst.Assign]] = []
+
+    class Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.function: list[cst.FunctionDef] = []
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.function.append(node)
+
+        def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.function.pop()
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and target.value == assigned:
+                found.append((self.function[-1], node))
+
+    source.module.visit(Find())
+    (function, assign), = found
+    flow = RankFlow.of(source, function)
+    line = next(line for small, line in flow.statements if small is assign)
+    return flow.state(assign.value, line)
+
+
+def _findings(source: SourceFile) -> list[tuple[int, str]]:
+    ruleset = RuleSet([all_rules()["TRL004"].rule], {})
+    return [(f.line, f.code) for f in lint_source(source, source.display_path, ruleset)]
+
+
+LOOP = """
+from accelerate import Accelerator
+{imports}
+
+
+def train(model, train_dataloader):
+    accelerator = Accelerator(log_with="wandb")
+    model, train_dataloader = accelerator.prepare(model, train_dataloader)
+    for batch in train_dataloader:
+        logits = model(**batch).logits
+        correct = (logits.argmax(-1) == batch["labels"]).float()
+        value = {call}
+        accelerator.log({{"accuracy": value.item()}})
+"""
+
+
+def _loop(tmp_path: Path, imports: str, call: str, extra: dict[str, str] | None = None) -> SourceFile:
+    files = {"utils/__init__.py": "", "utils/dist.py": DIST, **(extra or {})}
+    files["train.py"] = LOOP.format(imports=imports, call=call)
+    root = _project(tmp_path, files)
+    return _source(root / "train.py")
+
+
+def test_a_reducing_project_helper_is_global_not_merely_unknown(tmp_path):
+    source = _loop(tmp_path, "from utils.dist import get_all_reduce_mean", "get_all_reduce_mean(correct.mean())")
+    assert _state_of(source, "value") == Rank.GLOBAL
+    assert _findings(source) == []
+
+
+def test_a_project_helper_that_computes_locally_is_read_through_its_arguments(tmp_path):
+    source = _loop(tmp_path, "from utils.dist import local_mean", "local_mean(correct)")
+    assert _state_of(source, "value") == Rank.PER_RANK
+    assert _findings(source) == [(13, "TRL004")]
+
+
+def test_a_module_imported_under_an_alias(tmp_path):
+    source = _loop(tmp_path, "import utils.dist as du", "du.local_mean(correct)")
+    assert _state_of(source, "value") == Rank.PER_RANK
+    source = _loop(tmp_path, "import utils.dist as du", "du.get_all_reduce_mean(correct.mean())")
+    assert _state_of(source, "value") == Rank.GLOBAL
+
+
+def test_a_helper_whose_result_comes_from_elsewhere_stays_unknown(tmp_path):
+    source = _loop(tmp_path, "from utils.dist import from_elsewhere", "from_elsewhere(correct)")
+    assert _state_of(source, "value") == Rank.NO_DATA
+    assert _findings(source) == []
+
+
+def test_a_helper_that_reduces_on_some_returns_only_is_unknown(tmp_path):
+    # `if world_size < 2: return value` before the all-reduce: not read through its arguments.
+    source = _loop(tmp_path, "from utils.dist import reduce_value", "reduce_value(correct.mean())")
+    assert _state_of(source, "value") == Rank.NO_DATA
+    assert _findings(source) == []
+
+
+def test_the_single_process_shortcut_in_the_same_file_is_unknown_too(tmp_path):
+    code = DIST + LOOP.format(imports="", call="reduce_value(correct.mean())")
+    source = SourceFile(text=textwrap.dedent(code), display_path="t.py")
+    assert _state_of(source, "value") == Rank.NO_DATA
+    assert _findings(source) == []
+
+
+def test_a_missing_module_and_an_installed_library_stay_unknown(tmp_path):
+    source = _loop(tmp_path, "from utils.metrics import local_mean", "local_mean(correct)")
+    assert _state_of(source, "value") == Rank.NO_DATA
+    source = _loop(tmp_path, "from torchmetrics.functional import local_mean", "local_mean(correct)")
+    assert _state_of(source, "value") == Rank.NO_DATA
+
+
+def test_without_a_project_an_imported_helper_stays_unknown(tmp_path):
+    source = _loop(tmp_path, "from utils.dist import local_mean", "local_mean(correct)")
+    alone = _source(tmp_path / "train.py", in_project=False)
+    assert _state_of(alone, "value") == Rank.NO_DATA
+    assert _findings(alone) == []
+    assert _state_of(source, "value") == Rank.PER_RANK
+
+
+def test_a_relative_import_reads_the_sibling_module(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/dist.py": DIST,
+            "pkg/train.py": LOOP.format(imports="from .dist import local_mean, get_all_reduce_mean", call="local_mean(correct)"),
+        },
+    )
+    assert _state_of(_source(root / "pkg" / "train.py"), "value") == Rank.PER_RANK
+
+
+TRAINER = """
+from .bases import ProjectTrainer
+
+
+class Middle(ProjectTrainer):
+    pass
+
+
+class MyTrainer(Middle):
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(**inputs)
+        value = {call}
+        self.log({{"accuracy": value.item()}})
+        return outputs.loss
+"""
+
+
+def _trainer(tmp_path: Path, call: str, own: str = "") -> SourceFile:
+    root = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/helpers.py": "def compute_elsewhere(x):\n    return x\n",
+            "pkg/bases.py": BASES,
+            "pkg/trainer.py": TRAINER.format(call=call) + own,
+        },
+    )
+    return _source(root / "pkg" / "trainer.py")
+
+
+def test_a_method_of_a_project_base_through_a_base_in_this_file(tmp_path):
+    local = _trainer(tmp_path, 'self._local_accuracy(outputs.logits, inputs["labels"])')
+    assert _state_of(local, "value") == Rank.PER_RANK
+    assert _findings(local) == [(13, "TRL004")]
+    reduced = _trainer(tmp_path, 'self._reduced_accuracy(outputs.logits, inputs["labels"])')
+    assert _state_of(reduced, "value") == Rank.GLOBAL
+    assert _findings(reduced) == []
+    opaque = _trainer(tmp_path, "self._opaque(outputs.logits)")
+    assert _state_of(opaque, "value") == Rank.NO_DATA
+
+
+def test_a_method_this_file_defines_wins_over_the_base(tmp_path):
+    own = "\n    def _reduced_accuracy(self, logits, labels):\n        return (logits.argmax(-1) == labels).float().mean()\n"
+    source = _trainer(tmp_path, 'self._reduced_accuracy(outputs.logits, inputs["labels"])', own)
+    assert _state_of(source, "value") == Rank.PER_RANK
+
+
+STORING = """
+from .bases import {base}
+
+
+class RewardTrainer({base}):
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        chosen = model(inputs["chosen_input_ids"]).logits
+        rejected = model(inputs["rejected_input_ids"]).logits
+        accuracy = (chosen > rejected).float().mean()
+        self._stored_metrics["train"]["accuracy"].append(accuracy.item())
+        return -(chosen - rejected).sigmoid().log().mean()
+"""
+
+
+def _storing(tmp_path: Path, base: str) -> SourceFile:
+    root = _project(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/helpers.py": "def compute_elsewhere(x):\n    return x\n",
+            "pkg/bases.py": BASES,
+            "pkg/trainer.py": STORING.format(base=base),
+        },
+    )
+    return _source(root / "pkg" / "trainer.py")
+
+
+def test_stored_values_under_a_base_whose_log_reduces_the_buffer_are_silent(tmp_path):
+    assert _findings(_storing(tmp_path, "ReducingLogTrainer")) == []
+
+
+def test_stored_values_under_a_base_whose_log_does_not_reduce_are_reported(tmp_path):
+    assert _findings(_storing(tmp_path, "PlainLogTrainer")) == [(10, "TRL004")]
+
+
+def test_stored_values_under_an_unreadable_base_are_reported_as_before(tmp_path):
+    # A base the linter cannot read says nothing either way: the rule reports stored values as it
+    # does for a library trainer's subclass (TRL's trainers log the buffer without reducing it).
+    assert _findings(_storing(tmp_path, "MissingTrainer")) == [(10, "TRL004")]
