@@ -5,7 +5,9 @@ a linted file), is plain data (JSON round-trips it for the cache), and answers o
 ask across modules:
 
 - per function: whether it returns a value reduced or gathered across ranks (``returns_global``),
-  whether all it returns comes from calls the linter cannot see (``returns_unknown``), whether
+  whether what it returns cannot be judged (``returns_unknown``: all of it comes from calls the
+  linter cannot see, or only some of its returns are reduced, as a single-process shortcut before
+  an all-reduce), whether
   it may return None (``may_return_none``), which parameters it hands to ``deepspeed.initialize``
   unguarded (``forwards_to_deepspeed``);
 - per class: its bases as written, its methods' summaries, the ``self`` attributes its methods
@@ -27,7 +29,7 @@ from trllint.analysis.project import ImportRef, project_imports
 from trllint.source import SourceFile
 
 # Bumped whenever a summary's layout or meaning changes: older cached summaries are not read.
-SUMMARY_FORMAT = 2
+SUMMARY_FORMAT = 3
 
 
 @dataclass(frozen=True)
