@@ -72,6 +72,21 @@ def test_root_without_marker_holds_the_top_package(tmp_path: Path):
     assert project_root(tmp_path / "site/trl/trainer/x.py") == (tmp_path / "site").resolve()
 
 
+def test_without_marker_only_the_files_own_package_is_the_project(tmp_path: Path):
+    # site-packages holds many packages that are not one project: trl's findings never read the
+    # installed transformers beside it, while trl's own modules are resolved.
+    write(tmp_path, {
+        "site/trl/__init__.py": "",
+        "site/trl/utils.py": REDUCING_HELPER,
+        "site/trl/train.py": "from trl.utils import local_mean\nfrom transformers.dist import get_all_reduce_mean\n",
+        "site/transformers/__init__.py": "",
+        "site/transformers/dist.py": REDUCING_HELPER,
+    })
+    view, _ = view_of(tmp_path / "site/trl/train.py")
+    assert view.function("local_mean") is not None
+    assert view.function("get_all_reduce_mean") is None
+
+
 # ---- resolving imports ---------------------------------------------------------------------
 
 

@@ -46,18 +46,24 @@ MAX_BASE_DEPTH = 16
 def project_root(path: Path) -> Path:
     """The folder of the nearest project marker above ``path``; else (an installed or unpacked
     package) the folder that holds its top package, where Python would find it."""
-    return _root_of_folder(path.resolve().parent)
+    return _project_of_folder(path.resolve().parent)[0]
 
 
 @lru_cache(maxsize=4096)
-def _root_of_folder(folder: Path) -> Path:
+def _project_of_folder(folder: Path) -> tuple[Path, Path]:
+    """(root, scope): where imports are searched from, and the folder a module must lie in.
+
+    A project with a marker is its whole tree. Without one (site-packages, an unpacked wheel) the
+    root holds many packages that are not one project: only the file's own top package is, so
+    trl's summaries never read the installed transformers beside it."""
     # Asked for every file of a run and every module it imports: the answer is per folder.
     for candidate in (folder, *folder.parents):
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
-            return candidate
+            return candidate, candidate
+    package = folder
     while (folder / "__init__.py").is_file() and folder.parent != folder:
-        folder = folder.parent
-    return folder
+        package, folder = folder, folder.parent
+    return folder, package
 
 
 @dataclass(frozen=True)
@@ -120,8 +126,9 @@ def _other_blocks(statement: cst.If | cst.Try) -> list[cst.CSTNode]:
 class ProjectIndex:
     """One project's modules: where an import leads, and the summary of what is there."""
 
-    def __init__(self, root: Path, cache_folder: Path | None = None) -> None:
+    def __init__(self, root: Path, cache_folder: Path | None = None, scope: Path | None = None) -> None:
         self.root = root
+        self.scope = root if scope is None else scope
         self._cache_folder = cache_folder
         self._summaries: dict[str, ModuleSummary | None] = {}  # by content hash
         self._hashes: dict[Path, str | None] = {}
@@ -143,7 +150,7 @@ class ProjectIndex:
             base = importer.parent
             for _ in range(ref.level - 1):
                 base = base.parent
-            bases = [base] if base == self.root or self.root in base.parents else []
+            bases = [base] if self._inside(base) else []
         else:
             bases = self._search_bases(importer)
         for base in bases:
@@ -169,18 +176,21 @@ class ProjectIndex:
                 unique.append(base)
         return unique
 
+    def _inside(self, path: Path) -> bool:
+        return path == self.scope or self.scope in path.parents
+
     def _module_file(self, base: Path, parts: list[str]) -> Path | None:
         if not parts:
             return None
         stem = base.joinpath(*parts)
         for candidate in (stem.with_name(stem.name + ".py"), stem / "__init__.py"):
-            if candidate.is_file():
+            if candidate.is_file() and self._inside(candidate):
                 return candidate
         return None
 
     def _package_init(self, base: Path) -> Path | None:
         candidate = base / "__init__.py"
-        return candidate if candidate.is_file() else None
+        return candidate if candidate.is_file() and self._inside(candidate) else None
 
     # ---- summaries ------------------------------------------------------------------------
 
@@ -255,21 +265,21 @@ def _summarise(path: Path, digest: str) -> ModuleSummary | None:
 
 # The run's cache folder for summaries (None: memory only), set by the engine before linting.
 _CACHE_FOLDER: list[Path | None] = [None]
-_INDEXES: dict[Path, ProjectIndex] = {}
+_INDEXES: dict[tuple[Path, Path], ProjectIndex] = {}
 
 
 def use_cache_folder(folder: Path | None) -> None:
     """Where summaries are kept between runs (the result cache's folder); None keeps them in memory."""
     _CACHE_FOLDER[0] = folder
     _INDEXES.clear()
-    _root_of_folder.cache_clear()
+    _project_of_folder.cache_clear()
 
 
 def index_for(path: Path) -> ProjectIndex:
-    root = project_root(path)
-    if root not in _INDEXES:
-        _INDEXES[root] = ProjectIndex(root, _CACHE_FOLDER[0])
-    return _INDEXES[root]
+    root, scope = _project_of_folder(path.resolve().parent)
+    if (root, scope) not in _INDEXES:
+        _INDEXES[(root, scope)] = ProjectIndex(root, _CACHE_FOLDER[0], scope)
+    return _INDEXES[(root, scope)]
 
 
 @dataclass
