@@ -153,5 +153,22 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
 
 
 def reduces_stored_metrics(cls: cst.ClassDef) -> bool:
-    """The summary's question: the class's own methods reduce TRL's metric buffers before logging."""
-    return log_reduces_stored_metrics(cls, {})
+    """The summary's question: the class's own methods reduce TRL's metric buffers before logging.
+
+    Asked of every class of every summarised module: a class that never names a buffer is
+    answered by one walk, without the taint analysis of each method."""
+    return _names_a_buffer(cls) and log_reduces_stored_metrics(cls, {})
+
+
+def _names_a_buffer(cls: cst.ClassDef) -> bool:
+    attributes = {buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS}
+    found = False
+
+    class Attributes(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            nonlocal found
+            found = found or node.attr.value in attributes
+            return not found
+
+    walk.visit(cls, Attributes())
+    return found
