@@ -93,6 +93,9 @@ def project_imports(module: cst.Module) -> dict[str, ImportRef]:
                             found.setdefault(full.split(".")[0], ImportRef(full.split(".")[0]))
         elif isinstance(statement, (cst.If, cst.Try)):
             for block in (statement.body, *_other_blocks(statement)):
+                if isinstance(block, cst.If):
+                    collect(block)  # an elif: its own test and blocks
+                    continue
                 for inner in getattr(block, "body", ()):
                     collect(inner)
 
