@@ -19,6 +19,7 @@ built-in matching.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -174,7 +175,7 @@ def project_sinks(
         if name is None or name in asked or name in defined_here or name.startswith("self."):
             continue
         asked.add(name)
-        if name.partition(".")[0] not in project.imports:
+        if name.partition(".")[0] not in project.imports or _cannot_forward(project, name):
             continue
         summary = project.function(name)
         if summary is not None:
@@ -184,6 +185,29 @@ def project_sinks(
         judged.add(name)
         sinks.extend(_sinks_of(name, summary))
     return sinks, frozenset(judged)
+
+
+def _cannot_forward(project: ProjectView, name: str) -> bool:
+    """Known without a summary (which costs a parse): the import leads outside the project, or
+    to a module that never spells ``deepspeed`` and defines the name itself (every mention of
+    the name is its ``def``, so it is no re-export). Such a function reaches no DeepSpeed sink,
+    and is named like none of the built-in ones: asking its summary changes nothing."""
+    head, _, rest = name.partition(".")
+    target = project.index.resolve(project.path, project.imports[head])
+    if target is None or target[0] == project.path:
+        return True  # `project.function` answers None as well
+    path, looked_up = target
+    parts = [p for p in ([looked_up] if looked_up else []) + (rest.split(".") if rest else []) if p]
+    if len(parts) != 1:
+        return False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True  # unreadable: no summary either
+    if "deepspeed" in text:
+        return False
+    mentions = re.finditer(rf"(?<![\w.]){re.escape(parts[0])}(?!\w)", text)
+    return all(text[max(0, m.start() - 4) : m.start()] == "def " for m in mentions)
 
 
 def _sinks_of(name: str, summary: FunctionSummary) -> list[Sink]:
