@@ -3,8 +3,8 @@ from typing import Optional
 import torch
 from torch import nn
 
-from rewardlab.models import engines
-from rewardlab.models.engines import build_inference_engine
+from rewardlab import engines
+from rewardlab.engines import build_inference_engine
 
 
 def _frozen(model, ds_config):
@@ -18,6 +18,8 @@ class PPOTrainer:
         optimizer = torch.optim.AdamW(policy.parameters(), lr=args.learning_rate)
         self.policy, self.optimizer, _, _ = engines.build_train_engine(args, policy, optimizer, ds_config)
         # expect: TRL003
-        self.reward_model = build_inference_engine(reward_model, ds_config)
+        if reward_model is not None:
+            self.reward_model = build_inference_engine(reward_model, ds_config)
         # expect: TRL003
-        self.value_model = _frozen(value_model, ds_config)
+        if value_model is not None:
+            self.value_model = _frozen(value_model, ds_config)
