@@ -28,11 +28,15 @@ class DeepSpeedInitializeNone(Rule):
         f"'{DEEPSPEED_ERROR}'; guard the call with `if model is not None:`"
     )
     fixable = "sometimes"
-    # Every built-in sink spells both (a same-file helper calls one in the same file).
-    # A configured sink alone can match, so its name satisfies every part.
+    # Every reason the nullness analysis knows spells one of the first part's tokens (a None
+    # default, `Optional`/`| None`, `= None`, `.get(k)`, `getattr(o, a, None)`, `is None`).
+    # Every built-in sink spells both of the others (a same-file helper calls one in the same
+    # file); a project's helper is imported; a configured sink alone can match, so its name
+    # satisfies every part.
     prefilter = AllOf(
-        AnyOf("deepspeed", setting="deepspeed-sinks"),
-        AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, setting="deepspeed-sinks"),
+        AnyOf("None", "Optional", "get"),
+        AnyOf("deepspeed", "import", setting="deepspeed-sinks"),
+        AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, "import", setting="deepspeed-sinks"),
     )
     settings_schema = {
         "deepspeed-sinks": Setting(
@@ -62,9 +66,12 @@ class DeepSpeedInitializeNone(Rule):
     def _file_sinks(self, module: cst.Module) -> FileSinks:
         configured = tuple(self.settings.get("deepspeed-sinks", ()))
         extra = [Sink(name, "model", 0, (f"{name}()",)) for name in configured]
-        return SemanticModel.of(self.source).once(
+        model = SemanticModel.of(self.source)
+        return model.once(
             (summarise_sinks, configured),
-            lambda: summarise_sinks(module, self.imports, [*BUILTIN_SINKS, *extra], self.context.parent, self.calls),
+            lambda: summarise_sinks(
+                module, self.imports, [*BUILTIN_SINKS, *extra], self.context.parent, self.calls, model.project
+            ),
         )
 
     def _check(self, node: cst.Call) -> None:

@@ -7,17 +7,30 @@ so on. The summary is computed once per file and settings, however many calls as
 
 A function defined in the file always wins over a built-in sink of the same name: a local
 ``prepare_deepspeed`` that returns early on None is not a sink.
+
+Functions of other modules of the project count too (``project_sinks``): a helper this file
+imports (``from .utils import init_engine``, ``utils.init_engine``) or a method the file's class
+inherits from a base class in another module (``self.init_engine``) is a sink for the
+parameters its module summary says it forwards. Such a name is then judged by its summary alone,
+like a function of the file: a project's own ``prepare_deepspeed`` that guards None is no sink.
+A name the project cannot answer for (an installed library, a missing module) keeps the
+built-in matching.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
 from trllint.analysis.names import ImportMap, argument, call_name, dotted_name, matches
 from trllint.analysis.nullness import NullnessAnalysis, all_params
+
+if TYPE_CHECKING:
+    from trllint.analysis.project import ProjectView
+    from trllint.analysis.summaries import FunctionSummary
 
 _ASSUME_NONE = frozenset({"assumed None"})
 
@@ -100,13 +113,21 @@ def summarise_sinks(
     base: list[Sink],
     parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
     calls: Iterable[cst.Call],
+    project: ProjectView | None = None,
 ) -> FileSinks:
     """``base`` plus every same-file function that forwards a parameter to a sink unguarded.
 
     ``calls`` are the file's calls, as the rule's own traversal met them (walking each function
-    again would cost as much as the traversal itself).
+    again would cost as much as the traversal itself). With ``project``, the project's helpers
+    the file calls join ``base`` (``project_sinks``).
     """
+    calls = list(calls)
     functions = local_functions(module)
+    judged = frozenset(functions)
+    if project is not None:
+        extra, from_project = project_sinks(project, calls, judged, parent_of)
+        base = [*extra, *base]
+        judged |= from_project
     calls_in: dict[int, list[cst.Call]] = {}
     for call in calls:
         function = _enclosing_function(call, parent_of)
@@ -114,7 +135,7 @@ def summarise_sinks(
             calls_in.setdefault(id(function), []).append(call)
     calls = {key: calls_in.get(id(function), []) for key, (function, _) in functions.items()}
     analysis = NullnessAnalysis(parent_of, module)
-    sinks = FileSinks(list(base), frozenset(functions))
+    sinks = FileSinks(list(base), judged)
     known: set[tuple[str, str]] = set()
     changed = True
     while changed:
@@ -136,6 +157,109 @@ def summarise_sinks(
                     sinks.add(Sink(key, passed, positional.index(passed), via, local=True))
                     changed = True
     return sinks
+
+
+def project_sinks(
+    project: ProjectView,
+    calls: list[cst.Call],
+    defined_here: frozenset[str],
+    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+) -> tuple[list[Sink], frozenset[str]]:
+    """The sinks among the project's functions that the file calls, and every called name a
+    project summary answers for (judged by it alone). A name defined in the file is its own."""
+    sinks: list[Sink] = []
+    judged: set[str] = set()
+    asked: set[str] = set()
+    for call in calls:
+        name = call_name(call)
+        if name is None or name in asked or name in defined_here or name.startswith("self."):
+            continue
+        asked.add(name)
+        if name.partition(".")[0] not in project.imports or _cannot_forward(project, name):
+            continue
+        summary = project.function(name)
+        if summary is not None:
+            judged.add(name)
+            sinks.extend(_sinks_of(name, summary))
+    for name, summary in _inherited_methods(project, calls, defined_here, parent_of).items():
+        judged.add(name)
+        sinks.extend(_sinks_of(name, summary))
+    return sinks, frozenset(judged)
+
+
+def _cannot_forward(project: ProjectView, name: str) -> bool:
+    """Known without a summary (which costs a parse): the import leads outside the project, or
+    to a module that never spells ``deepspeed`` and defines the name itself (every mention of
+    the name is its ``def``, so it is no re-export). Such a function reaches no DeepSpeed sink,
+    and is named like none of the built-in ones: asking its summary changes nothing."""
+    head, _, rest = name.partition(".")
+    target = project.index.resolve(project.path, project.imports[head])
+    if target is None or target[0] == project.path:
+        return True  # `project.function` answers None as well
+    path, looked_up = target
+    parts = [p for p in ([looked_up] if looked_up else []) + (rest.split(".") if rest else []) if p]
+    if len(parts) != 1:
+        return False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True  # unreadable: no summary either
+    if "deepspeed" in text:
+        return False
+    mentions = re.finditer(rf"(?<![\w.]){re.escape(parts[0])}(?!\w)", text)
+    return all(text[max(0, m.start() - 4) : m.start()] == "def " for m in mentions)
+
+
+def _sinks_of(name: str, summary: FunctionSummary) -> list[Sink]:
+    via = (f"{name.rsplit('.', 1)[-1]}()",)
+    return [Sink(name, param, position, via, local=True) for param, position in summary.forwards_to_deepspeed]
+
+
+def _inherited_methods(
+    project: ProjectView,
+    calls: list[cst.Call],
+    defined_here: frozenset[str],
+    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+) -> dict[str, FunctionSummary]:
+    """``self.m`` -> the summary of ``m`` as the file's classes inherit it from base classes in
+    other modules (the nearest base that defines it). ``self.m`` is matched by name whichever
+    class the call sits in, so a name is known only when every class that calls it inherits
+    the same summary; a call outside a class, or a class that does not inherit ``m`` from the
+    project, leaves it unknown."""
+    callers: dict[str, set[int]] = {}
+    classes: dict[int, cst.ClassDef | None] = {}
+    for call in calls:
+        name = call_name(call)
+        if name is None or not name.startswith("self.") or name.count(".") != 1 or name in defined_here:
+            continue
+        cls = _outermost_class(call, parent_of)
+        classes[id(cls)] = cls
+        callers.setdefault(name, set()).add(id(cls))
+    inherited: dict[int, dict[str, FunctionSummary]] = {}
+    for key, cls in classes.items():
+        methods: dict[str, FunctionSummary] = {}
+        for base in project.base_classes(cls) if cls is not None and cls.bases else ():
+            for method, summary in base.methods.items():
+                methods.setdefault(f"self.{method}", summary)  # nearest base first
+        inherited[key] = methods
+    known: dict[str, FunctionSummary] = {}
+    for name, owners in callers.items():
+        found = {inherited[owner].get(name) for owner in owners}
+        if len(found) == 1 and (summary := found.pop()) is not None:
+            known[name] = summary
+    return known
+
+
+def _outermost_class(
+    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> cst.ClassDef | None:
+    found = None
+    parent = parent_of(node)
+    while parent is not None:
+        if isinstance(parent, cst.ClassDef):
+            found = parent
+        parent = parent_of(parent)
+    return found
 
 
 def _enclosing_function(
