@@ -74,21 +74,26 @@ def _lint(path: Path) -> list[tuple[int, str]]:
     return [(f.line, f.message) for f in lint_source(source, path.name, ruleset)]
 
 
-def test_a_caller_that_never_spells_deepspeed_is_still_linted(tmp_path):
-    """The caller spells neither ``deepspeed`` nor ``initialize(``: only the import leads there."""
+def test_a_caller_must_spell_deepspeed_somewhere(tmp_path):
+    """Only the import leads to deepspeed.initialize. The prefilter asks the file to name
+    DeepSpeed somewhere (here its config): a caller that never does is not linted (the cost of
+    parsing nearly every file of a project for this rule alone), one that does is."""
+    caller = '''\
+        from .engines import init_engine
+
+
+        def evaluate(config, reward_model=None):
+            engine = init_engine(reward_model, config)
+            return engine
+        '''
     root = _project(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/engines.py": HELPER,
-        "pkg/evaluate.py": '''\
-            from .engines import init_engine
-
-
-            def evaluate(config, reward_model=None):
-                engine = init_engine(reward_model, config)
-                return engine
-            ''',
+        "pkg/evaluate.py": caller,
+        "pkg/evaluate_ds.py": caller.replace("config", "deepspeed_config"),
     })
-    found = _lint(root / "pkg/evaluate.py")
+    assert _lint(root / "pkg/evaluate.py") == []
+    found = _lint(root / "pkg/evaluate_ds.py")
     assert [line for line, _ in found] == [5]
     assert "reached through init_engine()" in found[0][1]
 
@@ -98,12 +103,12 @@ def test_a_required_parameter_or_a_guarded_helper_is_silent(tmp_path):
         from .engines import init_engine
 
 
-        def evaluate(config, reward_model):
-            return init_engine(reward_model, config)
+        def evaluate(deepspeed_config, reward_model):
+            return init_engine(reward_model, deepspeed_config)
 
 
-        def evaluate_maybe(config, reward_model=None):
-            return init_engine(reward_model, config)
+        def evaluate_maybe(deepspeed_config, reward_model=None):
+            return init_engine(reward_model, deepspeed_config)
         '''
     root = _project(tmp_path / "plain", {"pkg/__init__.py": "", "pkg/engines.py": HELPER, "pkg/evaluate.py": caller})
     assert [line for line, _ in _lint(root / "pkg/evaluate.py")] == [9]
@@ -119,12 +124,12 @@ def test_a_same_file_definition_shadows_the_import(tmp_path):
             from .engines import init_engine
 
 
-            def init_engine(model, config):
+            def init_engine(model, deepspeed_config):
                 return model
 
 
-            def evaluate(config, reward_model=None):
-                return init_engine(reward_model, config)
+            def evaluate(deepspeed_config, reward_model=None):
+                return init_engine(reward_model, deepspeed_config)
             ''',
     })
     assert _lint(root / "pkg/evaluate.py") == []
@@ -136,8 +141,8 @@ def test_an_inherited_method_is_a_sink_only_where_every_caller_inherits_it(tmp_p
 
 
         class DPOTrainer(BaseTrainer):
-            def __init__(self, model, config, ref_model=None):
-                super().__init__(model, config)
+            def __init__(self, model, deepspeed_config, ref_model=None):
+                super().__init__(model, deepspeed_config)
                 self.ref_model = self._wrap(ref_model)
         '''
     # A second class of the file with its own `_wrap` (from elsewhere): `self._wrap` is matched
@@ -173,8 +178,8 @@ def test_the_nearest_base_wins(tmp_path):
 
 
             class DPOTrainer(SafeTrainer):
-                def __init__(self, model, config, ref_model=None):
-                    super().__init__(model, config)
+                def __init__(self, model, deepspeed_config, ref_model=None):
+                    super().__init__(model, deepspeed_config)
                     self.ref_model = self._wrap(ref_model)
             ''',
     })
@@ -191,19 +196,19 @@ def test_an_import_cycle_or_a_broken_module_is_unknown(tmp_path):
             from .compat import load
 
 
-            def train(config, model=None):
-                wrap(model, config)
-                init_engine(model, config)
-                return load(model, config)
+            def train(deepspeed_config, model=None):
+                wrap(model, deepspeed_config)
+                init_engine(model, deepspeed_config)
+                return load(model, deepspeed_config)
             ''',
         "pkg/b.py": "from .a import init_engine\n",
         # An elif chain of imports in a helper module once crashed the module's summary.
         "pkg/compat.py": (
             "import sys\n\nif sys.platform == 'win32':\n    import ntpath as osp\n"
             "elif sys.version_info < (3, 9):\n    import posixpath as osp\nelse:\n    from posixpath import join\n\n\n"
-            "def load(model, config):\n    import deepspeed\n\n    return deepspeed.initialize(model=model, config=config)\n"
+            "def load(model, deepspeed_config):\n    import deepspeed\n\n    return deepspeed.initialize(model=model, deepspeed_config=deepspeed_config)\n"
         ),
-        "pkg/broken.py": "def wrap(model, config:\n",
+        "pkg/broken.py": "def wrap(model, deepspeed_config:\n",
     })
     assert [line for line, _ in _lint(root / "pkg/a.py")] == [9]
 
@@ -217,8 +222,8 @@ def test_the_result_cache_sees_the_helper_change(tmp_path):
             from .engines import init_engine
 
 
-            def evaluate(config, reward_model=None):
-                return init_engine(reward_model, config)
+            def evaluate(deepspeed_config, reward_model=None):
+                return init_engine(reward_model, deepspeed_config)
             ''',
     })
 

@@ -31,11 +31,13 @@ class DeepSpeedInitializeNone(Rule):
     # Every reason the nullness analysis knows spells one of the first part's tokens (a None
     # default, `Optional`/`| None`, `= None`, `.get(k)`, `getattr(o, a, None)`, `is None`).
     # Every built-in sink spells both of the others (a same-file helper calls one in the same
-    # file); a project's helper is imported; a configured sink alone can match, so its name
-    # satisfies every part.
+    # file); a configured sink alone can match, so its name satisfies every part. A file that
+    # calls a project's helper must still spell "deepspeed" somewhere (its config, its import,
+    # the helper's name): admitting every file that imports would parse nearly every file of a
+    # project for this rule alone, so a caller that never names DeepSpeed is not linted.
     prefilter = AllOf(
         AnyOf("None", "Optional", "get"),
-        AnyOf("deepspeed", "import", setting="deepspeed-sinks"),
+        AnyOf("deepspeed", setting="deepspeed-sinks"),
         AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, "import", setting="deepspeed-sinks"),
     )
     settings_schema = {

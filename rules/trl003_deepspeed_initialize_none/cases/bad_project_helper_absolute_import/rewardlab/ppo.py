@@ -3,8 +3,8 @@ from typing import Optional
 import torch
 from torch import nn
 
-from rewardlab import engines
-from rewardlab.engines import build_inference_engine
+from rewardlab import deepspeed_engines as engines
+from rewardlab.deepspeed_engines import build_inference_engine
 
 
 def _frozen(model, ds_config):
