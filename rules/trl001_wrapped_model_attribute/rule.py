@@ -8,7 +8,6 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from trllint.analysis import walk
-from trllint.analysis.accelerators import accelerator_at
 from trllint.analysis.context import (
     CONTEXT_METADATA,
     NodeContext,
@@ -131,7 +130,7 @@ class WrappedModelAttribute(Rule):
         if wrapping.has_module:
             # After a wrap in a branch, the model may be bare at the read: .module would fail there.
             return f'getattr({receiver}, "module", {receiver})' if wrapping.conditional else f"{receiver}.module"
-        accelerator = accelerator_at(read, self.context)  # bound on every path before the read, or None
+        accelerator = SemanticModel.of(self.source).accelerator_at(read)  # bound on every path before the read, or None
         if accelerator is None and wrapping.accelerator and self._bound_here(read, wrapping.accelerator):
             accelerator = wrapping.accelerator
         if accelerator is None and self._bound_here(read, "accelerator"):

@@ -10,7 +10,7 @@ from trllint.analysis.forwarding import DEEPSPEED_SINKS, FileSinks, Sink, summar
 from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.model import SemanticModel
 from trllint.analysis.names import argument, assigned_names, dotted_name
-from trllint.analysis.nullness import NullnessAnalysis, fails_on_none
+from trllint.analysis.nullness import fails_on_none
 from trllint.rule import AllOf, AnyOf, Fix, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
@@ -60,7 +60,7 @@ class DeepSpeedInitializeNone(Rule):
         # Judged at the end: the file's helpers must be summarised before any call is.
         self.context = NodeContext.of(self)
         self.imports = imports_of(self.source)
-        self.nullness = NullnessAnalysis(self.context.parent, original_node)
+        self.nullness = SemanticModel.of(self.source).nullness
         self.sinks = self._file_sinks(original_node)
         for call in self.calls:
             self._check(call)

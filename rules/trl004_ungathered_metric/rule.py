@@ -11,7 +11,6 @@ import re
 
 import libcst as cst
 
-from trllint.analysis.accelerators import accelerator_at
 from trllint.analysis.branches import rank_divergence
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
 from trllint.analysis.gathering import (
@@ -26,6 +25,7 @@ from trllint.rule import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting,
 
 from .gather_fix import gather_expression, wrapped_to_line_length
 from trllint.analysis.metric_buffers import stored_metrics_reduced
+from trllint.analysis.model import SemanticModel
 from .metric_syntax import (
     METRIC_BUFFERS,
     buffer_root,
@@ -114,7 +114,7 @@ class UngatheredMetric(Rule):
         flows = []
         for scope in (original_node, *self._functions):
             try:
-                flows.append(RankFlow.of(self.source, scope))
+                flows.append(SemanticModel.of(self.source).rank_flows.flow(scope))
             except RecursionError:  # an expression nested too deep to follow: say nothing about it
                 continue
         helpers = self._helpers_reaching_sinks(flows)
@@ -262,7 +262,7 @@ class UngatheredMetric(Rule):
         if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
             return
         context = NodeContext.of(self)
-        accelerator = accelerator_at(value, context)
+        accelerator = SemanticModel.of(self.source).accelerator_at(value)
         if accelerator is None:
             self.report(value, NO_ACCELERATOR)
             return
