@@ -72,6 +72,25 @@ def test_root_without_marker_holds_the_top_package(tmp_path: Path):
     assert project_root(tmp_path / "site/trl/trainer/x.py") == (tmp_path / "site").resolve()
 
 
+def test_an_installed_package_inside_a_project_is_its_own_project(tmp_path: Path):
+    # A virtual environment inside the project's tree: trl there is not the project's code, and
+    # its imports never reach the transformers installed beside it.
+    site = "proj/.venv/lib/python3.11/site-packages"
+    write(tmp_path, {
+        "proj/pyproject.toml": "",
+        f"{site}/trl/__init__.py": "",
+        f"{site}/trl/trainer/__init__.py": "",
+        f"{site}/trl/trainer/utils.py": REDUCING_HELPER,
+        f"{site}/trl/trainer/x.py": "from trl.trainer.utils import local_mean\nfrom transformers.dist import get_all_reduce_mean\n",
+        f"{site}/transformers/__init__.py": "",
+        f"{site}/transformers/dist.py": REDUCING_HELPER,
+    })
+    assert project_root(tmp_path / site / "trl/trainer/x.py") == (tmp_path / site).resolve()
+    view, _ = view_of(tmp_path / site / "trl/trainer/x.py")
+    assert view.function("local_mean") is not None
+    assert view.function("get_all_reduce_mean") is None
+
+
 def test_without_marker_only_the_files_own_package_is_the_project(tmp_path: Path):
     # site-packages holds many packages that are not one project: trl's findings never read the
     # installed transformers beside it, while trl's own modules are resolved.

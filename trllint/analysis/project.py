@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from trllint.source import SourceFile
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# Folders that hold installed packages, each its own project.
+_INSTALLED_PACKAGES = ("site-packages", "dist-packages")
 # A module bigger than this is not summarised (it is unknown): the bound on what one import costs.
 MAX_MODULE_BYTES = 2_000_000
 # How many base classes (across modules) one class's chain may follow: cycles and runaway chains end.
@@ -58,6 +60,13 @@ def _project_of_folder(folder: Path) -> tuple[Path, Path]:
     trl's summaries never read the installed transformers beside it."""
     # Asked for every file of a run and every module it imports: the answer is per folder.
     for candidate in (folder, *folder.parents):
+        if candidate.name in _INSTALLED_PACKAGES and candidate != folder:
+            # Installed (a virtual environment inside a project is no part of it): the package
+            # the file belongs to, below site-packages, is its own project.
+            package = folder
+            while package.parent != candidate:
+                package = package.parent
+            return candidate, package
         if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
             return candidate, candidate
     package = folder
