@@ -309,3 +309,57 @@ def test_stored_values_under_an_unreadable_base_are_reported_as_before(tmp_path)
     # A base the linter cannot read says nothing either way: the rule reports stored values as it
     # does for a library trainer's subclass (TRL's trainers log the buffer without reducing it).
     assert _findings(_storing(tmp_path, "MissingTrainer")) == [(10, "TRL004")]
+
+
+def test_a_project_helper_is_not_read_through_a_parameter_named_like_data(tmp_path):
+    """ms-swift's GRPO: ``_compute_advantages(samples, rewards_per_func)`` gets the gathered
+    rewards from another method; a project helper fed that parameter is not proven per-rank. Fed
+    this function's own model output, it is."""
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": DIST,
+        "pkg/trainer.py": """\
+            from .helpers import local_mean
+
+
+            class Trainer:
+                def _compute_advantages(self, samples, rewards_per_func):
+                    from_parameter = local_mean(rewards_per_func)
+                    return from_parameter
+
+                def step(self, model, inputs):
+                    outputs = model(**inputs)
+                    from_output = local_mean(outputs.logits)
+                    return from_output
+            """,
+    })
+    source = _source(root / "pkg/trainer.py")
+    assert _state_of(source, "from_parameter") == Rank.NO_DATA
+    assert _state_of(source, "from_output") == Rank.PER_RANK
+
+
+def test_a_parameter_every_call_of_the_file_fills_with_a_gathered_value_is_global(tmp_path):
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/trainer.py": """\
+            class Trainer:
+                def _advantages(self, rewards_per_func):
+                    reward_mean = rewards_per_func.mean()
+                    return reward_mean
+
+                def _score(self, inputs):
+                    rewards = self.accelerator.gather(self.reward_model(**inputs))
+                    return self._advantages(rewards)
+
+                def _score_locally(self, inputs):
+                    local_rewards = self.reward_model(**inputs)
+                    return self._plain(local_rewards)
+
+                def _plain(self, rewards_local):
+                    local_mean = rewards_local.mean()
+                    return local_mean
+            """,
+    })
+    source = _source(root / "pkg/trainer.py")
+    assert _state_of(source, "reward_mean") == Rank.GLOBAL
+    assert _state_of(source, "local_mean") == Rank.PER_RANK

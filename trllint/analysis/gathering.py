@@ -195,8 +195,15 @@ class RankFlow:
         returns_global: Callable[[str], bool] = lambda name: False,
         is_unknown_call: Callable[[cst.Call], bool] = lambda call: False,
         is_global_call: Callable[[cst.Call], bool] = lambda call: False,
+        passed_to: Callable[[cst.FunctionDef, str], Rank | None] = lambda function, name: None,
+        is_project_call: Callable[[cst.Call], bool] = lambda call: False,
     ) -> None:
         self.scope = scope
+        self._passed_to = passed_to
+        self._is_project_call = is_project_call
+        # > 0 while reading the arguments of a project helper: a parameter that is per-rank only
+        # by its name reads as unknown there (see _state).
+        self._strict = 0
         self._imports = imports
         self._returns_global = returns_global
         self._is_unknown_call = is_unknown_call
@@ -266,7 +273,12 @@ class RankFlow:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             per_rank = param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS)
-            state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.PER_RANK if per_rank else Rank.NO_DATA
+            if per_rank and self._passed_to(function, name) == Rank.GLOBAL:
+                per_rank = False  # named like data, but every call of the file hands it a gathered value
+                name_state = Rank.GLOBAL
+            else:
+                name_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
+            state = Rank.PER_RANK if per_rank else name_state
             self._bind(name, Binding(None, state, function, False), 0)
 
     def _next(self, statement: cst.CSTNode) -> int:
@@ -410,6 +422,8 @@ class RankFlow:
             name = dotted_name(node)
             binding = self._lookup(name, order) if name else None
             if binding is not None:
+                if self._strict and binding.statement is self.scope and binding.state == Rank.PER_RANK:
+                    return Rank.NO_DATA  # a parameter named like data: its callers may pass gathered values
                 return binding.state
             if isinstance(node, cst.Attribute):
                 if node.attr.value in SHAPE_READS:
@@ -437,6 +451,15 @@ class RankFlow:
             parts = [arg.value for arg in node.args]
             if isinstance(node.func, cst.Attribute):
                 parts.append(node.func.value)
+            if self._is_project_call(node):
+                # A helper of another module of the project is read through its arguments only on
+                # what this function shows of them: a parameter's name is no proof (ms-swift's
+                # compute_reward_metrics(rewards_per_func=...) gets the gathered rewards).
+                self._strict += 1
+                try:
+                    return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
+                finally:
+                    self._strict -= 1
             return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
         if isinstance(node, (cst.Lambda, cst.BaseString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
             return Rank.NO_DATA
@@ -597,6 +620,8 @@ class _FileRankFacts:
         self._unknown: dict[str, bool] = {}
         self._called: dict[int, FunctionSummary | None] = {}
         self._bases: dict[int, list[ClassSummary]] = {}
+        self._passed: dict[tuple[int, str], Rank | None] = {}
+        self._building: set[int] = set()
 
     def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -614,14 +639,84 @@ class _FileRankFacts:
     def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         if id(scope) not in self.flows:
             cls = self._class_of.get(id(scope))
-            self.flows[id(scope)] = RankFlow(
-                scope,
-                self.imports,
-                self.returns_global,
-                lambda call: self.is_unknown_call(call, cls),
-                lambda call: self.is_global_call(call, cls),
-            )
+            self._building.add(id(scope))
+            try:
+                self.flows[id(scope)] = RankFlow(
+                    scope,
+                    self.imports,
+                    self.returns_global,
+                    lambda call: self.is_unknown_call(call, cls),
+                    lambda call: self.is_global_call(call, cls),
+                    self.passed_to,
+                    lambda call: self.called_summary(call, cls) is not None,
+                )
+            finally:
+                self._building.discard(id(scope))
         return self.flows[id(scope)]
+
+    def passed_to(self, function: cst.FunctionDef, name: str) -> Rank | None:
+        """GLOBAL when every call of ``function`` in this file hands parameter ``name`` a gathered
+        or reduced value (GRPO's ``_compute_advantages(samples, gathered_rewards)``), else None:
+        a parameter named like data is then taken as this rank's. A function the file never
+        calls, calls through ``*args``, or defines twice keeps that reading."""
+        key = (id(function), name)
+        if key in self._passed:
+            return self._passed[key]
+        self._passed[key] = None  # a recursive call reads as unknown
+        found = self._call_sites(function)
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        shift = 1 if id(function) in self._class_of and positional[:1] in (["self"], ["cls"]) else 0
+        states: list[Rank] = []
+        for call, scope, statement in found:
+            argument_node = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if argument_node is None and name in positional:
+                plain = [a for a in call.args if a.keyword is None]
+                index = positional.index(name) - shift
+                if any(a.star for a in plain[: index + 1]) or not 0 <= index < len(plain):
+                    return None
+                argument_node = plain[index]
+            if argument_node is None or id(scope) in self._building:
+                return None
+            states.append(self.flow(scope).state(argument_node.value, statement))
+        result = Rank.GLOBAL if states and all(state == Rank.GLOBAL for state in states) else None
+        self._passed[key] = result
+        return result
+
+    def _call_sites(self, function: cst.FunctionDef) -> list[tuple[cst.Call, cst.CSTNode, cst.CSTNode]]:
+        """(call, the scope holding it, its statement) for each call of ``function`` in the file."""
+        name = function.name.value
+        if len(self.functions.get(name, ())) != 1:
+            return []
+        method = id(function) in self._class_of
+        parents = SemanticModel.of(self.source).parents
+        sites = []
+        for call in self._calls_by_name.get(name, ()):
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if method != (receiver is not None and dotted_name(receiver) in ("self", "cls")):
+                continue
+            statement, scope, node = None, self.source.module, parents.get(call)
+            while node is not None:
+                if statement is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    statement = node
+                if isinstance(node, cst.FunctionDef):
+                    scope = node
+                    break
+                node = parents.get(node)
+            sites.append((call, scope, statement))
+        return sites
+
+    @cached_property
+    def _calls_by_name(self) -> dict[str, list[cst.Call]]:
+        calls: dict[str, list[cst.Call]] = {}
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                name = _method_or_function(node)
+                if name is not None:
+                    calls.setdefault(name, []).append(node)
+
+        walk.visit(self.source.module, Calls())
+        return calls
 
     @cached_property
     def project(self) -> ProjectView | None:
