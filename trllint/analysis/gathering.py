@@ -613,8 +613,7 @@ class _FileRankFacts:
         self.classes: dict[str, cst.ClassDef] = {}
         self._class_of: dict[int, cst.ClassDef] = {}  # method -> its class
         self._index(source.module, None)
-        self._relative_imports = _relatively_imported_names(source.module)
-        self._self_attributes = _self_attributes_assigned(source.module)
+        self._relative_imports, self._self_attributes, self._calls_by_name = _module_facts(source.module)
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
         self._unknown: dict[str, bool] = {}
@@ -704,19 +703,6 @@ class _FileRankFacts:
                 node = parents.get(node)
             sites.append((call, scope, statement))
         return sites
-
-    @cached_property
-    def _calls_by_name(self) -> dict[str, list[cst.Call]]:
-        calls: dict[str, list[cst.Call]] = {}
-
-        class Calls(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                name = _method_or_function(node)
-                if name is not None:
-                    calls.setdefault(name, []).append(node)
-
-        walk.visit(self.source.module, Calls())
-        return calls
 
     @cached_property
     def project(self) -> ProjectView | None:
@@ -900,31 +886,31 @@ def names_in(node: cst.CSTNode) -> list[str]:
     return found
 
 
-def _relatively_imported_names(module: cst.Module) -> frozenset[str]:
-    """Names bound by ``from .utils import helper`` (another module of the same project)."""
-    names: set[str] = set()
+def _module_facts(module: cst.Module) -> tuple[frozenset[str], frozenset[str], dict[str, list[cst.Call]]]:
+    """In one walk of the file: the names ``from .utils import helper`` binds (another module of
+    the same project), the ``self.x`` names assigned anywhere (``self.model = model``), and the
+    calls by the name they call (``f(...)``, ``self.f(...)``)."""
+    relative: set[str] = set()
+    assigned: set[str] = set()
+    calls: dict[str, list[cst.Call]] = {}
 
-    class RelativeImports(cst.CSTVisitor):
+    class Facts(cst.CSTVisitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
             if node.relative and not isinstance(node.names, cst.ImportStar):
                 for alias in node.names:
-                    names.add(dotted_name(alias.asname.name if alias.asname else alias.name) or "")
+                    relative.add(dotted_name(alias.asname.name if alias.asname else alias.name) or "")
 
-    walk.visit(module, RelativeImports())
-    return frozenset(names)
-
-
-def _self_attributes_assigned(module: cst.Module) -> frozenset[str]:
-    """``self.x`` names assigned anywhere in the file (``self.model = model``)."""
-    names: set[str] = set()
-
-    class Assignments(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
-                names.update(n for n in assigned_names(target.target) if n.startswith("self."))
+                assigned.update(n for n in assigned_names(target.target) if n.startswith("self."))
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(n for n in assigned_names(node.target) if n.startswith("self."))
+            assigned.update(n for n in assigned_names(node.target) if n.startswith("self."))
 
-    walk.visit(module, Assignments())
-    return frozenset(names)
+        def visit_Call(self, node: cst.Call) -> None:
+            name = _method_or_function(node)
+            if name is not None:
+                calls.setdefault(name, []).append(node)
+
+    walk.visit(module, Facts())
+    return frozenset(relative), frozenset(assigned), calls

@@ -71,7 +71,7 @@ def log_reduces_stored_metrics(
     nearest_log = next((methods_of(c)["log"] for c in chain if "log" in methods_of(c)), None)
     methods = [m for c in chain for name, m in methods_of(c).items() if name != "log"]
     candidates = ([nearest_log] if nearest_log is not None else []) + methods  # the nearest log() runs
-    return any(_reduces_buffer(method, buffers, opaque) for method in candidates)
+    return any(_names_a_buffer(method, buffers) and _reduces_buffer(method, buffers, opaque) for method in candidates)
 
 
 def stored_metrics_reduced(
@@ -96,10 +96,19 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
     # that an opaque helper handed `self.state.global_step` reduces nothing that was stored.
     tainted: set[str] = set()
     stored: set[str] = set()
+    # The last part of every name either taint may match: a dotted name is built only for a node
+    # whose own last part is one of them (most nodes of a long method are not).
+    tails = {_tail(name) for name in buffers}
+
+    def named(node: cst.CSTNode, names: set[str] | frozenset[str]) -> bool:
+        if isinstance(node, cst.Name):
+            return node.value in tails and node.value in names
+        if isinstance(node, cst.Attribute):
+            return node.attr.value in tails and dotted_name(node) in names
+        return False
 
     def reads_buffer(node: cst.CSTNode) -> bool:
-        name = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if name is not None and (name in tainted or name in buffers):
+        if named(node, tainted) or named(node, buffers):
             return True
         return any(reads_buffer(child) for child in walk.syntax_children(node))
 
@@ -110,16 +119,17 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
                 root = root.value
             if dotted_name(root) in buffers:
                 return True
-        name = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
-        if name is not None and name in stored:
+        if named(node, stored):
             return True
         return any(reads_stored(child) for child in walk.syntax_children(node))
 
     def taint(value: cst.CSTNode, names: list[str]) -> None:
         if reads_buffer(value):
             tainted.update(names)
+            tails.update(_tail(name) for name in names)
         if reads_stored(value):
             stored.update(names)
+            tails.update(_tail(name) for name in names)
 
     reduced = False
 
@@ -157,11 +167,13 @@ def reduces_stored_metrics(cls: cst.ClassDef) -> bool:
 
     Asked of every class of every summarised module: a class that never names a buffer is
     answered by one walk, without the taint analysis of each method."""
-    return _names_a_buffer(cls) and log_reduces_stored_metrics(cls, {})
+    return _names_a_buffer(cls, METRIC_BUFFERS) and log_reduces_stored_metrics(cls, {})
 
 
-def _names_a_buffer(cls: cst.ClassDef) -> bool:
-    attributes = {buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS}
+def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...]) -> bool:
+    """One cheap walk: ``node`` names an attribute (or a name) a buffer ends with. Nothing can
+    be read from a buffer, so nothing reduced, without that: the taint analysis is spared."""
+    attributes = {buffer.rsplit(".", 1)[-1] for buffer in buffers}
     found = False
 
     class Attributes(cst.CSTVisitor):
@@ -170,5 +182,13 @@ def _names_a_buffer(cls: cst.ClassDef) -> bool:
             found = found or node.attr.value in attributes
             return not found
 
-    walk.visit(cls, Attributes())
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value in attributes
+
+    walk.visit(node, Attributes())
     return found
+
+
+def _tail(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
