@@ -96,6 +96,7 @@ class RankFacts:
 
     def __init__(self, module: cst.Module) -> None:
         self._index_names: set[str] = set()
+        self._index_tails: set[str] = set()  # the last part of each index name
         self._predicate_names: set[str] = set()
         self._follow_assignments(module)
 
@@ -141,12 +142,15 @@ class RankFacts:
 
     def reads_rank_index(self, node: cst.CSTNode) -> bool:
         """True when ``node`` reads this process's rank anywhere inside it."""
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            name = dotted_name(node)
-            if name is not None and (last_attribute(name) in RANK_INDEXES or name in self._index_names):
+        if isinstance(node, cst.Name):
+            return node.value in RANK_INDEXES or node.value in self._index_names
+        if isinstance(node, cst.Attribute):
+            # The dotted name only when the last part could match (most attributes cannot).
+            tail = node.attr.value
+            if (tail in RANK_INDEXES or tail in self._index_tails) and (
+                (name := dotted_name(node)) is not None and (tail in RANK_INDEXES or name in self._index_names)
+            ):
                 return True
-            if isinstance(node, cst.Name):
-                return False
         if isinstance(node, cst.Call):
             called = last_attribute(dotted_name(node.func)) or ""
             if _RANK_CALL.match(called) or _is_rank_variable_read(node):
@@ -227,6 +231,10 @@ class RankFacts:
 
     # ---- names bound to rank tests ----------------------------------------------------------
 
+    def _add_index(self, name: str) -> None:
+        self._index_names.add(name)
+        self._index_tails.add(name.rsplit(".", 1)[-1])
+
     def _follow_assignments(self, module: cst.Module) -> None:
         assignments: dict[str, list[cst.BaseExpression]] = {}
 
@@ -249,12 +257,12 @@ class RankFacts:
         # so `bar.n` is the step on rank 0 and 0 elsewhere (transformers#31532).
         for name, values in assignments.items():
             if all(v is not None and _progress_bar_disabled_by_rank(v, self) for v in values):
-                self._index_names.add(f"{name}.n")
+                self._add_index(f"{name}.n")
         # Two rounds follow `rank = dist.get_rank()` then `is_main = rank == 0`.
         for _ in range(2):
             for name, values in assignments.items():
-                if all(v is not None and self.reads_rank_index(v) and _is_index_value(v) for v in values):
-                    self._index_names.add(name)
+                if all(v is not None and _is_index_value(v) and self.reads_rank_index(v) for v in values):
+                    self._add_index(name)
                 elif all(v is not None and self.splits_ranks(v) for v in values):
                     self._predicate_names.add(name)
 
