@@ -141,3 +141,20 @@ def test_runs_distributed():
     assert runs_distributed(SourceFile(text="import torch.distributed as dist\n", display_path="a.py"))
     assert runs_distributed(SourceFile(text="class T(DPOTrainer):\n    pass\n", display_path="b.py"))
     assert not runs_distributed(SourceFile(text="import torch\nimport wandb\n", display_path="c.py"))
+
+
+def test_an_element_of_an_iterable_gets_no_gather_site():
+    # ms-swift: `for key, value in compute_sdar_loss(...)[1].items()`: the values are `.item()`
+    # floats; gather_for_metrics(value).mean() would fail on them. A loop element may be a number.
+    _, flow = _flow(
+        """
+        def step(self, model, inputs):
+            metrics = local_stats(model(**inputs).logits)
+            for key, value in metrics.items():
+                log(value)
+        """
+    )
+    small, line = flow.statements[-1]
+    value = small.value.args[0].value
+    assert flow.state(value, line) == Rank.PER_RANK
+    assert flow.gather_sites(value, line) == []

@@ -552,6 +552,11 @@ class RankFlow:
                 # `offset = max(lengths.max().item() + 1, ctx)`: `gather(offset)` would raise on a number.
                 sites[id(node)] = None  # type: ignore[assignment]
                 return
+            if binding is not None and binding.value is None and isinstance(binding.statement, (cst.For, cst.CompFor)):
+                # `for key, value in metrics.items()`: an element of what a helper returned may be
+                # a Python number (`.item()` in ms-swift's compute_sdar_loss); no gather can take it.
+                sites[id(node)] = None  # type: ignore[assignment]
+                return
         if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
             sites[id(node)] = GatherSite(node, "mean", unsafe_reason=WHOLE_TENSOR)
 
