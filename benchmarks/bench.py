@@ -193,7 +193,12 @@ def build(args: argparse.Namespace, files: list[Path], work: Path) -> list[Measu
     one_cwd = work / "one"
     one_cwd.mkdir()
     one_cache = one_cwd / ".trllint_cache"
-    trllint = [python, "-m", "trllint", "--exit-zero", "--format", "json"]
+    # An explicit configuration in each working folder: without it trllint finds the nearest one
+    # above the files (for a corpus inside this checkout's .venv, this checkout's own), and keeps
+    # its cache there, where "cold" would not clear it.
+    for folder in (lint_cwd, one_cwd):
+        (folder / "pyproject.toml").write_text("[tool.trllint]\n", encoding="utf-8")
+    trllint = [python, "-m", "trllint", "--exit-zero", "--format", "json", "--config", str(lint_cwd / "pyproject.toml")]
     if args.jobs:
         trllint += ["--jobs", str(args.jobs)]
     names = [str(f) for f in files]
@@ -215,14 +220,20 @@ def build(args: argparse.Namespace, files: list[Path], work: Path) -> list[Measu
         Measurement("warm", "trllint, warm cache", trllint + names, lint_cwd),
         Measurement("fixit", "fixit lint", [tool("fixit"), "lint", *names], work, slow=True),
         Measurement("torchfix", "torchfix --select ALL", [tool("torchfix"), "--select", "ALL", *names], work, slow=True),
-        Measurement("one_file", "trllint one_file.py", [python, "-m", "trllint", one], one_cwd, before=clear(one_cache)),
+        Measurement(
+            "one_file", "trllint one_file.py",
+            [python, "-m", "trllint", "--config", str(one_cwd / "pyproject.toml"), one], one_cwd, before=clear(one_cache),
+        ),
         Measurement("import_libcst", 'python -c "import libcst"', [python, "-c", "import libcst"], work),
     ]
     for index, script in enumerate(args.large_paths):
         lines = script.read_bytes().count(b"\n")
         label = f"{script.name} ({lines} lines)"
         measurements += [
-            Measurement(f"large_{index}", f"trllint {label}", [python, "-m", "trllint", "--no-cache", str(script)], one_cwd),
+            Measurement(
+                f"large_{index}", f"trllint {label}",
+                [python, "-m", "trllint", "--no-cache", "--config", str(one_cwd / "pyproject.toml"), str(script)], one_cwd,
+            ),
             Measurement(f"large_parse_{index}", f"import libcst + parse {label}", [python, "-c", PARSE_ONE, str(script)], work),
         ]
     return [m for m in measurements if m.key not in skip and not (m.key.startswith("large") and "large" in skip)]

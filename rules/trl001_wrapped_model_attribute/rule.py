@@ -31,6 +31,10 @@ from trllint.analysis.wrapping import (
 from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
 
 _CLASS_WITH_A_BASE = re.compile(r"class\s+\w+\s*\(\s*[A-Za-z_]")
+# What a subclass reads on an attribute a base class may have wrapped: `self.model.config`
+# (a model's own `self.config` is no such read). Without it a file's classes are not asked
+# about their bases in other modules, which costs a summary of each base's module.
+_MEMBER_OF_A_SELF_ATTRIBUTE = re.compile(r"self\.\w+\.(?:" + "|".join(sorted(HF_MODEL_MEMBERS)) + r")\b")
 
 # Reading these through the unwrapped module can still differ from reading them on the wrapper
 # under DeepSpeed ZeRO-3 / FSDP: the module's parameters are sharded, generation needs them whole.
@@ -51,6 +55,7 @@ class WrappedModelAttribute(Rule):
         # A configured step method wraps too; a subclass may inherit a wrapped attribute from a
         # base class in another module of the project (`class MyTrainer(BaseTrainer):`).
         AnyOf(*WRAPPING_MARKERS, _CLASS_WITH_A_BASE, setting="training-step-methods"),
+        AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, setting="training-step-methods"),
     )
     settings_schema = {
         "training-step-methods": Setting(

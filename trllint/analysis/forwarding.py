@@ -189,7 +189,7 @@ def project_sinks(
 
 def _cannot_forward(project: ProjectView, name: str) -> bool:
     """Known without a summary (which costs a parse): the import leads outside the project, or
-    to a module that never spells ``deepspeed`` and defines the name itself (every mention of
+    to a module that never spells a sink's call and defines the name itself (every mention of
     the name is its ``def``, so it is no re-export). Such a function reaches no DeepSpeed sink,
     and is named like none of the built-in ones: asking its summary changes nothing."""
     head, _, rest = name.partition(".")
@@ -204,8 +204,8 @@ def _cannot_forward(project: ProjectView, name: str) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return True  # unreadable: no summary either
-    if "deepspeed" in text:
-        return False
+    if "initialize" in text or "prepare_deepspeed" in text:
+        return False  # it may call a sink (a summary looks one module deep: it must call one itself)
     mentions = re.finditer(rf"(?<![\w.]){re.escape(parts[0])}(?!\w)", text)
     return all(text[max(0, m.start() - 4) : m.start()] == "def " for m in mentions)
 

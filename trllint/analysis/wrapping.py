@@ -249,6 +249,13 @@ class _ProjectBases:
     def __init__(self, project: ProjectView | None) -> None:
         self.project = project
         self._chains: dict[int, list[ClassSummary]] = {}
+        self._reads: dict[int, bool] = {}
+
+    def reads(self, cls: cst.ClassDef) -> bool:
+        """``reads_member_of_self_attribute``, walked once per class."""
+        if id(cls) not in self._reads:
+            self._reads[id(cls)] = reads_member_of_self_attribute(cls)
+        return self._reads[id(cls)]
 
     def of(self, cls: cst.ClassDef) -> list[ClassSummary]:
         if self.project is None or not cls.bases:
@@ -258,13 +265,37 @@ class _ProjectBases:
         return self._chains[id(cls)]
 
     def any_wrapped(self, module: cst.Module) -> bool:
-        """Some class of the file has a base in another module that binds a wrapped attribute."""
-        return any(
-            summary.wrapped_attributes
-            for statement in module.body
-            if isinstance(statement, cst.ClassDef)
-            for summary in self.of(statement)
+        """Some class of the file that reads a member of a ``self`` attribute has a base in another
+        module that binds a wrapped attribute."""
+        classes = [statement for statement in module.body if isinstance(statement, cst.ClassDef)]
+        # A reading class may inherit through a base of this file: every class's bases count then.
+        return any(self.reads(c) for c in classes) and any(
+            summary.wrapped_attributes for statement in classes for summary in self.of(statement)
         )
+
+
+def reads_member_of_self_attribute(cls: cst.ClassDef) -> bool:
+    """The class reads ``self.<attr>.config`` (or another Hugging Face member): the only reads an
+    inherited wrapped attribute can break. A class without one is not asked about its bases in
+    other modules, which would cost a summary of each base's module (a model's ``PreTrainedModel``
+    is 270 KB of transformers)."""
+    found = False
+
+    class Reads(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            nonlocal found
+            inner = node.value
+            if (
+                node.attr.value in HF_MODEL_MEMBERS
+                and isinstance(inner, cst.Attribute)
+                and isinstance(inner.value, cst.Name)
+                and inner.value.value == "self"
+            ):
+                found = True
+            return not found
+
+    walk.visit(cls, Reads())
+    return found
 
 
 def _from_summary(attribute: WrappedAttribute, owner: str) -> Wrapping:
@@ -570,6 +601,7 @@ class _BindingPass(cst.CSTVisitor):
             bound.update(binds)
 
         chain, seen = [cls], {id(cls)}
+        reads = self.project_bases.reads(cls)
         for current in chain:
             for base in current.bases:
                 local = self.module_classes.get(dotted_name(base.value) or "")
@@ -579,7 +611,7 @@ class _BindingPass(cst.CSTVisitor):
                     wrapped = self.facts.self_attributes.get(id(local), {})
                     owner = local.name.value
                     take({n: replace(w, origin=f"{w.origin} in {owner}") for n, w in wrapped.items()}, self._bound_by(local))
-            for summary in self.project_bases.of(current):
+            for summary in self.project_bases.of(current) if reads else ():
                 wrapped = {n: _from_summary(w, summary.name) for n, w in summary.wrapped_attributes.items()}
                 take(wrapped, summary.bound_attributes)
         self.facts.inherited[id(cls)] = found
