@@ -26,6 +26,7 @@ from trllint.analysis.wrapping import (
     TRAINER_WRAPPED_ATTRIBUTES,
     WRAPPING_MARKERS,
     Wrapping,
+    is_super_init,
     wrapping_made_by,
 )
 from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
@@ -243,7 +244,7 @@ def _unwrapped_model_anchor(
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _is_super_init(small.value):
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and is_super_init(small.value):
                 if is_trainer_class(cls) and after_super:
                     anchor = statement
             elif isinstance(small, cst.Assign) and any(
@@ -254,14 +255,6 @@ def _unwrapped_model_anchor(
     return anchor
 
 
-def _is_super_init(call: cst.Call) -> bool:
-    func = call.func
-    return (
-        isinstance(func, cst.Attribute)
-        and func.attr.value == "__init__"
-        and isinstance(func.value, cst.Call)
-        and dotted_name(func.value.func) == "super"
-    )
 
 
 def _existing_cache(init: cst.FunctionDef, cached_value: str, module: cst.Module) -> str | None:

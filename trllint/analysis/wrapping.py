@@ -548,7 +548,7 @@ class _BindingPass(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         scope = self.scopes[-1]
         if scope.cls is not None and scope.function is not None and scope.function.name.value == "__init__":
-            if _is_super_init(node):
+            if is_super_init(node):
                 # From here on, ``self`` holds what the bases' ``__init__`` bound.
                 scope.bindings.update(self._inherited(scope.cls))
         callee, skip_self = self._callee(node)
@@ -640,7 +640,7 @@ class _BindingPass(cst.CSTVisitor):
         return id(function) in members
 
 
-def _is_super_init(call: cst.Call) -> bool:
+def is_super_init(call: cst.Call) -> bool:
     """``super().__init__(...)`` (or ``super(Cls, self).__init__(...)``)."""
     func = call.func
     return (
