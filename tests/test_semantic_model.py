@@ -82,3 +82,11 @@ def test_is_wrapped_and_accelerator_at():
     assert model.accelerator_at(config) == "accelerator"
     first = nodes(model, cst.Assign)[0]  # accelerator = Accelerator(): not bound before itself
     assert model.accelerator_at(first) is None
+
+
+def test_imports_in_every_arm_of_an_elif_chain():
+    model = model_of(
+        "import sys\n\nif sys.platform == 'win32':\n    import ntpath as osp\n"
+        "elif sys.version_info < (3, 9):\n    import posixpath as old\nelse:\n    from deepspeed import initialize\n"
+    )
+    assert model.imports.resolve("old") == "posixpath" and model.imports.resolve("initialize") == "deepspeed.initialize"

@@ -80,9 +80,8 @@ def _process_bytes(
     source.path = path
     if not mode.rewrites:
         result.findings = lint_source(source, filename, ruleset)
-        project = source.model.project if source.model is not None and "project" in vars(source.model) else None
-        if project is not None:
-            result.dependencies = {str(p): digest for p, digest in project.consulted.items()}
+        if source.model is not None:
+            result.dependencies = source.model.consulted_modules()
         return result, None
     from trllint.fixes import fix_source  # only --fix and --diff need it (and tomllib with it)
 

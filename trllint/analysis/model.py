@@ -194,3 +194,9 @@ class SemanticModel:
         from trllint.analysis.project import ProjectView
 
         return ProjectView.for_source(self.source, self.imports)
+
+    def consulted_modules(self) -> dict[str, str]:
+        """The project modules whose summaries this file's answers read (path -> content hash);
+        empty when no question reached the project (the view is not made just to ask)."""
+        view = self.__dict__.get("project")  # a cached_property not yet computed is absent
+        return {str(path): digest for path, digest in view.consulted.items()} if view is not None else {}

@@ -90,7 +90,7 @@ class ImportMap:
                 self.add(small)
         elif isinstance(statement, (cst.If, cst.Try)):
             # `try: import deepspeed` / `if is_deepspeed_available(): import deepspeed`
-            for block in _blocks(statement):
+            for block in statement_blocks(statement):
                 for inner in block.body:
                     self._collect(inner)
 
@@ -135,11 +135,16 @@ class ImportMap:
         )
 
 
-def _blocks(statement: cst.If | cst.Try) -> list[cst.BaseSuite]:
+def statement_blocks(statement: cst.If | cst.Try) -> list[cst.BaseSuite]:
+    """The blocks of an ``if`` (every ``elif`` and the ``else``) or a ``try`` (handlers, ``else``)."""
     blocks: list[cst.BaseSuite] = [statement.body]
     if isinstance(statement, cst.If):
-        if statement.orelse is not None:
-            blocks.append(statement.orelse.body)  # type: ignore[union-attr]
+        orelse = statement.orelse
+        while isinstance(orelse, cst.If):  # `elif`: its body, then what follows it
+            blocks.append(orelse.body)
+            orelse = orelse.orelse
+        if orelse is not None:
+            blocks.append(orelse.body)
     else:
         blocks.extend(handler.body for handler in statement.handlers)
         if statement.orelse is not None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from trllint.analysis.names import dotted_name
+from trllint.analysis.names import dotted_name, statement_blocks
 
 if TYPE_CHECKING:
     from trllint.analysis.names import ImportMap
@@ -113,23 +113,13 @@ def project_imports(module: cst.Module) -> dict[str, ImportRef]:
                         elif full:
                             found.setdefault(full.split(".")[0], ImportRef(full.split(".")[0]))
         elif isinstance(statement, (cst.If, cst.Try)):
-            for block in (statement.body, *_other_blocks(statement)):
-                for inner in getattr(block, "body", ()):
+            for block in statement_blocks(statement):
+                for inner in block.body:
                     collect(inner)
 
     for statement in module.body:
         collect(statement)
     return found
-
-
-def _other_blocks(statement: cst.If | cst.Try) -> list[cst.CSTNode]:
-    if isinstance(statement, cst.If):
-        blocks, orelse = [], statement.orelse
-        while isinstance(orelse, cst.If):  # `elif`: its body, then what follows it
-            blocks.append(orelse.body)
-            orelse = orelse.orelse
-        return blocks + ([orelse.body] if orelse is not None else [])
-    return [handler.body for handler in statement.handlers] + ([statement.orelse.body] if statement.orelse else [])
 
 
 class ProjectIndex:
@@ -367,12 +357,10 @@ class ProjectView:
         """The class's bases (and theirs) that live in other modules of the project, nearest
         first. A base outside the project ends its branch of the chain."""
         chain: list[ClassSummary] = []
-        pending: list[tuple[Path, str, ProjectView | None]] = [
-            (self.path, dotted_name(base.value) or "", None) for base in cls.bases
-        ]
+        pending: list[tuple[Path, str]] = [(self.path, dotted_name(base.value) or "") for base in cls.bases]
         seen: set[tuple[Path, str]] = set()
         while pending and len(chain) < MAX_BASE_DEPTH:
-            importer, name, _ = pending.pop(0)
+            importer, name = pending.pop(0)
             if not name or (importer, name) in seen:
                 continue
             seen.add((importer, name))
@@ -381,7 +369,7 @@ class ProjectView:
                 continue
             summary, module_path = found
             chain.append(summary)
-            pending.extend((module_path, base, None) for base in summary.bases)
+            pending.extend((module_path, base) for base in summary.bases)
         return chain
 
     def _class_from(self, importer: Path, name: str) -> tuple[ClassSummary, Path] | None:
