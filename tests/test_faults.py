@@ -215,3 +215,17 @@ def test_only_orphaned_temporary_files_are_removed(tmp_path: Path):
     write_atomically(target, b"x = (1)\n", expected_old=b"x = 1\n")
     assert target.read_bytes() == b"x = (1)\n"
     assert not orphan.exists() and live.exists() and other.exists()
+
+
+def test_an_orphan_beside_a_file_another_run_already_fixed_is_removed(tmp_path: Path):
+    # A run killed between its replace and its tidy-up leaves the file fixed and an earlier
+    # run's orphan beside it; the next run finds nothing to write there and must still tidy.
+    from trllint.atomic_write import write_atomically
+
+    target = tmp_path / "m.py"
+    target.write_bytes(b"x = (1)\n")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    orphan = tmp_path / f".m.py.{int(dead.stdout)}.abc123.trllint-tmp"
+    orphan.write_bytes(b"x = (")
+    write_atomically(target, b"x = (1)\n", expected_old=b"x = 1\n")
+    assert target.read_bytes() == b"x = (1)\n" and not orphan.exists()

@@ -31,6 +31,9 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
         raise WriteError(f"cannot stat the file ({exc.strerror}); not written") from None
     if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
         raise WriteError("the file is read-only; not written")
+    # Orphans go first: a run killed after its own replace (below) but before a tidy-up there
+    # would leave one beside a file that is already fixed, which no later run writes again.
+    _remove_orphaned_temporaries(target)
     try:
         with open(target, "rb") as handle:
             current = handle.read()
@@ -61,7 +64,6 @@ def write_atomically(path: Path, data: bytes, *, expected_old: bytes) -> None:
         except OSError:
             pass
         raise WriteError(f"cannot write ({exc.strerror}); not written") from None
-    _remove_orphaned_temporaries(target)
 
 
 _TEMP_SUFFIX = ".trllint-tmp"
