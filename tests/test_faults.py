@@ -126,6 +126,23 @@ def _kill_group(process: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     process.communicate()
+    # The workers die too, but a worker inside fsync dies only when it returns: wait for that,
+    # or the next run could meet a writer that is still finishing its temporary file.
+    deadline = time.monotonic() + 30
+    while _group_running(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_running(group: int) -> bool:
+    """A process of the group is still running (a zombie does not count: it writes nothing)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_bytes().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] != b"Z":
+            return True
+    return False
 
 
 def test_sigkill_at_random_moments_never_leaves_a_half_fixed_file(tmp_path: Path, corpus):
@@ -229,3 +246,24 @@ def test_an_orphan_beside_a_file_another_run_already_fixed_is_removed(tmp_path: 
     orphan.write_bytes(b"x = (")
     write_atomically(target, b"x = (1)\n", expected_old=b"x = 1\n")
     assert target.read_bytes() == b"x = (1)\n" and not orphan.exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="tells a zombie by /proc")
+def test_an_orphan_of_a_killed_writer_not_yet_reaped_is_removed(tmp_path: Path):
+    # A killed worker lingers as a zombie until its parent (or init) reaps it; it is no writer.
+    from trllint.atomic_write import write_atomically
+
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{zombie.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    try:
+        target = tmp_path / "m.py"
+        target.write_bytes(b"x = 1\n")
+        orphan = tmp_path / f".m.py.{zombie.pid}.abc123.trllint-tmp"
+        orphan.write_bytes(b"x = (")
+        write_atomically(target, b"x = (1)\n", expected_old=b"x = 1\n")
+        assert not orphan.exists()
+    finally:
+        zombie.wait()

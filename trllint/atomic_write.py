@@ -92,4 +92,10 @@ def _process_alive(pid: int) -> bool:
         return False
     except OSError:
         return True  # it exists but belongs to someone else
-    return True
+    # A killed writer stays in the process table as a zombie until something reaps it (in a
+    # container, perhaps never); it writes nothing more.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True  # no /proc (macOS): alive, as kill said
