@@ -16,7 +16,8 @@ import pytest
 
 from trllint.analysis import project as project_module
 from trllint.analysis.model import SemanticModel
-from trllint.analysis.project import ImportRef, ProjectIndex, project_root, use_cache_folder
+from trllint.analysis.outline import ImportRef
+from trllint.analysis.project import ProjectIndex, project_root, use_cache_folder
 from trllint.analysis.summaries import ModuleSummary, summarise_module
 from trllint.source import SourceFile
 
@@ -290,7 +291,50 @@ def test_class_summaries():
     assert base.wrapped_attributes["self.model"].accelerator == "self.accelerator"
     assert base.accelerator_attribute == "self.accelerator" and plain.accelerator_attribute is None
     assert base.reduces_stored_metrics and not plain.reduces_stored_metrics
-    assert summary.imports["Trainer"] == ImportRef("transformers", 0, "Trainer")
+
+
+def test_outline():
+    import ast
+
+    from trllint.analysis.outline import outline_of
+
+    outline = outline_of(ast.parse(textwrap.dedent('''
+        import os.path
+        import numpy as np
+        from transformers import Trainer
+        from ..utils import reduce_mean as rm
+        from . import metrics
+        try:
+            from deepspeed import initialize
+        except ImportError:
+            initialize = None
+        if os.environ.get("X"):
+            pass
+        elif True:
+            from .fast import kernel
+        from x import *
+
+        def helper(): ...
+        async def fetch(): ...
+
+        class Base(Trainer, pkg.Mixin, Generic[T], metaclass=Meta):
+            def __init__(self): ...
+            async def step(self): ...
+            if True:
+                def hidden(self): ...
+    ''')))
+    assert outline.imports == {
+        "os": ImportRef("os"),
+        "np": ImportRef("numpy"),
+        "Trainer": ImportRef("transformers", 0, "Trainer"),
+        "rm": ImportRef("utils", 2, "reduce_mean"),
+        "metrics": ImportRef("", 1, "metrics"),
+        "initialize": ImportRef("deepspeed", 0, "initialize"),
+        "kernel": ImportRef("fast", 1, "kernel"),
+    }
+    assert outline.functions == {"helper", "fetch"}
+    assert outline.classes["Base"].bases == ("Trainer", "pkg.Mixin")
+    assert outline.classes["Base"].methods == ("__init__", "step")
 
 
 # ---- the disk cache ------------------------------------------------------------------------
@@ -334,3 +378,89 @@ def test_index_resolution_is_cached_per_importer(tmp_path: Path):
     assert first == ((tmp_path / "utils.py").resolve(), "local_mean")
     assert index.resolve((tmp_path / "train.py").resolve(), ref) is first
     assert isinstance(cst.parse_module((tmp_path / "utils.py").read_text()), cst.Module)
+
+
+# ---- questions asked before the file is parsed ---------------------------------------------
+
+
+def _may_match(rule_code: str, path: Path) -> bool:
+    from trllint.registry import all_rules
+
+    source = SourceFile.from_bytes(path.read_bytes(), path.name)
+    source.path = path
+    return all_rules()[rule_code].rule.may_match(source.text, {}, source)
+
+
+def test_reached_lets_a_file_through_only_when_a_module_it_leads_to_spells_the_tokens(tmp_path: Path):
+    # TRL003's prefilter: the caller names DeepSpeed and None but calls no sink itself.
+    caller = """
+        from typing import Optional
+        from helpers.engines import build_engine  # deepspeed engines
+        from helpers.plain import build_plain
+        from lab.base import Base
+
+        def main(model: Optional[object] = None):
+            return {call}(model)
+
+        class Trainer({base}):
+            def step(self):
+                return self.make(None)
+    """
+    write(tmp_path / "proj", {
+        "pyproject.toml": "",
+        "helpers/__init__.py": "",
+        "helpers/engines.py": "import deepspeed\n\ndef build_engine(m):\n    return deepspeed.initialize(model=m)\n",
+        "helpers/plain.py": "def build_plain(m):\n    return m  # initialize nothing\n",
+        "lab/__init__.py": "",
+        "lab/base.py": "from lab.root import Root\n\nclass Base(Root):\n    pass\n",
+        "lab/root.py": "import deepspeed\n\nclass Root:\n    def make(self, m):\n        return deepspeed.initialize(model=m)\n",
+        "lab/other.py": "class Other:\n    def make(self, m):\n        return m\n",
+    })
+    train = tmp_path / "proj" / "train.py"
+    for call, base, reached in [
+        ("build_engine", "object", True),  # the helper's module calls deepspeed.initialize
+        ("build_plain", "object", False),  # it does not: no summary could make it a sink
+        ("build_plain", "Base", True),  # a base's base does
+    ]:
+        train.write_text(textwrap.dedent(caller.format(call=call, base=base)), encoding="utf-8")
+        use_cache_folder(None)
+        assert _may_match("TRL003", train) is reached, (call, base)
+    # Text held in memory belongs to no project; a file CPython cannot parse is let through (the
+    # run reports its syntax error).
+    source = SourceFile.from_bytes(train.read_bytes(), "<stdin>")
+    from trllint.registry import all_rules
+
+    rule = all_rules()["TRL003"].rule
+    assert rule.may_match(source.text.replace("Base", "object"), {}, source) is False
+    train.write_text("import deepspeed\nfrom helpers.plain import build_plain\nx = None\ndef f(:\n", encoding="utf-8")
+    assert _may_match("TRL003", train) is True
+
+
+def test_reached_through_bases_only_for_trl001(tmp_path: Path):
+    write(tmp_path / "proj", {
+        "pyproject.toml": "",
+        "base.py": "from accelerate import Accelerator\n\nclass BaseTrainer:\n    def __init__(self, model):\n"
+                   "        self.accelerator = Accelerator()\n        self.model = self.accelerator.prepare(model)\n",
+        "plain.py": "class PlainBase:\n    def __init__(self, model):\n        self.model = model\n",
+        "wrapping_helpers.py": "def wrap(m, accelerator):\n    return accelerator.prepare(m)\n",
+    })
+    train = tmp_path / "proj" / "sub.py"
+    for base, reached in [("BaseTrainer", True), ("PlainBase", False)]:
+        module = "base" if base == "BaseTrainer" else "plain"
+        train.write_text(
+            f"from {module} import {base}\nfrom wrapping_helpers import wrap\n\n"
+            f"class Sub({base}):\n    def step(self):\n        wrap(None, None)\n        return self.model.config.hidden_size\n",
+            encoding="utf-8",
+        )
+        use_cache_folder(None)
+        # A called helper that wraps does not count: only an inherited attribute can break a read.
+        assert _may_match("TRL001", train) is reached, base
+    # A class that binds the attribute it reads hides whatever its bases bound to it.
+    train.write_text(
+        "from base import BaseTrainer\n\nclass Sub(BaseTrainer):\n    def __init__(self, model, other):\n"
+        "        super().__init__(model)\n        self.model, self.other = other, None\n\n"
+        "    def step(self):\n        return self.model.config.hidden_size\n",
+        encoding="utf-8",
+    )
+    use_cache_folder(None)
+    assert _may_match("TRL001", train) is False

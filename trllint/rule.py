@@ -24,14 +24,14 @@ from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvide
 from trllint.findings import Applicability, Edit, Finding, Fix
 from trllint.libcst_private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
-from trllint.prefilter import AllOf, AnyOf, Prefilter, Token, check_declaration, token_present
+from trllint.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, check_declaration, token_present
 from trllint.analysis.parents import ParentProvider
 from trllint.positions import positions_of
 from trllint.source import SourceFile
 
 __all__ = [
     "AllOf", "AnyOf", "Applicability", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "Setting",
-    "Token", "token_present",
+    "Reached", "Token", "token_present",
 ]
 
 Fixable = Literal["never", "sometimes", "always"]
@@ -143,8 +143,9 @@ class Rule(cst.BatchableCSTVisitor):
         return any(fnmatch.fnmatch(filename, pattern) for pattern in cls.file_patterns)
 
     @classmethod
-    def may_match(cls, text: str, settings: dict[str, Any] | None = None) -> bool:
-        return cls.prefilter is None or cls.prefilter.holds(text, settings or {})
+    def may_match(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool:
+        """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)."""
+        return cls.prefilter is None or cls.prefilter.holds(text, settings or {}, source)
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

@@ -31,14 +31,15 @@ class RuleSet:
             patterns.extend(p for p in rule.file_patterns if p not in patterns)
         return tuple(patterns)
 
-    def for_file(self, path: str, filename: str, text: str) -> list[type[Rule]]:
+    def for_file(self, path: str, filename: str, text: str, source: Any = None) -> list[type[Rule]]:
+        """``source``: the SourceFile, when a rule's prefilter may ask about the file's project."""
         ignored = self.codes_ignored_for(path)
         return [
             r
             for r in self.rules
             if r.code not in ignored
             and r.reads_file(filename)
-            and (not self.use_prefilter or r.may_match(text, self.settings_for(r)))
+            and (not self.use_prefilter or r.may_match(text, self.settings_for(r), source))
         ]
 
     def codes_ignored_for(self, path: str) -> frozenset[str]:

@@ -36,7 +36,7 @@ def read_source(data: bytes, display_path: str, filename: str) -> SourceFile | F
 
 def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Finding]:
     """All findings in one file, noqa comments applied, sorted by position."""
-    rules = ruleset.for_file(source.display_path, filename, source.text)
+    rules = ruleset.for_file(source.display_path, filename, source.text, source)
     if not rules:
         # No rule could match, so LibCST is spared (unless CPython rejects the file); a broken
         # file is still reported whatever rules are selected.

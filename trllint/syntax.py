@@ -40,6 +40,8 @@ class CPythonVerdict:
 
 def cpython_verdict(source: SourceFile) -> CPythonVerdict:
     """CPython's parser on the file: nothing when it parses."""
+    if source.cpython_tree is not None:
+        return CPythonVerdict()  # a prefilter's question about the project parsed it already
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
@@ -57,6 +59,13 @@ def cpython_verdict(source: SourceFile) -> CPythonVerdict:
         return CPythonVerdict(too_deep=engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}"))
     source.cpython_tree = tree  # statement lines, for trllint.positions
     return CPythonVerdict()
+
+
+def cpython_tree(source: SourceFile) -> ast.Module | None:
+    """CPython's tree of the file, parsed once (None when CPython rejects it)."""
+    if source.cpython_tree is None:
+        cpython_verdict(source)
+    return source.cpython_tree
 
 
 def libcst_error(source: SourceFile, verdict: CPythonVerdict) -> Finding | None:

@@ -25,13 +25,13 @@ from trllint.analysis.wrapping import (
     STEP_ARGUMENT,
     TRAINER_WRAPPED_ATTRIBUTES,
     WRAPPING_MARKERS,
+    WRAPS_A_MODEL,
     Wrapping,
     is_super_init,
     wrapping_made_by,
 )
-from trllint.rule import AllOf, AnyOf, Edit, Fix, Rule, Setting
+from trllint.rule import AllOf, AnyOf, Edit, Fix, Reached, Rule, Setting
 
-_CLASS_WITH_A_BASE = re.compile(r"class\s+\w+\s*\(\s*[A-Za-z_]")
 # What a subclass reads on an attribute a base class may have wrapped: `self.model.config`
 # (a model's own `self.config` is no such read). Without it a file's classes are not asked
 # about their bases in other modules, which costs a summary of each base's module.
@@ -54,9 +54,12 @@ class WrappedModelAttribute(Rule):
     prefilter = AllOf(
         AnyOf(*sorted(HF_MODEL_MEMBERS)),
         # A configured step method wraps too; a subclass may inherit a wrapped attribute from a
-        # base class in another module of the project (`class MyTrainer(BaseTrainer):`).
-        AnyOf(*WRAPPING_MARKERS, _CLASS_WITH_A_BASE, setting="training-step-methods"),
+        # base class in another module of the project (`class MyTrainer(BaseTrainer):`), which
+        # then spells a wrapping (a summary of a module without one finds none), and only for a
+        # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
+        # cheap part first: `Reached` costs CPython's parse of the file.
         AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, setting="training-step-methods"),
+        AnyOf(*WRAPPING_MARKERS, Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS), setting="training-step-methods"),
     )
     settings_schema = {
         "training-step-methods": Setting(

@@ -6,12 +6,12 @@ import libcst as cst
 
 from trllint.analysis import walk
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
-from trllint.analysis.forwarding import DEEPSPEED_SINKS, FileSinks, Sink, summarise_sinks
+from trllint.analysis.forwarding import CALLS_A_SINK, DEEPSPEED_SINKS, FileSinks, Sink, summarise_sinks
 from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.model import SemanticModel
 from trllint.analysis.names import argument, assigned_names, dotted_name
 from trllint.analysis.nullness import fails_on_none
-from trllint.rule import AllOf, AnyOf, Fix, Rule, Setting
+from trllint.rule import AllOf, AnyOf, Fix, Reached, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 
@@ -32,13 +32,15 @@ class DeepSpeedInitializeNone(Rule):
     # default, `Optional`/`| None`, `= None`, `.get(k)`, `getattr(o, a, None)`, `is None`).
     # Every built-in sink spells both of the others (a same-file helper calls one in the same
     # file); a configured sink alone can match, so its name satisfies every part. A file that
-    # calls a project's helper must still spell "deepspeed" somewhere (its config, its import,
-    # the helper's name): admitting every file that imports would parse nearly every file of a
-    # project for this rule alone, so a caller that never names DeepSpeed is not linted.
+    # calls a helper of its project is let through when the module defining that helper (or a
+    # base class's) spells a sink (`Reached`), the only way a summary can make it forward. Such
+    # a file must still spell "deepspeed" somewhere (its config, its import, the helper's name):
+    # asking every file's imports costs CPython's parse of each, so a caller that never names
+    # DeepSpeed is not linted.
     prefilter = AllOf(
         AnyOf("None", "Optional", "get"),
         AnyOf("deepspeed", setting="deepspeed-sinks"),
-        AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, "import", setting="deepspeed-sinks"),
+        AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, Reached(CALLS_A_SINK), setting="deepspeed-sinks"),
     )
     settings_schema = {
         "deepspeed-sinks": Setting(

@@ -15,6 +15,12 @@ from trllint.analysis import walk
 from trllint.analysis.context import NodeContext, imports_of
 from trllint.analysis.model import SemanticModel
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, matches
+from trllint.prefilter import AnyOf
+
+# What a class must spell to hold an accelerator in an attribute (``ClassFacts.self_attributes``:
+# ``self.x = Accelerator(...)`` or an ``accelerator`` property): a base module without it is
+# not summarised for one.
+_HOLDS_AN_ACCELERATOR = AnyOf("Accelerator", "def accelerator")
 
 
 def is_accelerator(expression: cst.BaseExpression, context: NodeContext) -> bool:
@@ -144,7 +150,7 @@ def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset
     project = model.project
     if project is not None and cls.bases:
         # A base in another module of the project that holds one (nearest first).
-        for summary in project.base_classes(cls):
+        for summary in project.base_classes(cls, deep_if=_HOLDS_AN_ACCELERATOR):
             if summary.accelerator_attribute is not None:
                 return summary.accelerator_attribute
     return None

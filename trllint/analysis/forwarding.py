@@ -19,14 +19,15 @@ built-in matching.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
+from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import ImportMap, argument, call_name, dotted_name, matches
 from trllint.analysis.nullness import NullnessAnalysis, all_params
+from trllint.prefilter import AnyOf
 
 if TYPE_CHECKING:
     from trllint.analysis.project import ProjectView
@@ -60,6 +61,10 @@ DEEPSPEED_SINKS = (
     Sink("prepare_deepspeed", "model", 0, ("prepare_deepspeed()",)),
     Sink("_prepare_deepspeed", "model", 0, ("_prepare_deepspeed()",)),
 )
+
+# What a module must spell to call one of DEEPSPEED_SINKS itself: without it, a summary (one
+# module deep) finds no function of it forwarding, so the module is not summarised for TRL003.
+CALLS_A_SINK = AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE)
 
 
 class FileSinks:
@@ -175,9 +180,9 @@ def project_sinks(
         if name is None or name in asked or name in defined_here or name.startswith("self."):
             continue
         asked.add(name)
-        if name.partition(".")[0] not in project.imports or _cannot_forward(project, name):
+        if name.partition(".")[0] not in project.imports:
             continue
-        summary = project.function(name)
+        summary = project.function(name, deep_if=CALLS_A_SINK)
         if summary is not None:
             judged.add(name)
             sinks.extend(_sinks_of(name, summary))
@@ -185,29 +190,6 @@ def project_sinks(
         judged.add(name)
         sinks.extend(_sinks_of(name, summary))
     return sinks, frozenset(judged)
-
-
-def _cannot_forward(project: ProjectView, name: str) -> bool:
-    """Known without a summary (which costs a parse): the import leads outside the project, or
-    to a module that never spells a sink's call and defines the name itself (every mention of
-    the name is its ``def``, so it is no re-export). Such a function reaches no DeepSpeed sink,
-    and is named like none of the built-in ones: asking its summary changes nothing."""
-    head, _, rest = name.partition(".")
-    target = project.index.resolve(project.path, project.imports[head])
-    if target is None or target[0] == project.path:
-        return True  # `project.function` answers None as well
-    path, looked_up = target
-    parts = [p for p in ([looked_up] if looked_up else []) + (rest.split(".") if rest else []) if p]
-    if len(parts) != 1:
-        return False
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return True  # unreadable: no summary either
-    if "initialize" in text or "prepare_deepspeed" in text:
-        return False  # it may call a sink (a summary looks one module deep: it must call one itself)
-    mentions = re.finditer(rf"(?<![\w.]){re.escape(parts[0])}(?!\w)", text)
-    return all(text[max(0, m.start() - 4) : m.start()] == "def " for m in mentions)
 
 
 def _sinks_of(name: str, summary: FunctionSummary) -> list[Sink]:
@@ -238,7 +220,7 @@ def _inherited_methods(
     inherited: dict[int, dict[str, FunctionSummary]] = {}
     for key, cls in classes.items():
         methods: dict[str, FunctionSummary] = {}
-        for base in project.base_classes(cls) if cls is not None and cls.bases else ():
+        for base in project.base_classes(cls, deep_if=CALLS_A_SINK) if cls is not None and cls.bases else ():
             for method, summary in base.methods.items():
                 methods.setdefault(f"self.{method}", summary)  # nearest base first
         inherited[key] = methods

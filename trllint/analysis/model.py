@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from trllint.analysis.project import ProjectView
     from trllint.analysis.ranks import RankFacts
     from trllint.analysis.wrapping import Wrapping, WrappingFacts
+    from trllint.prefilter import AnyOf
 
 T = TypeVar("T")
 
@@ -193,7 +194,28 @@ class SemanticModel:
         that is no file of a project (standard input, a rule case held in memory)."""
         from trllint.analysis.project import ProjectView
 
-        return ProjectView.for_source(self.source, self.imports)
+        return ProjectView.for_source(self.source)
+
+    def project_reaches(self, tokens: AnyOf, *, calls: bool = True, reading: frozenset[str] | None = None) -> bool:
+        """Some module of the project that this file's calls (unless ``calls`` is False) or
+        classes' bases (with ``reading``, see ``outline.class_bases``) lead to spells one of
+        ``tokens`` (:meth:`ProjectView.reaches`): asked before LibCST parses the file
+        (a prefilter's :class:`~trllint.prefilter.Reached`), so of CPython's tree. A file CPython
+        cannot parse is let through: its syntax error is reported by the rule's run."""
+        from trllint.analysis.outline import calls_of, class_bases
+        from trllint.syntax import cpython_tree
+
+        def compute() -> bool:
+            tree = cpython_tree(self.source)
+            if tree is None:
+                return self.source.path is not None
+            view = self.project
+            if view is None:
+                return False
+            called = calls_of(self.source.text, view.project_names()) if calls else set()
+            return view.reaches(tokens, called, class_bases(tree, self.source.lines, reading))
+
+        return self.once((SemanticModel.project_reaches, tokens, calls, reading), compute)
 
     def consulted_modules(self) -> dict[str, str]:
         """The project modules whose summaries this file's answers read (path -> content hash);

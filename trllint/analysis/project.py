@@ -7,8 +7,10 @@ package; absolute ones from the script's folder (``sys.path[0]``), the folder ab
 top package, the root and ``root/src``. A module outside the tree (installed trl, transformers,
 accelerate) or one that does not exist is unknown, and unknown never makes a finding by itself.
 
-The index is lazy: it summarises only the modules a linted file imports (and, for base classes,
-what those import), once per file content. So the facts for a file depend on the file and the
+The index is lazy: it outlines only the modules a linted file imports (and, for base classes and
+re-exports, what those import), once per file content. An outline (``trllint.analysis.outline``,
+CPython's parser) is enough to follow a name to the module that defines it; that module is
+summarised (LibCST and the rules' analyses) only when its text spells what the question needs. So the facts for a file depend on the file and the
 modules it imports, never on which other paths were named on the command line (pre-commit passes
 only the staged files), and a 2,000-module tree costs nothing it does not use.
 
@@ -25,14 +27,15 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
-from trllint.analysis.names import dotted_name, statement_blocks
+from trllint.analysis.names import dotted_name
+from trllint.analysis.outline import ClassOutline, ImportRef, ModuleOutline, outline_of
 
 if TYPE_CHECKING:
-    from trllint.analysis.names import ImportMap
+    from trllint.prefilter import AnyOf
     from trllint.analysis.summaries import ClassSummary, FunctionSummary, ModuleSummary
     from trllint.source import SourceFile
 
@@ -75,53 +78,6 @@ def _project_of_folder(folder: Path) -> tuple[Path, Path]:
     return folder, package
 
 
-@dataclass(frozen=True)
-class ImportRef:
-    """``from <module> import <name>`` (``level`` dots before the module) or ``import <module>``."""
-
-    module: str
-    level: int = 0
-    name: str | None = None
-
-    def to_json(self) -> list:
-        return [self.module, self.level, self.name]
-
-    @classmethod
-    def from_json(cls, data: list) -> ImportRef:
-        return cls(data[0], data[1], data[2])
-
-
-def project_imports(module: cst.Module) -> dict[str, ImportRef]:
-    """Local name -> where it comes from, for the module-level imports (relative ones included)."""
-    found: dict[str, ImportRef] = {}
-
-    def collect(statement: cst.CSTNode) -> None:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                    base = dotted_name(small.module) if small.module is not None else ""
-                    for alias in small.names:
-                        name = dotted_name(alias.name)
-                        local = dotted_name(alias.asname.name) if alias.asname is not None else name
-                        if name and local:
-                            found[local] = ImportRef(base or "", len(small.relative), name)
-                elif isinstance(small, cst.Import):
-                    for alias in small.names:
-                        full = dotted_name(alias.name)
-                        if full and alias.asname is not None:
-                            found[dotted_name(alias.asname.name) or full] = ImportRef(full)
-                        elif full:
-                            found.setdefault(full.split(".")[0], ImportRef(full.split(".")[0]))
-        elif isinstance(statement, (cst.If, cst.Try)):
-            for block in statement_blocks(statement):
-                for inner in block.body:
-                    collect(inner)
-
-    for statement in module.body:
-        collect(statement)
-    return found
-
-
 class ProjectIndex:
     """One project's modules: where an import leads, and the summary of what is there."""
 
@@ -130,6 +86,9 @@ class ProjectIndex:
         self.scope = root if scope is None else scope
         self._cache_folder = cache_folder
         self._summaries: dict[str, ModuleSummary | None] = {}  # by content hash
+        self._outlines: dict[str, ModuleOutline | None] = {}  # by content hash
+        self._spells: dict[tuple[str, AnyOf], bool] = {}
+        self._plain: dict[str, ModuleSummary | None] = {}  # by content hash, from the outline
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
 
@@ -204,12 +163,43 @@ class ProjectIndex:
             )
         return self._hashes[path]
 
-    def summary(self, path: Path) -> ModuleSummary | None:
-        """The module's summary, from memory, the disk cache, or one parse; None when it cannot
-        be read or parsed (then everything in it is unknown)."""
+    def outline(self, path: Path) -> ModuleOutline | None:
+        """What the module imports and defines (CPython's parse, memory only); None when it cannot
+        be read or parsed."""
         digest = self.content_hash(path)
         if digest is None:
             return None
+        if digest not in self._outlines:
+            self._outlines[digest] = _outline(path)
+        return self._outlines[digest]
+
+    def spells(self, path: Path, tokens: AnyOf) -> bool:
+        """The module's text holds one of ``tokens``: without one, a question about them has the
+        answer of a module that does nothing, and the module need not be summarised."""
+        digest = self.content_hash(path)
+        if digest is None:
+            return False
+        key = (digest, tokens)
+        if key not in self._spells:
+            try:
+                text = path.read_bytes().decode("utf-8", errors="replace")
+            except OSError:
+                text = ""
+            self._spells[key] = tokens.holds(text, {})
+        return self._spells[key]
+
+    def summary(self, path: Path, deep_if: AnyOf | None = None) -> ModuleSummary | None:
+        """The module's summary, from memory, the disk cache, or one parse; None when it cannot
+        be read or parsed (then everything in it is unknown). When the text spells none of
+        ``deep_if``, the summary of its outline: its functions and classes doing nothing."""
+        digest = self.content_hash(path)
+        if digest is None:
+            return None
+        if deep_if is not None and not self.spells(path, deep_if):
+            if digest not in self._plain:
+                outline = self.outline(path)
+                self._plain[digest] = None if outline is None else _plain_summary(outline)
+            return self._plain[digest]
         if digest not in self._summaries:
             summary = self._load(digest)
             if summary is None:
@@ -258,7 +248,34 @@ def _summarise(path: Path, digest: str) -> ModuleSummary | None:
         source = SourceFile.from_bytes(path.read_bytes(), str(path))
         source.module
         return summarise_module(source)
-    except (OSError, SourceDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+    except (OSError, SourceDecodeError, cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
+        return None
+
+
+def _plain_summary(outline: ModuleOutline) -> ModuleSummary:
+    from trllint.analysis.summaries import ClassSummary, FunctionSummary, ModuleSummary
+
+    return ModuleSummary(
+        {name: FunctionSummary(name) for name in outline.functions},
+        {
+            name: ClassSummary(name, c.bases, {m: FunctionSummary(m) for m in c.methods})
+            for name, c in outline.classes.items()
+        },
+    )
+
+
+def _outline(path: Path) -> ModuleOutline | None:
+    import ast
+    import warnings
+
+    from trllint.source import SourceDecodeError, SourceFile
+
+    try:
+        source = SourceFile.from_bytes(path.read_bytes(), str(path))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about a project's code are not ours to print
+            return outline_of(ast.parse(source.text))
+    except (OSError, SourceDecodeError, SyntaxError, RecursionError, ValueError, MemoryError):
         return None
 
 
@@ -283,81 +300,79 @@ def index_for(path: Path) -> ProjectIndex:
 
 @dataclass
 class ProjectView:
-    """One file's questions about the rest of its project."""
+    """One file's questions about the rest of its project.
+
+    Each question names the tokens (``deep_if``) without which a module cannot hold what it asks
+    about: a module that spells none answers as one that does nothing (a function that forwards
+    nothing, a class that wraps nothing), from its outline, without a summary. None: always ask
+    the summary.
+    """
 
     path: Path
     index: ProjectIndex
     imports: dict[str, ImportRef]
-    # The project modules whose summaries this file's answers read: (path, content hash).
+    # The project modules this file's answers read: (path, content hash).
     consulted: dict[Path, str] = field(default_factory=dict)
 
     @classmethod
-    def for_source(cls, source: SourceFile, imports: ImportMap) -> ProjectView | None:
-        if source.path is None:
+    def for_source(cls, source: SourceFile) -> ProjectView | None:
+        """None for text that is no file, or that CPython cannot parse."""
+        from trllint.analysis.outline import module_imports
+        from trllint.syntax import cpython_tree
+
+        tree = cpython_tree(source)
+        if source.path is None or tree is None:
             return None
         path = source.path.resolve()
-        return cls(path, index_for(path), project_imports(source.module))
+        return cls(path, index_for(path), module_imports(tree))
 
-    def _module(self, importer: Path, ref: ImportRef) -> tuple[ModuleSummary, str | None] | None:
-        target = self.index.resolve(importer, ref)
-        if target is None or target[0] == self.path:
-            return None
-        summary = self.index.summary(target[0])
-        if summary is None:
-            return None
-        self.consulted[target[0]] = self.index.content_hash(target[0]) or ""
-        return summary, target[1]
-
-    def function(self, local_name: str) -> FunctionSummary | None:
+    def function(self, local_name: str, deep_if: AnyOf | None = None) -> FunctionSummary | None:
         """The summary of a function this file imports from its project (``helper`` or
         ``utils.helper`` for ``import utils``), None when it is not one."""
-        head, _, rest = local_name.partition(".")
-        ref = self.imports.get(head)
-        if ref is None:
-            return None
-        found = self._lookup(self.path, ref, rest, "function", set())
-        return found  # type: ignore[return-value]
+        found = self._defined(local_name, "function")
+        return None if found is None else self._function(found[0], found[1], deep_if)
 
-    def class_named(self, local_name: str) -> tuple[ClassSummary, Path] | None:
-        head, _, rest = local_name.partition(".")
-        ref = self.imports.get(head)
-        if ref is None:
-            return None
-        return self._lookup(self.path, ref, rest, "class", set())  # type: ignore[return-value]
-
-    def _lookup(self, importer: Path, ref: ImportRef, rest: str, kind: str, seen: set):
-        key = (importer, ref, rest)
-        if key in seen or len(seen) > MAX_BASE_DEPTH:
-            return None  # an import cycle, or a chain of re-exports too long to follow
-        seen.add(key)
-        found = self._module(importer, ref)
+    def class_named(self, local_name: str, deep_if: AnyOf | None = None) -> tuple[ClassSummary, Path] | None:
+        found = self._defined(local_name, "class")
         if found is None:
             return None
-        summary, name = found
-        target = self.index.resolve(importer, ref)
-        assert target is not None
-        module_path = target[0]
-        parts = [p for p in ([name] if name else []) + (rest.split(".") if rest else []) if p]
-        if not parts:
-            return None
-        head, tail = parts[0], ".".join(parts[1:])
-        if not tail:
-            if kind == "function" and head in summary.functions:
-                return summary.functions[head]
-            if kind == "class" and head in summary.classes:
-                return summary.classes[head], module_path
-        # Re-exported (`from .trainer import MyTrainer` in a package's __init__.py), or a
-        # submodule reached through its package: follow the module's own import.
-        again = summary.imports.get(head)
-        if again is not None:
-            return self._lookup(module_path, again, tail, kind, seen)
-        return None
+        summary = self._class(found[0], found[1], deep_if)
+        return None if summary is None else (summary, found[0])
 
-    def base_classes(self, cls: cst.ClassDef) -> list[ClassSummary]:
+    def base_classes(self, cls: cst.ClassDef, deep_if: AnyOf | None = None) -> list[ClassSummary]:
         """The class's bases (and theirs) that live in other modules of the project, nearest
         first. A base outside the project ends its branch of the chain."""
-        chain: list[ClassSummary] = []
-        pending: list[tuple[Path, str]] = [(self.path, dotted_name(base.value) or "") for base in cls.bases]
+        chain = []
+        for module_path, class_name in self._base_chain([dotted_name(base.value) or "" for base in cls.bases]):
+            summary = self._class(module_path, class_name, deep_if)
+            if summary is not None:
+                chain.append(summary)
+        return chain
+
+    def project_names(self) -> list[str]:
+        """The names this file imports from modules of its project."""
+        return [local for local, ref in self.imports.items() if self.index.resolve(self.path, ref) is not None]
+
+    def reaches(self, tokens: AnyOf, called: Iterable[str], class_bases: Iterable[str]) -> bool:
+        """Some module of the project that defines a function this file calls (``called``: dotted
+        names) or a base class of its classes (``class_bases``, and their bases) spells one of
+        ``tokens``: asked before the file is parsed, of outlines and text alone. What a summary
+        could tell the file about those names comes from such a module, so without one it
+        tells nothing."""
+        for name in called:
+            head = name.partition(".")[0]
+            if head in ("self", "cls") or head not in self.imports:
+                continue
+            found = self._defined(name, "function")
+            if found is not None and self.index.spells(found[0], tokens):
+                return True
+        return any(self.index.spells(path, tokens) for path, _ in self._base_chain(sorted(class_bases)))
+
+    def _base_chain(self, bases: list[str]) -> list[tuple[Path, str]]:
+        """The modules and names of the classes ``bases`` (named in this file) and their bases,
+        in other modules of the project, nearest first."""
+        chain: list[tuple[Path, str]] = []
+        pending: list[tuple[Path, str]] = [(self.path, name) for name in bases]
         seen: set[tuple[Path, str]] = set()
         while pending and len(chain) < MAX_BASE_DEPTH:
             importer, name = pending.pop(0)
@@ -367,21 +382,77 @@ class ProjectView:
             found = self._class_from(importer, name)
             if found is None:
                 continue
-            summary, module_path = found
-            chain.append(summary)
-            pending.extend((module_path, base) for base in summary.bases)
+            module_path, class_name, outline = found
+            chain.append((module_path, class_name))
+            pending.extend((module_path, base) for base in outline.bases)
         return chain
 
-    def _class_from(self, importer: Path, name: str) -> tuple[ClassSummary, Path] | None:
-        if importer == self.path:
-            return self.class_named(name)
-        summary = self.index.summary(importer)
-        if summary is None:
-            return None
-        head, _, rest = name.partition(".")
-        if not rest and head in summary.classes:
-            return summary.classes[head], importer  # a base defined beside the class
-        ref = summary.imports.get(head)
+    # ---- following names through outlines ---------------------------------------------------
+
+    def _outline(self, path: Path) -> ModuleOutline | None:
+        outline = self.index.outline(path)
+        if outline is not None:
+            self.consulted[path] = self.index.content_hash(path) or ""
+        return outline
+
+    def _defined(self, local_name: str, kind: str) -> tuple[Path, str] | None:
+        head, _, rest = local_name.partition(".")
+        ref = self.imports.get(head)
         if ref is None:
             return None
-        return self._lookup(importer, ref, rest, "class", set())
+        return self._lookup(self.path, ref, rest, kind, set())
+
+    def _lookup(self, importer: Path, ref: ImportRef, rest: str, kind: str, seen: set) -> tuple[Path, str] | None:
+        """The module that defines what ``ref`` (then ``rest``) names, and its name there."""
+        key = (importer, ref, rest)
+        if key in seen or len(seen) > MAX_BASE_DEPTH:
+            return None  # an import cycle, or a chain of re-exports too long to follow
+        seen.add(key)
+        target = self.index.resolve(importer, ref)
+        if target is None or target[0] == self.path:
+            return None
+        module_path, name = target
+        outline = self._outline(module_path)
+        if outline is None:
+            return None
+        parts = [p for p in ([name] if name else []) + (rest.split(".") if rest else []) if p]
+        if not parts:
+            return None
+        head, tail = parts[0], ".".join(parts[1:])
+        if not tail and head in (outline.functions if kind == "function" else outline.classes):
+            return module_path, head
+        # Re-exported (`from .trainer import MyTrainer` in a package's __init__.py), or a
+        # submodule reached through its package: follow the module's own import.
+        again = outline.imports.get(head)
+        if again is not None:
+            return self._lookup(module_path, again, tail, kind, seen)
+        return None
+
+    def _class_from(self, importer: Path, name: str) -> tuple[Path, str, ClassOutline] | None:
+        if importer == self.path:
+            found = self._defined(name, "class")
+        else:
+            outline = self._outline(importer)
+            if outline is None:
+                return None
+            head, _, rest = name.partition(".")
+            if not rest and head in outline.classes:
+                found = (importer, head)  # a base defined beside the class
+            elif head in outline.imports:
+                found = self._lookup(importer, outline.imports[head], rest, "class", set())
+            else:
+                found = None
+        if found is None:
+            return None
+        outline = self._outline(found[0])
+        return None if outline is None else (found[0], found[1], outline.classes[found[1]])
+
+    # ---- what the defining module says ----------------------------------------------------
+
+    def _function(self, path: Path, name: str, deep_if: AnyOf | None) -> FunctionSummary | None:
+        summary = self.index.summary(path, deep_if)
+        return None if summary is None else summary.functions.get(name)
+
+    def _class(self, path: Path, name: str, deep_if: AnyOf | None) -> ClassSummary | None:
+        summary = self.index.summary(path, deep_if)
+        return None if summary is None else summary.classes.get(name)

@@ -15,6 +15,10 @@ ask across modules:
   accelerator, and whether its methods reduce a metric buffer across ranks before logging.
 
 Anything a summary does not say is unknown to the rules, and unknown is silent.
+
+A question names the tokens a module must spell to hold its answer (TRL003's: a DeepSpeed sink's
+call; TRL001's: a wrapping). A module that spells none is answered from its outline
+(``trllint.analysis.outline``), its functions and classes doing nothing, without this summary.
 """
 
 from __future__ import annotations
@@ -25,11 +29,10 @@ import libcst as cst
 
 from trllint.analysis import walk
 from trllint.analysis.names import dotted_name
-from trllint.analysis.project import ImportRef, project_imports
 from trllint.source import SourceFile
 
 # Bumped whenever a summary's layout or meaning changes: older cached summaries are not read.
-SUMMARY_FORMAT = 3
+SUMMARY_FORMAT = 4
 
 
 @dataclass(frozen=True)
@@ -101,14 +104,12 @@ class ClassSummary:
 class ModuleSummary:
     functions: dict[str, FunctionSummary] = field(default_factory=dict)
     classes: dict[str, ClassSummary] = field(default_factory=dict)
-    imports: dict[str, ImportRef] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
             "format": SUMMARY_FORMAT,
             "functions": [f.to_json() for f in self.functions.values()],
             "classes": [c.to_json() for c in self.classes.values()],
-            "imports": {k: v.to_json() for k, v in self.imports.items()},
         }
 
     @classmethod
@@ -120,7 +121,6 @@ class ModuleSummary:
         return cls(
             {f.name: f for f in functions},
             {c.name: c for c in classes},
-            {k: ImportRef.from_json(v) for k, v in data["imports"].items()},
         )
 
 
@@ -141,7 +141,7 @@ def summarise_module(source: SourceFile) -> ModuleSummary:
         for statement in module.body
         if isinstance(statement, cst.ClassDef)
     }
-    return ModuleSummary(functions, classes, project_imports(module))
+    return ModuleSummary(functions, classes)
 
 
 def _function_summary(model, function: cst.FunctionDef, key: str, forwards: dict) -> FunctionSummary:

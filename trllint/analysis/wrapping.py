@@ -39,7 +39,7 @@ from trllint.analysis import walk
 from trllint.analysis.context import DEFAULT_STEP_METHODS, imports_of, is_trainer_class, methods_of
 from trllint.analysis.markers import DEEPSPEED_INITIALIZE
 from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches
-from trllint.rule import Token, token_present
+from trllint.rule import AnyOf, Token, token_present
 from trllint.source import SourceFile
 
 if TYPE_CHECKING:
@@ -216,6 +216,11 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
 )
 
 
+# A module that spells none of these binds no wrapped attribute of its own (summaries use the
+# default step methods); it is not summarised for a subclass's wrapped attributes.
+WRAPS_A_MODEL = AnyOf(*WRAPPING_MARKERS)
+
+
 def wrapping_markers(step_methods: tuple[str, ...]) -> tuple[Token, ...]:
     """Prefilter tokens for a wrapped model, with the configured training-step method names."""
     return (*WRAPPING_MARKERS, *(m for m in step_methods if m not in DEFAULT_STEP_METHODS))
@@ -252,16 +257,20 @@ class _ProjectBases:
         self._reads: dict[int, bool] = {}
 
     def reads(self, cls: cst.ClassDef) -> bool:
-        """``reads_member_of_self_attribute``, walked once per class."""
+        """``reads_member_of_an_inherited_attribute``, walked once per class."""
         if id(cls) not in self._reads:
-            self._reads[id(cls)] = reads_member_of_self_attribute(cls)
+            self._reads[id(cls)] = reads_member_of_an_inherited_attribute(cls)
         return self._reads[id(cls)]
 
     def of(self, cls: cst.ClassDef) -> list[ClassSummary]:
         if self.project is None or not cls.bases:
             return []
         if id(cls) not in self._chains:
-            self._chains[id(cls)] = self.project.base_classes(cls)
+            chain = self.project.base_classes(cls, deep_if=WRAPS_A_MODEL)
+            if any(summary.wrapped_attributes for summary in chain):
+                # What the nearer bases bind hides a farther base's wrapping: all of them now.
+                chain = self.project.base_classes(cls)
+            self._chains[id(cls)] = chain
         return self._chains[id(cls)]
 
     def any_wrapped(self, module: cst.Module) -> bool:
@@ -274,16 +283,17 @@ class _ProjectBases:
         )
 
 
-def reads_member_of_self_attribute(cls: cst.ClassDef) -> bool:
-    """The class reads ``self.<attr>.config`` (or another Hugging Face member): the only reads an
-    inherited wrapped attribute can break. A class without one is not asked about its bases in
-    other modules, which would cost a summary of each base's module (a model's ``PreTrainedModel``
-    is 270 KB of transformers)."""
-    found = False
+def reads_member_of_an_inherited_attribute(cls: cst.ClassDef) -> bool:
+    """The class reads ``self.<attr>.config`` (or another Hugging Face member) for an attribute it
+    does not bind itself: the only reads an inherited wrapped attribute can break (one the class
+    binds hides what any base bound, see ``_BindingPass._inherited``). A class without one is
+    not asked about its bases in other modules, which would cost a summary of each base's module
+    (a model's ``PreTrainedModel`` is 270 KB of transformers; its subclasses read
+    ``self.model.config`` on the ``self.model`` they built)."""
+    read: set[str] = set()
 
     class Reads(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            nonlocal found
+        def visit_Attribute(self, node: cst.Attribute) -> None:
             inner = node.value
             if (
                 node.attr.value in HF_MODEL_MEMBERS
@@ -291,11 +301,10 @@ def reads_member_of_self_attribute(cls: cst.ClassDef) -> bool:
                 and isinstance(inner.value, cst.Name)
                 and inner.value.value == "self"
             ):
-                found = True
-            return not found
+                read.add(f"self.{inner.attr.value}")
 
     walk.visit(cls, Reads())
-    return found
+    return bool(read) and not read <= names_assigned_in(cls)
 
 
 def _from_summary(attribute: WrappedAttribute, owner: str) -> Wrapping:
