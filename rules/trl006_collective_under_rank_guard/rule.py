@@ -15,7 +15,7 @@ import libcst as cst
 
 from trllint.analysis.context import CONTEXT_METADATA, NodeContext
 from trllint.analysis.gathering import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
-from trllint.analysis.ranks import ALL_RANKS, RankFacts
+from trllint.analysis.ranks import ALL_RANKS, RANK_MARKERS, RankFacts
 from trllint.analysis.names import assigned_names
 from trllint.rule import AllOf, AnyOf, Rule
 
@@ -44,7 +44,8 @@ class CollectiveUnderRankGuard(Rule):
     name = "collective-under-rank-guard"
     message = "collective reached by only some ranks: the others never enter it and the job hangs; call it on every rank"
     fixable = "sometimes"
-    prefilter = AllOf(AnyOf(*DISTRIBUTED_MARKERS), AnyOf(*COLLECTIVE_MARKERS))
+    # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker.
+    prefilter = AllOf(AnyOf(*DISTRIBUTED_MARKERS), AnyOf(*COLLECTIVE_MARKERS), AnyOf(*RANK_MARKERS))
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def __init__(self, source, settings=None) -> None:

@@ -67,6 +67,11 @@ MAIN_ONLY_DECORATORS = frozenset(
     {"on_main_process", "on_local_main_process", "on_last_process", "on_process", "on_local_process", "rank_zero_only"}
 )
 
+# What a file must spell to test the rank at all: every rank fact above starts from one of these
+# (a `get_*rank()` call and the RANK variables spell "rank"/"RANK"; a name bound to a rank test
+# is bound from one). A prefilter part for rules that need a rank test in the file.
+RANK_MARKERS = ("rank", "RANK", *sorted(RANK_PREDICATES | RANK_INDEXES | ARGUMENT_PREDICATES | MAIN_ONLY_DECORATORS))
+
 # A test reduced to the rank fact it checks and the ranks it holds on:
 # `accelerator.is_main_process` -> ("is_main_process", {0}), `rank != 0` -> ("rank", {1, 2}).
 # The ranks are stood for by 0, 1 and 2: the first rank and two others.
