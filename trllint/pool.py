@@ -10,6 +10,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from trllint.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe_failure, engine_finding
 from trllint.ruleset import RuleSet
@@ -47,6 +48,18 @@ class FileResult:
     dependencies: dict[str, str] = field(default_factory=dict)
 
 
+# trllint.memory.after_file, in a run of several files (one file alone never imports it).
+_after_file: Callable[[], None] | None = None
+
+
+def _prepare_memory() -> None:
+    global _after_file
+    from trllint import memory
+
+    memory.prepare()
+    _after_file = memory.after_file
+
+
 def process_bytes(
     data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode, path: Path | None = None
 ) -> tuple[FileResult, bytes | None]:
@@ -60,6 +73,9 @@ def process_bytes(
     except Exception as exc:
         message = f"trllint failed on this file: {describe_failure(exc)}; please report it"
         return FileResult(display, findings=[engine_finding(INTERNAL_ERROR, display, message)]), None
+    finally:
+        if _after_file is not None:
+            _after_file()  # the file's tree is garbage now
 
 
 def _process_bytes(
@@ -161,6 +177,7 @@ _worker_state: tuple[RuleSet, Mode, bool] | None = None
 def _init_worker(ruleset: RuleSet, mode: Mode, digest: bool) -> None:
     global _worker_state
     _worker_state = (ruleset, mode, digest)
+    _prepare_memory()  # a forked worker inherits it; a spawned one starts afresh
 
 
 def _work(batch: list[tuple[int, str, str]]) -> list[tuple[int, FileResult]]:
@@ -203,6 +220,8 @@ def process_files(
 ) -> list[FileResult]:
     """Each job's result, in the order of ``jobs``, whatever the number of workers."""
     workers = max(1, min(workers, len(jobs)))
+    if len(jobs) > 1:
+        _prepare_memory()
     # A pool costs ~100 ms to start: only worth it for more than a handful of files.
     if workers == 1 or len(jobs) < 8:
         return [process_file(path, display, ruleset, mode, digest=digest) for path, display in jobs]

@@ -15,7 +15,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import libcst as cst
 
@@ -82,10 +82,14 @@ class SourceFile:
             path=self.path,
         )
 
+    # How many files this process parsed with LibCST (trllint.memory collects after each).
+    parses: ClassVar[int] = 0
+
     @property
     def module(self) -> cst.Module:
         """The parsed module; raises ``libcst.ParserSyntaxError`` for source that does not parse."""
         if self._module is None:
+            SourceFile.parses += 1
             self._module = cst.parse_module(self.text)
         return self._module
 
