@@ -265,18 +265,15 @@ def _plain_summary(outline: ModuleOutline) -> ModuleSummary:
 
 
 def _outline(path: Path) -> ModuleOutline | None:
-    import ast
-    import warnings
-
     from trllint.source import SourceDecodeError, SourceFile
+    from trllint.syntax import cpython_tree
 
     try:
         source = SourceFile.from_bytes(path.read_bytes(), str(path))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarnings about a project's code are not ours to print
-            return outline_of(ast.parse(source.text))
-    except (OSError, SourceDecodeError, SyntaxError, RecursionError, ValueError, MemoryError):
+    except (OSError, SourceDecodeError):
         return None
+    tree = cpython_tree(source)  # the syntax check's parse: its warnings silenced, its failures None
+    return None if tree is None else outline_of(tree)
 
 
 # The run's cache folder for summaries (None: memory only), set by the engine before linting.
