@@ -6,6 +6,7 @@ import textwrap
 
 import libcst as cst
 
+from trllint.analysis.context import imports_of
 from trllint.analysis.gathering import Rank, RankFlow, runs_distributed
 from trllint.source import SourceFile
 
@@ -158,3 +159,53 @@ def test_an_element_of_an_iterable_gets_no_gather_site():
     value = small.value.args[0].value
     assert flow.state(value, line) == Rank.PER_RANK
     assert flow.gather_sites(value, line) == []
+
+
+def test_states_are_worked_out_only_for_what_is_read():
+    asked: list[str] = []
+
+    def is_global_call(call: cst.Call) -> bool:
+        asked.append(_code(call.func))
+        return False
+
+    source = SourceFile(text=textwrap.dedent(
+        """
+        def step(batch):
+            unused = helper_a(batch)
+            other = helper_b(batch)
+            loss = helper_c(batch).mean()
+            log(loss.item())
+        """
+    ), display_path="t.py")
+    scope = _functions(source.module)[0]
+    flow = RankFlow(scope, imports_of(source), is_global_call=is_global_call)
+    assert asked == []  # building the flow reads syntax only
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == Rank.PER_RANK
+    assert "helper_c" in asked and "helper_a" not in asked and "helper_b" not in asked
+
+
+def test_a_long_chain_of_assignments_is_followed_without_deep_recursion():
+    lines = ["def step(batch):", "    x = batch.mean()"]
+    lines += ["    x = x * 2"] * 3000
+    lines += ["    log(x.item())"]
+    _, flow = _flow("\n".join(lines) + "\n")
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == Rank.PER_RANK
+    lines[1500] = "    x = accelerator.gather(x)"
+    _, flow = _flow("\n".join(lines) + "\n")
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == Rank.GLOBAL
+
+
+def test_a_recursive_helper_keeps_its_data_parameter_per_rank():
+    _, flow = _flow(
+        """
+        def step(batch):
+            if len(batch) > 1:
+                step(batch[1:])
+            log(batch.mean().item())
+        """
+    )
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == Rank.PER_RANK

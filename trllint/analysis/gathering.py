@@ -18,7 +18,7 @@ import enum
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
@@ -161,12 +161,55 @@ def is_gathering_call(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Call) and (_method_or_function(node) or "").lstrip("_") in GATHERING_CALLS
 
 
-@dataclass(frozen=True)
 class Binding:
-    value: cst.BaseExpression | None  # None: bound by a loop, a `with`, a parameter or a collective
-    state: Rank
-    statement: cst.CSTNode
-    plain: bool  # `name = value` with one target: rewriting `value` changes only this name
+    """One assignment of a name, in a flow.
+
+    Its state is worked out when something first reads it, not when the flow is built: most
+    assignments of a function never reach a metric or a ``return``, and working theirs out would
+    ask for the summary of every project helper they call. The flow works a state out at the
+    assignment's own place in the statement order, as an eager walk would, so the answer is the
+    same (see ``RankFlow._force``).
+    """
+
+    __slots__ = ("_value", "_state", "_statement", "plain", "resolve", "flow", "index", "resolving")
+
+    def __init__(
+        self,
+        value: cst.BaseExpression | None,  # None: bound by a loop, a `with`, a parameter or a collective
+        state: Rank | None,
+        statement: cst.CSTNode,
+        plain: bool,  # `name = value` with one target: rewriting `value` changes only this name
+    ) -> None:
+        self._value = value
+        self._state = state
+        self._statement = statement
+        self.plain = plain
+        # While the state is not worked out: how (the state, or after an if/else the arm's
+        # binding whose state, value and statement this one takes), and the flow that asks.
+        self.resolve: Callable[[], Rank | Binding] | None = None
+        self.flow: RankFlow | None = None
+        self.index = -1  # among its flow's lazy bindings, in the order they were made
+        self.resolving = False
+
+    @property
+    def state(self) -> Rank:
+        if self.flow is not None:
+            self.flow._force(self)
+            if self._state is None:
+                return Rank.NO_DATA  # asked again while it is being worked out: see RankFlow._force
+        return self._state  # type: ignore[return-value]
+
+    @property
+    def value(self) -> cst.BaseExpression | None:
+        if self.flow is not None and self._statement is None:
+            self.flow._force(self)  # a join of two arms takes the wider arm's value
+        return self._value
+
+    @property
+    def statement(self) -> cst.CSTNode:
+        if self.flow is not None and self._statement is None:
+            self.flow._force(self)
+        return self._statement  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -211,6 +254,9 @@ class RankFlow:
         self._order: dict[int, int] = {}
         self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
+        self._lazy: list[Binding] = []  # bindings whose state is not worked out yet, in order made
+        self._forced_upto = 0  # every lazy binding before this index is worked out
+        self._depth = 0  # lazy bindings being worked out, one inside another
         self.statements: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (small statement, its line)
         if isinstance(scope, cst.FunctionDef):
             self._bind_parameters(scope)
@@ -272,14 +318,15 @@ class RankFlow:
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
-            per_rank = param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS)
-            if per_rank and self._passed_to(function, name) == Rank.GLOBAL:
-                per_rank = False  # named like data, but every call of the file hands it a gathered value
-                name_state = Rank.GLOBAL
+            plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
+            if param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS):
+                self._bind(name, self._deferred(None, function, False, partial(self._data_parameter, function, name)), 0)
             else:
-                name_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
-            state = Rank.PER_RANK if per_rank else name_state
-            self._bind(name, Binding(None, state, function, False), 0)
+                self._bind(name, Binding(None, plain_state, function, False), 0)
+
+    def _data_parameter(self, function: cst.FunctionDef, name: str) -> Rank:
+        # Named like data, so this rank's, unless every call of the file hands it a gathered value.
+        return Rank.GLOBAL if self._passed_to(function, name) == Rank.GLOBAL else Rank.PER_RANK
 
     def _next(self, statement: cst.CSTNode) -> int:
         order = self._order[id(statement)] = len(self._order) + 1
@@ -310,8 +357,9 @@ class RankFlow:
         elif isinstance(statement, cst.With):
             for item in statement.items:
                 if item.asname is not None:
+                    state = partial(self._state, item.item, order)
                     for name in assigned_names(item.asname.name):
-                        self._bind(name, Binding(None, self._state(item.item, order), statement, False), order)
+                        self._bind(name, self._deferred(None, statement, False, state), order)
         before_body = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(getattr(statement, "body", None))
         if isinstance(statement, cst.Match):
@@ -344,9 +392,7 @@ class RankFlow:
         self._synthetic.append(marker)
         order = self._next(marker)
         for name in sorted(joined):
-            body, other = body_bound[name], else_bound[name]
-            wider = body if body.state >= other.state else other
-            self._bind(name, Binding(wider.value, max(body.state, other.state), wider.statement, False), order)
+            self._bind(name, self._deferred(None, None, False, partial(_wider, body_bound[name], else_bound[name])), order)
 
     def _simple(self, small: cst.BaseSmallStatement, line: cst.CSTNode, order: int) -> None:
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
@@ -357,8 +403,8 @@ class RankFlow:
         elif isinstance(small, cst.AugAssign):
             name = dotted_name(small.target)
             if name is not None:
-                joined = max(self._state(small.target, order), self._state(small.value, order))
-                self._bind(name, Binding(small.value, joined, line, False), order)
+                joined = partial(self._joined_state, small.target, small.value, order)
+                self._bind(name, self._deferred(small.value, line, False, joined), order)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             self._bind_collective_output(small.value, line, order)
 
@@ -368,9 +414,9 @@ class RankFlow:
                 for t, v in zip(target.elements, value.elements):
                     self._bind_target(t.value, v.value, line, order, False)
                 return
-        state = self._state(value, order)
+        state = partial(self._state, value, order)
         for name in assigned_names(target):
-            self._bind(name, Binding(value, state, line, plain), order)
+            self._bind(name, self._deferred(value, line, plain, state), order)
 
     def _bind_loop_target(self, target, iterable, statement, order: int) -> None:
         function = call_name(iterable) if isinstance(iterable, cst.Call) else None
@@ -382,9 +428,9 @@ class RankFlow:
                 for element, part in zip(target.elements, parts):
                     self._bind_loop_target(element.value, part, statement, order)
                 return
-        state = self._iterable_state(iterable, order)
+        state = partial(self._iterable_state, iterable, order)
         for name in assigned_names(target):
-            self._bind(name, Binding(None, state, statement, False), order)
+            self._bind(name, self._deferred(None, statement, False, state), order)
 
     def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
         # Each rank iterates its own shard of a (prepared) data loader.
@@ -405,6 +451,51 @@ class RankFlow:
 
     def _bind(self, name: str, binding: Binding, order: int) -> None:
         self._bindings.setdefault(name, []).append((order, binding))
+
+    def _joined_state(self, first: cst.CSTNode, second: cst.CSTNode, order: int) -> Rank:
+        return max(self._state(first, order), self._state(second, order))
+
+    def _deferred(
+        self, value: cst.BaseExpression | None, statement: cst.CSTNode | None, plain: bool, resolve: Callable
+    ) -> Binding:
+        """A binding whose state ``resolve`` works out when it is first read (``statement`` None:
+        a join of two arms, which takes the wider arm's value and statement too)."""
+        binding = Binding(value, None, statement, plain)  # type: ignore[arg-type]
+        binding.resolve, binding.flow, binding.index = resolve, self, len(self._lazy)
+        self._lazy.append(binding)
+        return binding
+
+    def _force(self, binding: Binding) -> None:
+        """Work out a lazy binding's state, as the flow would have at the binding's own place."""
+        if binding.resolving:
+            # A recursive helper's question came back to the binding it started from: nothing is
+            # proven about it yet (an eager walk read a flow under construction as unknown too).
+            return
+        if self._depth >= _LAZY_DEPTH:
+            # A long chain of assignments (`x = f(x)` line after line): the earlier bindings are
+            # worked out first, in order, each reading ones already done, so the stack stays flat.
+            for earlier in self._lazy[self._forced_upto : binding.index]:
+                if earlier.flow is not None:
+                    self._resolve(earlier)
+            self._forced_upto = max(self._forced_upto, binding.index)
+        self._resolve(binding)
+
+    def _resolve(self, binding: Binding) -> None:
+        binding.resolving = True
+        self._depth += 1
+        strict, self._strict = self._strict, 0  # as when the flow is built: no helper's arguments
+        try:
+            result = binding.resolve()  # type: ignore[misc]
+        finally:
+            self._strict = strict
+            self._depth -= 1
+            binding.resolving = False
+        if isinstance(result, tuple):
+            state, wider = result
+            binding._value, binding._statement = wider.value, wider.statement
+        else:
+            state = result
+        binding._state, binding.resolve, binding.flow = state, None, None
 
     def _lookup(self, name: str, order: int) -> Binding | None:
         # Bindings are made in statement order, so each name's list is sorted by order: a
@@ -625,7 +716,6 @@ class _FileRankFacts:
         self._called: dict[int, FunctionSummary | None] = {}
         self._bases: dict[int, list[ClassSummary]] = {}
         self._passed: dict[tuple[int, str], Rank | None] = {}
-        self._building: set[int] = set()
 
     def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -643,19 +733,16 @@ class _FileRankFacts:
     def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         if id(scope) not in self.flows:
             cls = self._class_of.get(id(scope))
-            self._building.add(id(scope))
-            try:
-                self.flows[id(scope)] = RankFlow(
-                    scope,
-                    self.imports,
-                    self.returns_global,
-                    lambda call: self.is_unknown_call(call, cls),
-                    lambda call: self.is_global_call(call, cls),
-                    self.passed_to,
-                    lambda call: self.called_summary(call, cls) is not None,
-                )
-            finally:
-                self._building.discard(id(scope))
+            # Building a flow reads syntax only; its states, and the questions below, wait until read.
+            self.flows[id(scope)] = RankFlow(
+                scope,
+                self.imports,
+                self.returns_global,
+                lambda call: self.is_unknown_call(call, cls),
+                lambda call: self.is_global_call(call, cls),
+                self.passed_to,
+                lambda call: self.called_summary(call, cls) is not None,
+            )
         return self.flows[id(scope)]
 
     def passed_to(self, function: cst.FunctionDef, name: str) -> Rank | None:
@@ -679,7 +766,7 @@ class _FileRankFacts:
                 if any(a.star for a in plain[: index + 1]) or not 0 <= index < len(plain):
                     return None
                 argument_node = plain[index]
-            if argument_node is None or id(scope) in self._building:
+            if argument_node is None:
                 return None
             states.append(self.flow(scope).state(argument_node.value, statement))
         result = Rank.GLOBAL if states and all(state == Rank.GLOBAL for state in states) else None
@@ -832,6 +919,15 @@ class _FileRankFacts:
 
 def _order_of(entry: tuple[int, Binding]) -> int:
     return entry[0]
+
+
+# Lazy bindings worked out one inside another before the earlier ones are worked out in order.
+_LAZY_DEPTH = 24
+
+
+def _wider(body: Binding, other: Binding) -> tuple[Rank, Binding]:
+    """After ``if``/``else``: the state either arm's binding may hold, and the arm that holds it."""
+    return max(body.state, other.state), (body if body.state >= other.state else other)
 
 
 def _is_own_function_call(call: cst.Call) -> bool:
