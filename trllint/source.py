@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
+from trllint.libcst_private import parse_module_unvalidated
+
 # LibCST's idea of a line break; str.splitlines() also splits on \f, \x1c, \u2028 and friends,
 # which would put our offsets on a different line from LibCST's positions.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -90,7 +92,7 @@ class SourceFile:
         """The parsed module; raises ``libcst.ParserSyntaxError`` for source that does not parse."""
         if self._module is None:
             SourceFile.parses += 1
-            self._module = cst.parse_module(self.text)
+            self._module = parse_module_unvalidated(self.text)
         return self._module
 
     @cached_property
