@@ -123,7 +123,14 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
             return True
         return any(reads_stored(child) for child in walk.syntax_children(node))
 
+    mentioned: dict[int, frozenset[str]] = {}  # value -> the names and attribute names it reads
+
     def taint(value: cst.CSTNode, names: list[str]) -> None:
+        # Both taints need a name whose last part is a tail: most values of a long method have none.
+        if id(value) not in mentioned:
+            mentioned[id(value)] = walk.identifiers(value)
+        if tails.isdisjoint(mentioned[id(value)]):
+            return
         if reads_buffer(value):
             tainted.update(names)
             tails.update(_tail(name) for name in names)

@@ -61,6 +61,7 @@ RANK_INDEXES = frozenset(
 # tuple holds the world size too (torchtune).
 _RANK_CALL = re.compile(r"get_(?!\w*_and_)(?:\w+_)?rank$")
 # os.environ["LOCAL_RANK"], os.getenv("RANK"): set per process by torchrun and accelerate launch.
+_ENVIRONMENT_READS = frozenset({"environ", "getenv"})  # the names every read of one goes through
 _RANK_VARIABLE = re.compile(r"(?:LOCAL_|GLOBAL_|NODE_|GROUP_)?RANK$")
 # Decorators that run the function on some ranks only (accelerate, Lightning).
 MAIN_ONLY_DECORATORS = frozenset(
@@ -103,6 +104,7 @@ class RankFacts:
         self._index_names: set[str] = set()
         self._index_tails: set[str] = set()  # the last part of each index name
         self._predicate_names: set[str] = set()
+        self._predicate_tails: set[str] = set()
         self._follow_assignments(module)
 
     @classmethod
@@ -240,6 +242,17 @@ class RankFacts:
         self._index_names.add(name)
         self._index_tails.add(name.rsplit(".", 1)[-1])
 
+    def _may_test_ranks(self, names: frozenset[str]) -> bool:
+        """Whether an expression reading these names (and attribute names) may read the rank or
+        test it: each way ``reads_rank_index`` and ``is_rank_predicate`` match goes through a name
+        whose last part this checks."""
+        return any(
+            name in RANK_INDEXES or name in RANK_PREDICATES or name in ARGUMENT_PREDICATES
+            or name in self._index_tails or name in self._predicate_tails or name in _ENVIRONMENT_READS
+            or _RANK_CALL.match(name)
+            for name in names
+        )
+
     def _follow_assignments(self, module: cst.Module) -> None:
         assignments: dict[str, list[cst.BaseExpression]] = {}
 
@@ -263,13 +276,20 @@ class RankFacts:
         for name, values in assignments.items():
             if all(v is not None and _progress_bar_disabled_by_rank(v, self) for v in values):
                 self._add_index(f"{name}.n")
-        # Two rounds follow `rank = dist.get_rank()` then `is_main = rank == 0`.
+        # Two rounds follow `rank = dist.get_rank()` then `is_main = rank == 0`; a second round
+        # after a first that found nothing would find nothing either.
+        mentioned = {id(v): walk.identifiers(v) for values in assignments.values() for v in values if v is not None}
         for _ in range(2):
+            known = len(self._index_names) + len(self._predicate_names)
             for name, values in assignments.items():
-                if all(v is not None and _is_index_value(v) and self.reads_rank_index(v) for v in values):
-                    self._add_index(name)
-                elif all(v is not None and self.splits_ranks(v) for v in values):
-                    self._predicate_names.add(name)
+                if all(v is not None and self._may_test_ranks(mentioned[id(v)]) for v in values):
+                    if all(_is_index_value(v) and self.reads_rank_index(v) for v in values):  # type: ignore[arg-type]
+                        self._add_index(name)
+                    elif all(self.splits_ranks(v) for v in values):  # type: ignore[arg-type]
+                        self._predicate_names.add(name)
+                        self._predicate_tails.add(name.rsplit(".", 1)[-1])
+            if len(self._index_names) + len(self._predicate_names) == known:
+                break
 
 
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:

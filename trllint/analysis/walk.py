@@ -177,6 +177,21 @@ def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return reader(type(node), syntax_only=True)(node)
 
 
+def identifiers(node: cst.CSTNode) -> frozenset[str]:
+    """Every ``Name`` and attribute name in ``node``: a cheap first test for the analyses that
+    look for a name by its last part (most expressions hold none of the names they look for)."""
+    found: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            found.add(current.attr.value)
+        pending.extend(syntax_children(current))
+    return frozenset(found)
+
+
 def hooks_tokens(visitor_type: type) -> bool:
     """Whether a visitor class has a method for any whitespace or punctuation node type (or for
     a field of one): only then must a walk descend into them."""
