@@ -24,7 +24,7 @@ TRLLINT_FOR_ONE_FILE = {
     "trllint.fixes", "trllint.registry", "trllint.report", "trllint.report.text", "trllint.rule",
     "trllint.runner", "trllint.source", "trllint.rules", "trllint.cache", "trllint.atomic_write",
     "trllint.exit_codes", "trllint.findings", "trllint.libcst_private", "trllint.metadata", "trllint.prefilter",
-    "trllint.ruleset", "trllint.suppression", "trllint.syntax", "trllint.positions",
+    "trllint.ruleset", "trllint.suppression", "trllint.syntax", "trllint.positions", "trllint.memory",
 }  # fmt: skip
 
 _DRIVER = textwrap.dedent(

@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from trllint import memory
 from trllint.config import Config
 from trllint.discovery import DEFAULT_EXCLUDES, discover, display_path
 from trllint.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
@@ -43,6 +44,7 @@ class LintRun:
 
         ruleset = self.config.ruleset(self.codes)
         found, jobs = self._discover(paths, ruleset)
+        memory.for_run(len(jobs), rewrites=True)
         status = add_noqa(jobs, ruleset)
         return EXIT_USAGE if found.missing else status
 
@@ -76,6 +78,7 @@ class LintRun:
         data = sys.stdin.buffer.read()
         # A bare `-` is Python, as in Ruff; --stdin-filename says otherwise (a notebook, a requirements file).
         linted_as = "stdin.py" if filename == "-" else Path(filename).name
+        memory.for_run(1, self.mode.rewrites)
         result, new_bytes = process_bytes(data, filename, linted_as, ruleset, self.mode)
         if self.fix and not self.diff:
             # The fixed source goes to stdout (editors replace the buffer with it); findings to stderr.

@@ -58,8 +58,11 @@ def _usage_error(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from trllint import memory
+
     try:
-        return _run(args)
+        with memory.paused():
+            return _run(args)
     except KeyboardInterrupt:
         sys.stderr.write("trllint: interrupted\n")
         return EXIT_INTERRUPTED

@@ -52,12 +52,13 @@ class FileResult:
 _after_file: Callable[[], None] | None = None
 
 
-def _prepare_memory() -> None:
+def _prepare_memory(files: int, rewrites: bool) -> None:
     global _after_file
     from trllint import memory
 
-    memory.prepare()
-    _after_file = memory.after_file
+    memory.for_run(files, rewrites)
+    if files > 1:
+        _after_file = memory.after_file
 
 
 def process_bytes(
@@ -174,10 +175,10 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode, *, dige
 _worker_state: tuple[RuleSet, Mode, bool] | None = None
 
 
-def _init_worker(ruleset: RuleSet, mode: Mode, digest: bool) -> None:
+def _init_worker(ruleset: RuleSet, mode: Mode, digest: bool, files: int) -> None:
     global _worker_state
     _worker_state = (ruleset, mode, digest)
-    _prepare_memory()  # a forked worker inherits it; a spawned one starts afresh
+    _prepare_memory(files, mode.rewrites)  # a forked worker inherits it; a spawned one starts afresh
 
 
 def _work(batch: list[tuple[int, str, str]]) -> list[tuple[int, FileResult]]:
@@ -220,8 +221,7 @@ def process_files(
 ) -> list[FileResult]:
     """Each job's result, in the order of ``jobs``, whatever the number of workers."""
     workers = max(1, min(workers, len(jobs)))
-    if len(jobs) > 1:
-        _prepare_memory()
+    _prepare_memory(len(jobs), mode.rewrites)
     # A pool costs ~100 ms to start: only worth it for more than a handful of files.
     if workers == 1 or len(jobs) < 8:
         return [process_file(path, display, ruleset, mode, digest=digest) for path, display in jobs]
@@ -233,7 +233,7 @@ def process_files(
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
     results: list[FileResult | None] = [None] * len(jobs)
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(ruleset, mode, digest)
+        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(ruleset, mode, digest, len(jobs))
     ) as pool:
         for batch in pool.map(_work, _batches(jobs, workers)):
             for index, result in batch:

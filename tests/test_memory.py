@@ -1,0 +1,52 @@
+"""trllint.memory: when the collector runs, and that an in-process caller gets it back as it was."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from trllint import memory
+from trllint.cli import main
+
+
+@pytest.fixture
+def collector():
+    """Each test starts with the collector on at CPython's thresholds, and leaves it so."""
+    thresholds = gc.get_threshold()
+    gc.enable()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
+    gc.enable()
+    memory._state[0] = False
+
+
+def test_a_run_pauses_the_collector_and_gives_it_back(collector):
+    with memory.paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    with memory.paused():
+        pass
+    assert not gc.isenabled()  # it was off before: it stays off
+
+
+def test_linting_one_file_leaves_it_off_and_anything_else_turns_it_on(collector):
+    with memory.paused():
+        memory.for_run(1, rewrites=False)
+        assert not gc.isenabled()  # the tree lives until the process ends
+        memory.for_run(1, rewrites=True)
+        assert gc.isenabled()  # each fix round re-parses: the old rounds must go
+    with memory.paused():
+        memory.for_run(5, rewrites=False)
+        assert gc.isenabled() and gc.get_threshold()[0] == memory._FIRST_GENERATION_THRESHOLD
+
+
+def test_the_command_run_in_process_restores_the_collector(collector, tmp_path, capsys):
+    script = tmp_path / "train.py"
+    script.write_text("import torch.distributed as dist\n\ndef f(model):\n    return model.config\n", encoding="utf-8")
+    main(["--no-cache", str(script)])
+    assert gc.isenabled()
+    main(["--no-cache", "--fix", str(script)])
+    assert gc.isenabled()
