@@ -16,6 +16,7 @@ further down: the tokens are counted instead (:func:`_nests_too_deeply`).
 from __future__ import annotations
 
 import ast
+import symtable
 import warnings
 from dataclasses import dataclass
 
@@ -38,14 +39,23 @@ class CPythonVerdict:
     error: Finding | None = None  # CPython's syntax error, to be confirmed by LibCST
 
 
-def cpython_verdict(source: SourceFile) -> CPythonVerdict:
-    """CPython's parser on the file: nothing when it parses."""
+def cpython_verdict(source: SourceFile, *, keep_tree: bool = True) -> CPythonVerdict:
+    """CPython's parser on the file: nothing when it parses. ``keep_tree``: keep CPython's tree
+    (trllint.positions places findings with its statement lines); without it the file is read
+    by ``symtable``, which parses it as ``compile`` does but builds no Python object per node (a
+    third less time), for a file that only needs the verdict."""
     if source.cpython_tree is not None:
         return CPythonVerdict()  # a prefilter's question about the project parsed it already
+    tree = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
-            tree = compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            if keep_tree:
+                tree = compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            else:
+                # Its scope checks (`nonlocal` at module level) go beyond the grammar: such a file
+                # is then a suspicion like any other, which LibCST's parse settles.
+                symtable.symtable(source.text, source.display_path, "exec")
     except SyntaxError as exc:
         finding = engine_finding(
             PARSE_ERROR, source.display_path, f"syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1
@@ -57,7 +67,8 @@ def cpython_verdict(source: SourceFile) -> CPythonVerdict:
         return CPythonVerdict(too_deep=_too_deep(source))
     except ValueError as exc:
         return CPythonVerdict(too_deep=engine_finding(PARSE_ERROR, source.display_path, f"cannot parse: {exc}"))
-    source.cpython_tree = tree  # statement lines, for trllint.positions
+    if tree is not None:
+        source.cpython_tree = tree  # statement lines, for trllint.positions
     return CPythonVerdict()
 
 
@@ -89,7 +100,7 @@ def syntax_error(source: SourceFile) -> Finding | None:
 
     LibCST is asked only when CPython rejects the file, so a valid file costs CPython's parse alone.
     """
-    verdict = cpython_verdict(source)
+    verdict = cpython_verdict(source, keep_tree=False)
     if verdict.too_deep is not None:
         return verdict.too_deep
     if verdict.error is None:
