@@ -99,6 +99,7 @@ def _process_bytes(
         result.findings = lint_source(source, filename, ruleset)
         if source.model is not None:
             result.dependencies = source.model.consulted_modules()
+        source.release()
         return result, None
     from trllint.fixes import fix_source  # only --fix and --diff need it (and tomllib with it)
 

@@ -90,6 +90,11 @@ class Rule(cst.BatchableCSTVisitor):
         self.findings: list[Finding] = []
         self._wrapper: Any = None
 
+    def release(self) -> None:
+        """Drop the rule's state once the engine has taken its findings: it holds the tree, and
+        bound methods of itself, so that only the collector could free it otherwise."""
+        self.__dict__.clear()
+
     # ---- metadata: positions only for the files that need them ------------------------
 
     @contextmanager

@@ -87,7 +87,10 @@ def _run_visitors(source: SourceFile, rules: list[type[Rule]], ruleset: RuleSet)
             else:
                 findings.extend(_checked_findings(source, alone))
         return findings
-    return [f for rule in instances for f in _checked_findings(source, rule)]
+    findings = [f for rule in instances for f in _checked_findings(source, rule)]
+    for rule in instances:
+        rule.release()
+    return findings
 
 
 def _too_deep_to_traverse(source: SourceFile) -> bool:

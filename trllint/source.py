@@ -95,6 +95,14 @@ class SourceFile:
             self._module = parse_module_unvalidated(self.text)
         return self._module
 
+    def release(self) -> None:
+        """Drop the tree and every fact about it once the file is done. The analyses and the
+        source point at each other, so reference counting alone would free none of it; the
+        collector would have to walk it all (see trllint.memory)."""
+        if self.model is not None:
+            self.model.release()
+        self.model = self._module = self.cpython_tree = self.positions = None
+
     @cached_property
     def line_starts(self) -> list[int]:
         return [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]

@@ -270,6 +270,12 @@ class RankFlow:
         return a gathered value (``global_masked_mean(x)``) read as global."""
         return SemanticModel.of(source).rank_flows.flow(scope)
 
+    def release(self) -> None:
+        """Unlink the bindings never worked out from this flow (they point at each other)."""
+        for binding in self._lazy:
+            binding.flow = binding.resolve = None
+        self.__dict__.clear()
+
     # ---- questions ----------------------------------------------------------------------
 
     def state(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> Rank:
@@ -729,6 +735,11 @@ class _FileRankFacts:
                 self._index(statement.body, statement)
             elif isinstance(statement, cst.BaseCompoundStatement):
                 self._index(getattr(statement, "body", None), cls)
+
+    def release(self) -> None:
+        for flow in self.flows.values():
+            flow.release()
+        self.__dict__.clear()
 
     def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         if id(scope) not in self.flows:

@@ -87,6 +87,13 @@ class SemanticModel:
             source.model = cls(source)
         return source.model
 
+    def release(self) -> None:
+        """Forget every fact (``SourceFile.release``); the model is not asked again."""
+        flows = self.__dict__.get("rank_flows")
+        if flows is not None:
+            flows.release()
+        self.__dict__.clear()
+
     # ---- this file ----------------------------------------------------------------------
 
     @cached_property

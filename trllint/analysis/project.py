@@ -244,12 +244,16 @@ def _summarise(path: Path, digest: str) -> ModuleSummary | None:
     from trllint.analysis.summaries import summarise_module
     from trllint.source import SourceDecodeError, SourceFile
 
+    source = None
     try:
         source = SourceFile.from_bytes(path.read_bytes(), str(path))
         source.module
         return summarise_module(source)
     except (OSError, SourceDecodeError, cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
         return None
+    finally:
+        if source is not None:
+            source.release()
 
 
 def _plain_summary(outline: ModuleOutline) -> ModuleSummary:
