@@ -180,21 +180,23 @@ def reduces_stored_metrics(cls: cst.ClassDef) -> bool:
 def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...]) -> bool:
     """One cheap walk: ``node`` names an attribute (or a name) a buffer ends with. Nothing can
     be read from a buffer, so nothing reduced, without that: the taint analysis is spared."""
-    attributes = {buffer.rsplit(".", 1)[-1] for buffer in buffers}
-    found = False
+    finder = _NamesAnAttribute({buffer.rsplit(".", 1)[-1] for buffer in buffers})
+    walk.visit(node, finder)
+    return finder.found
 
-    class Attributes(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            nonlocal found
-            found = found or node.attr.value in attributes
-            return not found
 
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value in attributes
+class _NamesAnAttribute(cst.CSTVisitor):
+    def __init__(self, attributes: set[str]) -> None:
+        super().__init__()
+        self.attributes = attributes
+        self.found = False
 
-    walk.visit(node, Attributes())
-    return found
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.found = self.found or node.attr.value in self.attributes
+        return not self.found
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value in self.attributes
 
 
 def _tail(name: str) -> str:

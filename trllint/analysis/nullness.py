@@ -441,32 +441,35 @@ def dereferences(node: cst.CSTNode, name: str) -> bool:
     lambdas, comprehensions) do not count; nor does ``getattr(name, ...)``/``hasattr``, which
     tolerate None (``getattr(name.sub, ...)`` still reads ``name.sub``).
     """
-    found = False
+    finder = _Dereferences(name)
+    walk.visit(node, finder)
+    return finder.found
 
-    class Finder(_PartsThatAlwaysRun):
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            nonlocal found
-            found = found or dotted_name(attribute.value) == name
-            return not found
 
-        def visit_Subscript(self, subscript: cst.Subscript) -> bool:
-            nonlocal found
-            found = found or dotted_name(subscript.value) == name
-            return not found
+class _Dereferences(_PartsThatAlwaysRun):
+    # A class of its own, not one per call: asked of every statement after a possible None.
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.found = False
 
-        def visit_Call(self, call: cst.Call) -> bool:
-            nonlocal found
-            found = found or dotted_name(call.func) == name
-            if found or call_name(call) not in ("getattr", "hasattr"):
-                return not found
-            walk.visit(call.func, self)
-            for position, arg in enumerate(call.args):
-                if not (position == 0 and dotted_name(arg.value) == name):
-                    walk.visit(arg.value, self)
-            return False
+    def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+        self.found = self.found or dotted_name(attribute.value) == self.name
+        return not self.found
 
-    walk.visit(node, Finder())
-    return found
+    def visit_Subscript(self, subscript: cst.Subscript) -> bool:
+        self.found = self.found or dotted_name(subscript.value) == self.name
+        return not self.found
+
+    def visit_Call(self, call: cst.Call) -> bool:
+        self.found = self.found or dotted_name(call.func) == self.name
+        if self.found or call_name(call) not in ("getattr", "hasattr"):
+            return not self.found
+        walk.visit(call.func, self)
+        for position, arg in enumerate(call.args):
+            if not (position == 0 and dotted_name(arg.value) == self.name):
+                walk.visit(arg.value, self)
+        return False
 
 
 # Calls that raise when handed None as their first argument (accelerate's prepare_model reads
@@ -479,18 +482,22 @@ def fails_on_none(statement: cst.CSTNode, name: str) -> bool:
     hands it first to a call of ``REQUIRES_A_MODEL``."""
     if dereferences(statement, name):
         return True
-    found = False
+    finder = _HandsToARequiringCall(name)
+    walk.visit(statement, finder)
+    return finder.found
 
-    class Finder(_PartsThatAlwaysRun):
-        def visit_Call(self, call: cst.Call) -> bool:
-            nonlocal found
-            positional = [a for a in call.args if a.keyword is None and not a.star]
-            if last_attribute(call_name(call)) in REQUIRES_A_MODEL and positional:
-                found = found or dotted_name(positional[0].value) == name
-            return not found
 
-    walk.visit(statement, Finder())
-    return found
+class _HandsToARequiringCall(_PartsThatAlwaysRun):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.found = False
+
+    def visit_Call(self, call: cst.Call) -> bool:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if last_attribute(call_name(call)) in REQUIRES_A_MODEL and positional:
+            self.found = self.found or dotted_name(positional[0].value) == self.name
+        return not self.found
 
 
 def returns_none_sometimes(call: cst.Call) -> str | None:

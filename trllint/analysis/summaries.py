@@ -212,17 +212,24 @@ def _deepspeed_forwards(model) -> dict[str, list[tuple[str, int]]]:
 
 def _may_return_none(function: cst.FunctionDef) -> bool:
     """Some ``return`` of the function (not of a nested one) gives None, while another gives a value."""
-    values: list[bool] = []
+    returns = _Returns(function)
+    walk.visit(function, returns)
+    return any(returns.none) and not all(returns.none)
 
-    class Returns(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
+class _Returns(cst.CSTVisitor):
+    """Whether each ``return`` of one function (not of a nested one) gives None."""
 
-        def visit_Return(self, node: cst.Return) -> None:
-            values.append(node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None"))
+    def __init__(self, function: cst.FunctionDef) -> None:
+        super().__init__()
+        self.function = function
+        self.none: list[bool] = []
 
-    walk.visit(function, Returns())
-    return any(values) and not all(values)
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.none.append(node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None"))

@@ -210,30 +210,59 @@ def hooks_tokens(visitor_type: type) -> bool:
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a visitor that only reads: ``visit_X`` returning False skips
     the children, ``leave_X(original_node)`` follows them."""
-    hooks: dict[type, tuple[Callable[[Any], Any] | None, Callable[[Any], Any] | None, Callable[[Any], list]]] = {}
-    generic = type(visitor).on_visit is not cst.CSTVisitor.on_visit or type(visitor).on_leave is not cst.CSTVisitor.on_leave
-    # A visitor that dispatches for itself may care about any node: it sees them all.
-    syntax_only = not generic and not hooks_tokens(type(visitor))
+    visitor_type = type(visitor)
+    generic = visitor_type.on_visit is not cst.CSTVisitor.on_visit or visitor_type.on_leave is not cst.CSTVisitor.on_leave
+    if generic:
+        # A visitor that dispatches for itself may care about any node: it sees them all.
+        enter_any, leave_any = visitor.on_visit, visitor.on_leave
+
+        def walk_all(current: cst.CSTNode) -> None:
+            if enter_any(current) is not False:
+                for child in children(current):
+                    walk_all(child)
+            leave_any(current)
+
+        walk_all(node)
+        return
+    syntax_only, hooks = _class_hooks(visitor_type)
 
     def walk(current: cst.CSTNode) -> None:
         node_type = type(current)
         entry = hooks.get(node_type)
         if entry is None:
-            name = node_type.__name__
-            read = reader(node_type, syntax_only=syntax_only)
-            if generic:
-                entry = (visitor.on_visit, visitor.on_leave, read)
-            else:
-                entry = (_hook(visitor, f"visit_{name}"), _hook(visitor, f"leave_{name}"), read)
-            hooks[node_type] = entry
+            entry = hooks[node_type] = _hooks_for(visitor_type, node_type, syntax_only)
         enter, leave, read = entry
-        if enter is None or enter(current) is not False:
+        if enter is None or enter(visitor, current) is not False:
             for child in read(current):
                 walk(child)
         if leave is not None:
-            leave(current)
+            leave(visitor, current)
 
     walk(node)
+
+
+_HOOKS_ATTRIBUTE = "_trllint_walk_hooks"
+
+
+def _class_hooks(visitor_type: type) -> tuple[bool, dict[type, tuple[Any, Any, Callable[[Any], list]]]]:
+    """Whether the visitor class needs no whitespace or punctuation, and node type -> its visit
+    and leave functions (None for LibCST's no-op stubs) and the children to walk: worked out
+    once per class, for analyses that walk small subtrees thousands of times. Kept on the class
+    itself, so that it goes with a class made per call."""
+    found = visitor_type.__dict__.get(_HOOKS_ATTRIBUTE)
+    if found is None:
+        found = (not hooks_tokens(visitor_type), {})
+        setattr(visitor_type, _HOOKS_ATTRIBUTE, found)
+    return found
+
+
+def _hooks_for(visitor_type: type, node_type: type, syntax_only: bool) -> tuple[Any, Any, Callable[[Any], list]]:
+    name = node_type.__name__
+    return (
+        _hook(visitor_type, f"visit_{name}"),
+        _hook(visitor_type, f"leave_{name}"),
+        reader(node_type, syntax_only=syntax_only),
+    )
 
 
 def _hook(visitor: Any, name: str) -> Callable[[Any], Any] | None:

@@ -354,17 +354,21 @@ def _plain_module_classes(module: cst.Module) -> dict[str, frozenset[str]]:
 
 def names_assigned_in(node: cst.CSTNode) -> set[str]:
     """Every name (``x``, ``self.x``) an assignment anywhere under ``node`` binds."""
-    names: set[str] = set()
+    assignments = _Assignments()
+    walk.visit(node, assignments)
+    return assignments.names
 
-    class Assignments(cst.CSTVisitor):
-        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-            names.update(assigned_names(target.target))
 
-        def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
-            names.update(assigned_names(assign.target))
+class _Assignments(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
 
-    walk.visit(node, Assignments())
-    return names
+    def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+        self.names.update(assigned_names(target.target))
+
+    def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
+        self.names.update(assigned_names(assign.target))
 
 
 @dataclass
