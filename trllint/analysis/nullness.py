@@ -480,24 +480,19 @@ REQUIRES_A_MODEL = ("prepare_model",)
 def fails_on_none(statement: cst.CSTNode, name: str) -> bool:
     """Running ``statement`` raises when ``name`` is None: it dereferences ``name``, or always
     hands it first to a call of ``REQUIRES_A_MODEL``."""
-    if dereferences(statement, name):
-        return True
-    finder = _HandsToARequiringCall(name)
+    finder = _FailsOnNone(name)
     walk.visit(statement, finder)
     return finder.found
 
 
-class _HandsToARequiringCall(_PartsThatAlwaysRun):
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
-        self.found = False
+class _FailsOnNone(_Dereferences):
+    """``dereferences``, and in the same walk a call of ``REQUIRES_A_MODEL`` handed ``name`` first."""
 
     def visit_Call(self, call: cst.Call) -> bool:
         positional = [a for a in call.args if a.keyword is None and not a.star]
         if last_attribute(call_name(call)) in REQUIRES_A_MODEL and positional:
             self.found = self.found or dotted_name(positional[0].value) == self.name
-        return not self.found
+        return super().visit_Call(call)
 
 
 def returns_none_sometimes(call: cst.Call) -> str | None:
