@@ -62,8 +62,8 @@ with open(sys.argv[1], "rb") as handle:
 # check every file gets included, and shown alone as "none").
 RULE_COSTS = """
 import json, sys, time
-from trllint.registry import all_rules
-from trllint.runner import RuleSet, lint_source, read_source
+from trllint.rule.registry import all_rules
+from trllint.engine.lint import RuleSet, lint_source, read_source
 path = sys.argv[1]
 data = open(path, "rb").read()
 name = path.rsplit("/", 1)[-1]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trllint.rule import AnyOf, Rule
+from trllint.rule.base import AnyOf, Rule
 
 
 class {cls}(Rule):
@@ -41,7 +41,7 @@ class {cls}(Rule):
     # A file that spells none of these cannot hold a finding and is not parsed for this rule.
     prefilter = AnyOf("replace_me")
 
-    # TODO: the rule's logic. Ask trllint.analysis (names, context, wrapping, nullness, gathering)
+    # TODO: the rule's logic. Ask the semantic model (trllint.semantic) and the shared facts (trllint.facts)
     # rather than walking the tree by hand; report only what the code proves.
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == "replace_me":

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from trllint.registry import register_rules
+from trllint.rule.registry import register_rules
 
 
 @dataclass
@@ -29,7 +29,7 @@ def engine_rules():
 @pytest.fixture
 def cli(capsys, monkeypatch):
     """Run ``trllint`` in this process: ``cli("--fix", "x.py", stdin=b"...")``."""
-    from trllint.cli import main
+    from trllint.app.cli import main
 
     def run(*args: str, stdin: bytes | None = None) -> CliResult:
         if stdin is not None:

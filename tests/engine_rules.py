@@ -23,8 +23,8 @@ from pathlib import Path
 
 import libcst as cst
 
-from trllint.registry import RuleInfo, all_rules, register_rules
-from trllint.rule import AnyOf, Edit, Rule, Setting
+from trllint.rule.registry import RuleInfo, all_rules, register_rules
+from trllint.rule.base import AnyOf, Edit, Rule, Setting
 
 HERE = Path(__file__).resolve().parent
 RULE_DOCS = HERE / "fixtures" / "rule_docs"  # the README that --explain prints for every test rule

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from trllint.registry import all_rules
+from trllint.rule.registry import all_rules
 
 
 def real_code_sample(every: int = 15, max_bytes: int = 30_000) -> list[Path]:

@@ -112,8 +112,8 @@ def test_add_noqa_leaves_a_file_that_does_not_parse_alone(cli, tmp_path):
 
 
 def test_add_noqa_that_cannot_write_reports_and_counts_nothing(cli, tmp_path, monkeypatch):
-    import trllint.add_noqa as module
-    from trllint.atomic_write import WriteError
+    import trllint.app.add_noqa as module
+    from trllint.app.atomic_write import WriteError
 
     def refuse(path, data, *, expected_old):
         raise WriteError("the file is read-only; not written")
@@ -133,7 +133,7 @@ def test_add_noqa_refuses_to_combine(cli, other):
 
 
 def test_add_noqa_writes_atomically_through_the_fix_writer(cli, tmp_path, monkeypatch):
-    import trllint.add_noqa as module
+    import trllint.app.add_noqa as module
 
     calls: list[Path] = []
     real = module.write_atomically

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.test_rule_cases import CASES, _ruleset, _source
-from trllint.add_noqa import NoqaOutcome, check_silenced, with_noqa_comments
-from trllint.fixes import still_valid
-from trllint.runner import lint_source
+from trllint.app.add_noqa import NoqaOutcome, check_silenced, with_noqa_comments
+from trllint.engine.fix_loop import still_valid
+from trllint.engine.lint import lint_source
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.kind == "bad"], ids=str)

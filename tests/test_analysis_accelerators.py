@@ -1,4 +1,4 @@
-"""trllint.analysis.accelerators: which receivers are accelerate's Accelerator."""
+"""trllint.facts.accelerators: which receivers are accelerate's Accelerator."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import textwrap
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from trllint.analysis.accelerators import accelerator_at, is_accelerator
-from trllint.analysis.context import NodeContext
-from trllint.source import SourceFile
+from trllint.facts.accelerators import accelerator_at, is_accelerator
+from trllint.semantic.context import NodeContext
+from trllint.core.source import SourceFile
 
 
 def receivers(code: str) -> dict[str, bool]:

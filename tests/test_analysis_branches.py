@@ -1,4 +1,4 @@
-"""trllint.analysis.branches: which tests, branches and early exits prove FSDP off."""
+"""trllint.facts.branches: which tests, branches and early exits prove FSDP off."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from trllint.analysis.branches import fsdp_knowledge, fsdp_known_off, rules_out_fsdp
-from trllint.analysis.context import NodeContext
-from trllint.source import SourceFile
+from trllint.facts.branches import fsdp_knowledge, fsdp_known_off, rules_out_fsdp
+from trllint.semantic.context import NodeContext
+from trllint.core.source import SourceFile
 
 
 def expression(code: str) -> cst.BaseExpression:

@@ -1,4 +1,4 @@
-"""trllint.analysis.gathering: per-rank versus gathered values, and where a gather goes."""
+"""trllint.facts.rank_flow: per-rank versus gathered values, and where a gather goes."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import textwrap
 
 import libcst as cst
 
-from trllint.analysis.context import imports_of
-from trllint.analysis.gathering import Rank, RankFlow, runs_distributed
-from trllint.source import SourceFile
+from trllint.semantic.context import imports_of
+from trllint.facts.rank_flow import Rank, RankFlow, runs_distributed
+from trllint.core.source import SourceFile
 
 
 def _flow(code: str, function: str = "step") -> tuple[SourceFile, RankFlow]:

@@ -1,4 +1,4 @@
-"""trllint.analysis.ranks: which tests split the ranks, and which pair with which."""
+"""trllint.facts.ranks: which tests split the ranks, and which pair with which."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from trllint.analysis.ranks import ALL_RANKS, RankFacts
+from trllint.facts.ranks import ALL_RANKS, RankFacts
 
 
 def facts_of(code: str = "") -> RankFacts:

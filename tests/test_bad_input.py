@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine_rules import run_cli
-from trllint.pool import MAX_FILE_BYTES
+from trllint.app.pool import MAX_FILE_BYTES
 
 GOOD = "x = 1\n"
 GOOD_FIXED = "x = (1)\n"
@@ -64,9 +64,9 @@ def test_latin1_file_with_coding_cookie_round_trips_byte_for_byte(tree: Path):
 def test_fix_that_the_declared_encoding_cannot_hold_is_not_written(tmp_path: Path):
     # The test rule's "..." is ASCII; a rule writing "…" into a latin-1 file must not crash the run.
     from tests.engine_rules import register_only
-    from trllint.pool import Mode, process_bytes
-    from trllint.rule import Rule
-    from trllint.ruleset import RuleSet
+    from trllint.app.pool import Mode, process_bytes
+    from trllint.rule.base import Rule
+    from trllint.rule.ruleset import RuleSet
 
     class EllipsisCharacter(Rule):
         code, name, message, fixable = "TRL909", "test-unicode-fix", "pass (test)", "always"
@@ -101,10 +101,10 @@ def test_crlf_and_mixed_line_endings_are_preserved_by_fix(tree: Path):
 
 
 def test_a_fix_that_writes_newlines_uses_the_files_own(tmp_path: Path):
-    from trllint.fixes import fix_source
-    from trllint.rule import Edit, Rule
-    from trllint.ruleset import RuleSet
-    from trllint.source import SourceFile
+    from trllint.engine.fix_loop import fix_source
+    from trllint.rule.base import Edit, Rule
+    from trllint.rule.ruleset import RuleSet
+    from trllint.core.source import SourceFile
 
     class CommentAboveDef(Rule):
         code, name, message, fixable = "TRL908", "test-comment-above-def", "def (test)", "always"
@@ -166,8 +166,8 @@ def test_five_megabyte_file_is_refused_quickly_and_the_run_goes_on(tree: Path):
 
 def test_file_just_under_the_limit_is_linted(tmp_path: Path):
     # The limit is on bytes read, so it applies to standard input too.
-    from trllint.pool import Mode, process_bytes
-    from trllint.ruleset import RuleSet
+    from trllint.app.pool import Mode, process_bytes
+    from trllint.rule.ruleset import RuleSet
 
     big = b"# " + b"x" * (MAX_FILE_BYTES + 1) + b"\n"
     result, _ = process_bytes(big, "stdin.py", "stdin.py", RuleSet([]), Mode())
@@ -238,7 +238,7 @@ def test_unreadable_file_real_permissions(tree: Path):
 
 def test_unreadable_file_simulated(tree: Path, monkeypatch, capsys):
     from tests.engine_rules import SOUND_FIXING_RULES, register_pack_and
-    from trllint.cli import main
+    from trllint.app.cli import main
 
     (tree / "secret.py").write_text(GOOD)
     real_read = Path.read_bytes
@@ -344,10 +344,10 @@ def test_deep_nesting_is_trl000_not_a_crash(tree: Path):
 
 
 def test_rule_with_an_out_of_range_edit_is_trl999_not_a_corrupt_file(tmp_path: Path):
-    from trllint.fixes import fix_source
-    from trllint.rule import Edit, Rule
-    from trllint.ruleset import RuleSet
-    from trllint.source import SourceFile
+    from trllint.engine.fix_loop import fix_source
+    from trllint.rule.base import Edit, Rule
+    from trllint.rule.ruleset import RuleSet
+    from trllint.core.source import SourceFile
 
     class EditPastTheEnd(Rule):
         code, name, message, fixable = "TRL907", "test-bad-edit", "module (test)", "always"
@@ -364,14 +364,14 @@ def test_rule_with_an_out_of_range_edit_is_trl999_not_a_corrupt_file(tmp_path: P
 
 
 def test_engine_failure_on_one_file_becomes_trl999_for_that_file(monkeypatch):
-    from trllint.pool import Mode, process_bytes
-    from trllint.ruleset import RuleSet
+    from trllint.app.pool import Mode, process_bytes
+    from trllint.rule.ruleset import RuleSet
 
     def broken_fix_source(*args, **kwargs):
         raise KeyError("simulated engine bug")
 
-    # pool imports fix_source when a run fixes, from trllint.fixes.
-    monkeypatch.setattr("trllint.fixes.fix_source", broken_fix_source)
+    # pool imports fix_source when a run fixes, from trllint.engine.fix_loop.
+    monkeypatch.setattr("trllint.engine.fix_loop.fix_source", broken_fix_source)
     result, new = process_bytes(b"x = 1\n", "f.py", "f.py", RuleSet([]), Mode(fix=True))
     assert new is None
     [finding] = result.findings

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests import engine_rules
-from trllint import cache as cache_module
-from trllint.cli import main
-from trllint.registry import register_rules
+from trllint.app import result_cache as cache_module
+from trllint.app.cli import main
+from trllint.rule.registry import register_rules
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -198,7 +198,7 @@ _DRIVER = textwrap.dedent(
     sys.path.insert(0, {repo!r})
     from tests import engine_rules
     engine_rules.install_speed_rules()
-    from trllint.cli import main
+    from trllint.app.cli import main
     sys.exit(main(sys.argv[1:]))
     """
 )

@@ -153,15 +153,15 @@ def test_read_only_file_is_reported_and_others_still_fixed(cli, tmp_path):
 def test_file_vanishing_before_write_is_reported(cli, tmp_path, monkeypatch):
     gone = write(tmp_path / "gone.py", "print(1)\n")
     other = write(tmp_path / "other.py", "print(2)\n")
-    from trllint.atomic_write import write_atomically as real
+    from trllint.app.atomic_write import write_atomically as real
 
     def vanish_then_write(path, data, *, expected_old):
         if path.name == "gone.py":
             path.unlink()
         return real(path, data, expected_old=expected_old)
 
-    # pool imports write_atomically when a run writes, from trllint.atomic_write.
-    monkeypatch.setattr("trllint.atomic_write.write_atomically", vanish_then_write)
+    # pool imports write_atomically when a run writes, from trllint.app.atomic_write.
+    monkeypatch.setattr("trllint.app.atomic_write.write_atomically", vanish_then_write)
     result = cli("--fix", "--jobs", "1", "gone.py", "other.py")
     assert "gone.py: the file vanished before it could be written" in result.err
     assert not gone.exists()

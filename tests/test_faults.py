@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from tests.engine_rules import ENTRY, REPO, SOUND_FIXING_RULES, run_cli
-from trllint.fixes import fix_source
-from trllint.ruleset import RuleSet
-from trllint.source import SourceFile
+from trllint.engine.fix_loop import fix_source
+from trllint.rule.ruleset import RuleSet
+from trllint.core.source import SourceFile
 
 KILL_ROUNDS = int(os.environ.get("TRLLINT_KILL_ROUNDS", "20"))
 SEED = int(os.environ.get("TRLLINT_FAULT_SEED", "20261122"))
@@ -219,7 +219,7 @@ def test_two_fix_runs_at_once_fix_everything_and_keep_the_cache_sound(tmp_path: 
 
 
 def test_only_orphaned_temporary_files_are_removed(tmp_path: Path):
-    from trllint.atomic_write import write_atomically
+    from trllint.app.atomic_write import write_atomically
 
     target = tmp_path / "m.py"
     target.write_bytes(b"x = 1\n")
@@ -237,7 +237,7 @@ def test_only_orphaned_temporary_files_are_removed(tmp_path: Path):
 def test_an_orphan_beside_a_file_another_run_already_fixed_is_removed(tmp_path: Path):
     # A run killed between its replace and its tidy-up leaves the file fixed and an earlier
     # run's orphan beside it; the next run finds nothing to write there and must still tidy.
-    from trllint.atomic_write import write_atomically
+    from trllint.app.atomic_write import write_atomically
 
     target = tmp_path / "m.py"
     target.write_bytes(b"x = (1)\n")
@@ -251,7 +251,7 @@ def test_an_orphan_beside_a_file_another_run_already_fixed_is_removed(tmp_path: 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="tells a zombie by /proc")
 def test_an_orphan_of_a_killed_writer_not_yet_reaped_is_removed(tmp_path: Path):
     # A killed worker lingers as a zombie until its parent (or init) reaps it; it is no writer.
-    from trllint.atomic_write import write_atomically
+    from trllint.app.atomic_write import write_atomically
 
     zombie = subprocess.Popen([sys.executable, "-c", "pass"])
     deadline = time.monotonic() + 30

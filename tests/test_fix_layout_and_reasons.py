@@ -9,7 +9,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from trllint.config import load_config
+from trllint.app.config import load_config
 
 TRAINER = textwrap.dedent(
     """\

@@ -8,10 +8,10 @@ import pytest
 
 from tests import engine_rules
 from tests.test_cache import TRAINER, run
-from trllint.pool import Mode, process_files
-from trllint.cli import main
-from trllint.registry import register_rules
-from trllint.ruleset import RuleSet
+from trllint.app.pool import Mode, process_files
+from trllint.app.cli import main
+from trllint.rule.registry import register_rules
+from trllint.rule.ruleset import RuleSet
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""LibCST's private names are used in one engine module only (trllint/libcst_private.py)."""
+"""LibCST's private names are used in one engine module only (trllint/core/cst/private.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-HOME = REPO / "trllint" / "libcst_private.py"
+HOME = REPO / "trllint" / "core" / "cst" / "private.py"
 
 # The private members of LibCST the engine has needed so far.
 PRIVATE_MEMBERS = {"_UNDEFINED_DEFAULT", "_metadata", "_gen", "_gen_impl", "_visit_and_replace_children", "_is_no_op",
@@ -37,7 +37,7 @@ def test_private_names_only_in_libcst_private():
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         offenders += [f"{path.relative_to(REPO)}:{line}: {what}" for line, what in _private_uses(tree)]
-    assert not offenders, "LibCST private names outside trllint/libcst_private.py:\n" + "\n".join(offenders)
+    assert not offenders, "LibCST private names outside trllint/core/cst/private.py:\n" + "\n".join(offenders)
 
 
 def test_the_check_finds_a_private_use():
@@ -57,9 +57,9 @@ def test_an_unvalidated_parse_gives_the_same_tree_and_leaves_validation_on():
     import libcst as cst
     import pytest
 
-    from trllint.libcst_private import parse_module_unvalidated
+    from trllint.core.cst.private import parse_module_unvalidated
 
-    text = (REPO / "trllint" / "analysis" / "gathering.py").read_text(encoding="utf-8")
+    text = (REPO / "trllint" / "facts" / "rank_flow.py").read_text(encoding="utf-8")
     tree = parse_module_unvalidated(text)
     assert tree.deep_equals(cst.parse_module(text)) and tree.code == text
     with pytest.raises(cst.ParserSyntaxError):

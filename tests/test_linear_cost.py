@@ -14,10 +14,10 @@ import pstats
 
 import pytest
 
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 HEADER = "import torch\nimport torch.distributed as dist\nfrom accelerate import Accelerator\nimport wandb\n\n"
 

@@ -1,4 +1,4 @@
-"""trllint.memory: when the collector runs, and that an in-process caller gets it back as it was."""
+"""trllint.app.memory: when the collector runs, and that an in-process caller gets it back as it was."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import gc
 
 import pytest
 
-from trllint import memory
-from trllint.cli import main
+from trllint.app import memory
+from trllint.app.cli import main
 
 
 @pytest.fixture

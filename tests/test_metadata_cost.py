@@ -2,7 +2,7 @@
 
 - ``ParentProvider`` (parent links read from node fields) equals LibCST's ParentNodeProvider on
   real training code and on every rule case.
-- Positions are placed only for the nodes a rule reports (trllint.positions, checked against
+- Positions are placed only for the nodes a rule reports (trllint.core.positions, checked against
   LibCST's providers in tests/test_positions.py): no file pays for a whole-module code
   generation, with findings or without.
 """
@@ -15,10 +15,10 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvide
 
 from tests import engine_rules
 from tests.samples import real_code_sample
-from trllint.analysis.parents import ParentProvider, parent_map
-from trllint.analysis.walk import TOKEN_TYPES
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source, read_source
+from trllint.core.cst.parents import ParentProvider, parent_map
+from trllint.core.cst.walk import TOKEN_TYPES
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source, read_source
 
 
 def test_parent_provider_equals_libcst_parent_node_provider():
@@ -59,7 +59,7 @@ def test_parent_map_answers_like_a_dict_before_and_after_completing():
 
 
 def test_positions_never_generate_the_whole_module(monkeypatch):
-    """Positions are placed per reported node (trllint.positions): neither a file without
+    """Positions are placed per reported node (trllint.core.positions): neither a file without
     findings nor one with them pays for LibCST's providers or a code generation of the module."""
     generated: list[str] = []
     real_provider, real_module = PositionProvider._gen_impl, cst.Module._codegen_impl

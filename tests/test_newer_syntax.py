@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from trllint.fixes import fix_source
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source, read_source
+from trllint.engine.fix_loop import fix_source
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source, read_source
 
 REPO = Path(__file__).resolve().parents[1]
 

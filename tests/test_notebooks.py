@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.test_rule_cases import CASES, _ruleset
-from trllint.pool import Mode
-from trllint.notebook import Notebook, NotebookError, process_notebook
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.app.pool import Mode
+from trllint.engine.inputs.notebook import Notebook, NotebookError, process_notebook
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""trllint.analysis.nullness: may a name be None at the call marked `sink(...)`?"""
+"""trllint.facts.nullness: may a name be None at the call marked `sink(...)`?"""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from trllint.analysis.nullness import NullnessAnalysis
+from trllint.facts.nullness import NullnessAnalysis
 
 
 def reasons_at_sink(code: str, name: str = "m"):

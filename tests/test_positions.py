@@ -1,4 +1,4 @@
-"""Positions placed per node (trllint.positions) are LibCST's, to the column.
+"""Positions placed per node (trllint.core.positions) are LibCST's, to the column.
 
 Every node of real training code, of every rule case and of source written to trip the statement
 matching (decorators with comments between them, elif chains, handlers, ``match``, ``a; b`` lines,
@@ -16,9 +16,9 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
 
 from tests.samples import real_code_sample
-from trllint.analysis.parents import parent_map
-from trllint.positions import NodePositions
-from trllint.source import SourceFile
+from trllint.core.cst.parents import parent_map
+from trllint.core.positions import NodePositions
+from trllint.core.source import SourceFile
 
 TRICKY = {
     "decorators": (

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from tests import engine_rules
-from trllint.registry import all_rules
-from trllint.findings import Finding
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source, read_source
+from trllint.rule.registry import all_rules
+from trllint.core.findings import Finding
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source, read_source
 
 REPO = Path(__file__).resolve().parent.parent
 # Files per installed package; TRLLINT_PREFILTER_FILES raises it (the slow run uses every file).
@@ -156,7 +156,7 @@ def test_prefilter_counts_configured_names_as_markers(tmp_path):
 
 
 def test_any_of_all_of_and_configured_names():
-    from trllint.prefilter import AllOf, AnyOf
+    from trllint.core.prefilter import AllOf, AnyOf
 
     sinks = AnyOf("log_metric", re.compile(r"\.\s*log\s*\("), setting="metric-sinks")
     prefilter = AllOf(AnyOf("accelerate", "torch.distributed"), sinks)
@@ -179,8 +179,8 @@ def test_any_of_all_of_and_configured_names():
     ],
 )
 def test_old_tuple_declarations_are_refused_at_import(declaration: str, message: str):
-    from trllint.prefilter import AnyOf
-    from trllint.rule import Rule
+    from trllint.core.prefilter import AnyOf
+    from trllint.rule.base import Rule
 
     source = f"class Old(Rule):\n    code, name, message = 'TST199', 'old', 'old'\n    {declaration}\n"
     with pytest.raises(TypeError, match=re.escape(message)):
@@ -188,7 +188,7 @@ def test_old_tuple_declarations_are_refused_at_import(declaration: str, message:
 
 
 def test_empty_or_malformed_parts_are_refused():
-    from trllint.prefilter import AllOf, AnyOf
+    from trllint.core.prefilter import AllOf, AnyOf
 
     with pytest.raises(TypeError, match="would never hold"):
         AnyOf()

@@ -1,4 +1,4 @@
-"""The project index and the module summaries (trllint.analysis.project, .summaries).
+"""The project index and the module summaries (trllint.semantic.project.index, .summaries).
 
 Resolution is tested on small trees written here: src layout, scripts beside their helpers,
 relative imports, re-exports through ``__init__.py``, a missing module, an import cycle, a
@@ -14,12 +14,12 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from trllint.analysis import project as project_module
-from trllint.analysis.model import SemanticModel
-from trllint.analysis.outline import ImportRef
-from trllint.analysis.project import ProjectIndex, project_root, use_cache_folder
-from trllint.analysis.summaries import ModuleSummary, summarise_module
-from trllint.source import SourceFile
+from trllint.semantic.project import index as project_module
+from trllint.semantic.model import SemanticModel
+from trllint.semantic.project.outline import ImportRef
+from trllint.semantic.project.index import ProjectIndex, project_root, use_cache_folder
+from trllint.semantic.project.summaries import ModuleSummary, summarise_module
+from trllint.core.source import SourceFile
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -185,7 +185,7 @@ def test_module_under_two_names_is_summarised_once(tmp_path: Path, monkeypatch):
     })
     made = []
     real = summarise_module
-    monkeypatch.setattr("trllint.analysis.summaries.summarise_module", lambda s: made.append(1) or real(s))
+    monkeypatch.setattr("trllint.semantic.project.summaries.summarise_module", lambda s: made.append(1) or real(s))
     view, _ = view_of(tmp_path / "pkg/train.py")
     assert view.function("get_all_reduce_mean").returns_global
     assert view.function("local_mean") is not None
@@ -200,7 +200,7 @@ def test_two_thousand_modules_cost_only_what_is_imported(tmp_path: Path, monkeyp
     write(tmp_path, files)
     made = []
     real = summarise_module
-    monkeypatch.setattr("trllint.analysis.summaries.summarise_module", lambda s: made.append(1) or real(s))
+    monkeypatch.setattr("trllint.semantic.project.summaries.summarise_module", lambda s: made.append(1) or real(s))
     view, source = view_of(tmp_path / "pkg/train.py")
     chain = view.base_classes(source.module.body[1])
     assert len(chain) == project_module.MAX_BASE_DEPTH  # a runaway chain ends
@@ -296,7 +296,7 @@ def test_class_summaries():
 def test_outline():
     import ast
 
-    from trllint.analysis.outline import outline_of
+    from trllint.semantic.project.outline import outline_of
 
     outline = outline_of(ast.parse(textwrap.dedent('''
         import os.path
@@ -384,7 +384,7 @@ def test_index_resolution_is_cached_per_importer(tmp_path: Path):
 
 
 def _may_match(rule_code: str, path: Path) -> bool:
-    from trllint.registry import all_rules
+    from trllint.rule.registry import all_rules
 
     source = SourceFile.from_bytes(path.read_bytes(), path.name)
     source.path = path
@@ -428,7 +428,7 @@ def test_reached_lets_a_file_through_only_when_a_module_it_leads_to_spells_the_t
     # Text held in memory belongs to no project; a file CPython cannot parse is let through (the
     # run reports its syntax error).
     source = SourceFile.from_bytes(train.read_bytes(), "<stdin>")
-    from trllint.registry import all_rules
+    from trllint.rule.registry import all_rules
 
     rule = all_rules()["TRL003"].rule
     assert rule.may_match(source.text.replace("Base", "object"), {}, source) is False

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.engine_rules import SOUND_FIXING_RULES
-from trllint.fixes import compiles, fix_source
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.engine.fix_loop import compiles, fix_source
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 EXAMPLES = int(os.environ.get("TRLLINT_HYPOTHESIS_EXAMPLES", "60"))
 SLOW_EXAMPLES = int(os.environ.get("TRLLINT_HYPOTHESIS_SLOW_EXAMPLES", "1500"))

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from trllint.fixes import fix_source, still_valid
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.engine.fix_loop import fix_source, still_valid
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)")
 _SETTINGS = re.compile(r"#\s*trllint-settings:\s*(?P<json>\{.*\})")

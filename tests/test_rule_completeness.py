@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from trllint.registry import all_rules
+from trllint.rule.registry import all_rules
 
 REPO = Path(__file__).resolve().parents[1]
 

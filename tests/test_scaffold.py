@@ -13,10 +13,10 @@ import pytest
 
 from tests.test_rule_cases import expected_findings
 from tests.test_rule_completeness import missing_parts
-from trllint.fixes import fix_source
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.engine.fix_loop import fix_source
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 REPO = Path(__file__).resolve().parents[1]
 

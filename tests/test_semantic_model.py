@@ -6,9 +6,9 @@ import textwrap
 
 import libcst as cst
 
-from trllint.analysis.context import DEFAULT_STEP_METHODS
-from trllint.analysis.model import SemanticModel
-from trllint.source import SourceFile
+from trllint.semantic.context import DEFAULT_STEP_METHODS
+from trllint.semantic.model import SemanticModel
+from trllint.core.source import SourceFile
 
 CODE = textwrap.dedent(
     """

@@ -10,12 +10,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from trllint.analysis import project as project_module
-from trllint.analysis.summaries import ClassSummary, summarise_module
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.semantic.project import index as project_module
+from trllint.semantic.project.summaries import ClassSummary, summarise_module
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 WRAPPING_BASE = """
     from accelerate import Accelerator

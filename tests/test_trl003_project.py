@@ -16,10 +16,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 HELPER = '''\
 import deepspeed
@@ -242,7 +242,7 @@ def test_the_result_cache_sees_the_helper_change(tmp_path):
 
 def test_a_helper_module_that_never_spells_deepspeed_is_not_summarised(tmp_path, monkeypatch):
     """Its functions cannot reach deepspeed.initialize: the rule parses nothing of it."""
-    from trllint.analysis import project as project_module
+    from trllint.semantic.project import index as project_module
 
     root = _project(tmp_path, {
         "pkg/__init__.py": "",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 CALLER = """\
 from mylab.dist import make_engine
@@ -35,7 +35,7 @@ def test_unconfigured_name_is_not_a_sink():
 
 
 def test_summary_is_computed_once_per_file(monkeypatch):
-    import trllint.analysis.forwarding as forwarding
+    import trllint.rules.trl003_deepspeed_initialize_none.forwarding as forwarding
     from trllint.rules.trl003_deepspeed_initialize_none import rule as trl003
 
     calls = []

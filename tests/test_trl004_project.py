@@ -14,11 +14,11 @@ from pathlib import Path
 
 import libcst as cst
 
-from trllint.analysis.gathering import Rank, RankFlow
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.facts.rank_flow import Rank, RankFlow
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 DIST = """
 import torch

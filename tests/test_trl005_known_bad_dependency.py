@@ -17,13 +17,13 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from trllint import cli
-from trllint.analysis.dependencies import TomlStrings, in_pyproject, in_requirements_file, in_setup_cfg
-from trllint.analysis.specifiers import admits_any, raise_lower_bound
-from trllint.registry import all_rules
-from trllint.ruleset import RuleSet
-from trllint.runner import lint_source
-from trllint.source import SourceFile
+from trllint.app import cli
+from trllint.rules.trl005_known_bad_dependency.dependencies import TomlStrings, in_pyproject, in_requirements_file, in_setup_cfg
+from trllint.rules.trl005_known_bad_dependency.specifiers import admits_any, raise_lower_bound
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+from trllint.engine.lint import lint_source
+from trllint.core.source import SourceFile
 
 INFO = all_rules()["TRL005"]
 RULE = INFO.rule

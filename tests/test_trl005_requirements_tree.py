@@ -9,7 +9,7 @@ from pathlib import Path, PurePath
 
 import pytest
 
-from trllint.analysis.dependencies import included_files, is_requirements_path, poetry_specifier
+from trllint.rules.trl005_known_bad_dependency.dependencies import included_files, is_requirements_path, poetry_specifier
 
 REPO = Path(__file__).resolve().parent.parent
 

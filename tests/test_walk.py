@@ -9,8 +9,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from trllint.analysis import walk
-from trllint.libcst_private import visited_fields
+from trllint.core.cst import walk
+from trllint.core.cst.private import visited_fields
 
 TRICKY = '''
 @decorator(arg)

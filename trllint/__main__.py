@@ -1,5 +1,5 @@
 import sys
 
-from trllint.cli import main
+from trllint.app.cli import main
 
 sys.exit(main())

@@ -7,8 +7,8 @@ import re
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.analysis import walk
-from trllint.analysis.context import (
+from trllint.core.cst import walk
+from trllint.semantic.context import (
     CONTEXT_METADATA,
     NodeContext,
     imports_of,
@@ -16,9 +16,9 @@ from trllint.analysis.context import (
     methods_of,
     step_methods,
 )
-from trllint.analysis.model import ClassFacts, SemanticModel
-from trllint.analysis.names import ImportMap, assigned_names, call_name, dotted_name
-from trllint.analysis.wrapping import (
+from trllint.semantic.model import ClassFacts, SemanticModel
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name
+from trllint.facts.wrapping import (
     DATA_PARALLEL,
     FSDP,
     HF_MODEL_MEMBERS,
@@ -30,7 +30,7 @@ from trllint.analysis.wrapping import (
     is_super_init,
     wrapping_made_by,
 )
-from trllint.rule import AllOf, AnyOf, Edit, Fix, Reached, Rule, Setting
+from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Reached, Rule, Setting
 
 # What a subclass reads on an attribute a base class may have wrapped: `self.model.config`
 # (a model's own `self.config` is no such read). Without it a file's classes are not asked

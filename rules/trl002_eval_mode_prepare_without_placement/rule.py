@@ -11,13 +11,13 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.analysis import walk
-from trllint.analysis.accelerators import is_accelerator
-from trllint.analysis.branches import fsdp_known_off
-from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
-from trllint.analysis.layout import arguments_on_their_own_line, indent_of
-from trllint.analysis.names import ImportMap, argument, call_name, is_none, is_true, matches
-from trllint.rule import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
+from trllint.core.cst import walk
+from trllint.facts.accelerators import is_accelerator
+from trllint.facts.branches import fsdp_known_off
+from trllint.semantic.context import CONTEXT_METADATA, NodeContext, imports_of
+from trllint.rule.edits import arguments_on_their_own_line, indent_of
+from trllint.core.cst.names import ImportMap, argument, call_name, is_none, is_true, matches
+from trllint.rule.base import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
 
 # accelerate's signature: prepare_model(model, device_placement=None, evaluation_mode=False)
 _PLACEMENT_POSITION = 1

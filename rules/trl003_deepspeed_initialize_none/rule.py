@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trllint.analysis import walk
-from trllint.analysis.context import CONTEXT_METADATA, NodeContext, imports_of
-from trllint.analysis.forwarding import CALLS_A_SINK, DEEPSPEED_SINKS, FileSinks, Sink, summarise_sinks
-from trllint.analysis.markers import DEEPSPEED_INITIALIZE
-from trllint.analysis.model import SemanticModel
-from trllint.analysis.names import argument, assigned_names, dotted_name
-from trllint.analysis.nullness import fails_on_none
-from trllint.rule import AllOf, AnyOf, Fix, Reached, Rule, Setting
+from trllint.core.cst import walk
+from trllint.semantic.context import CONTEXT_METADATA, NodeContext, imports_of
+from trllint.rules.trl003_deepspeed_initialize_none.forwarding import CALLS_A_SINK, DEEPSPEED_SINKS, FileSinks, Sink, summarise_sinks
+from trllint.facts.markers import DEEPSPEED_INITIALIZE
+from trllint.semantic.model import SemanticModel
+from trllint.core.cst.names import argument, assigned_names, dotted_name
+from trllint.facts.nullness import fails_on_none
+from trllint.rule.base import AllOf, AnyOf, Fix, Reached, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 

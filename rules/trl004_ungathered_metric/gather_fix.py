@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trllint.analysis.gathering import WHOLE_TENSOR, GatherSite
-from trllint.analysis.layout import arguments_on_their_own_line, indent_of
-from trllint.rule import Edit
-from trllint.source import SourceFile
+from trllint.facts.rank_flow import WHOLE_TENSOR, GatherSite
+from trllint.rule.edits import arguments_on_their_own_line, indent_of
+from trllint.rule.base import Edit
+from trllint.core.source import SourceFile
 
 from .metric_syntax import parenthesized
 
@@ -34,7 +34,7 @@ def gather_expression(site: GatherSite, accelerator: str) -> cst.BaseExpression:
 
 def wrapped_to_line_length(edit: Edit, site: GatherSite, accelerator: str, source: SourceFile, line_length: int) -> Edit:
     """The edit with the gather's argument on a line of its own when the fixed line would pass
-    ``line_length`` (trllint.analysis.layout)."""
+    ``line_length`` (trllint.rule.edits)."""
     line, column = source.position(edit.start)
     end_line, end_column = source.position(edit.end)
     text = source.lines[line - 1]

@@ -1,6 +1,6 @@
 """How metrics are spelled in source: sink calls, TRL's metric buffers, metric dict displays.
 
-Syntax only; what the values hold is RankFlow's question (trllint.analysis.gathering).
+Syntax only; what the values hold is RankFlow's question (trllint.facts.rank_flow).
 """
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from trllint.analysis import walk
-from trllint.analysis.names import call_name, dotted_name, last_attribute
+from trllint.core.cst import walk
+from trllint.core.cst.names import call_name, dotted_name, last_attribute
 
 Statements = Sequence[tuple[cst.CSTNode, cst.CSTNode]]  # (small statement, its line), in order
 
 # Per-step metric buffers TRL's trainers average in `log()` (store_metrics writes the second).
-from trllint.analysis.metric_buffers import METRIC_BUFFERS
+from trllint.rules.trl004_ungathered_metric.metric_buffers import METRIC_BUFFERS
 DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
 
 

@@ -11,21 +11,21 @@ import re
 
 import libcst as cst
 
-from trllint.analysis.branches import rank_divergence
-from trllint.analysis.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
-from trllint.analysis.gathering import (
+from trllint.facts.branches import rank_divergence
+from trllint.semantic.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
+from trllint.facts.rank_flow import (
     DISTRIBUTED_MARKERS,
     GatherSite,
     Rank,
     RankFlow,
     runs_distributed,
 )
-from trllint.analysis.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting, Token
+from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting, Token
 
 from .gather_fix import gather_expression, wrapped_to_line_length
-from trllint.analysis.metric_buffers import stored_metrics_reduced
-from trllint.analysis.model import SemanticModel
+from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
+from trllint.semantic.model import SemanticModel
 from .metric_syntax import (
     METRIC_BUFFERS,
     buffer_root,

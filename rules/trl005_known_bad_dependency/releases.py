@@ -15,7 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from trllint.analysis.specifiers import admits_any, raise_lower_bound, version_part
+from trllint.rules.trl005_known_bad_dependency.specifiers import admits_any, raise_lower_bound, version_part
 
 __all__ = ["InvalidRequirement", "KnownBad", "Requirement", "known_bad", "raise_lower_bound", "version_part", "violated_row"]
 

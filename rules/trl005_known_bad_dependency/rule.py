@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.analysis.dependencies import (
+from trllint.rules.trl005_known_bad_dependency.dependencies import (
     REQUIREMENTS_NAMES,
     Declared,
     Unreadable,
@@ -22,8 +22,8 @@ from trllint.analysis.dependencies import (
     in_requirements_file,
     in_setup_cfg,
 )
-from trllint.analysis.names import call_name
-from trllint.rule import Edit, Fix, Rule
+from trllint.core.cst.names import call_name
+from trllint.rule.base import Edit, Fix, Rule
 
 if TYPE_CHECKING:
     from .releases import KnownBad

@@ -17,12 +17,12 @@ from typing import Literal
 
 import libcst as cst
 
-from trllint.analysis import walk
-from trllint.analysis.accelerators import is_accelerator
-from trllint.analysis.context import NodeContext, imports_of, is_trainer_class
-from trllint.analysis.names import argument, call_name, dotted_name, last_attribute
-from trllint.analysis.model import SemanticModel
-from trllint.source import SourceFile
+from trllint.core.cst import walk
+from trllint.facts.accelerators import is_accelerator
+from trllint.semantic.context import NodeContext, imports_of, is_trainer_class
+from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
+from trllint.semantic.model import SemanticModel
+from trllint.core.source import SourceFile
 
 Hoist = Literal["safe", "unsafe", "never"]
 

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.analysis import walk
-from trllint.analysis.names import assigned_names
-from trllint.rule import Edit, Fix
+from trllint.core.cst import walk
+from trllint.core.cst.names import assigned_names
+from trllint.rule.base import Edit, Fix
 
 if TYPE_CHECKING:
     from .collectives import Collective

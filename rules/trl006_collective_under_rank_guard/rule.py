@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from trllint.analysis.context import CONTEXT_METADATA, NodeContext
-from trllint.analysis.gathering import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
-from trllint.analysis.ranks import ALL_RANKS, RANK_MARKERS, RankFacts
-from trllint.analysis.names import assigned_names
-from trllint.rule import AllOf, AnyOf, Rule
+from trllint.semantic.context import CONTEXT_METADATA, NodeContext
+from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
+from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, RankFacts
+from trllint.core.cst.names import assigned_names
+from trllint.rule.base import AllOf, AnyOf, Rule
 
 from .collectives import Collective, collective_of, named_like_collective
 from .hoisting import hoist_fix, run_by

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trllint.registry import RuleInfo
-from trllint.findings import Finding
+from trllint.rule.registry import RuleInfo
+from trllint.core.findings import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
 

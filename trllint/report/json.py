@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from trllint.report import RunReport
-from trllint.findings import Finding
+from trllint.core.findings import Finding
 
 
 def finding_to_dict(finding: Finding, report: RunReport) -> dict:

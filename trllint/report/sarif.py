@@ -7,7 +7,7 @@ from pathlib import Path
 
 from trllint import __version__
 from trllint.report import RunReport
-from trllint.findings import Finding
+from trllint.core.findings import Finding
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _ENGINE_RULES = {

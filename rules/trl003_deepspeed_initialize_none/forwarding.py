@@ -1,0 +1,253 @@
+"""Which functions of a file pass one of their parameters on to a sink, followed transitively.
+
+A sink is a call that must not receive a certain value (``deepspeed.initialize(model=None)``).
+A function defined in the same file that hands its own parameter to a sink, with no guard on the
+way, is a sink too, for that parameter; so is a function that hands it to such a function, and
+so on. The summary is computed once per file and settings, however many calls ask.
+
+A function defined in the file always wins over a built-in sink of the same name: a local
+``prepare_deepspeed`` that returns early on None is not a sink.
+
+Functions of other modules of the project count too (``project_sinks``): a helper this file
+imports (``from .utils import init_engine``, ``utils.init_engine``) or a method the file's class
+inherits from a base class in another module (``self.init_engine``) is a sink for the
+parameters its module summary says it forwards. Such a name is then judged by its summary alone,
+like a function of the file: a project's own ``prepare_deepspeed`` that guards None is no sink.
+A name the project cannot answer for (an installed library, a missing module) keeps the
+built-in matching.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable
+
+import libcst as cst
+
+from trllint.facts.markers import DEEPSPEED_INITIALIZE
+from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches
+from trllint.facts.nullness import NullnessAnalysis, all_params
+from trllint.core.prefilter import AnyOf
+
+if TYPE_CHECKING:
+    from trllint.semantic.project.index import ProjectView
+    from trllint.semantic.project.summaries import FunctionSummary
+
+_ASSUME_NONE = frozenset({"assumed None"})
+
+
+@dataclass(frozen=True)
+class Sink:
+    """Calls named ``name`` must not get None as argument ``keyword`` (or at ``position``)."""
+
+    name: str
+    keyword: str
+    position: int | None
+    # The functions the value passes through before the real sink, for messages.
+    via: tuple[str, ...] = ()
+    local: bool = False  # defined in this file: matched by exact name, not by suffix
+
+    def accepts(self, call: cst.Call, imports: ImportMap) -> bool:
+        name = call_name(call)
+        if self.local:
+            return name == self.name
+        return matches(imports.resolve(name), self.name)
+
+
+DEEPSPEED_SINKS = (
+    # Its first positional parameter is `args`: the model is only ever passed as `model=`.
+    Sink("deepspeed.initialize", "model", None),
+    # TRL's helper (trl.models.utils, and the trainers' older `_prepare_deepspeed` copies).
+    Sink("prepare_deepspeed", "model", 0, ("prepare_deepspeed()",)),
+    Sink("_prepare_deepspeed", "model", 0, ("_prepare_deepspeed()",)),
+)
+
+# What a module must spell to call one of DEEPSPEED_SINKS itself: without it, a summary (one
+# module deep) finds no function of it forwarding, so the module is not summarised for TRL003.
+CALLS_A_SINK = AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE)
+
+
+class FileSinks:
+    """The sinks a file's calls may reach, indexed by their last name: matching a call costs
+    the same however many of the file's functions forward to a sink."""
+
+    def __init__(self, sinks: Iterable[Sink], local_names: frozenset[str] = frozenset()) -> None:
+        self.sinks: list[Sink] = []
+        self._by_last: dict[str, list[Sink]] = {}
+        self._order: dict[Sink, int] = {}
+        # How the file's own functions are called: such a call is judged by their summary alone.
+        self.local_names = local_names
+        for sink in sinks:
+            self.add(sink)
+
+    def add(self, sink: Sink) -> None:
+        self._order[sink] = len(self.sinks)
+        self.sinks.append(sink)
+        self._by_last.setdefault(sink.name.rsplit(".", 1)[-1], []).append(sink)
+
+    def matching(self, call: cst.Call, imports: ImportMap) -> list[Sink]:
+        name = call_name(call)
+        if name is None:
+            return []
+        # A cheap test first: a sink's last name is the call's (or its import's) last name.
+        lasts = {name.rsplit(".", 1)[-1], (imports.resolve(name) or name).rsplit(".", 1)[-1]}
+        # In the order the sinks were found (a set of two names has no order of its own).
+        candidates = sorted({id(s): s for last in lasts for s in self._by_last.get(last, ())}.values(), key=self._order.__getitem__)
+        if name in self.local_names:
+            return [s for s in candidates if s.local and s.accepts(call, imports)]
+        return [s for s in candidates if not s.local and s.accepts(call, imports)]
+
+
+def local_functions(module: cst.Module) -> dict[str, tuple[cst.FunctionDef, bool]]:
+    """How each function of the file is called (``f`` or ``self.f``), and whether it takes self."""
+    functions: dict[str, tuple[cst.FunctionDef, bool]] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            functions.setdefault(statement.name.value, (statement, False))
+        elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            for member in statement.body.body:
+                if isinstance(member, cst.FunctionDef):
+                    static = any(dotted_name(d.decorator) == "staticmethod" for d in member.decorators)
+                    functions.setdefault(f"self.{member.name.value}", (member, not static))
+    return functions
+
+
+def summarise_sinks(
+    module: cst.Module,
+    imports: ImportMap,
+    base: list[Sink],
+    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+    calls: Iterable[cst.Call],
+    project: ProjectView | None = None,
+) -> FileSinks:
+    """``base`` plus every same-file function that forwards a parameter to a sink unguarded.
+
+    ``calls`` are the file's calls, as the rule's own traversal met them (walking each function
+    again would cost as much as the traversal itself). With ``project``, the project's helpers
+    the file calls join ``base`` (``project_sinks``).
+    """
+    calls = list(calls)
+    functions = local_functions(module)
+    judged = frozenset(functions)
+    if project is not None:
+        extra, from_project = project_sinks(project, calls, judged, parent_of)
+        base = [*extra, *base]
+        judged |= from_project
+    calls_in: dict[int, list[cst.Call]] = {}
+    for call in calls:
+        function = _enclosing_function(call, parent_of)
+        if function is not None:
+            calls_in.setdefault(id(function), []).append(call)
+    calls = {key: calls_in.get(id(function), []) for key, (function, _) in functions.items()}
+    analysis = NullnessAnalysis(parent_of, module)
+    sinks = FileSinks(list(base), judged)
+    known: set[tuple[str, str]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for key, (function, takes_self) in functions.items():
+            params = [p.name.value for p in all_params(function.params)]
+            positional = params[1:] if takes_self else params
+            for call in calls[key]:
+                for sink in sinks.matching(call, imports):
+                    arg = argument(call, sink.keyword, sink.position)
+                    passed = dotted_name(arg.value) if arg is not None else None
+                    if passed not in positional or (key, passed) in known:
+                        continue
+                    if not analysis.none_reasons(passed, call, assume_at_entry=_ASSUME_NONE):
+                        continue  # guarded (or reassigned) on every path to the sink
+                    known.add((key, passed))
+                    short = key.rsplit(".", 1)[-1]
+                    via = (f"{short}()", *sink.via)
+                    sinks.add(Sink(key, passed, positional.index(passed), via, local=True))
+                    changed = True
+    return sinks
+
+
+def project_sinks(
+    project: ProjectView,
+    calls: list[cst.Call],
+    defined_here: frozenset[str],
+    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+) -> tuple[list[Sink], frozenset[str]]:
+    """The sinks among the project's functions that the file calls, and every called name a
+    project summary answers for (judged by it alone). A name defined in the file is its own."""
+    sinks: list[Sink] = []
+    judged: set[str] = set()
+    asked: set[str] = set()
+    for call in calls:
+        name = call_name(call)
+        if name is None or name in asked or name in defined_here or name.startswith("self."):
+            continue
+        asked.add(name)
+        if name.partition(".")[0] not in project.imports:
+            continue
+        summary = project.function(name, deep_if=CALLS_A_SINK)
+        if summary is not None:
+            judged.add(name)
+            sinks.extend(_sinks_of(name, summary))
+    for name, summary in _inherited_methods(project, calls, defined_here, parent_of).items():
+        judged.add(name)
+        sinks.extend(_sinks_of(name, summary))
+    return sinks, frozenset(judged)
+
+
+def _sinks_of(name: str, summary: FunctionSummary) -> list[Sink]:
+    via = (f"{name.rsplit('.', 1)[-1]}()",)
+    return [Sink(name, param, position, via, local=True) for param, position in summary.forwards_to_deepspeed]
+
+
+def _inherited_methods(
+    project: ProjectView,
+    calls: list[cst.Call],
+    defined_here: frozenset[str],
+    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+) -> dict[str, FunctionSummary]:
+    """``self.m`` -> the summary of ``m`` as the file's classes inherit it from base classes in
+    other modules (the nearest base that defines it). ``self.m`` is matched by name whichever
+    class the call sits in, so a name is known only when every class that calls it inherits
+    the same summary; a call outside a class, or a class that does not inherit ``m`` from the
+    project, leaves it unknown."""
+    callers: dict[str, set[int]] = {}
+    classes: dict[int, cst.ClassDef | None] = {}
+    for call in calls:
+        name = call_name(call)
+        if name is None or not name.startswith("self.") or name.count(".") != 1 or name in defined_here:
+            continue
+        cls = _outermost_class(call, parent_of)
+        classes[id(cls)] = cls
+        callers.setdefault(name, set()).add(id(cls))
+    inherited: dict[int, dict[str, FunctionSummary]] = {}
+    for key, cls in classes.items():
+        methods: dict[str, FunctionSummary] = {}
+        for base in project.base_classes(cls, deep_if=CALLS_A_SINK) if cls is not None and cls.bases else ():
+            for method, summary in base.methods.items():
+                methods.setdefault(f"self.{method}", summary)  # nearest base first
+        inherited[key] = methods
+    known: dict[str, FunctionSummary] = {}
+    for name, owners in callers.items():
+        found = {inherited[owner].get(name) for owner in owners}
+        if len(found) == 1 and (summary := found.pop()) is not None:
+            known[name] = summary
+    return known
+
+
+def _outermost_class(
+    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> cst.ClassDef | None:
+    found = None
+    parent = parent_of(node)
+    while parent is not None:
+        if isinstance(parent, cst.ClassDef):
+            found = parent
+        parent = parent_of(parent)
+    return found
+
+
+def _enclosing_function(
+    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]
+) -> cst.FunctionDef | None:
+    parent = parent_of(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = parent_of(parent)
+    return parent

@@ -1,0 +1,152 @@
+"""The command line: argument parsing and configuration (exit codes: trllint.app.exit_codes)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from trllint import __version__
+from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line and exit 2, like every other usage error here
+        self.exit(EXIT_USAGE, f"trllint: error: {message} (see `trllint --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="trllint",
+        description="Find and fix the bugs that only appear when training runs on several GPUs.",
+    )
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads standard input"
+    )
+    fixing = parser.add_argument_group("fixing")
+    fixing.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    fixing.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    fixing.add_argument(
+        "--add-noqa", action="store_true", help="silence every current finding with a `# noqa: CODE` comment on its line"
+    )
+    choosing = parser.add_argument_group("choosing rules")
+    choosing.add_argument("--select", metavar="CODES", help="only these rules (codes, prefixes or names)")
+    choosing.add_argument("--ignore", metavar="CODES", help="skip these rules")
+    choosing.add_argument("--extend-select", metavar="CODES", help="add rules to those selected")
+    output = parser.add_argument_group("output")
+    output.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    output.add_argument("--statistics", action="store_true", help="count findings per rule")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    running = parser.add_argument_group("running")
+    running.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    running.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: cores)")
+    running.add_argument("--config", metavar="FILE", help="read [tool.trllint] from this pyproject.toml")
+    running.add_argument("--stdin-filename", metavar="NAME", help="lint standard input (or PATH -) as the file NAME")
+    info = parser.add_argument_group("information")
+    info.add_argument("--explain", metavar="CODE", help="print a rule's documentation")
+    info.add_argument("--list-rules", action="store_true", help="list the rules")
+    info.add_argument("--version", action="version", version=f"trllint {__version__}")
+    return parser
+
+
+def _usage_error(message: str) -> int:
+    sys.stderr.write(f"trllint: error: {message}\n")
+    return EXIT_USAGE
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from trllint.app import memory
+
+    try:
+        with memory.paused():
+            return _run(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("trllint: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `trllint ... | head`: the reader left; say nothing more.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FINDINGS
+
+
+def _run(args: argparse.Namespace) -> int:
+    from trllint.app.config import ConfigError, find_config, load_config, parse_code_list
+    from trllint.rule.registry import available_rules, resolve_code
+
+    if args.jobs is not None and args.jobs < 1:
+        return _usage_error("--jobs must be at least 1")
+    try:
+        rules = available_rules()
+    except Exception as exc:  # a broken rule pack is an installation problem, not a finding
+        return _usage_error(f"cannot load the rule pack: {type(exc).__name__}: {exc}")
+
+    if args.list_rules:
+        width = max((len(info.rule.name) for info in rules.values()), default=4)
+        sys.stdout.write(f"{'CODE':<8} {'NAME':<{width}}  FIX\n")
+        for code, info in rules.items():
+            sys.stdout.write(f"{code:<8} {info.rule.name:<{width}}  {info.rule.fixable}\n")
+        return EXIT_CLEAN
+    if args.explain:
+        code = resolve_code(args.explain)
+        if code is None:
+            return _usage_error(f"unknown rule {args.explain!r} (see `trllint --list-rules`)")
+        try:
+            sys.stdout.write(rules[code].readme.read_text(encoding="utf-8"))
+        except OSError:
+            sys.stdout.write(f"{code} {rules[code].rule.name}: {rules[code].rule.message}\n")
+        return EXIT_CLEAN
+
+    # `-` is standard input, as in Ruff, Black and flake8; --stdin-filename names what it is.
+    reads_stdin = args.stdin_filename is not None or "-" in args.paths
+    if reads_stdin and args.paths not in ([], ["-"]):
+        return _usage_error("standard input (- or --stdin-filename) is linted alone; give no other PATH with it")
+    stdin_filename = args.stdin_filename if args.stdin_filename is not None else "-"
+    paths = [] if reads_stdin else args.paths or ["."]
+    if args.add_noqa and (reads_stdin or args.fix or args.diff):
+        return _usage_error("--add-noqa rewrites files on its own; it takes neither standard input, --fix nor --diff")
+
+    try:
+        if args.config:
+            config_path: Path | None = Path(args.config)
+            if not config_path.is_file():
+                return _usage_error(f"{args.config}: no such configuration file")
+        else:
+            start = Path(stdin_filename).parent if reads_stdin else Path(os.path.commonpath(
+                [str(Path(p).absolute()) for p in paths]
+            ))
+            config_path = find_config(start if start.exists() else Path.cwd())
+        config = load_config(config_path)
+        if args.select is not None:
+            config.select = parse_code_list(args.select)
+        if args.ignore is not None:
+            config.ignore = config.ignore + parse_code_list(args.ignore)
+        if args.extend_select is not None:
+            config.extend_select = config.extend_select + parse_code_list(args.extend_select)
+        codes = config.selected_codes()
+    except ConfigError as exc:
+        return _usage_error(str(exc))
+
+    from trllint.app.run import LintRun
+
+    run = LintRun(
+        config=config,
+        codes=codes,
+        fix=args.fix,
+        diff=args.diff,
+        unsafe_fixes=args.unsafe_fixes,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        output_format=args.format,
+        statistics=args.statistics,
+    )
+    if args.add_noqa:
+        return run.add_noqa(paths)
+    if reads_stdin:
+        status = run.lint_stdin(stdin_filename)
+    else:
+        status = run.lint_paths(paths)
+    return EXIT_CLEAN if args.exit_zero and status == EXIT_FINDINGS else status

@@ -1,0 +1,232 @@
+"""``[tool.trllint]`` in the nearest pyproject.toml, then the command line over it.
+
+Every mistake in the configuration is one line naming the file and the key, and exit 2: a lint
+gate that silently ignores a misspelt ``selec = [...]`` is worse than none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trllint.rule.registry import RuleInfo, available_rules
+from trllint.rule.base import Setting
+from trllint.rule.ruleset import RuleSet
+
+CONFIG_FILE = "pyproject.toml"
+
+# Keys the engine owns; rules add their own settings through Rule.settings_schema.
+_LIST_OF_STRINGS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "extend-ignore")
+_ENGINE_KEYS = set(_LIST_OF_STRINGS) | {"per-file-ignores"}
+
+
+class ConfigError(Exception):
+    """A configuration mistake: the CLI prints it on one line and exits 2."""
+
+
+@dataclass
+class Config:
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    rule_settings: dict[str, Any] = field(default_factory=dict)
+    # Where the configuration came from; patterns are relative to this folder.
+    root: Path = field(default_factory=Path.cwd)
+    path: Path | None = None
+
+    def selected_codes(self) -> list[str]:
+        rules = available_rules()
+        chosen = set(expand_selectors(self.select, rules)) if self.select is not None else set(rules)
+        chosen |= set(expand_selectors(self.extend_select, rules))
+        chosen -= set(expand_selectors(self.ignore, rules))
+        return sorted(chosen)
+
+    def ruleset(self, codes: list[str]) -> RuleSet:
+        rules = available_rules()
+        return RuleSet(
+            rules=[rules[code].rule for code in codes],
+            settings=dict(self.rule_settings),
+            per_file_ignores=[
+                (pattern, frozenset(expand_selectors(selectors, rules)))
+                for pattern, selectors in self.per_file_ignores.items()
+            ],
+            root=self.root,
+        )
+
+    def settings_fingerprint(self) -> str:
+        """Everything about this configuration that can change a file's findings (for the cache)."""
+        import json
+
+        return json.dumps(
+            {
+                "codes": self.selected_codes(),
+                "settings": self.rule_settings,
+                "per_file_ignores": self.per_file_ignores,
+            },
+            sort_keys=True,
+            default=str,
+        )
+
+
+def expand_selectors(selectors: list[str], rules: dict[str, RuleInfo]) -> list[str]:
+    """Codes for a list of codes, code prefixes (``TRL00``), rule names or ``ALL``."""
+    codes: list[str] = []
+    for selector in selectors:
+        key = selector.strip()
+        if key.upper() == "ALL":
+            codes.extend(rules)
+            continue
+        matched = [code for code in rules if code.startswith(key.upper())] if key else []
+        matched += [code for code, info in rules.items() if info.rule.name == key]
+        if not matched:
+            raise ConfigError(f"unknown rule code or name {selector!r} (see `trllint --list-rules`)")
+        codes.extend(matched)
+    return codes
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has a [tool.trllint] table."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else start.parents:
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            try:
+                data = _read_bytes(candidate)
+                if not _may_name_trllint(data):
+                    continue  # most pyproject.toml files: no need to parse them (nor to import tomllib)
+                document = _parse_toml(candidate, data)
+                if "trllint" in document.get("tool", {}):
+                    _found[candidate] = (data, document)  # load_config reads it next: parsed once
+                    return candidate
+            except ConfigError:
+                # A broken pyproject.toml that might be ours: report it rather than skip past it.
+                if "[tool.trllint" in candidate.read_text(encoding="utf-8", errors="replace"):
+                    return candidate
+    return None
+
+
+# The document find_config parsed, by path, with the bytes it was parsed from; taken once.
+_found: dict[Path, tuple[bytes, dict[str, Any]]] = {}
+
+
+def _may_name_trllint(data: bytes) -> bool:
+    """Whether a TOML document can hold a ``trllint`` key: only by spelling it, or by escaping
+    some of its letters in a quoted key (``"trl\\u006cint"``)."""
+    return b"trllint" in data or b"\\u" in data or b"\\U" in data
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    data = _read_bytes(path)
+    found = _found.pop(path, None)
+    if found is not None and found[0] == data:
+        return found[1]
+    return _parse_toml(path, data)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _parse_toml(path: Path, data: bytes) -> dict[str, Any]:
+    import tomllib  # only a run that meets a pyproject.toml naming trllint pays for it
+
+    try:
+        return tomllib.loads(data.decode())  # what tomllib.load does with the bytes
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def settings_schema() -> dict[str, Setting]:
+    schema: dict[str, Setting] = {}
+    for info in available_rules().values():
+        schema.update(info.rule.settings_schema)
+    return schema
+
+
+def load_config(path: Path | None) -> Config:
+    if path is None:
+        return Config()
+    tools = _read_toml(path).get("tool", {})
+    table = tools.get("trllint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.trllint] must be a table")
+    config = config_from_table(table, path)
+    if "line-length" not in table:
+        # The formatter's line length, so that fixed lines pass the project's own format check.
+        for tool in ("ruff", "black"):
+            length = tools.get(tool, {}).get("line-length") if isinstance(tools.get(tool), dict) else None
+            if isinstance(length, int) and not isinstance(length, bool) and length > 0:
+                config.rule_settings["line-length"] = length
+                break
+    return config
+
+
+def config_from_table(table: dict[str, Any], path: Path | None) -> Config:
+    where = f"{path}: [tool.trllint]" if path else "[tool.trllint]"
+    schema = settings_schema()
+    unknown = sorted(set(table) - _ENGINE_KEYS - set(schema))
+    if unknown:
+        raise ConfigError(f"{where} unknown key {unknown[0]!r}")
+    for key in _LIST_OF_STRINGS:
+        if key in table:
+            _expect_list_of_strings(table[key], f"{where} {key!r}")
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{where} 'per-file-ignores' must be a table of glob = [codes]")
+    for pattern, codes in pfi.items():
+        _expect_list_of_strings(codes, f"{where} per-file-ignores {pattern!r}")
+    rule_settings: dict[str, Any] = {}
+    for key, setting in schema.items():
+        if key in table:
+            rule_settings[key] = _check_setting(table[key], setting, f"{where} {key!r}")
+    config = Config(
+        select=table.get("select"),
+        ignore=list(table.get("ignore", [])) + list(table.get("extend-ignore", [])),
+        extend_select=list(table.get("extend-select", [])),
+        per_file_ignores=dict(pfi),
+        exclude=table.get("exclude"),
+        extend_exclude=list(table.get("extend-exclude", [])),
+        rule_settings=rule_settings,
+        root=path.parent if path else Path.cwd(),
+        path=path,
+    )
+    try:
+        config.selected_codes()
+        for codes in config.per_file_ignores.values():
+            expand_selectors(codes, available_rules())
+    except ConfigError as exc:
+        raise ConfigError(f"{where} {exc}") from None
+    return config
+
+
+def _expect_list_of_strings(value: Any, what: str) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{what} must be a list of strings, got {value!r}")
+
+
+def _check_setting(value: Any, setting: Setting, what: str) -> Any:
+    if setting.kind is list:
+        if not isinstance(value, list) or (
+            setting.item_kind is not None and not all(isinstance(v, setting.item_kind) for v in value)
+        ):
+            item = setting.item_kind.__name__ if setting.item_kind else "value"
+            raise ConfigError(f"{what} must be a list of {item}s, got {value!r}")
+        return value
+    if setting.kind is bool and not isinstance(value, bool):
+        raise ConfigError(f"{what} must be true or false, got {value!r}")
+    if not isinstance(value, setting.kind) or (setting.kind is int and isinstance(value, bool)):
+        raise ConfigError(f"{what} must be a {setting.kind.__name__}, got {value!r}")
+    return value
+
+
+def parse_code_list(value: str) -> list[str]:
+    """``--select TRL001,TRL004`` (commas and spaces both separate)."""
+    return [part for part in value.replace(" ", ",").split(",") if part]

@@ -1,0 +1,213 @@
+"""Which files a run reads: the paths given, recursed, minus excludes and what git ignores,
+plus the notebooks in them and the requirements files their requirements files include.
+
+An explicitly named file is always read (pre-commit names each staged file; a user who names a
+file means it). Folders are walked without following symbolic links, so a link loop cannot hang
+the walk.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_EXCLUDES = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "build",
+    "dist",
+    "__pycache__",
+    "node_modules",
+    ".eggs",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".trllint_cache",
+)
+
+
+# Notebooks are read whatever rules are selected: their code cells are Python.
+NOTEBOOK_PATTERNS = ("*.ipynb",)
+
+
+@dataclass
+class Discovered:
+    files: list[Path] = field(default_factory=list)
+    # Paths named on the command line that could not be used: (path, reason).
+    missing: list[tuple[str, str]] = field(default_factory=list)
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.absolute().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _matches_any(path: Path, patterns: tuple[str, ...] | list[str], root: Path) -> bool:
+    name = path.name
+    try:
+        relative = path.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(relative, p) for p in patterns)
+
+
+def discover(
+    paths: list[str],
+    file_patterns: tuple[str, ...],
+    *,
+    excludes: list[str],
+    root: Path,
+    respect_gitignore: bool = True,
+) -> Discovered:
+    found = Discovered()
+    file_patterns = (*file_patterns, *NOTEBOOK_PATTERNS)
+    walked: list[Path] = []
+    explicit: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            walked.extend(_walk(path, file_patterns, excludes, root))
+        elif path.is_file():
+            explicit.append(path)
+        elif path.is_symlink():
+            found.missing.append((raw, "broken symbolic link or link loop"))
+        elif path.exists():
+            found.missing.append((raw, "not a regular file or folder"))
+        else:
+            found.missing.append((raw, "no such file or folder"))
+    if respect_gitignore and walked:
+        ignored = _git_ignored(walked)
+        walked = [p for p in walked if p not in ignored]
+    seen: set[Path] = set()
+    for path in explicit + walked + _requirements_included(explicit + walked, excludes, root):
+        key = path.absolute()
+        if key not in seen:
+            seen.add(key)
+            found.files.append(path)
+    found.files.sort(key=lambda p: p.as_posix())
+    return found
+
+
+def _walk(top: Path, file_patterns: tuple[str, ...], excludes: list[str], root: Path):
+    def on_error(exc: OSError) -> None:  # an unreadable folder is skipped, not fatal
+        pass
+
+    for folder, dirnames, filenames in os.walk(top, onerror=on_error):
+        base = Path(folder)
+        dirnames[:] = sorted(d for d in dirnames if not _matches_any(base / d, excludes, root))
+        for filename in filenames:
+            path = base / filename
+            if (
+                any(fnmatch.fnmatch(filename, p) for p in file_patterns)
+                and _walk_takes(path)
+                and not _matches_any(path, excludes, root)
+            ):
+                yield path
+
+
+def _excluded(path: Path, excludes: list[str], top: Path) -> bool:
+    """Whether the file, or a folder it is in below ``top``, matches an exclude (as in a walk)."""
+    folders = [p for p in path.parents if p.is_relative_to(top) and p != top]
+    return any(_matches_any(p, excludes, top) for p in [path, *folders])
+
+
+def _walk_takes(path: Path) -> bool:
+    # Text files are many (README.txt, CMakeLists.txt); of them a walk takes requirements files.
+    from trllint.rules.trl005_known_bad_dependency.dependencies import is_requirements_path  # only a walk that meets one pays
+
+    return path.suffix not in (".txt", ".in") or is_requirements_path(path)
+
+
+def _requirements_included(files: list[Path], excludes: list[str], root: Path) -> list[Path]:
+    """The files that ``-r`` / ``-c`` lines pull in, transitively, as pip reads them.
+
+    Only files inside the tree (``root``) and not excluded are read, whatever a line names
+    (``-r ../../x.txt``, ``-r /etc/...``), and each file once, so an include cycle ends.
+    """
+    queue = [p for p in files if p.suffix in (".txt", ".in")]
+    if not queue:
+        return []  # spares the import on a run without requirements files
+    from trllint.rules.trl005_known_bad_dependency.dependencies import included_files
+
+    top = root.resolve()
+    done = {p.resolve() for p in queue}
+    included: list[Path] = []
+    while queue:
+        path = queue.pop()
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # the lint of the file itself reports it
+        for target in included_files(text):
+            candidate = Path(os.path.normpath(path.parent / target))  # reported as requirements/x.txt, not a/../x.txt
+            resolved = candidate.resolve()
+            if (
+                resolved in done
+                or not resolved.is_relative_to(top)
+                or not resolved.is_file()
+                or _excluded(resolved, excludes, top)
+            ):
+                continue
+            done.add(resolved)
+            included.append(candidate)
+            queue.append(candidate)
+    return included
+
+
+def _git_ignored(files: list[Path]) -> set[Path]:
+    """The files git would ignore; empty outside a work tree or without git."""
+    by_folder: dict[Path, list[Path]] = {}
+    for path in files:
+        by_folder.setdefault(path.parent, []).append(path)
+    # One git call per work tree: group by the top of each tree.
+    tops: dict[str, list[Path]] = {}
+    for folder, members in by_folder.items():
+        top = _work_tree_top(folder)
+        if top is not None:
+            tops.setdefault(top, []).extend(members)
+    ignored: set[Path] = set()
+    for top, members in tops.items():
+        payload = "\0".join(str(p.absolute()) for p in members) + "\0"
+        try:
+            result = subprocess.run(
+                ["git", "-C", top, "check-ignore", "-z", "--stdin"],
+                input=payload.encode("utf-8", "surrogateescape"),
+                capture_output=True,
+                timeout=60,
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if result.returncode not in (0, 1):
+            continue
+        names = {n for n in result.stdout.decode("utf-8", "surrogateescape").split("\0") if n}
+        ignored |= {p for p in members if str(p.absolute()) in names}
+    return ignored
+
+
+_tops: dict[Path, str | None] = {}
+
+
+def _work_tree_top(folder: Path) -> str | None:
+    folder = folder.absolute()
+    if folder in _tops:
+        return _tops[folder]
+    top = None
+    for candidate in [folder, *folder.parents]:
+        if (candidate / ".git").exists():
+            top = str(candidate)
+            break
+        if candidate in _tops:
+            top = _tops[candidate]
+            break
+    _tops[folder] = top
+    return top

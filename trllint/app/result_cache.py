@@ -1,0 +1,194 @@
+"""The result cache: a warm run with nothing changed reads no source it has seen before.
+
+One JSON file per configuration under ``.trllint_cache/`` maps each path to the size, mtime and
+SHA-256 of the content that produced its findings. An unchanged size and mtime is trusted as in
+Ruff; otherwise the content hash decides, so a touched-but-identical file is still a hit. The key
+of the cache file covers the trllint version, the code of the engine and rule pack, the selected
+rules and their settings: change any and the old entries are simply not read.
+
+Two runs may share the folder: each writes its own temporary file and renames it into place, so
+a reader sees a whole cache file or none, never a torn one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from trllint import __version__
+from trllint.app.config import Config
+from trllint.core.findings import Edit, Finding, Fix
+from trllint.app.pool import FileResult, Mode, process_files
+from trllint.rule.ruleset import RuleSet
+
+CACHE_DIR = ".trllint_cache"
+
+
+@lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """A hash of the engine's and the rule pack's source: editing a rule invalidates the cache."""
+    from trllint.rule.registry import rules_root
+
+    digest = hashlib.sha256(__version__.encode())
+    for folder in (Path(__file__).parent, rules_root()):
+        for path in sorted(folder.rglob("*")):
+            if path.suffix in (".py", ".toml") and "cases" not in path.parts:
+                digest.update(path.as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _finding_to_json(f: Finding) -> dict:
+    data = {k: getattr(f, k) for k in ("code", "name", "message", "path", "line", "column", "end_line", "end_column")}
+    data["internal"] = f.internal
+    if f.cell is not None:
+        data["cell"] = f.cell
+    if f.fix is not None:
+        data["fix"] = {
+            "applicability": f.fix.applicability,
+            "reason": f.fix.reason,
+            "edits": [[e.start, e.end, e.content, e.start_position, e.end_position] for e in f.fix.edits],
+        }
+    return data
+
+
+def _finding_from_json(data: dict) -> Finding:
+    fix = None
+    if "fix" in data:
+        fix = Fix(
+            tuple(Edit(s, e, c, tuple(sp), tuple(ep)) for s, e, c, sp, ep in data["fix"]["edits"]),
+            data["fix"]["applicability"],
+            data["fix"].get("reason"),
+        )
+    return Finding(fix=fix, **{k: v for k, v in data.items() if k != "fix"})
+
+
+# Bumped whenever the layout of an entry changes: older cache files are then simply not read.
+CACHE_FORMAT = 4
+
+
+def _unchanged(path: Path, digest: str) -> bool:
+    from trllint.semantic.project.index import index_for
+
+    try:
+        return index_for(path).content_hash(path.resolve()) == digest
+    except OSError:
+        return False
+
+
+class ResultCache:
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder = folder
+        self.file = folder / f"results-{key}.json"
+        self.entries: dict[str, dict] = {}
+        self.changed: dict[str, dict] = {}  # the entries this run wrote or refreshed
+
+    @classmethod
+    def for_run(cls, config: Config, codes: list[str]) -> ResultCache | None:
+        folder = config.root / CACHE_DIR
+        material = f"{CACHE_FORMAT}\0{_code_fingerprint()}\0{config.settings_fingerprint()}\0{sorted(codes)}"
+        cache = cls(folder, hashlib.sha256(material.encode()).hexdigest()[:20])
+        cache.entries = cache._load()
+        return cache
+
+    def _load(self) -> dict[str, dict]:
+        """The entries on disk; a missing or damaged file is an empty cache, never a failed run."""
+        try:
+            data = json.loads(self.file.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def process(self, jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int) -> list[FileResult]:
+        results: dict[str, FileResult] = {}
+        misses: list[tuple[Path, str]] = []
+        stamps: dict[str, tuple[int, int]] = {}
+        for path, display in jobs:
+            key = str(path.absolute())
+            try:
+                st = path.stat()
+            except OSError:
+                misses.append((path, display))
+                continue
+            stamp = (st.st_size, st.st_mtime_ns)
+            hit = self._lookup(key, path, display, stamp)
+            if hit is not None:
+                results[key] = hit
+                continue
+            stamps[key] = stamp
+            misses.append((path, display))
+        fresh = process_files(misses, ruleset, mode, workers=workers)
+        for (path, display), result in zip(misses, fresh):
+            key = str(path.absolute())
+            results[key] = result
+            if result.problems or result.sha256 is None or key not in stamps:
+                continue  # an unreadable file is asked again next time
+            size, mtime = stamps[key]
+            self._remember(key, {
+                "size": size,
+                "mtime": mtime,
+                "sha256": result.sha256,
+                "display": display,
+                "findings": [_finding_to_json(f) for f in result.findings],
+                "dependencies": result.dependencies,
+            })
+        if self.changed:
+            self._save()
+        return [results[str(path.absolute())] for path, _ in jobs]
+
+    def _lookup(self, key: str, path: Path, display: str, stamp: tuple[int, int]) -> FileResult | None:
+        entry = self.entries.get(key)
+        try:
+            if not entry or entry["display"] != display or entry["size"] != stamp[0]:
+                return None
+            if entry["mtime"] != stamp[1]:
+                # Touched (a checkout, a formatter that changed nothing): the content decides.
+                try:
+                    if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+                        return None
+                except OSError:
+                    return None
+                self._remember(key, dict(entry, mtime=stamp[1]))
+            if not all(_unchanged(Path(dep), digest) for dep, digest in entry["dependencies"].items()):
+                return None  # a module whose summary the findings read has changed
+            return FileResult(
+                display, findings=[_finding_from_json(f) for f in entry["findings"]], dependencies=entry["dependencies"]
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None  # an entry damaged on disk is a miss
+
+    def _remember(self, key: str, entry: dict) -> None:
+        self.entries[key] = entry
+        self.changed[key] = entry
+
+    def _save(self) -> None:
+        """Write the entries, merged over what another run may have saved since we loaded.
+
+        Two runs that share the folder each rename a whole file into place, so the cache is always
+        loadable; merging keeps most of the other run's entries (the last rename wins a tie).
+        """
+        try:
+            self.folder.mkdir(exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Written by trllint: the cache is never committed.\n*\n", encoding="utf-8")
+            entries = self._load()
+            entries.update(self.changed)
+            import tempfile
+
+            fd, temp = tempfile.mkstemp(dir=self.folder, prefix=".results-", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(entries, handle, separators=(",", ":"))
+                os.replace(temp, self.file)
+            except BaseException:
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            pass  # a read-only checkout still lints; it just cannot remember

@@ -1,0 +1,125 @@
+"""One run of the linter: find the files, lint or fix them, report, and pick the exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from trllint.app import memory
+from trllint.app.config import Config
+from trllint.app.discovery import DEFAULT_EXCLUDES, discover, display_path
+from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
+from trllint.app.pool import FileResult, Mode, default_jobs, process_bytes, process_files
+from trllint.rule.registry import available_rules
+from trllint.report import RunReport, render
+
+
+@dataclass
+class LintRun:
+    config: Config
+    codes: list[str]
+    fix: bool = False
+    diff: bool = False
+    unsafe_fixes: bool = False
+    jobs: int | None = None
+    use_cache: bool = True
+    output_format: str = "text"
+    statistics: bool = False
+
+    @property
+    def mode(self) -> Mode:
+        return Mode(fix=self.fix, diff=self.diff, unsafe=self.unsafe_fixes)
+
+    def lint_paths(self, paths: list[str]) -> int:
+        ruleset = self.config.ruleset(self.codes)
+        found, jobs = self._discover(paths, ruleset)
+        results = self._process(jobs, ruleset)
+        status = self._report(results)
+        return EXIT_USAGE if found.missing else status
+
+    def add_noqa(self, paths: list[str]) -> int:
+        from trllint.app.add_noqa import add_noqa
+
+        ruleset = self.config.ruleset(self.codes)
+        found, jobs = self._discover(paths, ruleset)
+        memory.for_run(len(jobs), rewrites=True)
+        status = add_noqa(jobs, ruleset)
+        return EXIT_USAGE if found.missing else status
+
+    def _discover(self, paths: list[str], ruleset):
+        excludes = list(self.config.exclude if self.config.exclude is not None else DEFAULT_EXCLUDES)
+        excludes += self.config.extend_exclude
+        found = discover(paths, ruleset.file_patterns(), excludes=excludes, root=self.config.root)
+        for raw, reason in found.missing:
+            sys.stderr.write(f"trllint: error: {raw}: {reason}\n")
+        return found, [(path, display_path(path)) for path in found.files]
+
+    def _process(self, jobs, ruleset) -> list[FileResult]:
+        workers = self.jobs or default_jobs()
+        if self.use_cache:
+            from trllint.semantic.project.index import use_cache_folder
+            from trllint.app.result_cache import CACHE_DIR
+
+            # Summaries of imported project modules are kept beside the results (set before the
+            # workers fork, so they inherit it).
+            use_cache_folder(self.config.root / CACHE_DIR)
+        if self.use_cache and not self.mode.rewrites:
+            from trllint.app.result_cache import ResultCache
+
+            cache = ResultCache.for_run(self.config, self.codes)
+            if cache is not None:
+                return cache.process(jobs, ruleset, self.mode, workers=workers)
+        return process_files(jobs, ruleset, self.mode, workers=workers, digest=False)
+
+    def lint_stdin(self, filename: str) -> int:
+        ruleset = self.config.ruleset(self.codes)
+        data = sys.stdin.buffer.read()
+        # A bare `-` is Python, as in Ruff; --stdin-filename says otherwise (a notebook, a requirements file).
+        linted_as = "stdin.py" if filename == "-" else Path(filename).name
+        memory.for_run(1, self.mode.rewrites)
+        result, new_bytes = process_bytes(data, filename, linted_as, ruleset, self.mode)
+        if self.fix and not self.diff:
+            # The fixed source goes to stdout (editors replace the buffer with it); findings to stderr.
+            sys.stdout.buffer.write(new_bytes if new_bytes is not None else data)
+            sys.stdout.flush()
+            return self._report([result], stream=sys.stderr)
+        return self._report([result])
+
+    def _report(self, results: list[FileResult], stream=None) -> int:
+        stream = stream or sys.stdout
+        findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
+        problems = [(r.path, p) for r in results for p in r.problems]
+        for path, problem in problems:
+            sys.stderr.write(f"trllint: error: {path}: {problem}\n")
+        report = RunReport(
+            findings=findings,
+            rules={code: info for code, info in available_rules().items() if code in self.codes},
+            fixed=sum(r.fixed for r in results),
+            fix_mode=self.fix and not self.diff,
+            unsafe_fixes=self.unsafe_fixes,
+            statistics=self.statistics,
+            color=self.output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ,
+        )
+        if self.output_format == "text" and (self.fix or self.diff):
+            # Why each unsafe fix is unsafe, applied or waiting for --unsafe-fixes (the diff hides it).
+            for finding in sorted((f for r in results for f in r.unsafe_applied), key=lambda f: f.sort_key()):
+                why = f": {finding.fix.reason}" if finding.fix.reason else ""
+                sys.stderr.write(f"{finding.path}:{finding.line}:{finding.column}: {finding.code} unsafe fix applied{why}\n")
+            if self.diff:
+                for finding in findings:
+                    if finding.fix is not None and finding.fix.applicability == "unsafe" and finding.fix.reason:
+                        sys.stderr.write(f"{finding.path}:{finding.line}:{finding.column}: {finding.code} unsafe fix not applied "
+                                         f"(--unsafe-fixes): {finding.fix.reason}\n")
+        if self.diff:
+            diffs = "".join(r.diff for r in results)
+            stream.write(diffs)
+            if self.output_format == "text":
+                fixable = sum(r.fixed for r in results)
+                sys.stderr.write(f"Would fix {fixable} {'finding' if fixable == 1 else 'findings'}.\n")
+            else:
+                stream.write(render(self.output_format, report))
+            return EXIT_FINDINGS if diffs or findings or problems else EXIT_CLEAN
+        stream.write(render(self.output_format, report))
+        return EXIT_FINDINGS if findings or problems else EXIT_CLEAN

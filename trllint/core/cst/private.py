@@ -1,0 +1,118 @@
+"""Every use the engine makes of LibCST's private names, in one place.
+
+LibCST keeps these out of its public API, so a minor release may change them; pyproject.toml
+bounds libcst below 2 and .ci/run tests the lowest declared version too. Each use says why it is
+needed and what public API would replace it. Nothing else in trllint (or in rules/) may import a
+``libcst._*`` module or read a LibCST attribute whose name starts with an underscore.
+"""
+
+from __future__ import annotations
+
+import dis
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+from libcst.metadata.base_provider import BaseMetadataProvider
+
+# The default of MetadataDependent.get_metadata, which raises KeyError for a missing node unless
+# a default is given. Rule.get_metadata overrides it and must pass "no default" on unchanged.
+# Replace with: a public sentinel, were LibCST to export one.
+from libcst._metadata_dependent import _UNDEFINED_DEFAULT as UNDEFINED_DEFAULT  # noqa: F401
+
+# The modules that hold LibCST's whitespace, comment and operator node classes: the walk skips
+# those subtrees when no visitor hooks them. Replace with: a public list of token node types.
+TOKEN_MODULES = ("libcst._nodes.whitespace", "libcst._nodes.op")
+
+
+def computed_metadata(wrapper: MetadataWrapper) -> dict[Any, Any]:
+    """The wrapper's own provider -> metadata cache (``wrapper._metadata``).
+
+    Filled by ``resolve_many``; a provider computed directly (:func:`generate`) must be stored
+    there so that a later ``resolve_many`` reuses it instead of computing it again.
+    Replace with: a public ``MetadataWrapper.resolve`` that skips the batched visit when nothing
+    batchable is left (it ends every round with a whole-tree traversal today).
+    """
+    return wrapper._metadata
+
+
+def generate(provider: type[BaseMetadataProvider[Any]], wrapper: MetadataWrapper) -> Mapping[Any, Any]:
+    """Compute one provider that needs no other metadata, without LibCST's batched visit
+    (``provider()._gen``). Replace with: the public API above."""
+    return provider()._gen(wrapper)
+
+
+class WholeModuleProvider(BaseMetadataProvider[Any]):
+    """A metadata provider computed in one go from the module by :meth:`compute`.
+
+    LibCST's ``_gen`` copies the provider's map into a plain dict, which costs a pass over every
+    node and would drop a map's own laziness (trllint.core.cst.parents links whitespace only on
+    demand): ``_gen`` and ``_gen_impl`` are overridden to hand the map over as it is, and
+    ``_computed`` is where LibCST's ``get_metadata`` looks it up.
+    Replace with: a public hook for providers that return their own mapping.
+    """
+
+    def compute(self, module: cst.Module) -> Mapping[cst.CSTNode, Any]:
+        raise NotImplementedError
+
+    def _gen(self, wrapper: Any) -> Mapping[cst.CSTNode, Any]:
+        self._computed = self.compute(wrapper.module)  # type: ignore[assignment]
+        return MappingProxyType(self._computed)
+
+    def _gen_impl(self, module: cst.Module) -> None:
+        self._computed = self.compute(module)  # type: ignore[assignment]
+
+
+def visited_fields(node_type: type) -> list[tuple[str, str]]:
+    """(helper, field) for each ``visit_<helper>(self, "<field>", ...)`` call in
+    ``node_type._visit_and_replace_children``, in order, read from its bytecode: the only place that
+    says in which order LibCST visits a node's fields and how each holds its children (one,
+    optional, a sequence). Reading the source instead (``inspect.getsource``) cost a tenth of a
+    second per process. Raises AttributeError/TypeError where there is no bytecode (a compiled
+    LibCST); the walk then falls back to the dataclass fields.
+    Replace with: a public per-class child-field list."""
+    found: list[tuple[str, str]] = []
+    helper = None
+    for instruction in dis.get_instructions(node_type._visit_and_replace_children):  # type: ignore[attr-defined]
+        if instruction.opname == "LOAD_GLOBAL" and str(instruction.argval).startswith("visit_"):
+            helper = instruction.argval[len("visit_") :]
+        elif helper is not None and instruction.opname == "LOAD_CONST" and isinstance(instruction.argval, str):
+            found.append((helper, instruction.argval))
+            helper = None
+    return found
+
+
+# Code generation with hooks before and after each node: trllint.core.positions places a reported node
+# by generating only the statement that holds it (LibCST's position providers generate the whole
+# module, for each provider). Replace with: a public per-node code generation with positions.
+from libcst._nodes.internal import CodegenState  # noqa: E402,F401
+
+
+def generate_code(node: cst.CSTNode, state: CodegenState) -> None:
+    """``node._codegen(state)``: render ``node`` into ``state``, calling its hooks."""
+    node._codegen(state)  # type: ignore[attr-defined]
+
+
+def is_no_op(method: Callable[..., Any] | None) -> bool:
+    """Whether a visitor method is one of LibCST's empty defaults (marked ``_is_no_op`` by its
+    ``mark_no_op`` decorator, which its own batched visitor reads the same way): the walk need not
+    call it. Replace with: a public marker."""
+    return getattr(method, "_is_no_op", False)
+
+
+def parse_module_unvalidated(text: str) -> cst.Module:
+    """``libcst.parse_module(text)`` without each node's ``_validate()``.
+
+    Every node LibCST builds runs its invariant checks in ``__post_init__`` (parentheses, spaces
+    between keywords...), a quarter of the time of a parse. A tree the parser built from source
+    holds them by construction (LibCST's own comment on ``__post_init__`` says as much), so they
+    are switched off while the parser builds one; nodes built anywhere else (a rule's fix) are
+    still checked. One thread parses at a time in a trllint process.
+    Replace with: a parser option that skips validation."""
+    post_init = cst.CSTNode.__dict__["__post_init__"]
+    cst.CSTNode.__post_init__ = lambda self: None  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        cst.CSTNode.__post_init__ = post_init  # type: ignore[method-assign]

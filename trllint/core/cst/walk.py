@@ -1,0 +1,328 @@
+"""Walking a LibCST tree without rebuilding it.
+
+LibCST's ``node.visit(visitor)`` rebuilds every node it passes (``_visit_and_replace_children``),
+even for a visitor that changes nothing: a traversal costs about as much as the parse. These
+walks read the children straight from the node fields, in the order LibCST itself visits them
+(read once per node class from the bytecode of its ``_visit_and_replace_children``), and call the same
+``visit_<Node>`` / ``leave_<Node>`` methods, so a visitor behaves as under ``node.visit``.
+
+Two thirds of a LibCST tree is whitespace, comments and punctuation (``SimpleWhitespace``,
+``Comma``, ``LeftParen``...). A walk whose visitors hook none of those node types does not
+descend into them: it calls exactly the same methods, on a third of the nodes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import typing
+from typing import Any, Callable, Sequence
+
+import libcst as cst
+
+from trllint.core.cst.private import TOKEN_MODULES, is_no_op, visited_fields
+
+# How a field holds its children, from the helper LibCST visits it with.
+_ONE, _OPTIONAL, _SENTINEL, _MANY = "one", "optional", "sentinel", "many"
+_KINDS = {
+    "required": _ONE,
+    "optional": _OPTIONAL,
+    "sentinel": _SENTINEL,
+    "sequence": _MANY,
+    "iterable": _MANY,
+    "body_sequence": _MANY,
+    "body_iterable": _MANY,
+}
+_CHILD_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _subclasses(base: type) -> set[type]:
+    found: set[type] = set()
+    pending = [base]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            if sub not in found:
+                found.add(sub)
+                pending.append(sub)
+    return found
+
+
+# Whitespace, comments, operators and brackets: node types whose subtrees hold nothing but more
+# of the same (tests/test_walk.py checks the closure on LibCST's annotations). LibCST keeps the
+# first two kinds in TOKEN_MODULES.
+TOKEN_TYPES: frozenset[type] = frozenset(
+    t for t in _subclasses(cst.CSTNode) if t.__module__ in TOKEN_MODULES
+) | {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace}
+_TOKEN_NAMES = frozenset(t.__name__ for t in TOKEN_TYPES)
+
+
+def child_fields(node_type: type) -> tuple[tuple[str, str], ...]:
+    """(field, kind) for the fields of ``node_type`` that hold children, in LibCST's visiting
+    (= source) order; kind says whether the field holds one node, maybe one, or a sequence."""
+    fields = _CHILD_FIELDS.get(node_type)
+    if fields is None:
+        found: list[tuple[str, str]] | None
+        try:
+            found = [(name, _KINDS.get(helper, "")) for helper, name in visited_fields(node_type)]
+        except (AttributeError, TypeError):
+            found = None  # no bytecode to read (a compiled LibCST)
+        if found is None or any(not kind for _, kind in found):
+            # Decide per value, in dataclass order, over the fields that may hold a node.
+            found = [
+                (f.name, "")
+                for f in dataclasses.fields(node_type)
+                if f.type not in ("str", "bool", "int") and field_node_types(node_type, f.name)
+            ]
+        kinds: dict[str, str] = {}
+        for name, kind in found:  # a field visited two ways (ImportFrom.names): decide per value
+            kinds[name] = kind if kinds.get(name, kind) == kind else ""
+        fields = _CHILD_FIELDS[node_type] = tuple(kinds.items())
+    return fields
+
+
+@functools.lru_cache(maxsize=None)
+def _type_hints(node_type: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(node_type)
+    except Exception:  # an annotation that does not evaluate: treated as holding anything
+        return {}
+
+
+def field_node_types(node_type: type, name: str) -> set[type]:
+    """The node classes a field's annotation names (through Union, Sequence, Optional...)."""
+    hint = _type_hints(node_type).get(name)
+    if hint is None:
+        return {cst.CSTNode}
+    found: set[type] = set()
+    pending = [hint]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, type) and issubclass(current, cst.CSTNode):
+            found.add(current)
+        pending.extend(typing.get_args(current))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _token_field(node_type: type, name: str) -> bool:
+    """Whether a field can hold nothing but whitespace, comments and punctuation."""
+    types = field_node_types(node_type, name)
+    return bool(types) and types <= TOKEN_TYPES
+
+
+def _nodes_in(value: Any) -> list[cst.CSTNode]:
+    if isinstance(value, cst.CSTNode):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [item for item in value if isinstance(item, cst.CSTNode)]
+    return []
+
+
+def _compile_reader(node_type: type, fields: Sequence[tuple[str, str]]) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+    """A function returning a node's children from ``fields``, written out for this one class.
+
+    Walks call it once per node; straight-line attribute reads are several times faster than a
+    loop that looks up each field and branches on how it holds its children.
+    """
+    lines = ["def read(node):", "    found = []"]
+    for name, kind in fields:  # names come from LibCST's dataclass fields: plain identifiers
+        if kind == _ONE:
+            lines.append(f"    found.append(node.{name})")
+        elif kind == _MANY:
+            lines += [f"    value = node.{name}", "    if value:", "        found.extend(value)"]  # a few may be None
+        elif kind == _OPTIONAL:
+            lines += [f"    value = node.{name}", "    if value is not None:", "        found.append(value)"]
+        elif kind == _SENTINEL:
+            lines += [f"    value = node.{name}", "    if value is not DEFAULT:", "        found.append(value)"]
+        else:
+            lines.append(f"    found.extend(nodes_in(node.{name}))")
+    lines.append("    return found")
+    namespace: dict[str, Any] = {"DEFAULT": cst.MaybeSentinel.DEFAULT, "nodes_in": _nodes_in}
+    exec(compile("\n".join(lines), f"<trllint children of {node_type.__name__}>", "exec"), namespace)
+    return namespace["read"]
+
+
+_READERS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
+_SYNTAX_READERS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
+
+
+def reader(node_type: type, *, syntax_only: bool = False) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+    """The children function of ``node_type``: all children, or (``syntax_only``) all but the
+    fields that hold only whitespace, comments and punctuation."""
+    readers = _SYNTAX_READERS if syntax_only else _READERS
+    read = readers.get(node_type)
+    if read is None:
+        fields = child_fields(node_type)
+        if syntax_only:
+            fields = tuple((name, kind) for name, kind in fields if not _token_field(node_type, name))
+        read = readers[node_type] = _compile_reader(node_type, fields)
+    return read
+
+
+@functools.lru_cache(maxsize=None)
+def _field_reader(node_type: type, field: str, kind: str, syntax_only: bool) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+    """The children of one field (for field hooks); none for a token field of a syntax-only walk."""
+    skipped = syntax_only and _token_field(node_type, field)
+    return _compile_reader(node_type, () if skipped else ((field, kind),))
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` without building anything."""
+    return reader(type(node))(node)
+
+
+def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` less whitespace, comments and punctuation (operators and brackets):
+    what an analysis of the code's meaning looks at."""
+    return reader(type(node), syntax_only=True)(node)
+
+
+def identifiers(node: cst.CSTNode) -> frozenset[str]:
+    """Every ``Name`` and attribute name in ``node``: a cheap first test for the analyses that
+    look for a name by its last part (most expressions hold none of the names they look for)."""
+    found: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            found.add(current.attr.value)
+        pending.extend(syntax_children(current))
+    return frozenset(found)
+
+
+def hooks_tokens(visitor_type: type) -> bool:
+    """Whether a visitor class has a method for any whitespace or punctuation node type (or for
+    a field of one): only then must a walk descend into them."""
+    for klass in visitor_type.__mro__:
+        # LibCST's visitor bases define a no-op stub for every node type; only the classes
+        # written on top of them can add a real hook.
+        if klass.__module__.startswith("libcst."):
+            continue
+        for name, method in vars(klass).items():
+            if name.startswith(("visit_", "leave_")) and name.split("_", 2)[1] in _TOKEN_NAMES:
+                if not is_no_op(method):
+                    return True
+    return False
+
+
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a visitor that only reads: ``visit_X`` returning False skips
+    the children, ``leave_X(original_node)`` follows them."""
+    visitor_type = type(visitor)
+    generic = visitor_type.on_visit is not cst.CSTVisitor.on_visit or visitor_type.on_leave is not cst.CSTVisitor.on_leave
+    if generic:
+        # A visitor that dispatches for itself may care about any node: it sees them all.
+        enter_any, leave_any = visitor.on_visit, visitor.on_leave
+
+        def walk_all(current: cst.CSTNode) -> None:
+            if enter_any(current) is not False:
+                for child in children(current):
+                    walk_all(child)
+            leave_any(current)
+
+        walk_all(node)
+        return
+    syntax_only, hooks = _class_hooks(visitor_type)
+
+    def walk(current: cst.CSTNode) -> None:
+        node_type = type(current)
+        entry = hooks.get(node_type)
+        if entry is None:
+            entry = hooks[node_type] = _hooks_for(visitor_type, node_type, syntax_only)
+        enter, leave, read = entry
+        if enter is None or enter(visitor, current) is not False:
+            for child in read(current):
+                walk(child)
+        if leave is not None:
+            leave(visitor, current)
+
+    walk(node)
+
+
+_HOOKS_ATTRIBUTE = "_trllint_walk_hooks"
+
+
+def _class_hooks(visitor_type: type) -> tuple[bool, dict[type, tuple[Any, Any, Callable[[Any], list]]]]:
+    """Whether the visitor class needs no whitespace or punctuation, and node type -> its visit
+    and leave functions (None for LibCST's no-op stubs) and the children to walk: worked out
+    once per class, for analyses that walk small subtrees thousands of times. Kept on the class
+    itself, so that it goes with a class made per call."""
+    found = visitor_type.__dict__.get(_HOOKS_ATTRIBUTE)
+    if found is None:
+        found = (not hooks_tokens(visitor_type), {})
+        setattr(visitor_type, _HOOKS_ATTRIBUTE, found)
+    return found
+
+
+def _hooks_for(visitor_type: type, node_type: type, syntax_only: bool) -> tuple[Any, Any, Callable[[Any], list]]:
+    name = node_type.__name__
+    return (
+        _hook(visitor_type, f"visit_{name}"),
+        _hook(visitor_type, f"leave_{name}"),
+        reader(node_type, syntax_only=syntax_only),
+    )
+
+
+def _hook(visitor: Any, name: str) -> Callable[[Any], Any] | None:
+    """The visitor's method ``name``, unless it is one of LibCST's no-op stubs (the visitor base
+    classes define every ``visit_X``/``leave_X``/``visit_X_field`` as one)."""
+    method = getattr(visitor, name, None)
+    return None if method is None or is_no_op(method) else method
+
+
+def visit_batched(node: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]) -> None:
+    """LibCST's ``visit_batched`` for read-only visitors: every visitor's ``visit_X`` before the
+    children, every ``leave_X`` after, and ``visit_X_field`` / ``leave_X_field`` around each
+    field's children; return values ignored, children always visited."""
+    Hooks = list[Callable[[Any], Any]]
+    FieldHooks = list[tuple[Callable[[Any], list], Hooks, Hooks]]
+    table: dict[type, tuple[Hooks, Hooks, FieldHooks | None, Callable[[Any], list]]] = {}
+    syntax_only = not any(hooks_tokens(type(v)) for v in visitors)
+
+    def hooks_for(node_type: type) -> tuple[Hooks, Hooks, FieldHooks | None, Callable[[Any], list]]:
+        name = node_type.__name__
+        fields = child_fields(node_type)
+        field_hooks = [
+            (
+                [m for v in visitors if (m := _hook(v, f"visit_{name}_{field}")) is not None],
+                [m for v in visitors if (m := _hook(v, f"leave_{name}_{field}")) is not None],
+            )
+            for field, _ in fields
+        ]
+        per_field = None
+        if any(enter or leave for enter, leave in field_hooks):
+            per_field = [
+                (_field_reader(node_type, field, kind, syntax_only), enter, leave)
+                for (field, kind), (enter, leave) in zip(fields, field_hooks)
+            ]
+        return (
+            [m for v in visitors if (m := _hook(v, f"visit_{name}")) is not None],
+            [m for v in visitors if (m := _hook(v, f"leave_{name}")) is not None],
+            per_field,
+            reader(node_type, syntax_only=syntax_only),
+        )
+
+    def walk(current: cst.CSTNode) -> None:
+        node_type = type(current)
+        hooks = table.get(node_type)
+        if hooks is None:
+            hooks = table[node_type] = hooks_for(node_type)
+        for method in hooks[0]:
+            method(current)
+        if hooks[2] is None:
+            for child in hooks[3](current):
+                walk(child)
+        else:  # rare: some visitor watches a field of this node type
+            for read, enter, leave in hooks[2]:
+                for method in enter:
+                    method(current)
+                for child in read(current):
+                    walk(child)
+                for method in leave:
+                    method(current)
+        for method in hooks[1]:
+            method(current)
+
+    walk(node)

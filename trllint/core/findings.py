@@ -1,0 +1,98 @@
+"""What linting produces: findings, and the fixes (edits of the file's text) they carry.
+
+Rules build them through the Rule API (``Rule.report``, ``Rule.replace``, ``Rule.fix``); the
+engine builds its own findings (TRL000, TRL999) with :func:`engine_finding`.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from trllint.core.source import SourceFile
+
+Applicability = Literal["safe", "unsafe"]
+
+# Findings the engine raises, not a rule: (code, name).
+PARSE_ERROR = ("TRL000", "unreadable-or-invalid-source")
+INTERNAL_ERROR = ("TRL999", "internal-error")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``source.text[start:end]`` with ``content`` (offsets in characters)."""
+
+    start: int
+    end: int
+    content: str
+    # 1-based (line, column) of start and end, filled in when the finding is reported.
+    start_position: tuple[int, int] = (0, 0)
+    end_position: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True)
+class Fix:
+    edits: tuple[Edit, ...]
+    applicability: Applicability = "safe"
+    # Why an unsafe fix may fail or change a number (shown with the finding); None when not said.
+    reason: str | None = None
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return min(e.start for e in self.edits), max(e.end for e in self.edits)
+
+    def located(self, source: SourceFile) -> Fix:
+        def at(offset: int) -> tuple[int, int]:
+            line, column = source.position(offset)
+            return line, column + 1
+
+        edits = tuple(replace(e, start_position=at(e.start), end_position=at(e.end)) for e in self.edits)
+        return Fix(edits, self.applicability, self.reason)
+
+
+@dataclass
+class Finding:
+    code: str
+    name: str
+    message: str
+    path: str
+    line: int  # 1-based
+    column: int  # 1-based
+    end_line: int
+    end_column: int
+    fix: Fix | None = None
+    # Set on findings that the engine, not a rule, raises (TRL000, TRL999).
+    internal: bool = field(default=False, compare=False)
+    # In a notebook, the 1-based cell the finding is in; line and end_line then count in that cell.
+    cell: int | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
+
+
+def engine_finding(kind: tuple[str, str], source_path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    return Finding(
+        code=kind[0],
+        name=kind[1],
+        message=message,
+        path=source_path,
+        line=line,
+        column=column,
+        end_line=line,
+        end_column=column,
+        internal=True,
+    )
+
+
+def describe_failure(exc: BaseException | None, prefer_file: str | None = None) -> str:
+    """``Type: message at file.py:line`` on one line, whatever the exception says; the line is
+    the last one in ``prefer_file`` when the traceback passes through it."""
+    where = ""
+    if exc is not None and exc.__traceback__ is not None:
+        frames = traceback.extract_tb(exc.__traceback__)
+        own = [f for f in frames if prefer_file and f.filename == prefer_file]
+        frame = (own or frames)[-1]
+        where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+    return " ".join(f"{type(exc).__name__}: {exc}".split()) + where

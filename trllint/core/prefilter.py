@@ -1,0 +1,140 @@
+"""The text check that spares LibCST a file no rule can match.
+
+A rule declares what a file must spell to be worth parsing for it, with named parts::
+
+    prefilter = AllOf(
+        AnyOf(*DISTRIBUTED_MARKERS),
+        AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),
+    )
+
+``AnyOf`` holds when one of its tokens is in the file, ``AllOf`` when each of its parts holds.
+``setting=`` names a rule setting whose configured values (their last dotted part: the name a
+call spells) join that ``AnyOf``, so a file that spells only a project's own sink is still parsed.
+The prefilter must never change results: it may only skip files that cannot hold a finding.
+
+A token is a string or a compiled regular expression. Every file is checked, so prefer strings;
+a regex should start with a literal, not ``\\b`` (trllint.facts.markers says why).
+
+``Reached(tokens)`` is the one token that looks beyond the file: it holds when a module of the
+file's project that the file's calls or classes' bases lead to spells one of ``tokens`` (found
+from CPython's parse and the modules' outlines: about a tenth of LibCST's parse). It is for a rule
+whose finding can come from a helper in another module; put it last in its ``AnyOf``, so it is
+asked only of files that spell none of the others.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, Union
+
+Token = Union[str, "re.Pattern[str]"]
+
+
+def token_present(token: Token, text: str) -> bool:
+    return token in text if isinstance(token, str) else token.search(text) is not None
+
+
+class Reached:
+    """Holds when a module of the project that the file's imports lead to spells one of ``tokens``
+    (:meth:`trllint.semantic.model.SemanticModel.project_reaches`); never for text that is no
+    file of a project."""
+
+    __slots__ = ("tokens", "calls", "reading")
+
+    def __init__(self, tokens: AnyOf, *, calls: bool = True, reading: frozenset[str] | None = None) -> None:
+        self.tokens = tokens
+        self.calls = calls  # False: only the bases of the file's classes lead on
+        # The bases lead on only from a file with a class that reads one of these members on a
+        # `self` attribute it does not bind (trllint.semantic.project.outline.class_bases).
+        self.reading = reading
+
+    def holds(self, source: Any) -> bool:
+        if source is None or source.path is None:
+            return False
+        from trllint.semantic.model import SemanticModel
+
+        return SemanticModel.of(source).project_reaches(self.tokens, calls=self.calls, reading=self.reading)
+
+    def __repr__(self) -> str:
+        return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
+
+
+def _configured_names(settings: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(str(value).rsplit(".", 1)[-1] for key in keys for value in settings.get(key, ()))
+
+
+class AnyOf:
+    """Holds when any token is in the text (or any name configured under ``setting``)."""
+
+    __slots__ = ("tokens", "settings", "reached")
+
+    def __init__(self, *tokens: Token | AnyOf | Reached, setting: str | tuple[str, ...] = ()) -> None:
+        flat: list[Token] = []
+        keys: list[str] = []
+        reached: list[Reached] = []
+        for token in tokens:
+            if isinstance(token, AnyOf):  # any of (any of ...) is one any-of: shared markers nest
+                flat.extend(token.tokens)
+                keys.extend(token.settings)
+                reached.extend(token.reached)
+            elif isinstance(token, (str, re.Pattern)):
+                flat.append(token)
+            elif isinstance(token, Reached):
+                reached.append(token)
+            else:
+                raise TypeError(f"AnyOf takes strings, compiled patterns, Reached or AnyOf, not {type(token).__name__}")
+        self.reached: tuple[Reached, ...] = tuple(reached)
+        if not flat and not keys and not reached:
+            raise TypeError("AnyOf() with no token would never hold; leave the prefilter out to always run")
+        self.tokens: tuple[Token, ...] = tuple(flat)
+        self.settings: tuple[str, ...] = (*keys, *((setting,) if isinstance(setting, str) else setting))
+
+    def __iter__(self) -> Iterator[Token]:
+        # Shared markers are spread into other token lists too (``(*DEEPSPEED_INITIALIZE, ...)``).
+        return iter(self.tokens)
+
+    def tokens_for(self, settings: dict[str, Any]) -> tuple[Token, ...]:
+        return self.tokens + _configured_names(settings, self.settings)
+
+    def holds(self, text: str, settings: dict[str, Any], source: Any = None) -> bool:
+        """``source`` (the file's SourceFile) is what a ``Reached`` token asks; without it, none holds."""
+        return any(token_present(token, text) for token in self.tokens_for(settings)) or any(
+            reached.holds(source) for reached in self.reached
+        )
+
+    def __repr__(self) -> str:
+        setting = f", setting={self.settings!r}" if self.settings else ""
+        return f"AnyOf({', '.join(map(repr, (*self.tokens, *self.reached)))}{setting})"
+
+
+class AllOf:
+    """Holds when every part holds."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, *parts: AnyOf) -> None:
+        for part in parts:
+            if not isinstance(part, AnyOf):
+                raise TypeError(f"AllOf takes AnyOf parts, not {type(part).__name__}")
+        if not parts:
+            raise TypeError("AllOf() with no part; leave the prefilter out to always run")
+        self.parts: tuple[AnyOf, ...] = parts
+
+    def holds(self, text: str, settings: dict[str, Any], source: Any = None) -> bool:
+        return all(part.holds(text, settings, source) for part in self.parts)
+
+    def __repr__(self) -> str:
+        return f"AllOf({', '.join(map(repr, self.parts))})"
+
+
+Prefilter = Union[AnyOf, AllOf]
+
+
+def check_declaration(owner: str, prefilter: object) -> None:
+    """A clear error at import for a prefilter that is not AnyOf/AllOf (the old tuple forms)."""
+    if prefilter is not None and not isinstance(prefilter, (AnyOf, AllOf)):
+        raise TypeError(
+            f"{owner}.prefilter is a {type(prefilter).__name__}; declare AnyOf(...) or AllOf(AnyOf(...), ...) "
+            "from trllint.core.prefilter (docs/adding-a-rule.md, Prefilters)"
+        )
+

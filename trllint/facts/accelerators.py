@@ -1,0 +1,267 @@
+"""Whether an expression is accelerate's ``Accelerator``: the receiver of ``prepare``,
+``prepare_model``, ``unwrap_model``, ``gather_for_metrics`` and friends.
+
+By name first (``accelerator``, ``self.accelerator``, ``trainer.accelerator``, ``self._accelerator``),
+then by binding: a name or ``self`` attribute assigned ``Accelerator(...)`` (or an accelerator by
+name) in the enclosing function, class or module. Reading source only, so a value handed in
+under another name (``def f(acc): acc.prepare_model(...)``) is not recognised.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.semantic.context import NodeContext, imports_of
+from trllint.semantic.model import SemanticModel
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches
+from trllint.core.prefilter import AnyOf
+
+# What a class must spell to hold an accelerator in an attribute (``ClassFacts.self_attributes``:
+# ``self.x = Accelerator(...)`` or an ``accelerator`` property): a base module without it is
+# not summarised for one.
+_HOLDS_AN_ACCELERATOR = AnyOf("Accelerator", "def accelerator")
+
+
+def is_accelerator(expression: cst.BaseExpression, context: NodeContext) -> bool:
+    imports = imports_of(context.source)
+    if _is_accelerator_by_name_or_call(expression, imports):
+        return True
+    name = dotted_name(expression)
+    if name is None:
+        return False
+    scopes: list[cst.CSTNode] = []
+    if name.startswith("self.") and name.count(".") == 1:
+        cls = context.enclosing_class(expression)
+        if cls is not None:
+            scopes.append(cls)
+    elif "." not in name:
+        function = context.enclosing_function(expression)
+        if function is not None:
+            scopes.append(function)
+        scopes.append(context.source.module)
+    return any(name in _names_bound_to_accelerators(scope, context) for scope in scopes)
+
+
+def _is_accelerator_by_name_or_call(expression: cst.BaseExpression, imports: ImportMap) -> bool:
+    if isinstance(expression, cst.Call):
+        return matches(imports.resolve(call_name(expression)), "accelerate.Accelerator", "Accelerator")
+    name = dotted_name(expression)
+    return name is not None and "accelerator" in name.rsplit(".", 1)[-1].lower()
+
+
+def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> frozenset[str] | set[str]:
+    """Names assigned an accelerator anywhere in ``scope`` (the module's answer is kept per file)."""
+    model = SemanticModel.of(context.source)
+    if scope is context.source.module:
+        return model.accelerator_names
+    return names_bound_to_accelerators(scope, model.imports)
+
+
+def names_bound_to_accelerators(scope: cst.CSTNode, imports: ImportMap) -> set[str]:
+    bound: set[str] = set()
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if _is_accelerator_by_name_or_call(node.value, imports):
+                for target in node.targets:
+                    bound.update(assigned_names(target.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None and _is_accelerator_by_name_or_call(node.value, imports):
+                bound.update(assigned_names(node.target))
+
+    walk.visit(scope, Assignments())
+    return bound
+
+
+# ---- which accelerator a fix may name at a node ------------------------------------------------
+
+# Library packages whose Trainer classes set ``self.accelerator`` (transformers' Trainer does in
+# ``create_accelerator_and_postprocess``; TRL's trainers inherit it).
+_LIBRARIES_WITH_TRAINER_ACCELERATOR = ("transformers", "trl")
+_ALWAYS_LEAVES = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+class _Everything(frozenset):
+    """The names bound after a block that never falls through: any name (it cannot reach here)."""
+
+
+_EVERYTHING = _Everything()
+
+
+def accelerator_at(node: cst.CSTNode, context: NodeContext) -> str | None:
+    """The accelerator expression a fix may write at ``node``, or None when none is provably bound.
+
+    ``self.<attr>`` in a method when the class, a base class of the same file or of another module
+    of the project, or a known library base (transformers' ``Trainer``, TRL's trainers) sets it;
+    else a local name bound to an accelerator on every path before ``node``; else a module-level
+    one bound before the function is defined (and not shadowed by a local of the same name).
+    """
+    cls = context.enclosing_class(node)
+    if cls is not None:
+        attribute = self_accelerator_of(cls, context)
+        if attribute is not None:
+            return attribute
+    function = context.enclosing_function(node)
+    imports = imports_of(context.source)
+    if function is not None:
+        local = _bound_before(node, function, context, imports)
+        if local:
+            return sorted(local)[0]
+        parameters = [p.name.value for p in _parameters(function)]
+        named = [p for p in parameters if _is_accelerator_by_name_or_call(cst.Name(p), imports)]
+        if named:
+            return named[0]
+        shadowed = _names_bound_to_accelerators(function, context) | set(parameters) | _assigned_anywhere(function)
+        top = _top_level_statement(function, context)
+        module_names = _bound_before(top, context.source.module, context, imports) if top is not None else set()
+        module_names = {name for name in module_names if name not in shadowed}
+    else:
+        module_names = _bound_before(node, context.source.module, context, imports)
+    return sorted(module_names)[0] if module_names else None
+
+
+def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset[int] = frozenset()) -> str | None:
+    """``self.accelerator`` (or another ``self`` attribute) that the class provably holds."""
+    if id(cls) in seen:
+        return None
+    model = SemanticModel.of(context.source)
+    imports = model.imports
+    assigned = model.class_facts(cls).self_attributes
+    if "self.accelerator" in assigned:
+        return "self.accelerator"
+    bound = sorted(name for name, value in assigned.items() if value)
+    if bound:
+        return bound[0]
+    classes = {s.name.value: s for s in context.source.module.body if isinstance(s, cst.ClassDef)}
+    for base in cls.bases:
+        name = dotted_name(base.value)
+        if name is None:
+            continue
+        if name in classes:
+            found = self_accelerator_of(classes[name], context, seen | {id(cls)})
+            if found is not None:
+                return found
+            continue
+        full = imports.resolve(name) or ""
+        if full != name and full.split(".")[0] in _LIBRARIES_WITH_TRAINER_ACCELERATOR and full.endswith("Trainer"):
+            return "self.accelerator"
+    project = model.project
+    if project is not None and cls.bases:
+        # A base in another module of the project that holds one (nearest first).
+        for summary in project.base_classes(cls, deep_if=_HOLDS_AN_ACCELERATOR):
+            if summary.accelerator_attribute is not None:
+                return summary.accelerator_attribute
+    return None
+
+
+def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+def _assigned_anywhere(function: cst.FunctionDef) -> set[str]:
+    names: set[str] = set()
+
+    class Targets(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                names.update(assigned_names(target.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(assigned_names(node.target))
+
+    walk.visit(function.body, Targets())
+    return names
+
+
+def _top_level_statement(node: cst.CSTNode, context: NodeContext) -> cst.CSTNode | None:
+    child = node
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, cst.Module):
+            return child
+        child = ancestor
+    return None
+
+
+def _bound_before(node: cst.CSTNode, scope: cst.CSTNode, context: NodeContext, imports: ImportMap) -> set[str]:
+    """Accelerator names bound on every path from the start of ``scope`` to ``node``.
+
+    Along the chain of blocks that hold ``node``, every statement before it in its block has run;
+    an ``if`` binds what both arms bind (an arm that always leaves binds anything).
+    """
+    bound: set[str] = set()
+    child = node
+    model = SemanticModel.of(context.source)
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            index_of, prefixes = model.once((_block_prefixes, ancestor), lambda: _block_prefixes(ancestor, imports))
+            bound |= prefixes[index_of.get(id(child), len(prefixes) - 1)]
+        if ancestor is scope or isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        child = ancestor
+    return bound
+
+
+def _block_prefixes(block: cst.CSTNode, imports: ImportMap) -> tuple[dict[int, int], list[set[str]]]:
+    """For each statement of ``block``, what the statements before it bind (index by ``id``);
+    worked out once per block, so asking at every statement of a long block stays linear."""
+    index_of: dict[int, int] = {}
+    prefixes: list[set[str]] = [set()]
+    for index, statement in enumerate(block.body):
+        index_of[id(statement)] = index
+        prefixes.append(prefixes[-1] | _binds(statement, imports))
+    return index_of, prefixes
+
+
+def _binds(statement: cst.CSTNode, imports: ImportMap) -> frozenset[str]:
+    """Accelerator names that every path falling out of ``statement`` has bound."""
+    if isinstance(statement, _ALWAYS_LEAVES):
+        return _EVERYTHING
+    if isinstance(statement, (cst.Assign, cst.AnnAssign)) and statement.value is not None:
+        if not _is_accelerator_by_name_or_call(statement.value, imports):
+            return frozenset()
+        targets = statement.targets if isinstance(statement, cst.Assign) else [statement]
+        return frozenset(n for t in targets for n in assigned_names(t.target) if "." not in n)
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.IndentedBlock)):
+        return _sequence(statement.body, imports)
+    if isinstance(statement, cst.If):
+        orelse = statement.orelse
+        other = frozenset() if orelse is None else _binds(orelse if isinstance(orelse, cst.If) else orelse.body, imports)
+        return _both(_binds(statement.body, imports), other)
+    if isinstance(statement, (cst.With, cst.Else)):
+        return _binds(statement.body, imports)
+    if isinstance(statement, cst.Try):
+        # The body may stop at any statement, into a handler: bound after both, or by `finally`.
+        arms = [_binds(statement.body, imports) | (_binds(statement.orelse.body, imports) if statement.orelse else frozenset())]
+        arms += [_binds(handler.body, imports) for handler in statement.handlers]
+        joined = arms[0]
+        for arm in arms[1:]:
+            joined = _both(joined, arm)
+        final = _binds(statement.finalbody.body, imports) if statement.finalbody is not None else frozenset()
+        return _either(joined, final)
+    return frozenset()  # loops may run zero times; match, nested defs: nothing provable
+
+
+def _sequence(statements, imports: ImportMap) -> frozenset[str]:
+    bound: frozenset[str] = frozenset()
+    for statement in statements:
+        bound = _either(bound, _binds(statement, imports))
+        if isinstance(bound, _Everything):
+            break
+    return bound
+
+
+def _either(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """Bound by one after the other."""
+    return _EVERYTHING if isinstance(a, _Everything) or isinstance(b, _Everything) else a | b
+
+
+def _both(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """Bound after either of two arms."""
+    if isinstance(a, _Everything):
+        return b
+    if isinstance(b, _Everything):
+        return a
+    return a & b

@@ -1,0 +1,274 @@
+"""Whether FSDP is known to be off where a node runs.
+
+A node is in FSDP-off code when a branch it sits in was taken on a test that rules FSDP out (the
+``else`` of ``if self.is_fsdp_enabled:``, the body of ``if accelerator.distributed_type !=
+DistributedType.FSDP:``, the ``else`` of an ``elif`` in TRL's ``if deepspeed / elif fsdp / else``
+chains), or when an earlier statement of an enclosing block leaves on FSDP (``if
+self.is_fsdp_enabled: return``, ``assert not self.is_fsdp_enabled``).
+
+Only tests whose falsehood proves FSDP off count: the Trainer's ``is_fsdp_enabled`` attribute
+(``fsdp_plugin is not None``) and accelerate's ``distributed_type``. transformers' function
+``is_fsdp_enabled()`` does not: it is also False under FSDP unless CPU-RAM-efficient loading is on.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from trllint.semantic.context import NodeContext
+from trllint.facts.rank_flow import names_in
+from trllint.core.cst.names import dotted_name, is_none
+
+# What a test says about FSDP when it is true, and when it is false: True (FSDP on), False (FSDP
+# off) or None (nothing known).
+Knowledge = tuple[bool | None, bool | None]
+_UNKNOWN: Knowledge = (None, None)
+
+_EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def fsdp_known_off(node: cst.CSTNode, context: NodeContext) -> bool:
+    """True when every path that reaches ``node`` has ruled FSDP out."""
+    child: cst.CSTNode = node
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, (cst.If, cst.IfExp)):
+            if child is ancestor.body and rules_out_fsdp(ancestor.test, outcome=True):
+                return True
+            if child is ancestor.orelse and rules_out_fsdp(ancestor.test, outcome=False):
+                return True
+        elif isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            if any(_leaves_unless_fsdp_off(earlier) for earlier in _earlier_siblings(ancestor.body, child)):
+                return True
+        child = ancestor
+    return False
+
+
+def rules_out_fsdp(test: cst.BaseExpression, *, outcome: bool) -> bool:
+    """True when ``test`` evaluating to ``outcome`` proves FSDP off."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return rules_out_fsdp(test.expression, outcome=not outcome)
+    if isinstance(test, cst.BooleanOperation):
+        left = rules_out_fsdp(test.left, outcome=outcome)
+        right = rules_out_fsdp(test.right, outcome=outcome)
+        # `a and b` true, or `a or b` false: both operands had that outcome; otherwise either may have.
+        both_had_outcome = isinstance(test.operator, cst.And) == outcome
+        return (left or right) if both_had_outcome else (left and right)
+    when_true, when_false = fsdp_knowledge(test)
+    return (when_true if outcome else when_false) is False
+
+
+def fsdp_knowledge(test: cst.BaseExpression) -> Knowledge:
+    """What a single test (no ``not``/``and``/``or``) says about FSDP when true and when false."""
+    if isinstance(test, (cst.Name, cst.Attribute)) and _last_name(test) == "is_fsdp_enabled":
+        return (True, False)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        return _comparison_knowledge(test.left, target.operator, target.comparator)
+    return _UNKNOWN
+
+
+def _comparison_knowledge(left: cst.BaseExpression, operator: cst.BaseCompOp, right: cst.BaseExpression) -> Knowledge:
+    if isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
+        positive = isinstance(operator, (cst.Equal, cst.Is))
+        if _last_name(right) == "distributed_type":
+            left, right = right, left
+        if _last_name(left) == "distributed_type":
+            member = _distributed_type_member(right)
+            if member == "FSDP":
+                return (True, False) if positive else (False, True)
+            if member is not None:  # another mode: equal to it means not FSDP
+                return (False, None) if positive else (None, False)
+        if _last_name(left) == "fsdp_plugin" or _is_fsdp_plugin_getattr(left):
+            if is_none(right):
+                return (False, True) if positive else (True, False)
+        return _UNKNOWN
+    if isinstance(operator, (cst.In, cst.NotIn)) and _last_name(left) == "distributed_type":
+        members = _distributed_type_members(right)
+        if members is None:
+            return _UNKNOWN
+        # True of `in` means one of the members; False of `in` means none of them.
+        knowledge: Knowledge = (None, False) if "FSDP" in members else (False, None)
+        return knowledge if isinstance(operator, cst.In) else (knowledge[1], knowledge[0])
+    return _UNKNOWN
+
+
+def _distributed_type_member(node: cst.BaseExpression) -> str | None:
+    """``FSDP`` for ``DistributedType.FSDP`` or the string ``"FSDP"`` (DistributedType is a str enum)."""
+    name = dotted_name(node)
+    if name is not None and "." in name and name.rsplit(".", 2)[-2] == "DistributedType":
+        return name.rsplit(".", 1)[-1]
+    if isinstance(node, cst.SimpleString) and node.value[-1:] in ("'", '"') and node.prefix == "":
+        value = node.evaluated_value
+        return value if isinstance(value, str) and value.isupper() else None
+    return None
+
+
+def _distributed_type_members(node: cst.BaseExpression) -> set[str] | None:
+    if not isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return None
+    members = set()
+    for element in node.elements:
+        if isinstance(element, cst.StarredElement):
+            return None
+        member = _distributed_type_member(element.value)
+        if member is None:
+            return None
+        members.add(member)
+    return members
+
+
+def _is_fsdp_plugin_getattr(node: cst.BaseExpression) -> bool:
+    """``getattr(accelerator.state, "fsdp_plugin", None)``: how transformers sets is_fsdp_enabled."""
+    if not (isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2):
+        return False
+    attribute = node.args[1].value
+    return isinstance(attribute, cst.SimpleString) and attribute.evaluated_value == "fsdp_plugin"
+
+
+def _last_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def _earlier_siblings(statements, child: cst.CSTNode) -> list[cst.CSTNode]:
+    for index, statement in enumerate(statements):
+        if statement is child:
+            return list(statements[:index])
+    return []
+
+
+def _leaves_unless_fsdp_off(statement: cst.CSTNode) -> bool:
+    """True when control passes ``statement`` only with FSDP off."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(_leaves_unless_fsdp_off(small) for small in statement.body)
+    if isinstance(statement, cst.Assert):
+        return rules_out_fsdp(statement.test, outcome=True)
+    if isinstance(statement, cst.If):
+        body_exits = _always_exits(statement.body)
+        else_exits = statement.orelse is not None and _always_exits(statement.orelse)
+        if body_exits and not else_exits:
+            # Falling through means the test was false (for an elif chain, the first test at least).
+            return rules_out_fsdp(statement.test, outcome=False)
+        if else_exits and not body_exits and isinstance(statement.orelse, cst.Else):
+            return rules_out_fsdp(statement.test, outcome=True)
+    return False
+
+
+def _always_exits(block: cst.CSTNode) -> bool:
+    """True when no path through ``block`` (a suite, an ``else`` or an ``elif``) falls out of its end."""
+    if isinstance(block, cst.Else):
+        return _always_exits(block.body)
+    if isinstance(block, cst.If):
+        return _always_exits(block.body) and block.orelse is not None and _always_exits(block.orelse)
+    statements = getattr(block, "body", ())
+    if not statements:
+        return False
+    last = statements[-1]
+    if isinstance(last, _EXITS):  # the last small statement of a one-line suite
+        return True
+    if isinstance(last, cst.SimpleStatementLine):
+        return bool(last.body) and isinstance(last.body[-1], _EXITS)
+    if isinstance(last, cst.If):
+        return _always_exits(last)
+    return False
+
+
+# ---- whether every rank reaches a node (where a fix may insert a collective) ----------------------
+
+# Tests that are true on some ranks only: the main process, a rank index, what the Trainer logs from.
+RANK_GUARD_NAMES = frozenset(
+    {"is_main_process", "is_local_main_process", "is_world_process_zero", "is_local_process_zero", "should_log",
+     "should_save", "process_index", "local_process_index", "get_rank", "local_rank", "rank"}
+)
+
+
+def rank_divergence(node: cst.CSTNode, context: NodeContext, depends_on_rank: Callable[[cst.CSTNode, cst.CSTNode], bool]) -> str | None:
+    """Why some ranks may not reach ``node`` in its function (a collective there would hang), or
+    None when every rank that enters the function reaches it.
+
+    ``depends_on_rank(expression, node)`` says whether an expression may differ per rank (this
+    rank's data, its index). Divergence is a condition, loop or short-circuit on such a value around
+    ``node``, an ``except`` clause, or an earlier exit (return, break, continue) under one.
+    """
+    def varies(test: cst.CSTNode) -> bool:
+        return depends_on_rank(test, node) or any(name in RANK_GUARD_NAMES for name in names_in(test))
+
+    def shown(test: cst.CSTNode) -> str:
+        text = " ".join(context.source.module.code_for_node(test).split())
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    child: cst.CSTNode = node
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return None
+        if isinstance(ancestor, cst.Lambda):
+            return "it runs inside a lambda, whenever that is called"
+        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test and varies(ancestor.test):
+            return f"it runs only on ranks where `{shown(ancestor.test)}` holds"
+        if isinstance(ancestor, cst.For) and child is ancestor.body and varies(ancestor.iter) and not _is_loader(ancestor.iter):
+            return f"the number of iterations of `for ... in {shown(ancestor.iter)}` may differ per rank"
+        if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right and varies(ancestor.left):
+            return f"it runs only on ranks where `{shown(ancestor.left)}` lets it"
+        if isinstance(ancestor, cst.ExceptHandler):
+            return "it runs only on ranks that raised"
+        if isinstance(ancestor, (cst.CompFor, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return "it runs once per element of a comprehension, whose length may differ per rank"
+        if isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for earlier in _earlier_siblings(ancestor.body, child):
+                exit_test = _exit_under_varying_test(earlier, varies)
+                if exit_test is not None:
+                    return f"an earlier exit under `{shown(exit_test)}` leaves on some ranks only"
+        child = ancestor
+    return None
+
+
+def _exit_under_varying_test(statement: cst.CSTNode, varies: Callable[[cst.CSTNode], bool], in_loop: bool = False):
+    """The test of an ``if`` in ``statement`` that varies per rank and guards a return (or a
+    break/continue of the loop the node is in), else None."""
+    if isinstance(statement, cst.If):
+        arms = [statement.body] + ([statement.orelse] if statement.orelse is not None else [])
+        if varies(statement.test) and any(_has_exit(arm, in_loop) for arm in arms):
+            return statement.test
+        inner = [s for arm in arms for s in ([arm] if isinstance(arm, cst.If) else _block(arm))]
+    elif isinstance(statement, (cst.For, cst.While)):
+        inner, in_loop = _block(statement.body), True
+    elif isinstance(statement, (cst.With, cst.Try)):
+        inner = _block(statement.body) + [s for h in getattr(statement, "handlers", ()) for s in _block(h.body)]
+    else:
+        return None
+    for nested in inner:
+        found = _exit_under_varying_test(nested, varies, in_loop)
+        if found is not None:
+            return found
+    return None
+
+
+def _block(suite: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(suite, cst.Else):
+        suite = suite.body
+    return list(getattr(suite, "body", ()))
+
+
+def _has_exit(block: cst.CSTNode, in_loop: bool) -> bool:
+    """A return in ``block`` (a break or continue too, unless they leave a loop inside the node's)."""
+    exits = (cst.Return,) if in_loop else (cst.Return, cst.Break, cst.Continue)
+    found = False
+
+    class Exits(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            found = found or isinstance(node, exits)
+            return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+    block.visit(Exits())
+    return found
+
+
+def _is_loader(iterable: cst.CSTNode) -> bool:
+    # A prepared data loader yields the same number of batches on every rank (even_batches).
+    return any("loader" in name.lower() for name in names_in(iterable))

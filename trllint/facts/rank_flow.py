@@ -1,0 +1,1028 @@
+"""Was this value gathered across ranks? Which values in a function hold only this rank's data,
+and where would a gather make one global?
+
+Under DDP, DeepSpeed or FSDP every rank runs the same code on its own slice of the batch. A value
+computed from that slice (the batch, the model's outputs on it, the loss) is *per-rank*; once it
+passes through ``gather``, ``gather_for_metrics``, ``reduce``, ``torch.distributed.all_reduce`` or
+a Trainer's ``_nested_gather`` it is *global*, and so is everything derived only from global
+values (``rewards = gather(rewards_per_func).sum(1)``).
+
+``RankFlow`` follows one function's simple assignments in statement order (branches in sequence,
+loop bodies once): cheap, syntactic, and biased towards silence. A name reassigned in one branch
+keeps the state of the last assignment read.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Callable
+
+import libcst as cst
+
+from trllint.semantic.context import imports_of, is_trainer_class
+from trllint.semantic.model import SemanticModel
+from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
+from trllint.core.cst import walk
+from trllint.core.cst.walk import syntax_children
+from trllint.rule.base import Token
+from trllint.core.source import SourceFile
+
+if TYPE_CHECKING:
+    from trllint.semantic.project.index import ProjectView
+    from trllint.semantic.project.summaries import ClassSummary, FunctionSummary
+
+
+class Rank(enum.IntEnum):
+    """What a value holds, ordered so that ``max`` joins two of them."""
+
+    NO_DATA = 0  # constants, config, counters, shapes: not this rank's data
+    GLOBAL = 1  # gathered or reduced across ranks, or derived only from such values
+    PER_RANK = 2  # computed from this rank's batch, model outputs or loss
+
+
+# Calls whose result holds every rank's data (leading underscores stripped: Trainer._nested_gather).
+GATHERING_CALLS = frozenset(
+    {
+        "gather",
+        "gather_for_metrics",
+        "reduce",
+        "all_gather",
+        "all_reduce",
+        "nested_gather",
+        "gather_object",
+        "all_gather_object",
+        "all_gather_into_tensor",
+    }
+)
+# torch.distributed collectives that write their result into an argument: its keyword and position.
+IN_PLACE_COLLECTIVES = {
+    "all_reduce": ("tensor", 0),
+    "reduce": ("tensor", 0),
+    "all_gather": ("tensor_list", 0),
+    "all_gather_into_tensor": ("output_tensor", 0),
+    "all_gather_object": ("object_list", 0),
+    "gather": ("gather_list", 1),
+}
+# Tensor methods that reduce over elements: gathering before them gives the cross-rank value.
+REDUCTIONS = frozenset(
+    {"mean", "sum", "nanmean", "nansum", "max", "min", "amax", "amin", "std", "var", "median", "prod", "norm",
+     "count_nonzero", "logsumexp"}
+)
+# Tensor methods that turn a tensor into Python data or move it: a gather must come before them.
+CONVERSIONS = frozenset({"item", "tolist", "numpy", "cpu"})
+# Full reductions that compose across ranks (the sum of the ranks' sums is the global sum): the
+# rank's scalar is gathered and reduced again, so tensors padded to a different length on each
+# rank never meet in one gather.
+COMPOSABLE_REDUCTIONS = frozenset({"sum", "nansum", "max", "min", "amax", "amin", "prod"})
+# Statistics (methods or helpers such as TRL's nanstd) whose mean over ranks is not their value
+# over all ranks.
+SPREAD_STATISTICS = frozenset({"std", "var", "nanstd", "nanvar", "median", "nanmedian", "quantile"})
+# Methods and functions whose result is a floating tensor whatever their input: `mean()` of its
+# gather works (on an integer tensor it raises "mean(): could not infer output dtype").
+FLOATING_RESULTS = frozenset(
+    {"mean", "nanmean", "std", "var", "float", "double", "half", "bfloat16", "sigmoid", "softmax", "log_softmax",
+     "exp", "log", "sqrt", "logsigmoid", "cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
+     "nll_loss", "kl_div", "logsumexp", "norm"}
+)
+# Model output fields that are floating tensors.
+FLOATING_OUTPUTS = frozenset({"loss", "logits", "aux_loss"})
+WHOLE_TENSOR = (
+    "the logged value is a whole tensor with no reduction: its shape may differ per rank, and the "
+    "fix logs its mean over the ranks instead"
+)
+# Element-wise or bookkeeping methods that commute with a gather along the batch dimension.
+ELEMENTWISE = frozenset(
+    {"detach", "float", "double", "half", "bfloat16", "to", "clone", "contiguous", "abs", "exp", "log", "neg",
+     "sqrt", "sigmoid", "clamp", "squeeze"}
+)
+# Reads of shape or placement, not of data: the same kind of thing on every rank.
+SHAPE_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndim", "ndimension", "device", "dtype"})
+NO_DATA_BUILTINS = frozenset({"len", "range", "isinstance", "hasattr", "type", "str", "repr", "print"})
+RANK_INDEX = frozenset({"process_index", "local_process_index", "get_rank", "local_rank", "rank"})
+# Parameter names that carry a batch or what the model made of it (compute_loss(model, inputs)).
+DATA_PARAMETER_HINTS = (
+    "batch", "input", "output", "logit", "logp", "loss", "label", "reward", "pred", "completion", "sample",
+    "example", "target", "mask", "hidden", "embed",
+)
+
+
+# Parameters that hold a count every rank shares: transformers passes compute_loss the number of
+# items in the whole step's batch, summed across ranks when tokens are averaged across devices.
+GLOBAL_PARAMETERS = frozenset({"num_items_in_batch"})
+# Libraries whose functions compute on their arguments without talking to other ranks (the
+# collectives among them are matched by name first): their results are as per-rank as their inputs.
+LOCAL_COMPUTE_LIBRARIES = frozenset(
+    {"torch", "numpy", "math", "statistics", "einops", "scipy", "functools", "itertools", "operator", "collections",
+     "transformers", "trl", "peft", "accelerate", "deepspeed"}
+)
+
+
+# Methods of TRL's trainers that return this rank's values, read from their source (trl 0.x-1.x):
+# a subclass calling them gets per-rank tensors. Any other inherited method is unknown.
+PER_RANK_LIBRARY_METHODS = frozenset(
+    {
+        "concatenated_forward", "compute_ref_log_probs", "compute_reference_log_probs", "dpo_loss", "kto_loss",
+        "cpo_loss", "simpo_loss", "odds_ratio_loss", "get_batch_logps", "_get_per_token_logps",
+        "_get_per_token_logps_and_entropies", "forward",
+    }
+)
+
+
+# Text every file that runs_distributed() accepts contains: the imports it reads, the
+# torch.distributed attribute path, or a Trainer base class. It lets the prefilter skip the rest.
+DISTRIBUTED_MARKERS: tuple[Token, ...] = (
+    "Trainer",
+    "torch.distributed",
+    # `from deepspeed.x import y`; `import accelerate`, `import os, deepspeed` (lines may continue)
+    re.compile(r"from[\s\\]+(?:accelerate|deepspeed)"),
+    re.compile(r"import[ \t][^\n]*(?:\\\n[^\n]*)*?(?:accelerate|deepspeed)"),
+    re.compile(r"import[\s\w,(\\]*distributed"),  # `from torch import (nn, distributed)`
+)
+
+
+def runs_distributed(source: SourceFile) -> bool:
+    """The file uses accelerate, torch.distributed or DeepSpeed, or subclasses a Trainer."""
+    return SemanticModel.of(source).runs_distributed
+
+
+def file_runs_distributed(source: SourceFile, imports: ImportMap) -> bool:
+    return (
+        imports.imports_any("accelerate", "torch.distributed", "deepspeed")
+        or "torch.distributed." in source.text
+        or any(isinstance(s, cst.ClassDef) and is_trainer_class(s) for s in source.module.body)
+    )
+
+
+def is_gathering_call(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and (_method_or_function(node) or "").lstrip("_") in GATHERING_CALLS
+
+
+class Binding:
+    """One assignment of a name, in a flow.
+
+    Its state is worked out when something first reads it, not when the flow is built: most
+    assignments of a function never reach a metric or a ``return``, and working theirs out would
+    ask for the summary of every project helper they call. The flow works a state out at the
+    assignment's own place in the statement order, as an eager walk would, so the answer is the
+    same (see ``RankFlow._force``).
+    """
+
+    __slots__ = ("_value", "_state", "_statement", "plain", "resolve", "flow", "index", "resolving")
+
+    def __init__(
+        self,
+        value: cst.BaseExpression | None,  # None: bound by a loop, a `with`, a parameter or a collective
+        state: Rank | None,
+        statement: cst.CSTNode,
+        plain: bool,  # `name = value` with one target: rewriting `value` changes only this name
+    ) -> None:
+        self._value = value
+        self._state = state
+        self._statement = statement
+        self.plain = plain
+        # While the state is not worked out: how (the state, or after an if/else the arm's
+        # binding whose state, value and statement this one takes), and the flow that asks.
+        self.resolve: Callable[[], Rank | Binding] | None = None
+        self.flow: RankFlow | None = None
+        self.index = -1  # among its flow's lazy bindings, in the order they were made
+        self.resolving = False
+
+    @property
+    def state(self) -> Rank:
+        if self.flow is not None:
+            self.flow._force(self)
+            if self._state is None:
+                return Rank.NO_DATA  # asked again while it is being worked out: see RankFlow._force
+        return self._state  # type: ignore[return-value]
+
+    @property
+    def value(self) -> cst.BaseExpression | None:
+        if self.flow is not None and self._statement is None:
+            self.flow._force(self)  # a join of two arms takes the wider arm's value
+        return self._value
+
+    @property
+    def statement(self) -> cst.CSTNode:
+        if self.flow is not None and self._statement is None:
+            self.flow._force(self)
+        return self._statement  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class GatherSite:
+    """Where a gather makes a logged value global: wrap ``tensor`` in the gather, then reduce the
+    gathered copy with ``reduce_after`` (one value per rank)."""
+
+    tensor: cst.BaseExpression
+    reduce_after: str
+    cast_to_float: bool = False  # an integer or bool tensor: `mean()` of its gather would raise
+    # Why the fix may fail or change a number, on one process or many; None: it cannot.
+    unsafe_reason: str | None = None
+
+    @property
+    def keeps_single_process_value(self) -> bool:
+        return self.unsafe_reason is None
+
+
+class RankFlow:
+    """Per-rank or global, for the values of one function (or a module's top-level code)."""
+
+    def __init__(
+        self,
+        scope: cst.FunctionDef | cst.Module,
+        imports: ImportMap,
+        returns_global: Callable[[str], bool] = lambda name: False,
+        is_unknown_call: Callable[[cst.Call], bool] = lambda call: False,
+        is_global_call: Callable[[cst.Call], bool] = lambda call: False,
+        passed_to: Callable[[cst.FunctionDef, str], Rank | None] = lambda function, name: None,
+        is_project_call: Callable[[cst.Call], bool] = lambda call: False,
+    ) -> None:
+        self.scope = scope
+        self._passed_to = passed_to
+        self._is_project_call = is_project_call
+        # > 0 while reading the arguments of a project helper: a parameter that is per-rank only
+        # by its name reads as unknown there (see _state).
+        self._strict = 0
+        self._imports = imports
+        self._returns_global = returns_global
+        self._is_unknown_call = is_unknown_call
+        self._is_global_call = is_global_call
+        self._order: dict[int, int] = {}
+        self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
+        self._bindings: dict[str, list[tuple[int, Binding]]] = {}
+        self._lazy: list[Binding] = []  # bindings whose state is not worked out yet, in order made
+        self._forced_upto = 0  # every lazy binding before this index is worked out
+        self._depth = 0  # lazy bindings being worked out, one inside another
+        self.statements: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (small statement, its line)
+        if isinstance(scope, cst.FunctionDef):
+            self._bind_parameters(scope)
+            self._walk(scope.body)
+        else:
+            self._walk(scope)
+
+    @classmethod
+    def of(cls, source: SourceFile, scope: cst.FunctionDef | cst.Module) -> RankFlow:
+        """The flow of ``scope``, built once per file; calls to the file's own functions that
+        return a gathered value (``global_masked_mean(x)``) read as global."""
+        return SemanticModel.of(source).rank_flows.flow(scope)
+
+    def release(self) -> None:
+        """Unlink the bindings never worked out from this flow (they point at each other)."""
+        for binding in self._lazy:
+            binding.flow = binding.resolve = None
+        self.__dict__.clear()
+
+    # ---- questions ----------------------------------------------------------------------
+
+    def state(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> Rank:
+        """Per-rank, global or no data, for ``expr`` evaluated in statement ``at``."""
+        return self._state(expr, self._order.get(id(at), len(self._order) + 1))
+
+    def depends_on_rank(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> bool:
+        """``expr`` may differ per rank: it reads this rank's data, its size (``len(batch)``) or its index."""
+        return self._depends_on_rank(expr, self._order.get(id(at), len(self._order) + 1), set())
+
+    def _depends_on_rank(self, node: cst.CSTNode, order: int, followed: set[int]) -> bool:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            if self._state(node, order) == Rank.PER_RANK:
+                return True
+            binding = self._lookup(dotted_name(node) or "", order)
+            if binding is not None:
+                if id(binding) in followed or binding.value is None:
+                    return False
+                followed.add(id(binding))  # each assignment is read once (`x = f(x)` loops)
+                return self._depends_on_rank(binding.value, order, followed)
+            return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, followed)
+        if isinstance(node, cst.Call) and self._state(node, order) == Rank.GLOBAL:
+            return False
+        return any(self._depends_on_rank(child, order, followed) for child in syntax_children(node))
+
+    def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:
+        """Per-rank, global or no data, for the dotted name ``name`` read in statement ``at``."""
+        return self.state(cst.parse_expression(name), at) if "." in name else self.state(cst.Name(name), at)
+
+    def binding(self, name: str, at: cst.CSTNode | None) -> Binding | None:
+        """The assignment of ``name`` that statement ``at`` reads."""
+        return self._lookup(name, self._order.get(id(at), len(self._order) + 1))
+
+    def gather_sites(self, expr: cst.BaseExpression, at: cst.CSTNode | None) -> list[GatherSite]:
+        """Where to gather so that the per-rank tensors in ``expr`` become global (may be empty)."""
+        sites: dict[int, GatherSite] = {}
+        self._collect_sites(expr, at, sites, depth=0)
+        if any(site is None for site in sites.values()):
+            return []
+        return list(sites.values())  # type: ignore[arg-type]
+
+    # ---- building the flow ----------------------------------------------------------------
+
+    def _bind_parameters(self, function: cst.FunctionDef) -> None:
+        self._order[id(function)] = 0
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
+            if param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS):
+                self._bind(name, self._deferred(None, function, False, partial(self._data_parameter, function, name)), 0)
+            else:
+                self._bind(name, Binding(None, plain_state, function, False), 0)
+
+    def _data_parameter(self, function: cst.FunctionDef, name: str) -> Rank:
+        # Named like data, so this rank's, unless every call of the file hands it a gathered value.
+        return Rank.GLOBAL if self._passed_to(function, name) == Rank.GLOBAL else Rank.PER_RANK
+
+    def _next(self, statement: cst.CSTNode) -> int:
+        order = self._order[id(statement)] = len(self._order) + 1
+        return order
+
+    def _walk(self, block: cst.CSTNode | None) -> None:
+        if isinstance(block, cst.SimpleStatementSuite):  # `for batch in loader: log(...)`
+            order = self._next(block)
+            for small in block.body:
+                self.statements.append((small, block))
+                self._simple(small, block, order)
+            return
+        for statement in getattr(block, "body", ()):
+            if isinstance(statement, cst.SimpleStatementLine):
+                order = self._next(statement)
+                for small in statement.body:
+                    self.statements.append((small, statement))
+                    self._simple(small, statement, order)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue  # their own flows
+            elif isinstance(statement, cst.BaseCompoundStatement):
+                self._compound(statement)
+
+    def _compound(self, statement: cst.BaseCompoundStatement) -> None:
+        order = self._next(statement)
+        if isinstance(statement, cst.For):
+            self._bind_loop_target(statement.target, statement.iter, statement, order)
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                if item.asname is not None:
+                    state = partial(self._state, item.item, order)
+                    for name in assigned_names(item.asname.name):
+                        self._bind(name, self._deferred(None, statement, False, state), order)
+        before_body = {name: len(bound) for name, bound in self._bindings.items()}
+        self._walk(getattr(statement, "body", None))
+        if isinstance(statement, cst.Match):
+            for case in statement.cases:
+                self._walk(case.body)
+        if isinstance(statement, (cst.Try, cst.TryStar)):
+            for handler in statement.handlers:
+                self._walk(handler.body)
+            if statement.finalbody is not None:
+                self._walk(statement.finalbody.body)
+        orelse = getattr(statement, "orelse", None)
+        if isinstance(statement, cst.If) and isinstance(orelse, cst.Else):
+            self._join_arms(orelse, before_body)
+            return
+        while orelse is not None:
+            self._walk(orelse.body)
+            orelse = getattr(orelse, "orelse", None) if isinstance(orelse, cst.If) else None
+
+    def _join_arms(self, orelse: cst.Else, before_body: dict[str, int]) -> None:
+        """After ``if``/``else``, a name both arms assign holds what either may: per-rank when one
+        arm computes it from this rank's data (``accuracy = ...`` / ``accuracy = torch.tensor(0.0)``)."""
+        body_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > before_body.get(n, 0)}
+        else_start = {name: len(bound) for name, bound in self._bindings.items()}
+        self._walk(orelse.body)
+        else_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > else_start.get(n, 0)}
+        joined = {n for n in body_bound if n in else_bound and body_bound[n].statement is not else_bound[n].statement}
+        if not joined:
+            return
+        marker = cst.Pass()  # a statement of its own in the order: after both arms
+        self._synthetic.append(marker)
+        order = self._next(marker)
+        for name in sorted(joined):
+            self._bind(name, self._deferred(None, None, False, partial(_wider, body_bound[name], else_bound[name])), order)
+
+    def _simple(self, small: cst.BaseSmallStatement, line: cst.CSTNode, order: int) -> None:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            plain = len(targets) == 1 and isinstance(targets[0], (cst.Name, cst.Attribute))
+            for target in targets:
+                self._bind_target(target, small.value, line, order, plain)
+        elif isinstance(small, cst.AugAssign):
+            name = dotted_name(small.target)
+            if name is not None:
+                joined = partial(self._joined_state, small.target, small.value, order)
+                self._bind(name, self._deferred(small.value, line, False, joined), order)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            self._bind_collective_output(small.value, line, order)
+
+    def _bind_target(self, target, value, line, order: int, plain: bool) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if len(target.elements) == len(value.elements):
+                for t, v in zip(target.elements, value.elements):
+                    self._bind_target(t.value, v.value, line, order, False)
+                return
+        state = partial(self._state, value, order)
+        for name in assigned_names(target):
+            self._bind(name, self._deferred(value, line, plain, state), order)
+
+    def _bind_loop_target(self, target, iterable, statement, order: int) -> None:
+        function = call_name(iterable) if isinstance(iterable, cst.Call) else None
+        if function in ("enumerate", "zip") and isinstance(target, (cst.Tuple, cst.List)):
+            parts = [a.value for a in iterable.args]
+            if function == "enumerate":
+                parts = [cst.Integer("0"), parts[0]] if parts else []
+            if len(parts) == len(target.elements):
+                for element, part in zip(target.elements, parts):
+                    self._bind_loop_target(element.value, part, statement, order)
+                return
+        state = partial(self._iterable_state, iterable, order)
+        for name in assigned_names(target):
+            self._bind(name, self._deferred(None, statement, False, state), order)
+
+    def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
+        # Each rank iterates its own shard of a (prepared) data loader.
+        for node in names_in(iterable):
+            if "loader" in node.lower():
+                return Rank.PER_RANK
+        return self._state(iterable, order)
+
+    def _bind_collective_output(self, call: cst.Call, line, order: int) -> None:
+        full = self._imports.resolve(call_name(call))
+        method = last_attribute(full)
+        if method not in IN_PLACE_COLLECTIVES or not _is_torch_distributed(full):
+            return
+        output = argument(call, *IN_PLACE_COLLECTIVES[method])
+        name = dotted_name(output.value) if output is not None else None
+        if name is not None:
+            self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
+
+    def _bind(self, name: str, binding: Binding, order: int) -> None:
+        self._bindings.setdefault(name, []).append((order, binding))
+
+    def _joined_state(self, first: cst.CSTNode, second: cst.CSTNode, order: int) -> Rank:
+        return max(self._state(first, order), self._state(second, order))
+
+    def _deferred(
+        self, value: cst.BaseExpression | None, statement: cst.CSTNode | None, plain: bool, resolve: Callable
+    ) -> Binding:
+        """A binding whose state ``resolve`` works out when it is first read (``statement`` None:
+        a join of two arms, which takes the wider arm's value and statement too)."""
+        binding = Binding(value, None, statement, plain)  # type: ignore[arg-type]
+        binding.resolve, binding.flow, binding.index = resolve, self, len(self._lazy)
+        self._lazy.append(binding)
+        return binding
+
+    def _force(self, binding: Binding) -> None:
+        """Work out a lazy binding's state, as the flow would have at the binding's own place."""
+        if binding.resolving:
+            # A recursive helper's question came back to the binding it started from: nothing is
+            # proven about it yet (an eager walk read a flow under construction as unknown too).
+            return
+        if self._depth >= _LAZY_DEPTH:
+            # A long chain of assignments (`x = f(x)` line after line): the earlier bindings are
+            # worked out first, in order, each reading ones already done, so the stack stays flat.
+            for earlier in self._lazy[self._forced_upto : binding.index]:
+                if earlier.flow is not None:
+                    self._resolve(earlier)
+            self._forced_upto = max(self._forced_upto, binding.index)
+        self._resolve(binding)
+
+    def _resolve(self, binding: Binding) -> None:
+        binding.resolving = True
+        self._depth += 1
+        strict, self._strict = self._strict, 0  # as when the flow is built: no helper's arguments
+        try:
+            result = binding.resolve()  # type: ignore[misc]
+        finally:
+            self._strict = strict
+            self._depth -= 1
+            binding.resolving = False
+        if isinstance(result, tuple):
+            state, wider = result
+            binding._value, binding._statement = wider.value, wider.statement
+        else:
+            state = result
+        binding._state, binding.resolve, binding.flow = state, None, None
+
+    def _lookup(self, name: str, order: int) -> Binding | None:
+        # Bindings are made in statement order, so each name's list is sorted by order: a
+        # binary search keeps a name assigned on every line of a long loop linear, not quadratic.
+        bindings = self._bindings.get(name)
+        if not bindings:
+            return None
+        before = bisect_left(bindings, order, key=_order_of)
+        return bindings[before - 1][1] if before else None
+
+    # ---- evaluating an expression ------------------------------------------------------------
+
+    def _state(self, node: cst.CSTNode, order: int) -> Rank:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            name = dotted_name(node)
+            binding = self._lookup(name, order) if name else None
+            if binding is not None:
+                if self._strict and binding.statement is self.scope and binding.state == Rank.PER_RANK:
+                    return Rank.NO_DATA  # a parameter named like data: its callers may pass gathered values
+                return binding.state
+            if isinstance(node, cst.Attribute):
+                if node.attr.value in SHAPE_READS:
+                    return Rank.NO_DATA
+                if node.attr.value in RANK_INDEX:
+                    return Rank.PER_RANK
+                return self._state(node.value, order)
+            return Rank.NO_DATA
+        if isinstance(node, cst.Call):
+            method = _method_or_function(node) or ""
+            if method.lstrip("_") in GATHERING_CALLS:
+                return Rank.GLOBAL
+            if method in RANK_INDEX:
+                return Rank.PER_RANK
+            if _is_own_function_call(node) and self._returns_global(method):
+                return Rank.GLOBAL
+            if self._is_global_call(node):
+                return Rank.GLOBAL  # a helper of another module of the project that reduces
+            if self._is_unknown_call(node):
+                # A method inherited from a library trainer or a helper of another module: it may
+                # gather before it returns (GRPO's reward computation does). Unknown is silent.
+                return Rank.NO_DATA
+            if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
+                return Rank.NO_DATA
+            parts = [arg.value for arg in node.args]
+            if isinstance(node.func, cst.Attribute):
+                parts.append(node.func.value)
+            if self._is_project_call(node):
+                # A helper of another module of the project is read through its arguments only on
+                # what this function shows of them: a parameter's name is no proof (ms-swift's
+                # compute_reward_metrics(rewards_per_func=...) gets the gathered rewards).
+                self._strict += 1
+                try:
+                    return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
+                finally:
+                    self._strict -= 1
+            return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
+        if isinstance(node, (cst.Lambda, cst.BaseString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
+            return Rank.NO_DATA
+        if isinstance(node, cst.Arg):
+            return self._state(node.value, order)
+        if isinstance(node, cst.CompFor):
+            parts = [node.iter, *(c.test for c in node.ifs)]
+            if node.inner_for_in is not None:
+                parts.append(node.inner_for_in)
+            return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
+        # Operators, displays, subscripts, comprehensions: what their parts hold.
+        return max((self._state(child, order) for child in syntax_children(node)), default=Rank.NO_DATA)
+
+    # ---- where to gather ----------------------------------------------------------------
+
+    def _collect_sites(self, expr, at, sites: dict[int, GatherSite], depth: int) -> None:
+        order = self._order.get(id(at), len(self._order) + 1)
+        if depth > 8 or self._state(expr, order) != Rank.PER_RANK:
+            return
+        # Peel what is applied after the last reduction: conversions to Python or the CPU (the
+        # gather must come before them: NCCL gathers device tensors) and element-wise methods.
+        node, below_conversion, peeled, one_element = expr, expr, False, False
+        while isinstance(node, cst.Call):
+            method = _method_or_function(node)
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            first = node.args[0].value if node.args else None
+            if receiver is not None and dotted_name(receiver) == "torch":
+                if method not in REDUCTIONS or first is None:
+                    break
+                target, reduce_arguments = first, node.args[1:]  # torch.mean(x)
+            elif receiver is not None and method in REDUCTIONS:
+                target, reduce_arguments = receiver, node.args
+            elif receiver is not None and (method in CONVERSIONS or method in ELEMENTWISE):
+                if method in CONVERSIONS:
+                    below_conversion, one_element = receiver, one_element or method == "item"
+                node, peeled = receiver, True
+                continue
+            elif isinstance(node.func, cst.Name) and method == "float" and len(node.args) == 1:
+                node = below_conversion = first
+                peeled = one_element = True
+                continue
+            else:
+                break
+            if self._state(target, order) != Rank.PER_RANK:
+                return
+            # Reduce on the rank first and gather the rank's 0-d result: the ranks' tensors may
+            # differ in shape (per-rank padding, masks), a 0-d result never does.
+            sites[id(node)] = _site_for_reduction(node, method or "", reduce_arguments)
+            return
+        if peeled and one_element:
+            # `loss.item()`: one element on every rank; gathered, then averaged over the ranks.
+            statistic = _method_or_function(below_conversion) if isinstance(below_conversion, cst.Call) else None
+            reason = (
+                f"the mean of the ranks' {statistic}() is not the {statistic}() over all ranks"
+                if statistic in SPREAD_STATISTICS
+                else None
+            )
+            sites[id(below_conversion)] = GatherSite(
+                below_conversion, "mean", not self._is_floating(below_conversion, order), reason
+            )
+            return
+        if peeled:
+            sites[id(below_conversion)] = GatherSite(below_conversion, "mean", unsafe_reason=WHOLE_TENSOR)
+            return
+        if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
+                numerator: dict[int, GatherSite] = {}
+                self._collect_sites(node.left, at, numerator, depth + 1)
+                if any(site and site.reduce_after in COMPOSABLE_REDUCTIONS for site in numerator.values()):
+                    # `correct.sum().item() / len(labels)`: the ranks' summed count over this rank's
+                    # size is no mean at all; which denominator is meant is for a human to say.
+                    sites[id(node)] = None  # type: ignore[assignment]
+                    return
+            for child in syntax_children(node):
+                if isinstance(child, cst.BaseExpression):
+                    self._collect_sites(child, at, sites, depth + 1)
+                elif isinstance(child, cst.ComparisonTarget):
+                    self._collect_sites(child.comparator, at, sites, depth + 1)
+            return
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            binding = self.binding(dotted_name(node) or "", at)
+            if binding is not None and _is_python_number(binding.value):
+                if binding.plain:
+                    # `length = mask.sum(1).float().mean().item()`: only the assignment can gather it.
+                    self._collect_sites(binding.value, binding.statement, sites, depth + 1)
+                else:
+                    sites[id(node)] = None  # type: ignore[assignment]  # a Python number: no tensor to gather
+                return
+            if binding is not None and binding.value is not None and _may_hold_python_number(binding.value):
+                # `offset = max(lengths.max().item() + 1, ctx)`: `gather(offset)` would raise on a number.
+                sites[id(node)] = None  # type: ignore[assignment]
+                return
+            if binding is not None and binding.value is None and isinstance(binding.statement, (cst.For, cst.CompFor)):
+                # `for key, value in metrics.items()`: an element of what a helper returned may be
+                # a Python number (`.item()` in ms-swift's compute_sdar_loss); no gather can take it.
+                sites[id(node)] = None  # type: ignore[assignment]
+                return
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            sites[id(node)] = GatherSite(node, "mean", unsafe_reason=WHOLE_TENSOR)
+
+    def _is_floating(self, expr: cst.BaseExpression, order: int, depth: int = 0) -> bool:
+        """``expr`` is a floating tensor by construction (a mean, a cast, a model's loss), not maybe an integer count."""
+        if depth > 6:
+            return False
+        if isinstance(expr, cst.Call):
+            method = _method_or_function(expr)
+            if method in FLOATING_RESULTS:
+                return True
+            if method in ELEMENTWISE - {"to", "abs", "neg", "clamp"} or method in ("detach", "clone", "squeeze"):
+                inner = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+                return inner is not None and self._is_floating(inner, order, depth + 1)
+            return False
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, cst.Divide) or (
+                self._is_floating(expr.left, order, depth + 1) or self._is_floating(expr.right, order, depth + 1)
+            )
+        if isinstance(expr, cst.Float):
+            return True
+        if isinstance(expr, cst.Attribute) and expr.attr.value in FLOATING_OUTPUTS:
+            return True
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            binding = self._lookup(dotted_name(expr) or "", order)
+            return binding is not None and binding.value is not None and self._is_floating(binding.value, order, depth + 1)
+        return False
+
+
+def _site_for_reduction(call: cst.Call, method: str, arguments) -> GatherSite:
+    if arguments:
+        # `x.mean(dim=1)`: a tensor per row, whose row count may differ per rank.
+        return GatherSite(call, "mean", unsafe_reason=f"{method}(...) over a dimension leaves a tensor whose shape may differ per rank")
+    if method in COMPOSABLE_REDUCTIONS:
+        return GatherSite(call, method)  # the sum of the ranks' sums is the global sum
+    if method in ("mean", "nanmean"):
+        return GatherSite(call, method)
+    if method == "count_nonzero":
+        return GatherSite(call, "sum")
+    return GatherSite(
+        call, "mean", unsafe_reason=f"the mean of the ranks' {method}() is not the {method}() over all ranks"
+    )
+
+
+class _FileRankFacts:
+    """One file's flows, and which of its functions return a gathered value.
+
+    A function imported from another module of the project, or a method that a class of this
+    file inherits from a base class in another module, is read from that module's summary
+    (``model.project``): one that returns a reduced value is global, one whose result comes from
+    calls the linter cannot see is unknown, any other is read like a function of this file (its
+    arguments decide). Outside the project (an installed library, an unreadable module) it stays
+    unknown."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+        self.imports = imports_of(source)
+        self.functions: dict[str, list[cst.FunctionDef]] = {}
+        self.classes: dict[str, cst.ClassDef] = {}
+        self._class_of: dict[int, cst.ClassDef] = {}  # method -> its class
+        self._index(source.module, None)
+        self._relative_imports, self._self_attributes, self._calls_by_name = _module_facts(source.module)
+        self.flows: dict[int, RankFlow] = {}
+        self._returns: dict[str, bool] = {}
+        self._unknown: dict[str, bool] = {}
+        self._called: dict[int, FunctionSummary | None] = {}
+        self._bases: dict[int, list[ClassSummary]] = {}
+        self._passed: dict[tuple[int, str], Rank | None] = {}
+
+    def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
+        for statement in getattr(block, "body", ()):
+            if isinstance(statement, cst.FunctionDef):
+                self.functions.setdefault(statement.name.value, []).append(statement)
+                if cls is not None:
+                    self._class_of[id(statement)] = cls
+                self._index(statement.body, None)
+            elif isinstance(statement, cst.ClassDef):
+                self.classes.setdefault(statement.name.value, statement)
+                self._index(statement.body, statement)
+            elif isinstance(statement, cst.BaseCompoundStatement):
+                self._index(getattr(statement, "body", None), cls)
+
+    def release(self) -> None:
+        for flow in self.flows.values():
+            flow.release()
+        self.__dict__.clear()
+
+    def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
+        if id(scope) not in self.flows:
+            cls = self._class_of.get(id(scope))
+            # Building a flow reads syntax only; its states, and the questions below, wait until read.
+            self.flows[id(scope)] = RankFlow(
+                scope,
+                self.imports,
+                self.returns_global,
+                lambda call: self.is_unknown_call(call, cls),
+                lambda call: self.is_global_call(call, cls),
+                self.passed_to,
+                lambda call: self.called_summary(call, cls) is not None,
+            )
+        return self.flows[id(scope)]
+
+    def passed_to(self, function: cst.FunctionDef, name: str) -> Rank | None:
+        """GLOBAL when every call of ``function`` in this file hands parameter ``name`` a gathered
+        or reduced value (GRPO's ``_compute_advantages(samples, gathered_rewards)``), else None:
+        a parameter named like data is then taken as this rank's. A function the file never
+        calls, calls through ``*args``, or defines twice keeps that reading."""
+        key = (id(function), name)
+        if key in self._passed:
+            return self._passed[key]
+        self._passed[key] = None  # a recursive call reads as unknown
+        found = self._call_sites(function)
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        shift = 1 if id(function) in self._class_of and positional[:1] in (["self"], ["cls"]) else 0
+        states: list[Rank] = []
+        for call, scope, statement in found:
+            argument_node = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if argument_node is None and name in positional:
+                plain = [a for a in call.args if a.keyword is None]
+                index = positional.index(name) - shift
+                if any(a.star for a in plain[: index + 1]) or not 0 <= index < len(plain):
+                    return None
+                argument_node = plain[index]
+            if argument_node is None:
+                return None
+            states.append(self.flow(scope).state(argument_node.value, statement))
+        result = Rank.GLOBAL if states and all(state == Rank.GLOBAL for state in states) else None
+        self._passed[key] = result
+        return result
+
+    def _call_sites(self, function: cst.FunctionDef) -> list[tuple[cst.Call, cst.CSTNode, cst.CSTNode]]:
+        """(call, the scope holding it, its statement) for each call of ``function`` in the file."""
+        name = function.name.value
+        if len(self.functions.get(name, ())) != 1:
+            return []
+        method = id(function) in self._class_of
+        parents = SemanticModel.of(self.source).parents
+        sites = []
+        for call in self._calls_by_name.get(name, ()):
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if method != (receiver is not None and dotted_name(receiver) in ("self", "cls")):
+                continue
+            statement, scope, node = None, self.source.module, parents.get(call)
+            while node is not None:
+                if statement is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    statement = node
+                if isinstance(node, cst.FunctionDef):
+                    scope = node
+                    break
+                node = parents.get(node)
+            sites.append((call, scope, statement))
+        return sites
+
+    @cached_property
+    def project(self) -> ProjectView | None:
+        return SemanticModel.of(self.source).project
+
+    def project_bases(self, cls: cst.ClassDef) -> list[ClassSummary]:
+        """The base classes of ``cls`` (and of its bases in this file) that live in other modules
+        of the project, nearest first."""
+        if id(cls) not in self._bases:
+            self._bases[id(cls)] = []
+            found: list[ClassSummary] = []
+            pending, seen = [cls], set()
+            while pending and self.project is not None:
+                current = pending.pop(0)
+                if id(current) in seen:
+                    continue
+                seen.add(id(current))
+                for base in current.bases:
+                    local = self.classes.get(dotted_name(base.value) or "")
+                    if local is not None:
+                        pending.append(local)
+                for summary in self.project.base_classes(current):
+                    if not any(summary is other for other in found):
+                        found.append(summary)
+            self._bases[id(cls)] = found
+        return self._bases[id(cls)]
+
+    def called_summary(self, call: cst.Call, cls: cst.ClassDef | None = None) -> FunctionSummary | None:
+        """The summary of the project function ``call`` lands on when this file does not define
+        it: a function imported from another module (``from utils.dist import reduce_mean``,
+        ``from .metrics import f``, ``import utils.dist as ud``), or ``self.m()`` where ``m``
+        comes from a base class of ``cls`` in another module. None when it is not one."""
+        if id(call) not in self._called:
+            self._called[id(call)] = self._called_summary(call, cls)
+        return self._called[id(call)]
+
+    def _called_summary(self, call: cst.Call, cls: cst.ClassDef | None) -> FunctionSummary | None:
+        name = call_name(call)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        if head in ("self", "cls"):
+            if cls is None or not rest or "." in rest or rest in self.functions or name in self._self_attributes:
+                return None
+            return next((base.methods[rest] for base in self.project_bases(cls) if rest in base.methods), None)
+        if (not rest and head in self.functions) or (
+            head not in self.imports.aliases and head not in self._relative_imports
+        ):
+            return None
+        return self.project.function(name) if self.project is not None else None
+
+    def is_global_call(self, call: cst.Call, cls: cst.ClassDef | None = None) -> bool:
+        """A call to a project function, not of this file, whose summary says it returns a reduced value."""
+        summary = self.called_summary(call, cls)
+        return summary is not None and summary.returns_global
+
+    def is_unknown_call(self, call: cst.Call, cls: cst.ClassDef | None = None) -> bool:
+        """A call whose body neither this file nor a summary of its project shows and that may
+        talk to other ranks: a method inherited from a base elsewhere, or a function imported from
+        a module the linter cannot read."""
+        name = call_name(call)
+        if name is None:
+            return False
+        summary = self.called_summary(call, cls)
+        if summary is not None:
+            return summary.returns_unknown
+        head, _, rest = name.partition(".")
+        if head in ("self", "cls"):
+            # self.helper(...): known when this file defines it or stores a callable there (self.model).
+            if rest in self.functions:
+                return self.returns_unknown(rest)
+            known = rest in PER_RANK_LIBRARY_METHODS or name in self._self_attributes
+            return bool(rest) and "." not in rest and not known
+        if not rest and head in self.functions:
+            return self.returns_unknown(head)
+        if head in self._relative_imports:
+            return True
+        full = self.imports.resolve(name)
+        if head not in self.imports.aliases or full is None:
+            return False  # a builtin, a local callable, a function of this file: its arguments decide
+        return full.split(".")[0] not in LOCAL_COMPUTE_LIBRARIES
+
+    def returns_unknown(self, name: str) -> bool:
+        """What ``name`` returns is not decided by its arguments: every definition of it in this
+        file returns only what unknown calls return (``return self._calculate_rewards(...)``,
+        inherited from a base the linter cannot see), or some of its returns are reduced across
+        ranks and others not (``if world_size < 2: return value`` before an all-reduce)."""
+        if name not in self._unknown:
+            self._unknown[name] = False  # a recursive call reads as known
+            functions = self.functions.get(name, ())
+            returns = [
+                (small.value, self._class_of.get(id(function)))
+                for function in functions
+                for small, _ in self.flow(function).statements
+                if isinstance(small, cst.Return)
+            ]
+            only_unknown = bool(returns) and all(
+                isinstance(value, cst.Call) and self.is_unknown_call(value, cls) for value, cls in returns
+            )
+            states = [state for function in functions for state in self._return_states(function)]
+            mixed = Rank.GLOBAL in states and any(state != Rank.GLOBAL for state in states)
+            self._unknown[name] = only_unknown or mixed
+        return self._unknown[name]
+
+    def returns_global(self, name: str) -> bool:
+        if name not in self._returns:
+            self._returns[name] = False  # a recursive call reads as not global
+            functions = self.functions.get(name, ())
+            self._returns[name] = bool(functions) and all(
+                min(self._return_states(f), default=Rank.NO_DATA) == Rank.GLOBAL for f in functions
+            )
+        return self._returns[name]
+
+    def _return_states(self, function: cst.FunctionDef) -> list[Rank]:
+        flow = self.flow(function)
+        return [
+            flow.state(small.value, line)
+            for small, line in flow.statements
+            if isinstance(small, cst.Return) and small.value is not None
+        ]
+
+
+def _order_of(entry: tuple[int, Binding]) -> int:
+    return entry[0]
+
+
+# Lazy bindings worked out one inside another before the earlier ones are worked out in order.
+_LAZY_DEPTH = 24
+
+
+def _wider(body: Binding, other: Binding) -> tuple[Rank, Binding]:
+    """After ``if``/``else``: the state either arm's binding may hold, and the arm that holds it."""
+    return max(body.state, other.state), (body if body.state >= other.state else other)
+
+
+def _is_own_function_call(call: cst.Call) -> bool:
+    """``helper(x)`` or ``self.helper(x)``: a call that may land on a function of this file."""
+    if isinstance(call.func, cst.Name):
+        return True
+    return isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in ("self", "cls")
+
+
+def _is_torch_distributed(name: str | None) -> bool:
+    # `dist.all_reduce(t)`, `torch.distributed.all_reduce(t)`: the usual spellings.
+    return bool(name) and (name.startswith("torch.distributed.") or name.split(".")[0] == "dist")
+
+
+def _method_or_function(call: cst.Call) -> str | None:
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    if isinstance(call.func, cst.Name):
+        return call.func.value
+    return None
+
+
+def _may_hold_python_number(value: cst.BaseExpression) -> bool:
+    """A value that may be a Python number rather than a tensor: built with ``.item()``,
+    ``.tolist()``, ``int()``/``float()``/``round()``/``max()``/``min()``/``len()``, or integer arithmetic on such."""
+    if isinstance(value, cst.Call):
+        method = _method_or_function(value)
+        if isinstance(value.func, cst.Name) and method in ("int", "float", "round", "max", "min", "len", "sum", "abs"):
+            return True
+        if method in ("item", "tolist"):
+            return True
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        return any(_may_hold_python_number(child) for child in syntax_children(value) if isinstance(child, cst.BaseExpression))
+    return False
+
+
+def _is_python_number(value: cst.BaseExpression | None) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    method = _method_or_function(value)
+    return (isinstance(value.func, cst.Attribute) and method in ("item", "tolist")) or (
+        isinstance(value.func, cst.Name) and method == "float"
+    )
+
+
+def names_in(node: cst.CSTNode) -> list[str]:
+    """Every name and attribute name read in ``node`` (``a.b[c]`` -> ``a``, ``b``, ``c``)."""
+    found: list[str] = []
+    if isinstance(node, cst.Name):
+        found.append(node.value)
+    elif isinstance(node, cst.Attribute):
+        found.append(node.attr.value)
+    for child in syntax_children(node):
+        found.extend(names_in(child))
+    return found
+
+
+def _module_facts(module: cst.Module) -> tuple[frozenset[str], frozenset[str], dict[str, list[cst.Call]]]:
+    """In one walk of the file: the names ``from .utils import helper`` binds (another module of
+    the same project), the ``self.x`` names assigned anywhere (``self.model = model``), and the
+    calls by the name they call (``f(...)``, ``self.f(...)``)."""
+    relative: set[str] = set()
+    assigned: set[str] = set()
+    calls: dict[str, list[cst.Call]] = {}
+
+    class Facts(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.relative and not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    relative.add(dotted_name(alias.asname.name if alias.asname else alias.name) or "")
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                assigned.update(n for n in assigned_names(target.target) if n.startswith("self."))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            assigned.update(n for n in assigned_names(node.target) if n.startswith("self."))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            name = _method_or_function(node)
+            if name is not None:
+                calls.setdefault(name, []).append(node)
+
+    walk.visit(module, Facts())
+    return frozenset(relative), frozenset(assigned), calls

@@ -1,0 +1,351 @@
+"""Which conditions split the ranks: true on some processes of a distributed job, false on others.
+
+Under DDP, DeepSpeed or FSDP every rank runs the same script; a test on the rank itself
+(``accelerator.is_main_process``, ``dist.get_rank() == 0``, ``args.local_rank in (-1, 0)``,
+``trainer.is_world_process_zero()``) sends rank 0 one way and the others another. Code under
+such a test runs on some ranks only: fine for printing and writing files, a hang for anything
+every rank must enter.
+
+Tests all ranks agree on are not rank tests: ``num_processes > 1``, ``local_rank != -1`` (the old
+"is this run distributed?" spelling), ``rank is None``, flags, step counters, ``sync_gradients``.
+
+Names assigned from rank tests or rank indexes (``is_main = rank == 0``, ``rank = dist.get_rank()``,
+``self.is_main = accelerator.is_main_process``) are followed file-wide, when every assignment to
+the name in the file is one.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.core.cst.names import assigned_names, dotted_name, last_attribute
+from trllint.core.source import SourceFile
+
+# Attributes and methods that are true on one rank (or one per node) only.
+RANK_PREDICATES = frozenset(
+    {
+        "is_main_process",  # accelerate's Accelerator / PartialState / AcceleratorState
+        "is_local_main_process",
+        "is_last_process",
+        "is_world_process_zero",  # transformers' Trainer
+        "is_local_process_zero",
+        "is_rank_0",
+        "is_rank_zero",
+        "is_master",
+        "is_master_process",
+        "is_main_rank",
+    }
+)
+# TrainingArguments' `args.should_save` is process_index == 0 (local_process_index per node);
+# the Trainer's `control.should_save` is a flag every rank shares.
+ARGUMENT_PREDICATES = frozenset({"should_save"})
+# Attributes and names that hold this process's rank (a different number on every rank).
+RANK_INDEXES = frozenset(
+    {
+        "process_index",
+        "local_process_index",
+        "rank",
+        "local_rank",
+        "global_rank",
+        "node_rank",
+        "world_rank",
+        "ddp_rank",
+        "ddp_local_rank",
+    }
+)
+# get_rank(), get_local_rank(), mpu.get_data_parallel_rank(): a rank, in the world or a group.
+# get_rank(), get_local_rank(), get_data_parallel_rank(); not get_world_size_and_rank(), whose
+# tuple holds the world size too (torchtune).
+_RANK_CALL = re.compile(r"get_(?!\w*_and_)(?:\w+_)?rank$")
+# os.environ["LOCAL_RANK"], os.getenv("RANK"): set per process by torchrun and accelerate launch.
+_ENVIRONMENT_READS = frozenset({"environ", "getenv"})  # the names every read of one goes through
+_RANK_VARIABLE = re.compile(r"(?:LOCAL_|GLOBAL_|NODE_|GROUP_)?RANK$")
+# Decorators that run the function on some ranks only (accelerate, Lightning).
+MAIN_ONLY_DECORATORS = frozenset(
+    {"on_main_process", "on_local_main_process", "on_last_process", "on_process", "on_local_process", "rank_zero_only"}
+)
+
+# What a file must spell to test the rank at all: every rank fact above starts from one of these
+# (a `get_*rank()` call and the RANK variables spell "rank"/"RANK"; a name bound to a rank test
+# is bound from one). A prefilter part for rules that need a rank test in the file.
+RANK_MARKERS = ("rank", "RANK", *sorted(RANK_PREDICATES | RANK_INDEXES | ARGUMENT_PREDICATES | MAIN_ONLY_DECORATORS))
+
+# A test reduced to the rank fact it checks and the ranks it holds on:
+# `accelerator.is_main_process` -> ("is_main_process", {0}), `rank != 0` -> ("rank", {1, 2}).
+# The ranks are stood for by 0, 1 and 2: the first rank and two others.
+GuardKey = tuple[str, frozenset[int]]
+ALL_RANKS = frozenset({0, 1, 2})
+_FIRST_RANK = frozenset({0})
+_CHECKS = {
+    cst.Equal: lambda r, c: r == c[0],
+    cst.NotEqual: lambda r, c: r != c[0],
+    cst.In: lambda r, c: r in c,
+    cst.NotIn: lambda r, c: r not in c,
+    cst.LessThan: lambda r, c: r < c[0],
+    cst.LessThanEqual: lambda r, c: r <= c[0],
+    cst.GreaterThan: lambda r, c: r > c[0],
+    cst.GreaterThanEqual: lambda r, c: r >= c[0],
+}
+_MIRRORED = {
+    cst.LessThan: cst.GreaterThan,
+    cst.GreaterThan: cst.LessThan,
+    cst.LessThanEqual: cst.GreaterThanEqual,
+    cst.GreaterThanEqual: cst.LessThanEqual,
+}
+
+
+class RankFacts:
+    """The rank tests of one file (built once per file, ``RankFacts.of``)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self._index_names: set[str] = set()
+        self._index_tails: set[str] = set()  # the last part of each index name
+        self._predicate_names: set[str] = set()
+        self._predicate_tails: set[str] = set()
+        self._follow_assignments(module)
+
+    @classmethod
+    def of(cls, source: SourceFile) -> RankFacts:
+        from trllint.semantic.model import SemanticModel
+
+        return SemanticModel.of(source).rank_tests
+
+    # ---- questions ----------------------------------------------------------------------
+
+    def splits_ranks(self, test: cst.BaseExpression) -> bool:
+        """True when ``test`` may be true on some ranks and false on others."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.splits_ranks(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            return self.splits_ranks(test.left) or self.splits_ranks(test.right)
+        if isinstance(test, cst.Comparison):
+            return self._comparison_splits(test)
+        if self.is_rank_predicate(test):
+            return True
+        return self.reads_rank_index(test)  # `if rank:` is `rank != 0`
+
+    def only_rank_tests(self, test: cst.BaseExpression) -> bool:
+        """True when every operand of ``test`` (through ``not``/``and``/``or``) splits the ranks:
+        running what it guards on every rank changes nothing but which ranks run it."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.only_rank_tests(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            return self.only_rank_tests(test.left) and self.only_rank_tests(test.right)
+        return self.splits_ranks(test)
+
+    def is_rank_predicate(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Call):
+            return not node.args and last_attribute(dotted_name(node.func)) in RANK_PREDICATES
+        name = dotted_name(node)
+        if name is None:
+            return False
+        parts = name.split(".")
+        if parts[-1] in ARGUMENT_PREDICATES:
+            return len(parts) > 1 and parts[-2].endswith("args")  # args, training_args, self.args
+        return parts[-1] in RANK_PREDICATES or name in self._predicate_names
+
+    def reads_rank_index(self, node: cst.CSTNode) -> bool:
+        """True when ``node`` reads this process's rank anywhere inside it."""
+        if isinstance(node, cst.Name):
+            return node.value in RANK_INDEXES or node.value in self._index_names
+        if isinstance(node, cst.Attribute):
+            # The dotted name only when the last part could match (most attributes cannot).
+            tail = node.attr.value
+            if (tail in RANK_INDEXES or tail in self._index_tails) and (
+                (name := dotted_name(node)) is not None and (tail in RANK_INDEXES or name in self._index_names)
+            ):
+                return True
+        if isinstance(node, cst.Call):
+            called = last_attribute(dotted_name(node.func)) or ""
+            if _RANK_CALL.match(called) or _is_rank_variable_read(node):
+                return True
+        if isinstance(node, cst.Subscript) and _is_rank_variable_read(node):
+            return True
+        if isinstance(node, (cst.Lambda, cst.BaseString)):
+            return False
+        return any(self.reads_rank_index(child) for child in walk.syntax_children(node))
+
+    def guard_key(self, test: cst.BaseExpression) -> GuardKey | None:
+        """The rank fact ``test`` checks and the ranks it holds on, so that ``if not is_main:`` pairs
+        with ``if is_main:`` and ``local_rank not in [-1, 0]`` with ``local_rank == 0``."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.guard_key(test.expression)
+            return (inner[0], ALL_RANKS - inner[1]) if inner is not None else None
+        if self.is_rank_predicate(test):
+            function = test.func if isinstance(test, cst.Call) else test
+            name = dotted_name(function) or ""
+            return (name if name in self._predicate_names else last_attribute(name) or name, _FIRST_RANK)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            target = test.comparisons[0]
+            holds = self._holds_on(test)
+            if holds is not None:
+                rank = test.left if self.reads_rank_index(test.left) else target.comparator
+                return (last_attribute(_text(rank)) or "", holds)
+            positive = isinstance(target.operator, (cst.Equal, cst.Is))
+            if positive or isinstance(target.operator, (cst.NotEqual, cst.IsNot)):
+                left, right = _text(test.left), _text(target.comparator)
+                if left is not None and right is not None:
+                    return (f"{left}=={right}", _FIRST_RANK if positive else ALL_RANKS - _FIRST_RANK)
+        return None
+
+    @staticmethod
+    def main_only_decorator(function: cst.FunctionDef) -> str | None:
+        """The decorator that runs ``function`` on some ranks only (``on_main_process``), if any."""
+        for decorator in function.decorators:
+            node = decorator.decorator
+            name = last_attribute(dotted_name(node.func if isinstance(node, cst.Call) else node))
+            if name in MAIN_ONLY_DECORATORS:
+                return name
+        return None
+
+    # ---- comparisons ------------------------------------------------------------------------
+
+    def _comparison_splits(self, test: cst.Comparison) -> bool:
+        operands = [test.left, *(target.comparator for target in test.comparisons)]
+        if not any(self.reads_rank_index(o) or self.is_rank_predicate(o) for o in operands):
+            return False
+        target = test.comparisons[0]
+        if len(test.comparisons) == 1 and isinstance(target.operator, (cst.Is, cst.IsNot)):
+            return not any(isinstance(o, cst.Name) and o.value == "None" for o in operands)
+        holds = self._holds_on(test)
+        # Ranks are 0, 1, 2, ... (-1 without distribution): a test that cannot tell them apart
+        # (`local_rank != -1`, `rank >= 0`) holds on every rank or on none.
+        return holds is None or holds not in (frozenset(), ALL_RANKS)
+
+    def _holds_on(self, test: cst.Comparison) -> frozenset[int] | None:
+        """Which of the ranks 0, 1 and 2 a rank-against-integers test holds on (None: not such a test)."""
+        if len(test.comparisons) != 1:
+            return None
+        target = test.comparisons[0]
+        rank, other, flipped = test.left, target.comparator, False
+        if not self.reads_rank_index(rank):
+            rank, other, flipped = other, rank, True
+        if not self.reads_rank_index(rank) or _text(rank) is None:
+            return None  # `rank % 8 == 0`, `int(os.environ["RANK"]) + 1 == n`: some arithmetic on it
+        constants = _integer_constants(other)
+        if constants is None:
+            return None
+        operator = type(target.operator)
+        if flipped:  # `0 < rank` reads as `rank > 0`
+            operator = _MIRRORED.get(operator, operator)
+        check = _CHECKS.get(operator)
+        if check is None or (len(constants) != 1 and operator not in (cst.In, cst.NotIn)):
+            return None
+        return frozenset(r for r in sorted(ALL_RANKS) if check(r, constants))
+
+    # ---- names bound to rank tests ----------------------------------------------------------
+
+    def _add_index(self, name: str) -> None:
+        self._index_names.add(name)
+        self._index_tails.add(name.rsplit(".", 1)[-1])
+
+    def _may_test_ranks(self, names: frozenset[str]) -> bool:
+        """Whether an expression reading these names (and attribute names) may read the rank or
+        test it: each way ``reads_rank_index`` and ``is_rank_predicate`` match goes through a name
+        whose last part this checks."""
+        return any(
+            name in RANK_INDEXES or name in RANK_PREDICATES or name in ARGUMENT_PREDICATES
+            or name in self._index_tails or name in self._predicate_tails or name in _ENVIRONMENT_READS
+            or _RANK_CALL.match(name)
+            for name in names
+        )
+
+    def _follow_assignments(self, module: cst.Module) -> None:
+        assignments: dict[str, list[cst.BaseExpression]] = {}
+
+        class Assignments(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for target in node.targets:
+                    for name in assigned_names(target.target, unnamed=""):
+                        if name:
+                            # A tuple target's elements are not the value: they read as unknown.
+                            value = node.value if isinstance(target.target, (cst.Name, cst.Attribute)) else None
+                            assignments.setdefault(name, []).append(value)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                if node.value is not None:
+                    for name in assigned_names(node.target):
+                        assignments.setdefault(name, []).append(node.value)
+
+        walk.visit(module, Assignments())
+        # `bar = tqdm(..., disable=not accelerator.is_main_process)`: a disabled bar never counts,
+        # so `bar.n` is the step on rank 0 and 0 elsewhere (transformers#31532).
+        for name, values in assignments.items():
+            if all(v is not None and _progress_bar_disabled_by_rank(v, self) for v in values):
+                self._add_index(f"{name}.n")
+        # Two rounds follow `rank = dist.get_rank()` then `is_main = rank == 0`; a second round
+        # after a first that found nothing would find nothing either.
+        mentioned = {id(v): walk.identifiers(v) for values in assignments.values() for v in values if v is not None}
+        for _ in range(2):
+            known = len(self._index_names) + len(self._predicate_names)
+            for name, values in assignments.items():
+                if all(v is not None and self._may_test_ranks(mentioned[id(v)]) for v in values):
+                    if all(_is_index_value(v) and self.reads_rank_index(v) for v in values):  # type: ignore[arg-type]
+                        self._add_index(name)
+                    elif all(self.splits_ranks(v) for v in values):  # type: ignore[arg-type]
+                        self._predicate_names.add(name)
+                        self._predicate_tails.add(name.rsplit(".", 1)[-1])
+            if len(self._index_names) + len(self._predicate_names) == known:
+                break
+
+
+def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:
+    if not (isinstance(value, cst.Call) and last_attribute(dotted_name(value.func)) in ("tqdm", "trange")):
+        return False
+    disable = next((a for a in value.args if a.keyword is not None and a.keyword.value == "disable"), None)
+    return disable is not None and ranks.splits_ranks(disable.value)
+
+
+def _is_index_value(value: cst.BaseExpression) -> bool:
+    """`dist.get_rank()`, `int(os.environ["RANK"])`, `args.local_rank`: the rank itself, not a test on it."""
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("int", "str") and value.args:
+        value = value.args[0].value
+    return not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
+
+
+def _is_rank_variable_read(node: cst.CSTNode) -> bool:
+    """``os.environ["LOCAL_RANK"]``, ``os.environ.get("RANK")``, ``os.getenv("LOCAL_RANK", 0)``."""
+    key: cst.BaseExpression | None = None
+    if isinstance(node, cst.Subscript) and dotted_name(node.value) in ("os.environ", "environ"):
+        element = node.slice[0].slice if len(node.slice) == 1 else None
+        key = element.value if isinstance(element, cst.Index) else None
+    elif isinstance(node, cst.Call) and node.args:
+        called = dotted_name(node.func)
+        if called in ("os.environ.get", "environ.get", "os.getenv", "getenv"):
+            key = node.args[0].value
+    return isinstance(key, cst.SimpleString) and bool(_RANK_VARIABLE.match(str(key.evaluated_value)))
+
+
+def _integer_constants(node: cst.BaseExpression) -> list[int] | None:
+    """The integers of ``0``, ``-1``, ``(-1, 0)`` or ``[0]``; None for anything else."""
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        values: list[int] = []
+        for element in node.elements:
+            inner = _integer_constants(element.value)
+            if inner is None or len(inner) != 1:
+                return None
+            values.extend(inner)
+        return values
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _integer_constants(node.expression)
+        return [-v for v in inner] if inner is not None and len(inner) == 1 else None
+    if isinstance(node, cst.Integer):
+        return [int(node.evaluated_value)]
+    return None
+
+
+def _text(node: cst.BaseExpression) -> str | None:
+    name = dotted_name(node)
+    if name is not None:
+        return name
+    if isinstance(node, cst.Integer):
+        return node.value
+    if isinstance(node, cst.Call) and not node.args:
+        inner = dotted_name(node.func)
+        return f"{inner}()" if inner else None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return f"-{node.expression.value}"
+    return None

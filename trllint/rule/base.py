@@ -1,0 +1,243 @@
+"""The contract between the engine and a rule.
+
+A rule is a small declarative class, in the manner of Fixit: its code, name, message, fix
+availability and the tokens it cannot match without are class attributes; the logic lives in a
+few LibCST ``visit_*`` methods that call :meth:`Rule.report`. The engine runs every selected rule
+over one parse of a file in one batched traversal. A rule that reads files other than Python
+(dependency lists, say) implements :meth:`Rule.lint_text` instead of, or beside, its visitors.
+
+Rules do no I/O, and nothing in the engine knows any single rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar, Iterator, Literal, Sequence
+
+import libcst as cst
+from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvider
+
+# Rules import the data types and the prefilter parts from here (``from trllint.rule.base import
+# Edit, Fix, Rule, AnyOf``); each is defined in its own module.
+from trllint.core.findings import Applicability, Edit, Finding, Fix
+from trllint.core.cst.private import UNDEFINED_DEFAULT, CodegenState, generate_code
+from trllint.rule.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
+from trllint.core.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, check_declaration, token_present
+from trllint.core.cst.parents import ParentProvider
+from trllint.core.positions import positions_of
+from trllint.core.source import SourceFile
+
+__all__ = [
+    "AllOf", "AnyOf", "Applicability", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "Setting",
+    "Reached", "Token", "token_present",
+]
+
+Fixable = Literal["never", "sometimes", "always"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A rule setting read from ``[tool.trllint]``; ``kind`` is the Python type of its value."""
+
+    kind: type
+    default: Any
+    help: str = ""
+    item_kind: type | None = None  # for lists: the type of each element
+
+
+# The project's line length, for rules whose fixes wrap what they insert. trllint.app.config fills it
+# from [tool.trllint], else [tool.ruff], else [tool.black] (Ruff's and Black's default: 88).
+LINE_LENGTH_SETTING = Setting(int, 88, "the longest line a fix may write; longer inserted calls are wrapped")
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Base class of every rule. Subclasses set the class attributes below."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    fixable: ClassVar[Fixable] = "never"
+    # What a file must spell to be worth parsing for this rule: AnyOf(...) or AllOf(AnyOf(...), ...)
+    # (trllint.core.prefilter). None: always run. The prefilter must never change results.
+    prefilter: ClassVar[Prefilter | None] = None
+    # File names (fnmatch patterns) this rule reads; Python rules keep the default.
+    file_patterns: ClassVar[tuple[str, ...]] = ("*.py",)
+    settings_schema: ClassVar[dict[str, Setting]] = {}
+    # The name the file is linted as (its base name, or --stdin-filename's), set before lint_text
+    # runs: a rule that reads several kinds of text file tells them apart by it.
+    filename: str = ""
+
+    # A rule that asks the shared context (trllint.semantic.context) adds its providers:
+    # ``METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)``.
+    METADATA_DEPENDENCIES: ClassVar[Sequence[Any]] = POSITION_METADATA
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_declaration(cls.__name__, cls.prefilter)
+        if "prefilter_settings" in vars(cls):
+            raise TypeError(
+                f"{cls.__name__}.prefilter_settings is gone: name the setting in the AnyOf it extends, "
+                'AnyOf(..., setting="my-setting") (docs/adding-a-rule.md, Prefilters)'
+            )
+
+    def __init__(self, source: SourceFile, settings: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.settings = {key: s.default for key, s in self.settings_schema.items()}
+        self.settings.update(settings or {})
+        self.findings: list[Finding] = []
+        self._wrapper: Any = None
+
+    def release(self) -> None:
+        """Drop the rule's state once the engine has taken its findings: it holds the tree, and
+        bound methods of itself, so that only the collector could free it otherwise."""
+        self.__dict__.clear()
+
+    # ---- metadata: positions only for the files that need them ------------------------
+
+    @contextmanager
+    def resolve(self, wrapper: Any) -> Iterator[None]:
+        # Parents are computed on first use (get_metadata), once per file; positions are placed
+        # per node (_position).
+        self._wrapper = wrapper
+        self.metadata = {
+            key: resolve_provider(wrapper, key)
+            for key in self.get_inherited_dependencies()
+            if key not in LAZY_METADATA
+        }
+        try:
+            yield
+        finally:
+            self.metadata = {}
+            self._wrapper = None
+
+    def get_metadata(self, key: Any, node: cst.CSTNode, default: Any = UNDEFINED_DEFAULT) -> Any:
+        if key in POSITION_METADATA:
+            return self._position(key, node, default)
+        if key is ParentProvider and key not in self.metadata:
+            self.metadata[key] = self._parents()
+        if key in LAZY_METADATA and key not in self.metadata and self._wrapper is not None:
+            self.metadata[key] = resolve_provider(self._wrapper, key)
+        return super().get_metadata(key, node, default)
+
+    def _position(self, key: Any, node: cst.CSTNode, default: Any) -> Any:
+        # Placed per node, once per file for every rule (trllint.core.positions), never by LibCST's
+        # providers, which generate the whole module's code for each of them.
+        positions = positions_of(self.source, self._parents)
+        try:
+            if key is PositionProvider:
+                return positions.syntactic(node)
+            return positions.whitespace_inclusive(node)
+        except KeyError:
+            if default is UNDEFINED_DEFAULT:
+                raise
+            return default
+
+    def _parents(self) -> Any:
+        # One map per file, shared by every rule and the file's semantic model.
+        from trllint.semantic.model import SemanticModel
+
+        return SemanticModel.of(self.source).parents
+
+    # ---- what the engine asks of a rule class -------------------------------------------
+
+    @classmethod
+    def reads_file(cls, filename: str) -> bool:
+        return any(fnmatch.fnmatch(filename, pattern) for pattern in cls.file_patterns)
+
+    @classmethod
+    def may_match(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool:
+        """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)."""
+        return cls.prefilter is None or cls.prefilter.holds(text, settings or {}, source)
+
+    def lint_text(self) -> None:
+        """Check a file that is not Python source (override in rules that read such files)."""
+
+    # ---- what a rule calls -----------------------------------------------------------
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        *,
+        fix: Fix | None = None,
+    ) -> None:
+        position = self.get_metadata(PositionProvider, node)
+        self.report_at(
+            position.start.line,
+            position.start.column,
+            position.end.line,
+            position.end.column,
+            message,
+            fix=fix,
+        )
+
+    def report_at(
+        self,
+        line: int,
+        column: int,
+        end_line: int,
+        end_column: int,
+        message: str | None = None,
+        *,
+        fix: Fix | None = None,
+    ) -> None:
+        """Report at 1-based lines and 0-based columns (LibCST's convention)."""
+        self.findings.append(
+            Finding(
+                code=self.code,
+                name=self.name,
+                message=message or self.message,
+                path=self.source.display_path,
+                line=line,
+                column=column + 1,
+                end_line=end_line,
+                end_column=end_column + 1,
+                fix=fix.located(self.source) if fix is not None else None,
+            )
+        )
+
+    def replace(self, old: cst.CSTNode, new: cst.CSTNode) -> Edit:
+        """An edit that swaps ``old`` for ``new``, rendered with the module's whitespace settings."""
+        start, end = self.span_of(old)
+        return Edit(start, end, self.source.module.code_for_node(new))
+
+    def replace_statement(self, old: cst.BaseStatement, new: cst.BaseStatement) -> Edit:
+        """An edit that swaps statement ``old`` for ``new``, rendered at ``old``'s indentation.
+
+        Only ``new`` is rendered (never the whole module), so a rule that fixes many statements
+        of a file pays for each statement once."""
+        module = self.source.module
+        parents = self._parents()
+        indents: list[str] = []
+        parent = parents.get(old)
+        while parent is not None:
+            if isinstance(parent, cst.IndentedBlock):
+                indents.append(module.default_indent if parent.indent is None else parent.indent)
+            parent = parents.get(parent)
+        indents.reverse()
+        state = CodegenState(
+            default_indent=module.default_indent, default_newline=module.default_newline, indent_tokens=indents
+        )
+        generate_code(new, state)
+        start, end = self.span_of(old)
+        return Edit(start, end, "".join(state.tokens))
+
+    def insert_before(self, node: cst.CSTNode, text: str) -> Edit:
+        start, _ = self.span_of(node)
+        return Edit(start, start, text)
+
+    def span_of(self, node: cst.CSTNode) -> tuple[int, int]:
+        """Character offsets of everything ``node`` renders, its own whitespace included."""
+        position = self.get_metadata(WhitespaceInclusivePositionProvider, node)
+        return (
+            self.source.offset(position.start.line, position.start.column),
+            self.source.offset(position.end.line, position.end.column),
+        )
+
+    @staticmethod
+    def fix(*edits: Edit, unsafe: bool = False, reason: str | None = None) -> Fix:
+        """A fix of these edits; ``reason`` (why it may fail or change a number) makes it unsafe."""
+        return Fix(tuple(edits), "unsafe" if unsafe or reason else "safe", reason)

@@ -1,0 +1,60 @@
+"""The rules of a run with their settings, and which of them read a given file."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trllint.rule.base import Rule
+
+
+@dataclass
+class RuleSet:
+    """The rules of a run with their settings, ready to instantiate per file."""
+
+    rules: list[type[Rule]]
+    settings: dict[str, Any] = field(default_factory=dict)
+    # per-file-ignores: (glob relative to root, codes it switches off)
+    per_file_ignores: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    root: Path = field(default_factory=Path.cwd)
+    # Off only to prove the prefilter changes nothing (tests, TRLLINT_NO_PREFILTER=1): every rule
+    # then parses every file it reads.
+    use_prefilter: bool = field(default_factory=lambda: os.environ.get("TRLLINT_NO_PREFILTER", "") in ("", "0"))
+
+    def file_patterns(self) -> tuple[str, ...]:
+        # Python files are always read: one that does not parse is a TRL000 whatever is selected.
+        patterns: list[str] = ["*.py"]
+        for rule in self.rules:
+            patterns.extend(p for p in rule.file_patterns if p not in patterns)
+        return tuple(patterns)
+
+    def for_file(self, path: str, filename: str, text: str, source: Any = None) -> list[type[Rule]]:
+        """``source``: the SourceFile, when a rule's prefilter may ask about the file's project."""
+        ignored = self.codes_ignored_for(path)
+        return [
+            r
+            for r in self.rules
+            if r.code not in ignored
+            and r.reads_file(filename)
+            and (not self.use_prefilter or r.may_match(text, self.settings_for(r), source))
+        ]
+
+    def codes_ignored_for(self, path: str) -> frozenset[str]:
+        if not self.per_file_ignores:
+            return frozenset()
+        try:
+            relative = Path(path).resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            relative = Path(path).as_posix()
+        name = Path(path).name
+        ignored: set[str] = set()
+        for pattern, codes in self.per_file_ignores:
+            if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern):
+                ignored |= codes
+        return frozenset(ignored)
+
+    def settings_for(self, rule: type[Rule]) -> dict[str, Any]:
+        return {k: v for k, v in self.settings.items() if k in rule.settings_schema}

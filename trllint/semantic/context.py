@@ -1,0 +1,95 @@
+"""Where a node sits: its function, its class, and whether that class is a Trainer. Which
+accelerator a fix may call there is ``trllint.facts.accelerators.accelerator_at``.
+
+Built on parent links (``trllint.core.cst.parents``, LibCST's ParentNodeProvider without its
+cost) instead of the scope and qualified-name providers, which cost several times the parse.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import libcst as cst
+
+from trllint.core.cst.names import ImportMap, dotted_name
+from trllint.core.cst.parents import ParentProvider
+from trllint.core.source import SourceFile
+
+# Metadata a rule must declare to use this module.
+CONTEXT_METADATA = (ParentProvider,)
+
+DEFAULT_STEP_METHODS = ("training_step", "compute_loss", "prediction_step", "evaluation_step")
+
+
+def imports_of(source: SourceFile) -> ImportMap:
+    """The module's imports, computed once per file however many rules ask."""
+    from trllint.semantic.model import SemanticModel
+
+    return SemanticModel.of(source).imports
+
+
+class NodeContext:
+    """Answers "where is this node?" for one rule instance (``rule.get_metadata`` underneath)."""
+
+    def __init__(self, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], source: SourceFile) -> None:
+        self._parent_of = parent_of
+        self.source = source
+
+    @classmethod
+    def of(cls, rule) -> NodeContext:
+        return cls(lambda node: rule.get_metadata(ParentProvider, node, None), rule.source)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        parent = self._parent_of(node)
+        while parent is not None:
+            yield parent
+            parent = self._parent_of(parent)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parent_of(node)
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return ancestor
+        return None
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        """The class whose method (directly) holds ``node``."""
+        function = self.enclosing_function(node)
+        if function is None:
+            return None
+        for ancestor in self.ancestors(function):
+            if isinstance(ancestor, cst.ClassDef):
+                return ancestor
+            if isinstance(ancestor, cst.FunctionDef):
+                return None  # a nested function: not a method
+        return None
+
+    def enclosing_statement(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        for ancestor in [node, *self.ancestors(node)]:
+            if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return ancestor  # type: ignore[return-value]
+        return None
+
+
+def is_trainer_class(cls: cst.ClassDef) -> bool:
+    """A subclass of transformers' Trainer or one of TRL's (DPOTrainer, GRPOTrainer, ...)."""
+    for base in cls.bases:
+        name = dotted_name(base.value)
+        if name and name.rsplit(".", 1)[-1].endswith("Trainer"):
+            return True
+    return False
+
+
+def step_methods(settings: dict) -> tuple[str, ...]:
+    extra = tuple(settings.get("training-step-methods", ()))
+    return DEFAULT_STEP_METHODS + extra
+
+
+def methods_of(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    if not isinstance(cls.body, cst.IndentedBlock):
+        return {}
+    return {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+
+

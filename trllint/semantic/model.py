@@ -1,0 +1,231 @@
+"""The semantic model of one file: every fact several questions need, computed once, typed.
+
+Rules ask the model instead of walking the tree by hand, and no rule keeps a string-keyed cache:
+a fact is a member here (imports, rank flows, rank tests, accelerator names, wrapping, per-class
+facts), or a rule's own fact computed once per file through :meth:`SemanticModel.once`.
+
+Facts that span modules (a helper imported from another module of the project, a base class in
+another file) come from the project index (``trllint.semantic.project.index``) through
+:attr:`SemanticModel.project`: summaries of the modules this file imports, never of the paths
+that happen to be linted with it.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, matches
+from trllint.core.source import SourceFile
+
+if TYPE_CHECKING:
+    from trllint.semantic.context import NodeContext
+    from trllint.facts.rank_flow import _FileRankFacts
+    from trllint.facts.nullness import NullnessAnalysis
+    from trllint.core.cst.parents import ParentMap
+    from trllint.semantic.project.index import ProjectView
+    from trllint.facts.ranks import RankFacts
+    from trllint.facts.wrapping import Wrapping, WrappingFacts
+    from trllint.core.prefilter import AnyOf
+
+T = TypeVar("T")
+
+
+class ClassFacts:
+    """What the methods of one class assign, read once per class however many findings ask."""
+
+    def __init__(self, cls: cst.ClassDef, imports: ImportMap) -> None:
+        self.cls = cls
+        self._imports = imports
+
+    @cached_property
+    def names_assigned(self) -> frozenset[str]:
+        """Every name (``x``, ``self.x``, ``self.model.config.x``) an assignment in the class binds."""
+        from trllint.facts.wrapping import names_assigned_in
+
+        return frozenset(names_assigned_in(self.cls))
+
+    @cached_property
+    def self_attributes(self) -> dict[str, bool]:
+        """``self.x`` names assigned in the class's methods -> whether the value is an accelerator."""
+        found: dict[str, bool] = {}
+        imports = self._imports
+
+        class Assignments(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for target in node.targets:
+                    for name in assigned_names(target.target):
+                        if name.startswith("self.") and name.count(".") == 1:
+                            is_accelerator = isinstance(node.value, cst.Call) and matches(
+                                imports.resolve(call_name(node.value)), "accelerate.Accelerator", "Accelerator"
+                            )
+                            found[name] = found.get(name, False) or is_accelerator
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                if node.name.value == "accelerator" and node.decorators:  # @property def accelerator
+                    found["self.accelerator"] = True
+
+        walk.visit(self.cls, Assignments())
+        return found
+
+
+class SemanticModel:
+    """Facts about one parsed file. ``SemanticModel.of(source)`` returns the file's one model."""
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+        self._classes: dict[int, ClassFacts] = {}
+        self._wrapping: dict[tuple[str, ...], WrappingFacts] = {}
+        self._once: dict[tuple[Any, ...], Any] = {}
+
+    @classmethod
+    def of(cls, source: SourceFile) -> SemanticModel:
+        if source.model is None:
+            source.model = cls(source)
+        return source.model
+
+    def release(self) -> None:
+        """Forget every fact (``SourceFile.release``); the model is not asked again."""
+        flows = self.__dict__.get("rank_flows")
+        if flows is not None:
+            flows.release()
+        self.__dict__.clear()
+
+    # ---- this file ----------------------------------------------------------------------
+
+    @cached_property
+    def imports(self) -> ImportMap:
+        return ImportMap.of(self.source.module)
+
+    @cached_property
+    def runs_distributed(self) -> bool:
+        """The file uses accelerate, torch.distributed or DeepSpeed, or subclasses a Trainer."""
+        from trllint.facts.rank_flow import file_runs_distributed
+
+        return file_runs_distributed(self.source, self.imports)
+
+    @cached_property
+    def rank_flows(self) -> _FileRankFacts:
+        """Per-scope rank flows, and which of the file's functions return a gathered value."""
+        from trllint.facts.rank_flow import _FileRankFacts
+
+        return _FileRankFacts(self.source)
+
+    @cached_property
+    def rank_tests(self) -> RankFacts:
+        """Which names hold a rank index or a rank predicate (``is_main = rank == 0``)."""
+        from trllint.facts.ranks import RankFacts
+
+        return RankFacts(self.source.module)
+
+    @cached_property
+    def accelerator_names(self) -> frozenset[str]:
+        """Names assigned an accelerator anywhere in the file."""
+        from trllint.facts.accelerators import names_bound_to_accelerators
+
+        return frozenset(names_bound_to_accelerators(self.source.module, self.imports))
+
+    def wrapping(self, step_methods: tuple[str, ...]) -> WrappingFacts:
+        """Which model reads may see a wrapped model, for this set of training-step methods."""
+        if step_methods not in self._wrapping:
+            from trllint.facts.wrapping import compute_wrapping
+
+            self._wrapping[step_methods] = compute_wrapping(self, step_methods)
+        return self._wrapping[step_methods]
+
+    def class_facts(self, cls: cst.ClassDef) -> ClassFacts:
+        if id(cls) not in self._classes:
+            self._classes[id(cls)] = ClassFacts(cls, self.imports)
+        return self._classes[id(cls)]
+
+    def once(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+        """``compute()``, once per file for ``key``: a fact of one rule or one analysis. The key
+        starts with the function that defines the fact (``(summarise_sinks, settings)``), so two
+        facts cannot collide and the cache is not keyed by strings."""
+        if key not in self._once:
+            self._once[key] = compute()
+        return self._once[key]
+
+    # ---- where a node sits ---------------------------------------------------------------
+
+    @cached_property
+    def parents(self) -> ParentMap:
+        """Each node's parent; the same map the rules' ParentProvider answers from."""
+        from trllint.core.cst.parents import parent_map
+
+        return parent_map(self.source.module)
+
+    @cached_property
+    def context(self) -> NodeContext:
+        from trllint.semantic.context import NodeContext
+
+        return NodeContext(self.parents.get, self.source)
+
+    # ---- typed questions ---------------------------------------------------------------------
+
+    def is_global(self, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
+        """``expr``, read at ``at``, holds the same value on every rank (reduced or gathered)."""
+        from trllint.facts.rank_flow import Rank
+
+        scope = self.context.enclosing_function(at) or self.source.module
+        return self.rank_flows.flow(scope).state(expr, at) == Rank.GLOBAL
+
+    @cached_property
+    def nullness(self) -> NullnessAnalysis:
+        from trllint.facts.nullness import NullnessAnalysis
+
+        return NullnessAnalysis(self.parents.get, self.source.module)
+
+    def may_be_none(self, name: str, at: cst.CSTNode) -> bool:
+        """``name`` (or ``self.x``, through its aliases) may be None when ``at`` runs."""
+        return self.nullness.is_possibly_none(name, at)
+
+    def is_wrapped(self, read: cst.Attribute, step_methods: tuple[str, ...]) -> Wrapping | None:
+        """The wrapping that may reach the model ``read`` reads a member of, with its kind."""
+        return self.wrapping(step_methods).at(read)
+
+    def accelerator_at(self, node: cst.CSTNode) -> str | None:
+        """The accelerator a fix may name at ``node``: bound on every path before it, or None."""
+        from trllint.facts.accelerators import accelerator_at
+
+        return accelerator_at(node, self.context)
+
+    # ---- other modules of the project -----------------------------------------------------
+
+    @cached_property
+    def project(self) -> ProjectView | None:
+        """This file's view of its project: the modules it imports, summarised. None for text
+        that is no file of a project (standard input, a rule case held in memory)."""
+        from trllint.semantic.project.index import ProjectView
+
+        return ProjectView.for_source(self.source)
+
+    def project_reaches(self, tokens: AnyOf, *, calls: bool = True, reading: frozenset[str] | None = None) -> bool:
+        """Some module of the project that this file's calls (unless ``calls`` is False) or
+        classes' bases (with ``reading``, see ``outline.class_bases``) lead to spells one of
+        ``tokens`` (:meth:`ProjectView.reaches`): asked before LibCST parses the file
+        (a prefilter's :class:`~trllint.core.prefilter.Reached`), so of CPython's tree. A file CPython
+        cannot parse is let through: its syntax error is reported by the rule's run."""
+        from trllint.semantic.project.outline import calls_of, class_bases
+        from trllint.core.syntax import cpython_tree
+
+        def compute() -> bool:
+            tree = cpython_tree(self.source)
+            if tree is None:
+                return self.source.path is not None
+            view = self.project
+            if view is None:
+                return False
+            called = calls_of(self.source.text, view.project_names()) if calls else set()
+            return view.reaches(tokens, called, class_bases(tree, self.source.lines, reading))
+
+        return self.once((SemanticModel.project_reaches, tokens, calls, reading), compute)
+
+    def consulted_modules(self) -> dict[str, str]:
+        """The project modules whose summaries this file's answers read (path -> content hash);
+        empty when no question reached the project (the view is not made just to ask)."""
+        view = self.__dict__.get("project")  # a cached_property not yet computed is absent
+        return {str(path): digest for path, digest in view.consulted.items()} if view is not None else {}

@@ -1,0 +1,165 @@
+"""A module's outline: what it imports and which functions, classes, bases and methods it defines.
+
+The outline is read from CPython's ``ast``, which parses about ten times faster than LibCST: it is
+all the project index needs to follow an import, a re-export or a base class to the module that
+defines a name. Only that module's own facts (a :class:`~trllint.semantic.project.summaries.ModuleSummary`)
+cost a LibCST parse, and only when its text spells what the question is about.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    """``from <module> import <name>`` (``level`` dots before the module) or ``import <module>``."""
+
+    module: str
+    level: int = 0
+    name: str | None = None
+
+    def to_json(self) -> list:
+        return [self.module, self.level, self.name]
+
+    @classmethod
+    def from_json(cls, data: list) -> ImportRef:
+        return cls(data[0], data[1], data[2])
+
+
+@dataclass(frozen=True)
+class ClassOutline:
+    bases: tuple[str, ...]
+    methods: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ModuleOutline:
+    imports: dict[str, ImportRef]
+    functions: frozenset[str]
+    classes: dict[str, ClassOutline]
+
+
+def outline_of(tree: ast.Module) -> ModuleOutline:
+    classes = {
+        s.name: ClassOutline(
+            tuple(name for name in map(dotted, s.bases) if name),
+            tuple(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))),
+        )
+        for s in tree.body
+        if isinstance(s, ast.ClassDef)
+    }
+    functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return ModuleOutline(module_imports(tree), functions, classes)
+
+
+def module_imports(tree: ast.Module) -> dict[str, ImportRef]:
+    """Local name -> where it comes from, for the module-level imports (relative ones included),
+    those under a module-level ``if`` or ``try`` (``try: import x except ImportError: ...``) too."""
+    found: dict[str, ImportRef] = {}
+
+    def collect(statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            if isinstance(statement, ast.ImportFrom):
+                for alias in statement.names:
+                    if alias.name != "*":
+                        found[alias.asname or alias.name] = ImportRef(statement.module or "", statement.level, alias.name)
+            elif isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    if alias.asname is not None:
+                        found[alias.asname] = ImportRef(alias.name)
+                    else:
+                        top = alias.name.split(".")[0]
+                        found.setdefault(top, ImportRef(top))
+            elif isinstance(statement, ast.If):
+                collect(statement.body)
+                collect(statement.orelse)  # an `elif` is an `if` here
+            elif isinstance(statement, ast.Try):
+                collect(statement.body)
+                for handler in statement.handlers:
+                    collect(handler.body)
+                collect(statement.orelse)
+
+    collect(tree.body)
+    return found
+
+
+def dotted(expression: ast.expr) -> str | None:
+    """``a.b.c`` for a name or a chain of attributes on one, else None."""
+    parts: list[str] = []
+    while isinstance(expression, ast.Attribute):
+        parts.append(expression.attr)
+        expression = expression.value
+    if not isinstance(expression, ast.Name):
+        return None
+    parts.append(expression.id)
+    return ".".join(reversed(parts))
+
+
+def calls_of(text: str, heads: Iterable[str]) -> set[str]:
+    """The dotted names called in ``text`` (``helper``, ``utils.helper``) whose first part is one
+    of ``heads``, read from the text alone: a call in a comment or a string counts too, which
+    only ever means more modules looked at, never fewer."""
+    names = sorted(heads, key=len, reverse=True)
+    if not names:
+        return set()
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")((?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
+    return {match.group(1) + re.sub(r"\s+", "", match.group(2)) for match in pattern.finditer(text)}
+
+
+def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | None = None) -> set[str]:
+    """The bases of the module's classes (nested ones too), as written.
+
+    ``reading``: they count only when some class reads one of these members on a ``self``
+    attribute it does not bind itself (``self.model.config``), the only read an attribute
+    inherited from a base can change; then every class's bases count, since the reading class
+    may inherit through another class of the file. The same test as
+    ``trllint.facts.wrapping.reads_member_of_an_inherited_attribute``, on CPython's tree
+    (``lines``: the module's, to skip a class whose text spells no such read without walking it)."""
+    classes: list[ast.ClassDef] = []
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:  # statements only: a class is one, and expressions are most of a tree
+        statement = pending.pop()
+        if isinstance(statement, ast.ClassDef):
+            classes.append(statement)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            pending.extend(getattr(statement, field, ()))
+    if reading is not None and not any(_reads_inherited_member(c, reading, lines) for c in classes):
+        return set()
+    return {name for c in classes for name in map(dotted, c.bases) if name}
+
+
+def _reads_inherited_member(cls: ast.ClassDef, members: frozenset[str], lines: list[str]) -> bool:
+    segment = "\n".join(lines[cls.lineno - 1 : cls.end_lineno])
+    if not re.search(r"self\s*\.\s*\w+\s*\.\s*(?:" + "|".join(map(re.escape, sorted(members))) + r")\b", segment):
+        return False
+    read: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(cls):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in members
+            and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == "self"
+        ):
+            read.add(node.value.attr)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                bound.update(_self_attributes_bound(target))
+        elif isinstance(node, ast.AnnAssign):
+            bound.update(_self_attributes_bound(node.target))
+    return bool(read - bound)
+
+
+def _self_attributes_bound(target: ast.expr) -> list[str]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _self_attributes_bound(element)]
+    if isinstance(target, ast.Starred):
+        return _self_attributes_bound(target.value)
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return [target.attr]
+    return []
