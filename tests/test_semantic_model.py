@@ -1,4 +1,5 @@
-"""The per-file semantic model: one model per file, facts computed once, typed questions."""
+"""The per-file semantic model and the shared facts asked of it: one model per file, each fact
+computed once, typed questions."""
 
 from __future__ import annotations
 
@@ -6,9 +7,13 @@ import textwrap
 
 import libcst as cst
 
+from trllint.core.source import SourceFile
+from trllint.facts.accelerators import accelerator_in_scope
+from trllint.facts.nullness import may_be_none
+from trllint.facts.rank_flow import is_global, rank_flows
+from trllint.facts.wrapping import is_wrapped, wrapping_facts
 from trllint.semantic.context import DEFAULT_STEP_METHODS
 from trllint.semantic.model import SemanticModel
-from trllint.core.source import SourceFile
 
 CODE = textwrap.dedent(
     """
@@ -52,8 +57,8 @@ def test_one_model_per_file_and_facts_computed_once():
     source = SourceFile(text=CODE, display_path="train.py")
     model = SemanticModel.of(source)
     assert SemanticModel.of(source) is model
-    assert model.imports is model.imports and model.rank_flows is model.rank_flows
-    assert model.wrapping(DEFAULT_STEP_METHODS) is model.wrapping(DEFAULT_STEP_METHODS)
+    assert model.imports is model.imports and rank_flows(model) is rank_flows(model)
+    assert wrapping_facts(source, DEFAULT_STEP_METHODS) is wrapping_facts(source, DEFAULT_STEP_METHODS)
     calls = []
     assert model.once(("k", 1), lambda: calls.append(1) or 5) == 5
     assert model.once(("k", 1), lambda: calls.append(1) or 6) == 5
@@ -65,23 +70,23 @@ def test_is_global():
     model = model_of()
     log_call = nodes(model, cst.Call, lambda c: isinstance(c.func, cst.Name) and c.func.value == "log")[0]
     loss, total = log_call.args[0].value, log_call.args[1].value
-    assert model.is_global(total, log_call) and not model.is_global(loss, log_call)
+    assert is_global(model, total, log_call) and not is_global(model, loss, log_call)
 
 
 def test_may_be_none():
     model = model_of()
     uses = nodes(model, cst.Call, lambda c: isinstance(c.func, cst.Name) and c.func.value == "use")
-    assert not model.may_be_none("ref_model", uses[0]) and model.may_be_none("ref_model", uses[1])
+    assert not may_be_none(model, "ref_model", uses[0]) and may_be_none(model, "ref_model", uses[1])
 
 
 def test_is_wrapped_and_accelerator_at():
     model = model_of()
     config = nodes(model, cst.Attribute, lambda a: a.attr.value == "config")[0]
-    wrapping = model.is_wrapped(config, DEFAULT_STEP_METHODS)
+    wrapping = is_wrapped(model, config, DEFAULT_STEP_METHODS)
     assert wrapping is not None and wrapping.accelerator == "accelerator"
-    assert model.accelerator_at(config) == "accelerator"
+    assert accelerator_in_scope(model, config) == "accelerator"
     first = nodes(model, cst.Assign)[0]  # accelerator = Accelerator(): not bound before itself
-    assert model.accelerator_at(first) is None
+    assert accelerator_in_scope(model, first) is None
 
 
 def test_imports_in_every_arm_of_an_elif_chain():

@@ -18,7 +18,9 @@ from trllint.semantic.context import (
 )
 from trllint.semantic.model import ClassFacts, SemanticModel
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name
+from trllint.facts.accelerators import accelerator_in_scope
 from trllint.facts.wrapping import (
+    wrapping_facts,
     DATA_PARALLEL,
     FSDP,
     HF_MODEL_MEMBERS,
@@ -70,7 +72,7 @@ class WrappedModelAttribute(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.context = NodeContext.of(self)
-        self.wrapping = SemanticModel.of(self.source).wrapping(step_methods(self.settings))
+        self.wrapping = wrapping_facts(self.source, step_methods(self.settings))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         wrapping = self.wrapping.at(node)
@@ -139,7 +141,7 @@ class WrappedModelAttribute(Rule):
         if wrapping.has_module:
             # After a wrap in a branch, the model may be bare at the read: .module would fail there.
             return f'getattr({receiver}, "module", {receiver})' if wrapping.conditional else f"{receiver}.module"
-        accelerator = SemanticModel.of(self.source).accelerator_at(read)  # bound on every path before the read, or None
+        accelerator = accelerator_in_scope(SemanticModel.of(self.source), read)  # bound on every path before the read, or None
         if accelerator is None and wrapping.accelerator and self._bound_here(read, wrapping.accelerator):
             accelerator = wrapping.accelerator
         if accelerator is None and self._bound_here(read, "accelerator"):

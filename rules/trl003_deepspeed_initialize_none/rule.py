@@ -10,7 +10,7 @@ from trllint.rules.trl003_deepspeed_initialize_none.forwarding import CALLS_A_SI
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import argument, assigned_names, dotted_name
-from trllint.facts.nullness import fails_on_none
+from trllint.facts.nullness import fails_on_none, nullness
 from trllint.rule.base import AllOf, AnyOf, Fix, Reached, Rule, Setting
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
@@ -62,7 +62,7 @@ class DeepSpeedInitializeNone(Rule):
         # Judged at the end: the file's helpers must be summarised before any call is.
         self.context = NodeContext.of(self)
         self.imports = imports_of(self.source)
-        self.nullness = SemanticModel.of(self.source).nullness
+        self.nullness = nullness(SemanticModel.of(self.source))
         self.sinks = self._file_sinks(original_node)
         for call in self.calls:
             self._check(call)

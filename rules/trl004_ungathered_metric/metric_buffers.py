@@ -24,7 +24,7 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.semantic.context import methods_of
-from trllint.facts.rank_flow import is_gathering_call
+from trllint.facts.rank_flow import is_gathering_call, rank_flows
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import assigned_names, dotted_name
 from trllint.core.source import SourceFile
@@ -86,7 +86,7 @@ def stored_metrics_reduced(
     that the linter cannot read (outside the project) says nothing either way."""
     if log_reduces_stored_metrics(cls, classes, buffers, is_sink):
         return True
-    bases = SemanticModel.of(source).rank_flows.project_bases(cls)
+    bases = rank_flows(SemanticModel.of(source)).project_bases(cls)
     return any(base.reduces_stored_metrics for base in bases)
 
 

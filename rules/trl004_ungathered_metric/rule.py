@@ -13,7 +13,9 @@ import libcst as cst
 
 from trllint.facts.branches import rank_divergence
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
+from trllint.facts.accelerators import accelerator_in_scope
 from trllint.facts.rank_flow import (
+    rank_flows,
     DISTRIBUTED_MARKERS,
     GatherSite,
     Rank,
@@ -114,7 +116,7 @@ class UngatheredMetric(Rule):
         flows = []
         for scope in (original_node, *self._functions):
             try:
-                flows.append(SemanticModel.of(self.source).rank_flows.flow(scope))
+                flows.append(rank_flows(SemanticModel.of(self.source)).flow(scope))
             except RecursionError:  # an expression nested too deep to follow: say nothing about it
                 continue
         helpers = self._helpers_reaching_sinks(flows)
@@ -262,7 +264,7 @@ class UngatheredMetric(Rule):
         if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
             return
         context = NodeContext.of(self)
-        accelerator = SemanticModel.of(self.source).accelerator_at(value)
+        accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
             self.report(value, NO_ACCELERATOR)
             return

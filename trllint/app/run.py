@@ -13,7 +13,7 @@ from trllint.app.discovery import DEFAULT_EXCLUDES, discover, display_path
 from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from trllint.app.pool import FileResult, Mode, default_jobs, process_bytes, process_files
 from trllint.rule.registry import available_rules
-from trllint.report import RunReport, render
+from trllint.report import RuleDoc, RunReport, render
 
 
 @dataclass
@@ -95,7 +95,11 @@ class LintRun:
             sys.stderr.write(f"trllint: error: {path}: {problem}\n")
         report = RunReport(
             findings=findings,
-            rules={code: info for code, info in available_rules().items() if code in self.codes},
+            rules={
+                code: RuleDoc(code, info.rule.name, info.rule.message, info.rule.fixable, info.readme)
+                for code, info in available_rules().items()
+                if code in self.codes
+            },
             fixed=sum(r.fixed for r in results),
             fix_mode=self.fix and not self.diff,
             unsafe_fixes=self.unsafe_fixes,

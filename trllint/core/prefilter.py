@@ -25,7 +25,7 @@ asked only of files that spell none of the others.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Union
+from typing import Any, Callable, Iterator, Union
 
 Token = Union[str, "re.Pattern[str]"]
 
@@ -35,9 +35,10 @@ def token_present(token: Token, text: str) -> bool:
 
 
 class Reached:
-    """Holds when a module of the project that the file's imports lead to spells one of ``tokens``
-    (:meth:`trllint.semantic.model.SemanticModel.project_reaches`); never for text that is no
-    file of a project."""
+    """Holds when a module of the project that the file's imports lead to spells one of ``tokens``.
+    It is data: the caller that can ask the project (the rule API, through
+    :meth:`trllint.semantic.model.SemanticModel.project_reaches`) answers it, so this layer knows
+    no project; without such a caller (text that is no file of a project) it never holds."""
 
     __slots__ = ("tokens", "calls", "reading")
 
@@ -48,12 +49,6 @@ class Reached:
         # `self` attribute it does not bind (trllint.semantic.project.outline.class_bases).
         self.reading = reading
 
-    def holds(self, source: Any) -> bool:
-        if source is None or source.path is None:
-            return False
-        from trllint.semantic.model import SemanticModel
-
-        return SemanticModel.of(source).project_reaches(self.tokens, calls=self.calls, reading=self.reading)
 
     def __repr__(self) -> str:
         return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
@@ -96,10 +91,10 @@ class AnyOf:
     def tokens_for(self, settings: dict[str, Any]) -> tuple[Token, ...]:
         return self.tokens + _configured_names(settings, self.settings)
 
-    def holds(self, text: str, settings: dict[str, Any], source: Any = None) -> bool:
-        """``source`` (the file's SourceFile) is what a ``Reached`` token asks; without it, none holds."""
-        return any(token_present(token, text) for token in self.tokens_for(settings)) or any(
-            reached.holds(source) for reached in self.reached
+    def holds(self, text: str, settings: dict[str, Any], reaches: Callable[[Reached], bool] | None = None) -> bool:
+        """``reaches`` answers a ``Reached`` token for this file; without it, none holds."""
+        return any(token_present(token, text) for token in self.tokens_for(settings)) or (
+            reaches is not None and any(reaches(reached) for reached in self.reached)
         )
 
     def __repr__(self) -> str:
@@ -120,8 +115,8 @@ class AllOf:
             raise TypeError("AllOf() with no part; leave the prefilter out to always run")
         self.parts: tuple[AnyOf, ...] = parts
 
-    def holds(self, text: str, settings: dict[str, Any], source: Any = None) -> bool:
-        return all(part.holds(text, settings, source) for part in self.parts)
+    def holds(self, text: str, settings: dict[str, Any], reaches: Callable[[Reached], bool] | None = None) -> bool:
+        return all(part.holds(text, settings, reaches) for part in self.parts)
 
     def __repr__(self) -> str:
         return f"AllOf({', '.join(map(repr, self.parts))})"

@@ -54,7 +54,7 @@ def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> fr
     """Names assigned an accelerator anywhere in ``scope`` (the module's answer is kept per file)."""
     model = SemanticModel.of(context.source)
     if scope is context.source.module:
-        return model.accelerator_names
+        return model.once((names_bound_to_accelerators,), lambda: frozenset(names_bound_to_accelerators(scope, model.imports)))
     return names_bound_to_accelerators(scope, model.imports)
 
 
@@ -265,3 +265,8 @@ def _both(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
     if isinstance(b, _Everything):
         return a
     return a & b
+
+
+def accelerator_in_scope(model: SemanticModel, node: cst.CSTNode) -> str | None:
+    """The accelerator a fix may name at ``node``: bound on every path before it, or None."""
+    return accelerator_at(node, model.context)

@@ -32,6 +32,7 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names, call_name, dotted_name, is_none, last_attribute
+from trllint.semantic.model import SemanticModel
 
 Reasons = frozenset[str]
 NOTHING: Reasons = frozenset()
@@ -537,3 +538,13 @@ def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
             return statement
     return None
+
+
+def nullness(model: SemanticModel) -> NullnessAnalysis:
+    """The file's nullness analysis, built once however many rules ask."""
+    return model.once((nullness,), lambda: NullnessAnalysis(model.parents.get, model.source.module))
+
+
+def may_be_none(model: SemanticModel, name: str, at: cst.CSTNode) -> bool:
+    """``name`` (or ``self.x``, through its aliases) may be None when ``at`` runs."""
+    return nullness(model).is_possibly_none(name, at)

@@ -28,7 +28,7 @@ from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
 from trllint.core.cst import walk
 from trllint.core.cst.walk import syntax_children
-from trllint.rule.base import Token
+from trllint.core.prefilter import Token
 from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
@@ -146,7 +146,19 @@ DISTRIBUTED_MARKERS: tuple[Token, ...] = (
 
 def runs_distributed(source: SourceFile) -> bool:
     """The file uses accelerate, torch.distributed or DeepSpeed, or subclasses a Trainer."""
-    return SemanticModel.of(source).runs_distributed
+    model = SemanticModel.of(source)
+    return model.once((runs_distributed,), lambda: file_runs_distributed(source, model.imports))
+
+
+def rank_flows(model: SemanticModel) -> FileRankFlows:
+    """The file's per-scope rank flows, and which of its functions return a gathered value."""
+    return model.once((rank_flows,), lambda: FileRankFlows(model.source))
+
+
+def is_global(model: SemanticModel, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
+    """``expr``, read at ``at``, holds the same value on every rank (reduced or gathered)."""
+    scope = model.context.enclosing_function(at) or model.source.module
+    return rank_flows(model).flow(scope).state(expr, at) == Rank.GLOBAL
 
 
 def file_runs_distributed(source: SourceFile, imports: ImportMap) -> bool:
@@ -268,7 +280,7 @@ class RankFlow:
     def of(cls, source: SourceFile, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         """The flow of ``scope``, built once per file; calls to the file's own functions that
         return a gathered value (``global_masked_mean(x)``) read as global."""
-        return SemanticModel.of(source).rank_flows.flow(scope)
+        return rank_flows(SemanticModel.of(source)).flow(scope)
 
     def release(self) -> None:
         """Unlink the bindings never worked out from this flow (they point at each other)."""
@@ -698,7 +710,7 @@ def _site_for_reduction(call: cst.Call, method: str, arguments) -> GatherSite:
     )
 
 
-class _FileRankFacts:
+class FileRankFlows:
     """One file's flows, and which of its functions return a gathered value.
 
     A function imported from another module of the project, or a method that a class of this

@@ -23,6 +23,7 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names, dotted_name, last_attribute
 from trllint.core.source import SourceFile
+from trllint.semantic.model import SemanticModel
 
 # Attributes and methods that are true on one rank (or one per node) only.
 RANK_PREDICATES = frozenset(
@@ -109,9 +110,9 @@ class RankFacts:
 
     @classmethod
     def of(cls, source: SourceFile) -> RankFacts:
-        from trllint.semantic.model import SemanticModel
-
-        return SemanticModel.of(source).rank_tests
+        """Which names of the file hold a rank index or a rank predicate, once per file."""
+        model = SemanticModel.of(source)
+        return model.once((RankFacts,), lambda: cls(source.module))
 
     # ---- questions ----------------------------------------------------------------------
 

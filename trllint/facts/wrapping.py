@@ -39,11 +39,11 @@ from trllint.core.cst import walk
 from trllint.semantic.context import DEFAULT_STEP_METHODS, imports_of, is_trainer_class, methods_of
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches
-from trllint.rule.base import AnyOf, Token, token_present
+from trllint.core.prefilter import AnyOf, Token, token_present
 from trllint.core.source import SourceFile
+from trllint.semantic.model import SemanticModel, names_assigned_in
 
 if TYPE_CHECKING:
-    from trllint.semantic.model import SemanticModel
     from trllint.semantic.project.index import ProjectView
     from trllint.semantic.project.summaries import ClassSummary, WrappedAttribute
 
@@ -228,9 +228,13 @@ def wrapping_markers(step_methods: tuple[str, ...]) -> tuple[Token, ...]:
 
 def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> WrappingFacts:
     """Computed once per file and set of step-method names, whichever rule asks first."""
-    from trllint.semantic.model import SemanticModel
+    model = SemanticModel.of(source)
+    return model.once((wrapping_facts, step_methods), lambda: compute_wrapping(model, step_methods))
 
-    return SemanticModel.of(source).wrapping(step_methods)
+
+def is_wrapped(model: SemanticModel, read: cst.Attribute, step_methods: tuple[str, ...]) -> Wrapping | None:
+    """The wrapping that may reach the model ``read`` reads a member of, with its kind."""
+    return wrapping_facts(model.source, step_methods).at(read)
 
 
 def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> WrappingFacts:
@@ -350,25 +354,6 @@ def _plain_module_classes(module: cst.Module) -> dict[str, frozenset[str]]:
         }
         plain[statement.name.value] = HF_MODEL_MEMBERS - defined
     return plain
-
-
-def names_assigned_in(node: cst.CSTNode) -> set[str]:
-    """Every name (``x``, ``self.x``) an assignment anywhere under ``node`` binds."""
-    assignments = _Assignments()
-    walk.visit(node, assignments)
-    return assignments.names
-
-
-class _Assignments(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-
-    def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-        self.names.update(assigned_names(target.target))
-
-    def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
-        self.names.update(assigned_names(assign.target))
 
 
 @dataclass

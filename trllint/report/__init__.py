@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from trllint.rule.registry import RuleInfo
 from trllint.core.findings import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
 
 
+@dataclass(frozen=True)
+class RuleDoc:
+    """What a report says of a rule: reports know findings and these, never the rule classes."""
+
+    code: str
+    name: str
+    message: str
+    fixable: bool
+    readme: Path
+
+
 @dataclass
 class RunReport:
     findings: list[Finding]
-    rules: dict[str, RuleInfo]
+    rules: dict[str, RuleDoc]
     fixed: int = 0
     fix_mode: bool = False
     unsafe_fixes: bool = False

@@ -32,15 +32,15 @@ def _rule_descriptor(code: str, report: RunReport) -> dict:
     try:
         help_text = info.readme.read_text(encoding="utf-8")
     except OSError:
-        help_text = info.rule.message
+        help_text = info.message
     return {
         "id": code,
-        "name": info.rule.name,
-        "shortDescription": {"text": info.rule.message},
-        "fullDescription": {"text": info.rule.message},
+        "name": info.name,
+        "shortDescription": {"text": info.message},
+        "fullDescription": {"text": info.message},
         "help": {"text": help_text, "markdown": help_text},
         "defaultConfiguration": {"level": "error"},
-        "properties": {"fixable": info.rule.fixable, "tags": ["distributed-training"]},
+        "properties": {"fixable": info.fixable, "tags": ["distributed-training"]},
     }
 
 

@@ -150,7 +150,15 @@ class Rule(cst.BatchableCSTVisitor):
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool:
         """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)."""
-        return cls.prefilter is None or cls.prefilter.holds(text, settings or {}, source)
+        if cls.prefilter is None:
+            return True
+        reaches = None
+        if source is not None and source.path is not None:
+            from trllint.semantic.model import SemanticModel
+
+            model = SemanticModel.of(source)
+            reaches = lambda r: model.project_reaches(r.tokens, calls=r.calls, reading=r.reading)  # noqa: E731
+        return cls.prefilter.holds(text, settings or {}, reaches)
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

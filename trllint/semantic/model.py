@@ -22,16 +22,31 @@ from trllint.core.cst.names import ImportMap, assigned_names, call_name, matches
 from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
-    from trllint.semantic.context import NodeContext
-    from trllint.facts.rank_flow import _FileRankFacts
-    from trllint.facts.nullness import NullnessAnalysis
     from trllint.core.cst.parents import ParentMap
-    from trllint.semantic.project.index import ProjectView
-    from trllint.facts.ranks import RankFacts
-    from trllint.facts.wrapping import Wrapping, WrappingFacts
     from trllint.core.prefilter import AnyOf
+    from trllint.semantic.context import NodeContext
+    from trllint.semantic.project.index import ProjectView
 
 T = TypeVar("T")
+
+
+def names_assigned_in(node: cst.CSTNode) -> set[str]:
+    """Every name (``x``, ``self.x``) an assignment anywhere under ``node`` binds."""
+    assignments = _Assignments()
+    walk.visit(node, assignments)
+    return assignments.names
+
+
+class _Assignments(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+        self.names.update(assigned_names(target.target))
+
+    def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
+        self.names.update(assigned_names(assign.target))
 
 
 class ClassFacts:
@@ -44,8 +59,6 @@ class ClassFacts:
     @cached_property
     def names_assigned(self) -> frozenset[str]:
         """Every name (``x``, ``self.x``, ``self.model.config.x``) an assignment in the class binds."""
-        from trllint.facts.wrapping import names_assigned_in
-
         return frozenset(names_assigned_in(self.cls))
 
     @cached_property
@@ -78,7 +91,6 @@ class SemanticModel:
     def __init__(self, source: SourceFile) -> None:
         self.source = source
         self._classes: dict[int, ClassFacts] = {}
-        self._wrapping: dict[tuple[str, ...], WrappingFacts] = {}
         self._once: dict[tuple[Any, ...], Any] = {}
 
     @classmethod
@@ -88,10 +100,12 @@ class SemanticModel:
         return source.model
 
     def release(self) -> None:
-        """Forget every fact (``SourceFile.release``); the model is not asked again."""
-        flows = self.__dict__.get("rank_flows")
-        if flows is not None:
-            flows.release()
+        """Forget every fact (``SourceFile.release``); the model is not asked again. A fact that
+        links its own objects in a cycle (a rank flow's pending bindings) unlinks them first."""
+        for fact in self._once.values():
+            release = getattr(fact, "release", None)
+            if callable(release):
+                release()
         self.__dict__.clear()
 
     # ---- this file ----------------------------------------------------------------------
@@ -100,51 +114,16 @@ class SemanticModel:
     def imports(self) -> ImportMap:
         return ImportMap.of(self.source.module)
 
-    @cached_property
-    def runs_distributed(self) -> bool:
-        """The file uses accelerate, torch.distributed or DeepSpeed, or subclasses a Trainer."""
-        from trllint.facts.rank_flow import file_runs_distributed
-
-        return file_runs_distributed(self.source, self.imports)
-
-    @cached_property
-    def rank_flows(self) -> _FileRankFacts:
-        """Per-scope rank flows, and which of the file's functions return a gathered value."""
-        from trllint.facts.rank_flow import _FileRankFacts
-
-        return _FileRankFacts(self.source)
-
-    @cached_property
-    def rank_tests(self) -> RankFacts:
-        """Which names hold a rank index or a rank predicate (``is_main = rank == 0``)."""
-        from trllint.facts.ranks import RankFacts
-
-        return RankFacts(self.source.module)
-
-    @cached_property
-    def accelerator_names(self) -> frozenset[str]:
-        """Names assigned an accelerator anywhere in the file."""
-        from trllint.facts.accelerators import names_bound_to_accelerators
-
-        return frozenset(names_bound_to_accelerators(self.source.module, self.imports))
-
-    def wrapping(self, step_methods: tuple[str, ...]) -> WrappingFacts:
-        """Which model reads may see a wrapped model, for this set of training-step methods."""
-        if step_methods not in self._wrapping:
-            from trllint.facts.wrapping import compute_wrapping
-
-            self._wrapping[step_methods] = compute_wrapping(self, step_methods)
-        return self._wrapping[step_methods]
-
     def class_facts(self, cls: cst.ClassDef) -> ClassFacts:
         if id(cls) not in self._classes:
             self._classes[id(cls)] = ClassFacts(cls, self.imports)
         return self._classes[id(cls)]
 
     def once(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
-        """``compute()``, once per file for ``key``: a fact of one rule or one analysis. The key
-        starts with the function that defines the fact (``(summarise_sinks, settings)``), so two
-        facts cannot collide and the cache is not keyed by strings."""
+        """``compute()``, once per file for ``key``: a shared fact (``trllint.facts``) or one rule's
+        own. The key starts with the function that defines the fact (``(rank_flows,)``,
+        ``(summarise_sinks, settings)``), so two facts cannot collide and the cache is not keyed by
+        strings. The model itself knows no fact: facts are asked of it, never the other way."""
         if key not in self._once:
             self._once[key] = compute()
         return self._once[key]
@@ -163,35 +142,6 @@ class SemanticModel:
         from trllint.semantic.context import NodeContext
 
         return NodeContext(self.parents.get, self.source)
-
-    # ---- typed questions ---------------------------------------------------------------------
-
-    def is_global(self, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
-        """``expr``, read at ``at``, holds the same value on every rank (reduced or gathered)."""
-        from trllint.facts.rank_flow import Rank
-
-        scope = self.context.enclosing_function(at) or self.source.module
-        return self.rank_flows.flow(scope).state(expr, at) == Rank.GLOBAL
-
-    @cached_property
-    def nullness(self) -> NullnessAnalysis:
-        from trllint.facts.nullness import NullnessAnalysis
-
-        return NullnessAnalysis(self.parents.get, self.source.module)
-
-    def may_be_none(self, name: str, at: cst.CSTNode) -> bool:
-        """``name`` (or ``self.x``, through its aliases) may be None when ``at`` runs."""
-        return self.nullness.is_possibly_none(name, at)
-
-    def is_wrapped(self, read: cst.Attribute, step_methods: tuple[str, ...]) -> Wrapping | None:
-        """The wrapping that may reach the model ``read`` reads a member of, with its kind."""
-        return self.wrapping(step_methods).at(read)
-
-    def accelerator_at(self, node: cst.CSTNode) -> str | None:
-        """The accelerator a fix may name at ``node``: bound on every path before it, or None."""
-        from trllint.facts.accelerators import accelerator_at
-
-        return accelerator_at(node, self.context)
 
     # ---- other modules of the project -----------------------------------------------------
 

@@ -145,8 +145,10 @@ def summarise_module(source: SourceFile) -> ModuleSummary:
 
 
 def _function_summary(model, function: cst.FunctionDef, key: str, forwards: dict) -> FunctionSummary:
+    from trllint.facts.rank_flow import rank_flows
+
     name = function.name.value
-    flows = model.rank_flows
+    flows = rank_flows(model)
     try:
         returns_global = flows.returns_global(name)
         returns_unknown = flows.returns_unknown(name)
@@ -163,12 +165,13 @@ def _function_summary(model, function: cst.FunctionDef, key: str, forwards: dict
 
 def _class_summary(model, cls: cst.ClassDef, forwards: dict) -> ClassSummary:
     from trllint.semantic.context import DEFAULT_STEP_METHODS, methods_of
+    from trllint.facts.wrapping import wrapping_facts
     from trllint.rules.trl004_ungathered_metric.metric_buffers import reduces_stored_metrics
 
     methods = {
         name: _function_summary(model, method, f"self.{name}", forwards) for name, method in methods_of(cls).items()
     }
-    wrapping = model.wrapping(DEFAULT_STEP_METHODS)
+    wrapping = wrapping_facts(model.source, DEFAULT_STEP_METHODS)
     wrapped = {
         name: WrappedAttribute(w.kind, w.origin, w.accelerator, w.conditional)
         for name, w in wrapping.self_attributes.get(id(cls), {}).items()
