@@ -6,6 +6,7 @@ engine builds its own findings (TRL000, TRL999) with :func:`engine_finding`.
 
 from __future__ import annotations
 
+import enum
 import traceback
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
@@ -18,6 +19,22 @@ Applicability = Literal["safe", "unsafe"]
 # Findings the engine raises, not a rule: (code, name).
 PARSE_ERROR = ("TRL000", "unreadable-or-invalid-source")
 INTERNAL_ERROR = ("TRL999", "internal-error")
+
+
+class ReasonKind(enum.Enum):
+    """Base of a rule's kinds of verdict shown as text (why a fix is unsafe, how a branch splits
+    the ranks): logic compares members, never sentences; each member's value is its text, a
+    ``str.format`` template filled by :meth:`text`.
+
+        class Unsafe(ReasonKind):
+            WHOLE_TENSOR = "a gathered tensor's shape may differ per rank"
+            REDUCED_OVER_DIM = "{method}(...) over a dimension leaves a tensor whose shape may differ per rank"
+
+        Unsafe.REDUCED_OVER_DIM.text(method="sum")
+    """
+
+    def text(self, **params: object) -> str:
+        return str(self.value).format(**params)
 
 
 @dataclass(frozen=True)
