@@ -33,7 +33,7 @@ def _code_fingerprint() -> str:
     from trllint.rule.registry import rules_root
 
     digest = hashlib.sha256(__version__.encode())
-    for folder in (Path(__file__).parent, rules_root()):
+    for folder in (Path(__file__).resolve().parent.parent, rules_root()):  # the whole engine, all layers
         for path in sorted(folder.rglob("*")):
             if path.suffix in (".py", ".toml") and "cases" not in path.parts:
                 digest.update(path.as_posix().encode())

@@ -38,7 +38,7 @@ def _rule_pack():
         # (relative imports included) as they do from the wheel.
         import importlib.util
 
-        folder = Path(__file__).resolve().parent.parent / "rules"
+        folder = Path(__file__).resolve().parents[2] / "rules"  # trllint/rule/registry.py -> the checkout
         spec = importlib.util.spec_from_file_location(
             "trllint.rules", folder / "__init__.py", submodule_search_locations=[str(folder)]
         )
