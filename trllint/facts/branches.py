@@ -9,6 +9,10 @@ self.is_fsdp_enabled: return``, ``assert not self.is_fsdp_enabled``).
 Only tests whose falsehood proves FSDP off count: the Trainer's ``is_fsdp_enabled`` attribute
 (``fsdp_plugin is not None``) and accelerate's ``distributed_type``. transformers' function
 ``is_fsdp_enabled()`` does not: it is also False under FSDP unless CPU-RAM-efficient loading is on.
+
+Whether every rank reaches a node (``rank_divergence``): where a fix may insert a collective. What
+a rank test is comes from ``trllint.facts.ranks``, the one definition every rule asks; the answer
+is a ``Divergence`` member with the code it names, never a sentence to compare.
 """
 
 from __future__ import annotations

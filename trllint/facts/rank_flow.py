@@ -355,6 +355,8 @@ class RankFlow:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
+            if self._ranks.is_rank_index(param.name):
+                plain_state = Rank.PER_RANK  # `def worker(rank, world_size)`: each process its own
             if param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS):
                 self._bind(name, self._deferred(None, function, False, partial(self._data_parameter, function, name)), 0)
             else:
@@ -558,7 +560,7 @@ class RankFlow:
                 if self._ranks.is_rank_index(node):
                     return Rank.PER_RANK  # this process's rank: a different number on every rank
                 return self._state(node.value, order)
-            return Rank.NO_DATA
+            return Rank.PER_RANK if self._ranks.is_rank_index(node) else Rank.NO_DATA  # a global `local_rank`
         if isinstance(node, cst.Call):
             method = _method_or_function(node) or ""
             if method.lstrip("_") in GATHERING_CALLS:

@@ -12,6 +12,11 @@ Tests all ranks agree on are not rank tests: ``num_processes > 1``, ``local_rank
 Names assigned from rank tests or rank indexes (``is_main = rank == 0``, ``rank = dist.get_rank()``,
 ``self.is_main = accelerator.is_main_process``) are followed file-wide, when every assignment to
 the name in the file is one.
+
+This is the one definition of a rank test: rules and other facts ask ``splits_ranks(model, test)``
+(does a branch on it let only some ranks in: TRL006's guards, TRL004's fix safety through
+``branches.rank_divergence``), ``reads_rank(model, expr)`` (may the value differ by rank) and
+``is_rank_index(model, expr)`` (the rank itself: what the rank flow counts as per-rank).
 """
 
 from __future__ import annotations
@@ -40,9 +45,10 @@ RANK_PREDICATES = frozenset(
         "is_main_rank",
     }
 )
-# TrainingArguments' `args.should_save` is process_index == 0 (local_process_index per node);
-# the Trainer's `control.should_save` is a flag every rank shares.
-ARGUMENT_PREDICATES = frozenset({"should_save"})
+# TrainingArguments' `args.should_save` and `args.should_log` are process_index == 0
+# (local_process_index == 0 per node); the Trainer's `control.should_save` and
+# `control.should_log` are flags every rank shares.
+ARGUMENT_PREDICATES = frozenset({"should_save", "should_log"})
 # Attributes and names that hold this process's rank (a different number on every rank).
 RANK_INDEXES = frozenset(
     {
@@ -336,6 +342,21 @@ def reads_rank(model: SemanticModel, expr: cst.CSTNode) -> bool:
     """Whether the value of ``expr`` may differ by rank because it reads the rank (its index, a
     rank predicate, or a test on them that splits the ranks)."""
     return rank_facts(model).reads_rank(expr)
+
+
+def only_rank_tests(model: SemanticModel, test: cst.BaseExpression) -> bool:
+    """Whether every operand of ``test`` (through ``not``/``and``/``or``) splits the ranks."""
+    return rank_facts(model).only_rank_tests(test)
+
+
+def guard_key(model: SemanticModel, test: cst.BaseExpression) -> GuardKey | None:
+    """The rank fact ``test`` checks and the ranks it holds on (``RankFacts.guard_key``)."""
+    return rank_facts(model).guard_key(test)
+
+
+def main_only_decorator(function: cst.FunctionDef) -> str | None:
+    """The decorator that runs ``function`` on some ranks only (``on_main_process``), if any."""
+    return RankFacts.main_only_decorator(function)
 
 
 def is_rank_index(model: SemanticModel, expr: cst.CSTNode) -> bool:
