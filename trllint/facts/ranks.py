@@ -140,7 +140,7 @@ class RankFacts:
         (``local_rank != -1``, ``rank is None``) reads the rank but not a different value."""
         if isinstance(node, cst.Comparison) and self.agreed_by_every_rank(node):
             return False
-        if self.is_rank_predicate(node) or self.is_rank_index(node):
+        if (isinstance(node, cst.BaseExpression) and self.is_rank_predicate(node)) or self.is_rank_index(node):
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
