@@ -1,4 +1,4 @@
-"""trllint.facts.branches: which tests, branches and early exits prove FSDP off."""
+"""trllint.facts.branches: which tests, branches and early exits prove FSDP off; which ranks reach a node."""
 
 from __future__ import annotations
 
@@ -8,8 +8,16 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from trllint.facts.branches import fsdp_knowledge, fsdp_known_off, rules_out_fsdp
+from trllint.facts.branches import (
+    Divergence,
+    RankDivergence,
+    fsdp_knowledge,
+    fsdp_known_off,
+    rank_divergence,
+    rules_out_fsdp,
+)
 from trllint.semantic.context import NodeContext
+from trllint.semantic.model import SemanticModel
 from trllint.core.source import SourceFile
 
 
@@ -145,3 +153,94 @@ def test_branches_and_early_exits():
         "in-test": False,
         "after-else-raise": True,
     }
+
+
+def divergence_by_marker(code: str) -> dict[str, RankDivergence | None]:
+    """rank_divergence for each call ``mark("label")`` in ``code``; a value reading ``loss`` stands
+    for this rank's data (what the rank flow would say)."""
+    source = SourceFile(text=textwrap.dedent(code), display_path="case.py")
+    model = SemanticModel.of(source)
+
+    def reads_loss(expression: cst.CSTNode, _at: cst.CSTNode) -> bool:
+        return "loss" in source.module.code_for_node(expression)
+
+    answers: dict[str, RankDivergence | None] = {}
+
+    class Marks(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "mark":
+                answers[node.args[0].value.evaluated_value] = rank_divergence(model, node, reads_loss)
+
+    source.module.visit(Marks())
+    return answers
+
+
+def test_which_ranks_reach_a_node():
+    answers = divergence_by_marker(
+        """
+        import os
+        ddp = int(os.environ.get("RANK", -1)) != -1
+
+        def step(self, args, accelerator, loss, items):
+            mark("top")
+            if os.environ["LOCAL_RANK"] == "0":
+                mark("local-rank-env")
+            if int(os.environ.get("RANK", 0)) == 0:
+                mark("rank-env")
+            if accelerator.is_main_process:
+                mark("main-process")
+            if accelerator.process_index == 0:
+                mark("process-index")
+            if dist.get_rank() == 0:
+                mark("get-rank")
+            if args.local_rank != -1:
+                mark("distributed-run")
+            if ddp:
+                mark("ddp-flag")
+            if self._lora_rank > 0:
+                mark("lora-rank")
+            if self.control.should_log:
+                mark("control-flag")
+            if loss > 0:
+                mark("per-rank-data")
+            for item in items[accelerator.process_index]:
+                mark("per-rank-loop")
+            accelerator.is_local_main_process and mark("short-circuit")
+            try:
+                pass
+            except ValueError:
+                mark("except")
+            callback = lambda: mark("lambda")
+            values = [mark("comprehension") for item in items]
+            if dist.get_rank() != 0:
+                return
+            mark("after-exit")
+        """
+    )
+    assert answers == {
+        "top": None,
+        "local-rank-env": RankDivergence(Divergence.RANK_GUARD, 'os.environ["LOCAL_RANK"] == "0"'),
+        "rank-env": RankDivergence(Divergence.RANK_GUARD, 'int(os.environ.get("RANK", 0)) == 0'),
+        "main-process": RankDivergence(Divergence.RANK_GUARD, "accelerator.is_main_process"),
+        "process-index": RankDivergence(Divergence.RANK_GUARD, "accelerator.process_index == 0"),
+        "get-rank": RankDivergence(Divergence.RANK_GUARD, "dist.get_rank() == 0"),
+        "distributed-run": None,
+        "ddp-flag": None,
+        "lora-rank": None,
+        "control-flag": None,
+        "per-rank-data": RankDivergence(Divergence.RANK_GUARD, "loss > 0"),
+        "per-rank-loop": RankDivergence(Divergence.LOOP, "items[accelerator.process_index]"),
+        "short-circuit": RankDivergence(Divergence.SHORT_CIRCUIT, "accelerator.is_local_main_process"),
+        "except": RankDivergence(Divergence.EXCEPT_CLAUSE),
+        "lambda": RankDivergence(Divergence.IN_LAMBDA),
+        "comprehension": RankDivergence(Divergence.COMPREHENSION),
+        "after-exit": RankDivergence(Divergence.EARLY_EXIT, "dist.get_rank() != 0"),
+    }
+
+
+def test_a_divergence_shows_its_text():
+    assert RankDivergence(Divergence.RANK_GUARD, "rank == 0").text == "it runs only on ranks where `rank == 0` holds"
+    assert RankDivergence(Divergence.LOOP, "batches").text == (
+        "the number of iterations of `for ... in batches` may differ per rank"
+    )
+    assert RankDivergence(Divergence.EXCEPT_CLAUSE).text == "it runs only on ranks that raised"

@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 
 from trllint.semantic.context import imports_of
-from trllint.facts.rank_flow import Rank, RankFlow, runs_distributed
+from trllint.facts.rank_flow import GatherUnsafe, Rank, RankFlow, runs_distributed
 from trllint.core.source import SourceFile
 
 
@@ -104,9 +104,14 @@ def test_gather_sites_say_why_a_fix_is_unsafe_or_cast_an_integer():
     )
     value, line = _last_value(flow)
     sites = {_code(site.tensor): site for site in flow.gather_sites(value, line)}
-    assert "over a dimension" in sites["logits.mean(-1)"].unsafe_reason
+    assert sites["logits.mean(-1)"].unsafe is GatherUnsafe.REDUCED_OVER_DIMENSION
+    assert sites["logits.mean(-1)"].unsafe_reason == (
+        "mean(...) over a dimension leaves a tensor whose shape may differ per rank"
+    )
     assert sites["label_counts"].cast_to_float and sites["label_counts"].keeps_single_process_value
-    assert "std()" in sites["rewards.std()"].unsafe_reason
+    assert sites["rewards.std()"].unsafe is GatherUnsafe.SPREAD_STATISTIC
+    assert sites["rewards.std()"].unsafe_reason == "the mean of the ranks' std() is not the std() over all ranks"
+    assert sites["outputs.logits.detach()"].unsafe is None
     assert not sites["outputs.logits.detach()"].cast_to_float  # a model's logits are floating
 
 
@@ -209,3 +214,30 @@ def test_a_recursive_helper_keeps_its_data_parameter_per_rank():
     )
     value, line = _last_value(flow)
     assert flow.state(value, line) == Rank.PER_RANK
+
+
+def test_the_rank_itself_differs_per_rank_and_tests_every_rank_agrees_on_do_not():
+    source, flow = _flow(
+        """
+        import os
+
+        def step(self, rank, batch):
+            local = int(os.environ["LOCAL_RANK"])
+            offset = local * shard_size
+            distributed = int(os.environ.get("RANK", -1)) != -1
+            index = self.accelerator.process_index
+            width = self._lora_rank
+            log(offset, distributed, index, width, rank)
+        """
+    )
+    _, line = _last_value(flow)
+    states = {name: flow.state_of_name(name, line) for name in ("offset", "distributed", "index", "width", "rank")}
+    assert states == {
+        "offset": Rank.PER_RANK,  # built from the environment's rank
+        "distributed": Rank.NO_DATA,  # "is this run distributed?": the same on every rank
+        "index": Rank.PER_RANK,
+        "width": Rank.NO_DATA,  # a configuration field named like a rank
+        "rank": Rank.PER_RANK,  # a parameter holding the rank (`def worker(rank, world_size)`)
+    }
+    assert not flow.depends_on_rank(cst.parse_expression("args.local_rank != -1"), line)
+    assert flow.depends_on_rank(cst.parse_expression("args.local_rank == 0"), line)

@@ -1,4 +1,4 @@
-"""trllint.facts.ranks: which tests split the ranks, and which pair with which."""
+"""trllint.facts.ranks: which tests split the ranks, which values differ by rank, and which tests pair."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from trllint.facts.ranks import ALL_RANKS, RankFacts
+from trllint.core.source import SourceFile
+from trllint.facts.ranks import ALL_RANKS, RankFacts, guard_key, rank_facts, reads_rank, splits_ranks
+from trllint.semantic.model import SemanticModel
 
 
 def facts_of(code: str = "") -> RankFacts:
@@ -58,7 +60,11 @@ def test_splits_ranks(test):
         "rank >= 0",
         "dist.is_initialized() and dist.get_world_size() > 1",
         "self.lora_r == 0",
+        "self._lora_rank > 0",  # a configuration field named like a rank
         "get_world_size_and_rank()[0] == 1",  # torchtune: the tuple's first item is the world size
+        'int(os.environ.get("RANK", -1)) != -1',  # nanoGPT's "is this run distributed?"
+        'os.environ.get("LOCAL_RANK", "-1") != "-1"',
+        "self.control.should_log",  # the Trainer's flag, set alike on every rank
     ],
 )
 def test_agreed_by_every_rank(test):
@@ -132,3 +138,51 @@ def test_main_only_decorators():
     )
     names = [RankFacts.main_only_decorator(f) for f in module.body]
     assert names == ["on_main_process", "on_process", None]
+
+
+def model_of(code: str) -> SemanticModel:
+    return SemanticModel.of(SourceFile(text=textwrap.dedent(code), display_path="t.py"))
+
+
+def test_one_definition_asked_through_the_model():
+    model = model_of(
+        """
+        import os
+        ddp = int(os.environ.get("RANK", -1)) != -1
+        local_rank = int(os.environ["LOCAL_RANK"])
+        """
+    )
+    assert rank_facts(model) is rank_facts(model)  # built once per file
+    assert RankFacts.of(model.source) is rank_facts(model)
+    assert splits_ranks(model, cst.parse_expression("local_rank == 0"))
+    assert splits_ranks(model, cst.parse_expression("accelerator.is_main_process"))
+    # Every rank agrees on `ddp`: a branch on it lets all ranks in or none.
+    assert not splits_ranks(model, cst.parse_expression("ddp"))
+    assert not splits_ranks(model, cst.parse_expression("not ddp"))
+
+
+@pytest.mark.parametrize(
+    "expr, differs",
+    [
+        ("accelerator.process_index", True),
+        ('int(os.environ["LOCAL_RANK"]) * shard_size', True),
+        ("buckets[dist.get_rank()]", True),
+        ("1.0 if accelerator.is_main_process else 0.0", True),
+        ("len(batch) if rank == 0 else 0", True),
+        ("args.local_rank != -1", False),  # reads the rank, answered alike on every rank
+        ("flag and args.local_rank != -1", False),
+        ("self._lora_rank", False),
+        ("loss.mean()", False),  # this rank's data, but not the rank: the rank flow's question
+        ('"rank"', False),
+    ],
+)
+def test_reads_rank(expr, differs):
+    assert reads_rank(model_of(""), cst.parse_expression(expr)) is differs
+
+
+def test_rank_read_from_the_environment_pairs_across_spellings():
+    model = model_of("")
+    key, holds = guard_key(model, cst.parse_expression('os.environ["LOCAL_RANK"] == "0"'))
+    other_key, other_holds = guard_key(model, cst.parse_expression('int(os.getenv("LOCAL_RANK", 0)) != 0'))
+    assert key == other_key == "LOCAL_RANK"
+    assert holds == ALL_RANKS - other_holds == frozenset({0})

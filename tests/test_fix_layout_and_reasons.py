@@ -79,3 +79,16 @@ def test_an_unsafe_fix_states_its_reason_in_text_and_json(cli, tmp_path):
     assert "chosen_rewards.numel() > 0" in fixes[11]["reason"]
     text = cli("--no-cache", str(project)).out
     assert "[unsafe fix: the gather may hang: it runs only on ranks where `chosen_rewards.numel() > 0` holds]" in text
+
+
+def test_a_gather_under_a_rank_test_read_from_the_environment_is_unsafe(cli):
+    """Only rank 0 enters `if os.environ["LOCAL_RANK"] == "0":`, as it enters `if
+    accelerator.is_main_process:`: a gather there hangs the job, so the fix is never safe."""
+    case = Path(__file__).parents[1] / "rules/trl004_ungathered_metric/cases/bad_rank_test_read_from_environment.py"
+    findings = json.loads(cli("--no-cache", "--select", "TRL004", "--format", "json", str(case)).out)
+    fixes = {f["line"]: (f["fix"]["applicability"], f["fix"]["reason"]) for f in findings}
+    assert fixes == {
+        23: ("unsafe", 'the gather may hang: it runs only on ranks where `os.environ["LOCAL_RANK"] == "0"` holds'),
+        27: ("unsafe", 'the gather may hang: it runs only on ranks where `int(os.environ.get("RANK", 0)) == 0` holds'),
+        31: ("safe", None),  # `ddp`: every rank agrees, every rank gathers
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trllint.facts.rank_flow import WHOLE_TENSOR, GatherSite
+from trllint.facts.rank_flow import GatherSite, GatherUnsafe
 from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.rule.base import Edit
 from trllint.core.source import SourceFile
@@ -16,7 +16,7 @@ def gather_callee(site: GatherSite, accelerator: str) -> str:
     """``gather``, not ``gather_for_metrics``, for the ranks' 0-d values: on the last batch of an
     uneven loader the latter truncates its result to the samples left, which would drop whole
     ranks' values. A whole tensor (an unsafe fix) is gathered per sample, which that truncation suits."""
-    return f"{accelerator}.{'gather_for_metrics' if site.unsafe_reason == WHOLE_TENSOR else 'gather'}"
+    return f"{accelerator}.{'gather_for_metrics' if site.unsafe is GatherUnsafe.WHOLE_TENSOR else 'gather'}"
 
 
 def gathered_argument(site: GatherSite) -> cst.BaseExpression:

@@ -12,7 +12,7 @@ import re
 import libcst as cst
 
 from trllint.facts.branches import rank_divergence
-from trllint.semantic.context import CONTEXT_METADATA, NodeContext, is_trainer_class, methods_of
+from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.facts.accelerators import accelerator_in_scope
 from trllint.facts.rank_flow import (
     rank_flows,
@@ -263,7 +263,6 @@ class UngatheredMetric(Rule):
         self._reported.add(id(value))
         if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
             return
-        context = NodeContext.of(self)
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
             self.report(value, NO_ACCELERATOR)
@@ -274,14 +273,21 @@ class UngatheredMetric(Rule):
             self.report(value, message)
             return
         edits = [self._gather(site, accelerator) for site in sites]
-        # A gather is a collective: a rank that skips it leaves the others waiting forever.
-        reasons = [site.unsafe_reason for site in sites] + [
-            rank_divergence(site.tensor, context, lambda expr, _: flow.depends_on_rank(expr, line)) for site in sites
-        ]
-        reason = next((r for r in reasons if r is not None), None)
-        if reason is not None and reason.startswith("it runs") or reason and reason.startswith(("an earlier", "the number")):
-            reason = f"the gather may hang: {reason}"
-        self.report(value, message, fix=self.fix(*edits, reason=reason))
+        self.report(value, message, fix=self.fix(*edits, reason=self._unsafe_reason(sites, line, flow)))
+
+    def _unsafe_reason(self, sites: list[GatherSite], line: cst.CSTNode, flow: RankFlow) -> str | None:
+        """Why the gathers may fail or change a number (the first site's reason), else why some
+        rank may skip one, else None: the fix is safe."""
+        for site in sites:
+            if site.unsafe is not None:
+                return site.unsafe_reason
+        model = SemanticModel.of(self.source)
+        for site in sites:
+            # A gather is a collective: a rank that skips it leaves the others waiting forever.
+            divergence = rank_divergence(model, site.tensor, lambda expr, _: flow.depends_on_rank(expr, line))
+            if divergence is not None:
+                return f"the gather may hang: {divergence.text}"
+        return None
 
     def _is_rank0_loss(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
         """A loss logged by rank 0 as is (`loss.item()`, an auxiliary loss): common practice and an

@@ -28,6 +28,7 @@ from libcst.metadata import PositionProvider
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names
+from trllint.facts.ranks import only_rank_tests, splits_ranks
 from trllint.rule.base import Edit, Fix
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst.CSTNode) -> Fix | None:
     if collective.hoist == "never" or not isinstance(guard, cst.If) or not isinstance(guard.body, cst.IndentedBlock):
         return None
-    if isinstance(rule.context.parent(guard), cst.If) or not rule.ranks.only_rank_tests(guard.test):
+    if isinstance(rule.context.parent(guard), cst.If) or not only_rank_tests(rule.model, guard.test):
         return None  # an elif, or a test that also reads flags or counters
     body = guard.body
     first = body.body[0]
@@ -141,11 +142,11 @@ def _names_read(node: cst.CSTNode) -> set[str]:
 def _names_bound_under_rank_tests(rule: CollectiveUnderRankGuard, scope: cst.CSTNode, moved: cst.CSTNode) -> set[str]:
     """Names some ranks may not have bound (the statement being moved set aside)."""
     bound: set[str] = set()
-    ranks = rule.ranks
+    model = rule.model
 
     class Assignments(cst.CSTVisitor):
         def visit_If(self, node: cst.If) -> None:
-            if ranks.splits_ranks(node.test):
+            if splits_ranks(model, node.test):
                 bound.update(_assigned_in(node.body, moved))
                 if node.orelse is not None:
                     bound.update(_assigned_in(node.orelse, moved))

@@ -15,9 +15,10 @@ import libcst as cst
 
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
-from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, RankFacts
+from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, guard_key, main_only_decorator, splits_ranks
 from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Rule
+from trllint.semantic.model import SemanticModel
 
 from .collectives import Collective, collective_of, named_like_collective
 from .hoisting import hoist_fix, run_by
@@ -59,7 +60,7 @@ class CollectiveUnderRankGuard(Rule):
         if not runs_distributed(self.source) or not any(named_like_collective(c) for c in self._calls):
             return  # no collective, so no call of this file's functions enters one either
         self.context = NodeContext.of(self)
-        self.ranks = RankFacts.of(self.source)
+        self.model = SemanticModel.of(self.source)
         self._entering: dict[int, Collective | None] = {}
         self._module_functions = {s.name.value: s for s in original_node.body if isinstance(s, cst.FunctionDef)}
         for call in self._calls:
@@ -130,12 +131,12 @@ class CollectiveUnderRankGuard(Rule):
             if isinstance(ancestor, (cst.Lambda, cst.ClassDef)):
                 return None  # runs when called, not here
             if isinstance(ancestor, cst.FunctionDef):
-                decorator = RankFacts.main_only_decorator(ancestor)
+                decorator = main_only_decorator(ancestor)
                 return Guard(ancestor, "decorator", decorator) if decorator else None
             if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
                 in_body = child is ancestor.body
                 if (
-                    self.ranks.splits_ranks(ancestor.test)
+                    splits_ranks(self.model, ancestor.test)
                     and not self._paired(ancestor, in_body, collective.kind)
                     and not _made_in(child, collective.call)
                 ):
@@ -159,13 +160,13 @@ class CollectiveUnderRankGuard(Rule):
             # side, code the linter cannot read on the other (a server whose callbacks send the
             # matching broadcast): the other ranks may well meet it. Unknown is silent.
             return True
-        key = self.ranks.guard_key(test_node.test)
+        key = guard_key(self.model, test_node.test)
         if key is None:
             return False
         runs_on = key[1] if in_body else ALL_RANKS - key[1]
         scope = self.context.enclosing_function(test_node) or self.source.module
         for sibling in _ifs_in(scope):
-            sibling_key = self.ranks.guard_key(sibling.test) if sibling is not test_node else None
+            sibling_key = guard_key(self.model, sibling.test) if sibling is not test_node else None
             if sibling_key is None or sibling_key[0] != key[0]:
                 continue
             for side, holds in ((sibling.body, sibling_key[1]), (sibling.orelse, ALL_RANKS - sibling_key[1])):
@@ -194,7 +195,7 @@ class CollectiveUnderRankGuard(Rule):
             exit_kind = _exit_of(statement.body)
             if exit_kind is None or self.enters_kind(statement.body, kind):
                 continue
-            if self.ranks.splits_ranks(statement.test) or (
+            if splits_ranks(self.model, statement.test) or (
                 exit_kind != "return" and self._per_rank_data(statement)
             ):
                 return Guard(statement, "exit", f"if {self._code(statement.test)}: {exit_kind}")

@@ -9,17 +9,25 @@ self.is_fsdp_enabled: return``, ``assert not self.is_fsdp_enabled``).
 Only tests whose falsehood proves FSDP off count: the Trainer's ``is_fsdp_enabled`` attribute
 (``fsdp_plugin is not None``) and accelerate's ``distributed_type``. transformers' function
 ``is_fsdp_enabled()`` does not: it is also False under FSDP unless CPU-RAM-efficient loading is on.
+
+Whether every rank reaches a node (``rank_divergence``): where a fix may insert a collective. What
+a rank test is comes from ``trllint.facts.ranks``, the one definition every rule asks; the answer
+is a ``Divergence`` member with the code it names, never a sentence to compare.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
 
 from trllint.semantic.context import NodeContext
+from trllint.semantic.model import SemanticModel
 from trllint.facts.rank_flow import names_in
+from trllint.facts.ranks import reads_rank
 from trllint.core.cst.names import dotted_name, is_none
+from trllint.core.findings import ReasonKind
 
 # What a test says about FSDP when it is true, and when it is false: True (FSDP on), False (FSDP
 # off) or None (nothing known).
@@ -180,49 +188,71 @@ def _always_exits(block: cst.CSTNode) -> bool:
 
 # ---- whether every rank reaches a node (where a fix may insert a collective) ----------------------
 
-# Tests that are true on some ranks only: the main process, a rank index, what the Trainer logs from.
-RANK_GUARD_NAMES = frozenset(
-    {"is_main_process", "is_local_main_process", "is_world_process_zero", "is_local_process_zero", "should_log",
-     "should_save", "process_index", "local_process_index", "get_rank", "local_rank", "rank"}
-)
+
+class Divergence(ReasonKind):
+    """How some ranks may not reach a node; ``{code}`` is the test or iterable that decides."""
+
+    IN_LAMBDA = "it runs inside a lambda, whenever that is called"
+    RANK_GUARD = "it runs only on ranks where `{code}` holds"
+    LOOP = "the number of iterations of `for ... in {code}` may differ per rank"
+    SHORT_CIRCUIT = "it runs only on ranks where `{code}` lets it"
+    EXCEPT_CLAUSE = "it runs only on ranks that raised"
+    COMPREHENSION = "it runs once per element of a comprehension, whose length may differ per rank"
+    EARLY_EXIT = "an earlier exit under `{code}` leaves on some ranks only"
 
 
-def rank_divergence(node: cst.CSTNode, context: NodeContext, depends_on_rank: Callable[[cst.CSTNode, cst.CSTNode], bool]) -> str | None:
+@dataclass(frozen=True)
+class RankDivergence:
+    """Why some ranks may not reach a node: the kind, and the code that decides (shortened)."""
+
+    kind: Divergence
+    code: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.kind.text(code=self.code)
+
+
+def rank_divergence(
+    model: SemanticModel, node: cst.CSTNode, depends_on_rank: Callable[[cst.CSTNode, cst.CSTNode], bool]
+) -> RankDivergence | None:
     """Why some ranks may not reach ``node`` in its function (a collective there would hang), or
     None when every rank that enters the function reaches it.
 
-    ``depends_on_rank(expression, node)`` says whether an expression may differ per rank (this
-    rank's data, its index). Divergence is a condition, loop or short-circuit on such a value around
-    ``node``, an ``except`` clause, or an earlier exit (return, break, continue) under one.
+    A test or iterable varies per rank when it reads the rank (``facts.ranks.reads_rank``: the
+    rank index, a rank predicate, a test on them that splits the ranks) or when
+    ``depends_on_rank(expression, node)`` says it may differ per rank (this rank's data).
+    Divergence is a condition, loop or short-circuit on such a value around ``node``, an
+    ``except`` clause, or an earlier exit (return, break, continue) under one.
     """
     def varies(test: cst.CSTNode) -> bool:
-        return depends_on_rank(test, node) or any(name in RANK_GUARD_NAMES for name in names_in(test))
+        return reads_rank(model, test) or depends_on_rank(test, node)
 
     def shown(test: cst.CSTNode) -> str:
-        text = " ".join(context.source.module.code_for_node(test).split())
+        text = " ".join(model.source.module.code_for_node(test).split())
         return text if len(text) <= 60 else text[:57] + "..."
 
     child: cst.CSTNode = node
-    for ancestor in context.ancestors(node):
+    for ancestor in model.context.ancestors(node):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
             return None
         if isinstance(ancestor, cst.Lambda):
-            return "it runs inside a lambda, whenever that is called"
+            return RankDivergence(Divergence.IN_LAMBDA)
         if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test and varies(ancestor.test):
-            return f"it runs only on ranks where `{shown(ancestor.test)}` holds"
+            return RankDivergence(Divergence.RANK_GUARD, shown(ancestor.test))
         if isinstance(ancestor, cst.For) and child is ancestor.body and varies(ancestor.iter) and not _is_loader(ancestor.iter):
-            return f"the number of iterations of `for ... in {shown(ancestor.iter)}` may differ per rank"
+            return RankDivergence(Divergence.LOOP, shown(ancestor.iter))
         if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right and varies(ancestor.left):
-            return f"it runs only on ranks where `{shown(ancestor.left)}` lets it"
+            return RankDivergence(Divergence.SHORT_CIRCUIT, shown(ancestor.left))
         if isinstance(ancestor, cst.ExceptHandler):
-            return "it runs only on ranks that raised"
+            return RankDivergence(Divergence.EXCEPT_CLAUSE)
         if isinstance(ancestor, (cst.CompFor, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            return "it runs once per element of a comprehension, whose length may differ per rank"
+            return RankDivergence(Divergence.COMPREHENSION)
         if isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for earlier in _earlier_siblings(ancestor.body, child):
                 exit_test = _exit_under_varying_test(earlier, varies)
                 if exit_test is not None:
-                    return f"an earlier exit under `{shown(exit_test)}` leaves on some ranks only"
+                    return RankDivergence(Divergence.EARLY_EXIT, shown(exit_test))
         child = ancestor
     return None
 

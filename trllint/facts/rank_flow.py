@@ -25,10 +25,12 @@ import libcst as cst
 
 from trllint.semantic.context import imports_of, is_trainer_class
 from trllint.semantic.model import SemanticModel
+from trllint.facts.ranks import RankFacts, rank_facts
 from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
 from trllint.core.cst import walk
 from trllint.core.cst.walk import syntax_children
 from trllint.core.prefilter import Token
+from trllint.core.findings import ReasonKind
 from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
@@ -90,10 +92,18 @@ FLOATING_RESULTS = frozenset(
 )
 # Model output fields that are floating tensors.
 FLOATING_OUTPUTS = frozenset({"loss", "logits", "aux_loss"})
-WHOLE_TENSOR = (
-    "the logged value is a whole tensor with no reduction: its shape may differ per rank, and the "
-    "fix logs its mean over the ranks instead"
-)
+
+
+class GatherUnsafe(ReasonKind):
+    """Why gathering at a site may fail or change a number; ``{method}`` is the reduction."""
+
+    WHOLE_TENSOR = (
+        "the logged value is a whole tensor with no reduction: its shape may differ per rank, and the "
+        "fix logs its mean over the ranks instead"
+    )
+    REDUCED_OVER_DIMENSION = "{method}(...) over a dimension leaves a tensor whose shape may differ per rank"
+    SPREAD_STATISTIC = "the mean of the ranks' {method}() is not the {method}() over all ranks"
+
 # Element-wise or bookkeeping methods that commute with a gather along the batch dimension.
 ELEMENTWISE = frozenset(
     {"detach", "float", "double", "half", "bfloat16", "to", "clone", "contiguous", "abs", "exp", "log", "neg",
@@ -102,7 +112,6 @@ ELEMENTWISE = frozenset(
 # Reads of shape or placement, not of data: the same kind of thing on every rank.
 SHAPE_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndim", "ndimension", "device", "dtype"})
 NO_DATA_BUILTINS = frozenset({"len", "range", "isinstance", "hasattr", "type", "str", "repr", "print"})
-RANK_INDEX = frozenset({"process_index", "local_process_index", "get_rank", "local_rank", "rank"})
 # Parameter names that carry a batch or what the model made of it (compute_loss(model, inputs)).
 DATA_PARAMETER_HINTS = (
     "batch", "input", "output", "logit", "logp", "loss", "label", "reward", "pred", "completion", "sample",
@@ -233,11 +242,16 @@ class GatherSite:
     reduce_after: str
     cast_to_float: bool = False  # an integer or bool tensor: `mean()` of its gather would raise
     # Why the fix may fail or change a number, on one process or many; None: it cannot.
-    unsafe_reason: str | None = None
+    unsafe: GatherUnsafe | None = None
+    unsafe_method: str = ""  # the reduction the reason names (`std`, `mean`)
+
+    @property
+    def unsafe_reason(self) -> str | None:
+        return self.unsafe.text(method=self.unsafe_method) if self.unsafe is not None else None
 
     @property
     def keeps_single_process_value(self) -> bool:
-        return self.unsafe_reason is None
+        return self.unsafe is None
 
 
 class RankFlow:
@@ -252,8 +266,10 @@ class RankFlow:
         is_global_call: Callable[[cst.Call], bool] = lambda call: False,
         passed_to: Callable[[cst.FunctionDef, str], Rank | None] = lambda function, name: None,
         is_project_call: Callable[[cst.Call], bool] = lambda call: False,
+        ranks: RankFacts | None = None,  # the file's rank tests; without them, only the usual names
     ) -> None:
         self.scope = scope
+        self._ranks = ranks if ranks is not None else RankFacts(cst.Module([]))
         self._passed_to = passed_to
         self._is_project_call = is_project_call
         # > 0 while reading the arguments of a project helper: a parameter that is per-rank only
@@ -311,6 +327,8 @@ class RankFlow:
             return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, followed)
         if isinstance(node, cst.Call) and self._state(node, order) == Rank.GLOBAL:
             return False
+        if isinstance(node, cst.Comparison) and self._ranks.agreed_by_every_rank(node):
+            return False  # `local_rank != -1`: reads the rank, answered alike on every rank
         return any(self._depends_on_rank(child, order, followed) for child in syntax_children(node))
 
     def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:
@@ -337,6 +355,8 @@ class RankFlow:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
+            if self._ranks.is_rank_index(param.name):
+                plain_state = Rank.PER_RANK  # `def worker(rank, world_size)`: each process its own
             if param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS):
                 self._bind(name, self._deferred(None, function, False, partial(self._data_parameter, function, name)), 0)
             else:
@@ -537,16 +557,16 @@ class RankFlow:
             if isinstance(node, cst.Attribute):
                 if node.attr.value in SHAPE_READS:
                     return Rank.NO_DATA
-                if node.attr.value in RANK_INDEX:
-                    return Rank.PER_RANK
+                if self._ranks.is_rank_index(node):
+                    return Rank.PER_RANK  # this process's rank: a different number on every rank
                 return self._state(node.value, order)
-            return Rank.NO_DATA
+            return Rank.PER_RANK if self._ranks.is_rank_index(node) else Rank.NO_DATA  # a global `local_rank`
         if isinstance(node, cst.Call):
             method = _method_or_function(node) or ""
             if method.lstrip("_") in GATHERING_CALLS:
                 return Rank.GLOBAL
-            if method in RANK_INDEX:
-                return Rank.PER_RANK
+            if self._ranks.is_rank_index(node) or self._ranks.is_rank_index(node.func):
+                return Rank.PER_RANK  # `dist.get_rank()`, `os.environ.get("RANK")`, `self.rank()`
             if _is_own_function_call(node) and self._returns_global(method):
                 return Rank.GLOBAL
             if self._is_global_call(node):
@@ -574,6 +594,10 @@ class RankFlow:
             return Rank.NO_DATA
         if isinstance(node, cst.Arg):
             return self._state(node.value, order)
+        if isinstance(node, cst.Subscript) and self._ranks.is_rank_index(node):
+            return Rank.PER_RANK  # `os.environ["LOCAL_RANK"]`
+        if isinstance(node, cst.Comparison) and self._ranks.agreed_by_every_rank(node):
+            return Rank.NO_DATA  # `local_rank != -1`: the same answer on every rank
         if isinstance(node, cst.CompFor):
             parts = [node.iter, *(c.test for c in node.ifs)]
             if node.inner_for_in is not None:
@@ -621,17 +645,17 @@ class RankFlow:
         if peeled and one_element:
             # `loss.item()`: one element on every rank; gathered, then averaged over the ranks.
             statistic = _method_or_function(below_conversion) if isinstance(below_conversion, cst.Call) else None
-            reason = (
-                f"the mean of the ranks' {statistic}() is not the {statistic}() over all ranks"
-                if statistic in SPREAD_STATISTICS
-                else None
-            )
+            spread = statistic in SPREAD_STATISTICS
             sites[id(below_conversion)] = GatherSite(
-                below_conversion, "mean", not self._is_floating(below_conversion, order), reason
+                below_conversion,
+                "mean",
+                not self._is_floating(below_conversion, order),
+                GatherUnsafe.SPREAD_STATISTIC if spread else None,
+                (statistic or "") if spread else "",
             )
             return
         if peeled:
-            sites[id(below_conversion)] = GatherSite(below_conversion, "mean", unsafe_reason=WHOLE_TENSOR)
+            sites[id(below_conversion)] = GatherSite(below_conversion, "mean", unsafe=GatherUnsafe.WHOLE_TENSOR)
             return
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
             if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
@@ -667,7 +691,7 @@ class RankFlow:
                 sites[id(node)] = None  # type: ignore[assignment]
                 return
         if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
-            sites[id(node)] = GatherSite(node, "mean", unsafe_reason=WHOLE_TENSOR)
+            sites[id(node)] = GatherSite(node, "mean", unsafe=GatherUnsafe.WHOLE_TENSOR)
 
     def _is_floating(self, expr: cst.BaseExpression, order: int, depth: int = 0) -> bool:
         """``expr`` is a floating tensor by construction (a mean, a cast, a model's loss), not maybe an integer count."""
@@ -698,16 +722,14 @@ class RankFlow:
 def _site_for_reduction(call: cst.Call, method: str, arguments) -> GatherSite:
     if arguments:
         # `x.mean(dim=1)`: a tensor per row, whose row count may differ per rank.
-        return GatherSite(call, "mean", unsafe_reason=f"{method}(...) over a dimension leaves a tensor whose shape may differ per rank")
+        return GatherSite(call, "mean", unsafe=GatherUnsafe.REDUCED_OVER_DIMENSION, unsafe_method=method)
     if method in COMPOSABLE_REDUCTIONS:
         return GatherSite(call, method)  # the sum of the ranks' sums is the global sum
     if method in ("mean", "nanmean"):
         return GatherSite(call, method)
     if method == "count_nonzero":
         return GatherSite(call, "sum")
-    return GatherSite(
-        call, "mean", unsafe_reason=f"the mean of the ranks' {method}() is not the {method}() over all ranks"
-    )
+    return GatherSite(call, "mean", unsafe=GatherUnsafe.SPREAD_STATISTIC, unsafe_method=method)
 
 
 class FileRankFlows:
@@ -765,6 +787,7 @@ class FileRankFlows:
                 lambda call: self.is_global_call(call, cls),
                 self.passed_to,
                 lambda call: self.called_summary(call, cls) is not None,
+                rank_facts(SemanticModel.of(self.source)),
             )
         return self.flows[id(scope)]
 

@@ -12,6 +12,11 @@ Tests all ranks agree on are not rank tests: ``num_processes > 1``, ``local_rank
 Names assigned from rank tests or rank indexes (``is_main = rank == 0``, ``rank = dist.get_rank()``,
 ``self.is_main = accelerator.is_main_process``) are followed file-wide, when every assignment to
 the name in the file is one.
+
+This is the one definition of a rank test: rules and other facts ask ``splits_ranks(model, test)``
+(does a branch on it let only some ranks in: TRL006's guards, TRL004's fix safety through
+``branches.rank_divergence``), ``reads_rank(model, expr)`` (may the value differ by rank) and
+``is_rank_index(model, expr)`` (the rank itself: what the rank flow counts as per-rank).
 """
 
 from __future__ import annotations
@@ -40,9 +45,10 @@ RANK_PREDICATES = frozenset(
         "is_main_rank",
     }
 )
-# TrainingArguments' `args.should_save` is process_index == 0 (local_process_index per node);
-# the Trainer's `control.should_save` is a flag every rank shares.
-ARGUMENT_PREDICATES = frozenset({"should_save"})
+# TrainingArguments' `args.should_save` and `args.should_log` are process_index == 0
+# (local_process_index == 0 per node); the Trainer's `control.should_save` and
+# `control.should_log` are flags every rank shares.
+ARGUMENT_PREDICATES = frozenset({"should_save", "should_log"})
 # Attributes and names that hold this process's rank (a different number on every rank).
 RANK_INDEXES = frozenset(
     {
@@ -111,8 +117,7 @@ class RankFacts:
     @classmethod
     def of(cls, source: SourceFile) -> RankFacts:
         """Which names of the file hold a rank index or a rank predicate, once per file."""
-        model = SemanticModel.of(source)
-        return model.once((RankFacts,), lambda: cls(source.module))
+        return rank_facts(SemanticModel.of(source))
 
     # ---- questions ----------------------------------------------------------------------
 
@@ -127,6 +132,28 @@ class RankFacts:
         if self.is_rank_predicate(test):
             return True
         return self.reads_rank_index(test)  # `if rank:` is `rank != 0`
+
+    def reads_rank(self, node: cst.CSTNode) -> bool:
+        """True when the value of ``node`` may differ by rank because it reads the rank: this
+        process's rank (``accelerator.process_index``, ``os.environ["RANK"]``), a rank predicate,
+        or a test on them that some ranks pass and others fail. A test every rank answers alike
+        (``local_rank != -1``, ``rank is None``) reads the rank but not a different value."""
+        if isinstance(node, cst.Comparison) and self.agreed_by_every_rank(node):
+            return False
+        if (isinstance(node, cst.BaseExpression) and self.is_rank_predicate(node)) or self.is_rank_index(node):
+            return True
+        if isinstance(node, (cst.Lambda, cst.BaseString)):
+            return False
+        return any(self.reads_rank(child) for child in walk.syntax_children(node))
+
+    def agreed_by_every_rank(self, test: cst.Comparison) -> bool:
+        """True when ``test`` compares the rank but every rank answers it alike: ranks are 0, 1,
+        2, ... (-1 without distribution), so ``local_rank != -1`` or ``rank >= 0`` holds on every
+        rank or on none, and ``rank is None`` on none once the rank is set."""
+        operands = [test.left, *(target.comparator for target in test.comparisons)]
+        if not any(self.reads_rank_index(o) or self.is_rank_predicate(o) for o in operands):
+            return False
+        return not self._comparison_splits(test)
 
     def only_rank_tests(self, test: cst.BaseExpression) -> bool:
         """True when every operand of ``test`` (through ``not``/``and``/``or``) splits the ranks:
@@ -150,24 +177,28 @@ class RankFacts:
 
     def reads_rank_index(self, node: cst.CSTNode) -> bool:
         """True when ``node`` reads this process's rank anywhere inside it."""
+        if self.is_rank_index(node):
+            return True
+        if isinstance(node, (cst.Lambda, cst.BaseString)):
+            return False
+        return any(self.reads_rank_index(child) for child in walk.syntax_children(node))
+
+    def is_rank_index(self, node: cst.CSTNode) -> bool:
+        """True when ``node`` itself is this process's rank (not something built from it):
+        ``rank``, ``args.local_rank``, ``dist.get_rank()``, ``os.environ["LOCAL_RANK"]``, or a
+        name the file assigns only such values."""
         if isinstance(node, cst.Name):
             return node.value in RANK_INDEXES or node.value in self._index_names
         if isinstance(node, cst.Attribute):
             # The dotted name only when the last part could match (most attributes cannot).
             tail = node.attr.value
-            if (tail in RANK_INDEXES or tail in self._index_tails) and (
+            return (tail in RANK_INDEXES or tail in self._index_tails) and (
                 (name := dotted_name(node)) is not None and (tail in RANK_INDEXES or name in self._index_names)
-            ):
-                return True
+            )
         if isinstance(node, cst.Call):
             called = last_attribute(dotted_name(node.func)) or ""
-            if _RANK_CALL.match(called) or _is_rank_variable_read(node):
-                return True
-        if isinstance(node, cst.Subscript) and _is_rank_variable_read(node):
-            return True
-        if isinstance(node, (cst.Lambda, cst.BaseString)):
-            return False
-        return any(self.reads_rank_index(child) for child in walk.syntax_children(node))
+            return bool(_RANK_CALL.match(called)) or _is_rank_variable_read(node)
+        return isinstance(node, cst.Subscript) and _is_rank_variable_read(node)
 
     def guard_key(self, test: cst.BaseExpression) -> GuardKey | None:
         """The rank fact ``test`` checks and the ranks it holds on, so that ``if not is_main:`` pairs
@@ -184,7 +215,7 @@ class RankFacts:
             holds = self._holds_on(test)
             if holds is not None:
                 rank = test.left if self.reads_rank_index(test.left) else target.comparator
-                return (last_attribute(_text(rank)) or "", holds)
+                return (last_attribute(_rank_text(rank)) or "", holds)
             positive = isinstance(target.operator, (cst.Equal, cst.Is))
             if positive or isinstance(target.operator, (cst.NotEqual, cst.IsNot)):
                 left, right = _text(test.left), _text(target.comparator)
@@ -224,7 +255,7 @@ class RankFacts:
         rank, other, flipped = test.left, target.comparator, False
         if not self.reads_rank_index(rank):
             rank, other, flipped = other, rank, True
-        if not self.reads_rank_index(rank) or _text(rank) is None:
+        if not self.reads_rank_index(rank) or _rank_text(rank) is None:
             return None  # `rank % 8 == 0`, `int(os.environ["RANK"]) + 1 == n`: some arithmetic on it
         constants = _integer_constants(other)
         if constants is None:
@@ -293,6 +324,51 @@ class RankFacts:
                 break
 
 
+# ---- the questions rules and other facts ask ---------------------------------------------------
+
+
+def rank_facts(model: SemanticModel) -> RankFacts:
+    """The file's rank facts (names bound to rank tests and indexes), built once per file."""
+    return model.once((rank_facts,), lambda: RankFacts(model.source.module))
+
+
+def splits_ranks(model: SemanticModel, test: cst.BaseExpression) -> bool:
+    """Whether a branch on ``test`` lets only some ranks in (``accelerator.is_main_process``,
+    ``os.environ["LOCAL_RANK"] == "0"``); not ``num_processes > 1`` or ``local_rank != -1``."""
+    return rank_facts(model).splits_ranks(test)
+
+
+def reads_rank(model: SemanticModel, expr: cst.CSTNode) -> bool:
+    """Whether the value of ``expr`` may differ by rank because it reads the rank (its index, a
+    rank predicate, or a test on them that splits the ranks)."""
+    return rank_facts(model).reads_rank(expr)
+
+
+def only_rank_tests(model: SemanticModel, test: cst.BaseExpression) -> bool:
+    """Whether every operand of ``test`` (through ``not``/``and``/``or``) splits the ranks."""
+    return rank_facts(model).only_rank_tests(test)
+
+
+def guard_key(model: SemanticModel, test: cst.BaseExpression) -> GuardKey | None:
+    """The rank fact ``test`` checks and the ranks it holds on (``RankFacts.guard_key``)."""
+    return rank_facts(model).guard_key(test)
+
+
+def main_only_decorator(function: cst.FunctionDef) -> str | None:
+    """The decorator that runs ``function`` on some ranks only (``on_main_process``), if any."""
+    return RankFacts.main_only_decorator(function)
+
+
+def is_rank_index(model: SemanticModel, expr: cst.CSTNode) -> bool:
+    """Whether ``expr`` itself is this process's rank (``dist.get_rank()``, ``args.local_rank``)."""
+    return rank_facts(model).is_rank_index(expr)
+
+
+def agreed_by_every_rank(model: SemanticModel, test: cst.Comparison) -> bool:
+    """Whether ``test`` compares the rank in a way every rank answers alike (``local_rank != -1``)."""
+    return rank_facts(model).agreed_by_every_rank(test)
+
+
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:
     if not (isinstance(value, cst.Call) and last_attribute(dotted_name(value.func)) in ("tqdm", "trange")):
         return False
@@ -309,6 +385,12 @@ def _is_index_value(value: cst.BaseExpression) -> bool:
 
 def _is_rank_variable_read(node: cst.CSTNode) -> bool:
     """``os.environ["LOCAL_RANK"]``, ``os.environ.get("RANK")``, ``os.getenv("LOCAL_RANK", 0)``."""
+    return _rank_variable(node) is not None
+
+
+def _rank_variable(node: cst.CSTNode) -> str | None:
+    """``LOCAL_RANK`` for ``os.environ["LOCAL_RANK"]``, ``os.getenv("LOCAL_RANK", 0)``; None when
+    ``node`` reads no rank variable of the environment."""
     key: cst.BaseExpression | None = None
     if isinstance(node, cst.Subscript) and dotted_name(node.value) in ("os.environ", "environ"):
         element = node.slice[0].slice if len(node.slice) == 1 else None
@@ -317,11 +399,24 @@ def _is_rank_variable_read(node: cst.CSTNode) -> bool:
         called = dotted_name(node.func)
         if called in ("os.environ.get", "environ.get", "os.getenv", "getenv"):
             key = node.args[0].value
-    return isinstance(key, cst.SimpleString) and bool(_RANK_VARIABLE.match(str(key.evaluated_value)))
+    if isinstance(key, cst.SimpleString) and _RANK_VARIABLE.match(variable := str(key.evaluated_value)):
+        return variable
+    return None
+
+
+def _rank_text(node: cst.BaseExpression) -> str | None:
+    """How a rank read is named, so that two tests on the same rank pair: ``args.local_rank``,
+    ``dist.get_rank()``; an environment read by its variable (``int(os.environ["RANK"])`` and
+    ``os.getenv("RANK", 0)`` are both ``RANK``). None for arithmetic on a rank (``rank % 8``)."""
+    if isinstance(node, cst.Call) and dotted_name(node.func) in ("int", "str") and len(node.args) == 1:
+        node = node.args[0].value
+    variable = _rank_variable(node)
+    return variable if variable is not None else _text(node)
 
 
 def _integer_constants(node: cst.BaseExpression) -> list[int] | None:
-    """The integers of ``0``, ``-1``, ``(-1, 0)`` or ``[0]``; None for anything else."""
+    """The integers of ``0``, ``-1``, ``(-1, 0)``, ``[0]`` or ``"0"`` (an environment variable is
+    a string); None for anything else."""
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
         values: list[int] = []
         for element in node.elements:
@@ -334,6 +429,8 @@ def _integer_constants(node: cst.BaseExpression) -> list[int] | None:
         inner = _integer_constants(node.expression)
         return [-v for v in inner] if inner is not None and len(inner) == 1 else None
     if isinstance(node, cst.Integer):
+        return [int(node.evaluated_value)]
+    if isinstance(node, cst.SimpleString) and re.fullmatch(r"-?[0-9]+", str(node.evaluated_value)):
         return [int(node.evaluated_value)]
     return None
 
