@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_rule_cases import CASES, _ruleset, _source
-from trllint.app.add_noqa import NoqaOutcome, check_silenced, with_noqa_comments
+from trllint.engine.noqa import NoqaOutcome, check_silenced, with_noqa_comments
 from trllint.engine.fix_loop import still_valid
 from trllint.engine.lint import lint_source
 

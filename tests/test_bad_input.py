@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine_rules import run_cli
-from trllint.app.pool import MAX_FILE_BYTES
+from trllint.engine.pipeline import MAX_FILE_BYTES
 
 GOOD = "x = 1\n"
 GOOD_FIXED = "x = (1)\n"
@@ -64,7 +64,7 @@ def test_latin1_file_with_coding_cookie_round_trips_byte_for_byte(tree: Path):
 def test_fix_that_the_declared_encoding_cannot_hold_is_not_written(tmp_path: Path):
     # The test rule's "..." is ASCII; a rule writing "…" into a latin-1 file must not crash the run.
     from tests.engine_rules import register_only
-    from trllint.app.pool import Mode, process_bytes
+    from trllint.engine.pipeline import Mode, process_bytes
     from trllint.rule.base import Rule
     from trllint.rule.ruleset import RuleSet
 
@@ -166,7 +166,7 @@ def test_five_megabyte_file_is_refused_quickly_and_the_run_goes_on(tree: Path):
 
 def test_file_just_under_the_limit_is_linted(tmp_path: Path):
     # The limit is on bytes read, so it applies to standard input too.
-    from trllint.app.pool import Mode, process_bytes
+    from trllint.engine.pipeline import Mode, process_bytes
     from trllint.rule.ruleset import RuleSet
 
     big = b"# " + b"x" * (MAX_FILE_BYTES + 1) + b"\n"
@@ -364,7 +364,7 @@ def test_rule_with_an_out_of_range_edit_is_trl999_not_a_corrupt_file(tmp_path: P
 
 
 def test_engine_failure_on_one_file_becomes_trl999_for_that_file(monkeypatch):
-    from trllint.app.pool import Mode, process_bytes
+    from trllint.engine.pipeline import Mode, process_bytes
     from trllint.rule.ruleset import RuleSet
 
     def broken_fix_source(*args, **kwargs):

@@ -8,7 +8,8 @@ import pytest
 
 from tests import engine_rules
 from tests.test_cache import TRAINER, run
-from trllint.app.pool import Mode, process_files
+from trllint.app.pool import process_files
+from trllint.engine.pipeline import Mode
 from trllint.app.cli import main
 from trllint.rule.registry import register_rules
 from trllint.rule.ruleset import RuleSet

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.test_rule_cases import CASES, _ruleset
-from trllint.app.pool import Mode
-from trllint.engine.inputs.notebook import Notebook, NotebookError, process_notebook
+from trllint.engine.inputs.notebook import Notebook, NotebookError
+from trllint.engine.pipeline import Mode
+from trllint.engine.pipeline import process_bytes as process_notebook
 from trllint.engine.lint import lint_source
 from trllint.core.source import SourceFile
 

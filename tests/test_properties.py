@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.engine_rules import SOUND_FIXING_RULES
-from trllint.engine.fix_loop import compiles, fix_source
+from trllint.engine.fix_loop import fix_source
+from trllint.engine.inputs.python import compiles
 from trllint.rule.registry import all_rules
 from trllint.rule.ruleset import RuleSet
 from trllint.engine.lint import lint_source

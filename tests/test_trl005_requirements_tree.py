@@ -9,7 +9,9 @@ from pathlib import Path, PurePath
 
 import pytest
 
-from trllint.rules.trl005_known_bad_dependency.dependencies import included_files, is_requirements_path, poetry_specifier
+from trllint.core.requirements_files import is_requirements_path
+from trllint.engine.inputs.requirements import included_files
+from trllint.rules.trl005_known_bad_dependency.dependencies import poetry_specifier
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -7,12 +7,14 @@ byte for byte as it was. (``setup.py`` is Python: its rule reads it through LibC
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import tomllib
 from dataclasses import dataclass
-from pathlib import PurePath
 from typing import Iterator
+
+# The rule reads it from here: which files are named as requirements files is core knowledge
+# (the requirements input kind asks it too).
+from trllint.core.requirements_files import REQUIREMENTS_NAMES  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -44,36 +46,6 @@ _COMMENT = re.compile(r"(^|\s+)#.*$")
 _OPTION = re.compile(r"\s+--?[A-Za-z]")
 # Lines that name something other than a PEP 508 requirement: paths, archives, URLs, variables.
 _NOT_A_REQUIREMENT = re.compile(r"^(?:[./~\\]|[A-Za-z][A-Za-z0-9+.-]*://)|\$\{|\.(?:whl|zip|tar\.gz|tar\.bz2|tgz)$")
-
-
-# Requirements files by name (the file name) and by place (a `requirements/` folder of them).
-REQUIREMENTS_NAMES = (
-    "requirements*.txt",
-    "requirements*.in",
-    "*-requirements.txt",
-    "*_requirements.txt",
-    "*-requirements.in",
-    "*_requirements.in",
-)
-REQUIREMENTS_FOLDER = "requirements"
-_INCLUDE = re.compile(r"^\s*(?:-[rc]\s*|--(?:requirement|constraint)(?:\s*=\s*|\s+))(?P<target>\S+)")
-
-
-def is_requirements_path(path: PurePath) -> bool:
-    """Whether a file is a pip requirements file by its name or its folder."""
-    if path.suffix not in (".txt", ".in"):
-        return False
-    return path.parent.name == REQUIREMENTS_FOLDER or any(fnmatch.fnmatch(path.name, p) for p in REQUIREMENTS_NAMES)
-
-
-def included_files(text: str) -> list[str]:
-    """The files a requirements file pulls in with ``-r`` / ``-c`` (relative to its folder; URLs left out)."""
-    targets = []
-    for line in re.split(r"\r\n|\r|\n", text):
-        match = _INCLUDE.match(_COMMENT.sub("", line))
-        if match and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", match.group("target")):
-            targets.append(match.group("target"))
-    return targets
 
 
 def in_requirements_file(text: str) -> Iterator[Item]:

@@ -14,6 +14,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trllint.engine.inputs import ALWAYS_READ_PATTERNS, kind_for
+
 DEFAULT_EXCLUDES = (
     ".git",
     ".hg",
@@ -32,10 +34,6 @@ DEFAULT_EXCLUDES = (
     ".ruff_cache",
     ".trllint_cache",
 )
-
-
-# Notebooks are read whatever rules are selected: their code cells are Python.
-NOTEBOOK_PATTERNS = ("*.ipynb",)
 
 
 @dataclass
@@ -70,7 +68,7 @@ def discover(
     respect_gitignore: bool = True,
 ) -> Discovered:
     found = Discovered()
-    file_patterns = (*file_patterns, *NOTEBOOK_PATTERNS)
+    file_patterns = (*file_patterns, *ALWAYS_READ_PATTERNS)
     walked: list[Path] = []
     explicit: list[Path] = []
     for raw in paths:
@@ -109,7 +107,7 @@ def _walk(top: Path, file_patterns: tuple[str, ...], excludes: list[str], root: 
             path = base / filename
             if (
                 any(fnmatch.fnmatch(filename, p) for p in file_patterns)
-                and _walk_takes(path)
+                and kind_for(path).taken_by_walk(path)
                 and not _matches_any(path, excludes, root)
             ):
                 yield path
@@ -121,47 +119,16 @@ def _excluded(path: Path, excludes: list[str], top: Path) -> bool:
     return any(_matches_any(p, excludes, top) for p in [path, *folders])
 
 
-def _walk_takes(path: Path) -> bool:
-    # Text files are many (README.txt, CMakeLists.txt); of them a walk takes requirements files.
-    from trllint.rules.trl005_known_bad_dependency.dependencies import is_requirements_path  # only a walk that meets one pays
-
-    return path.suffix not in (".txt", ".in") or is_requirements_path(path)
-
-
 def _requirements_included(files: list[Path], excludes: list[str], root: Path) -> list[Path]:
-    """The files that ``-r`` / ``-c`` lines pull in, transitively, as pip reads them.
-
-    Only files inside the tree (``root``) and not excluded are read, whatever a line names
-    (``-r ../../x.txt``, ``-r /etc/...``), and each file once, so an include cycle ends.
-    """
-    queue = [p for p in files if p.suffix in (".txt", ".in")]
-    if not queue:
+    """The files that ``-r`` / ``-c`` lines pull in, transitively, as pip reads them (only files
+    inside the tree, ``root``, and not excluded)."""
+    including = [p for p in files if kind_for(p).includes_files]
+    if not including:
         return []  # spares the import on a run without requirements files
-    from trllint.rules.trl005_known_bad_dependency.dependencies import included_files
+    from trllint.engine.inputs.requirements import included_requirements
 
     top = root.resolve()
-    done = {p.resolve() for p in queue}
-    included: list[Path] = []
-    while queue:
-        path = queue.pop()
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue  # the lint of the file itself reports it
-        for target in included_files(text):
-            candidate = Path(os.path.normpath(path.parent / target))  # reported as requirements/x.txt, not a/../x.txt
-            resolved = candidate.resolve()
-            if (
-                resolved in done
-                or not resolved.is_relative_to(top)
-                or not resolved.is_file()
-                or _excluded(resolved, excludes, top)
-            ):
-                continue
-            done.add(resolved)
-            included.append(candidate)
-            queue.append(candidate)
-    return included
+    return included_requirements(including, top, lambda path: _excluded(path, excludes, top))
 
 
 def _git_ignored(files: list[Path]) -> set[Path]:

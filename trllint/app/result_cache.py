@@ -21,7 +21,8 @@ from pathlib import Path
 from trllint import __version__
 from trllint.app.config import Config
 from trllint.core.findings import Edit, Finding, Fix
-from trllint.app.pool import FileResult, Mode, process_files
+from trllint.app.pool import process_files
+from trllint.engine.pipeline import FileResult, Mode
 from trllint.rule.ruleset import RuleSet
 
 CACHE_DIR = ".trllint_cache"

@@ -11,7 +11,8 @@ from trllint.app import memory
 from trllint.app.config import Config
 from trllint.app.discovery import DEFAULT_EXCLUDES, discover, display_path
 from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
-from trllint.app.pool import FileResult, Mode, default_jobs, process_bytes, process_files
+from trllint.app.pool import default_jobs, process_files
+from trllint.engine.pipeline import FileResult, Mode, process_bytes
 from trllint.rule.registry import available_rules
 from trllint.report import RuleDoc, RunReport, render
 
@@ -44,8 +45,7 @@ class LintRun:
 
         ruleset = self.config.ruleset(self.codes)
         found, jobs = self._discover(paths, ruleset)
-        memory.for_run(len(jobs), rewrites=True)
-        status = add_noqa(jobs, ruleset)
+        status = add_noqa(jobs, ruleset, workers=self.jobs or default_jobs())
         return EXIT_USAGE if found.missing else status
 
     def _discover(self, paths: list[str], ruleset):

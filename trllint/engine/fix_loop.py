@@ -9,13 +9,10 @@ good text and the failure is reported. Writing the result is trllint.app.atomic_
 from __future__ import annotations
 
 import re
-import tomllib
-import warnings
 from dataclasses import dataclass, field, replace
 
-import libcst as cst
-
 from trllint.core.findings import Edit, Finding, Fix
+from trllint.engine.inputs import kind_for
 from trllint.rule.ruleset import RuleSet
 from trllint.engine.lint import lint_source
 from trllint.core.source import SourceFile
@@ -87,34 +84,9 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
 
 
 def still_valid(before: SourceFile, after_text: str, filename: str) -> str | None:
-    """Why ``after_text`` must not be written, or None when it is sound."""
-    if before.is_python:
-        try:
-            cst.parse_module(after_text)
-        except cst.ParserSyntaxError as exc:
-            return f"the fixed source would not parse ({exc.message} at line {exc.raw_line})"
-        if compiles(before.text) and not compiles(after_text):
-            return "the fixed source would not compile"
-    elif filename.endswith(".toml"):
-        try:
-            tomllib.loads(before.text)
-        except tomllib.TOMLDecodeError:
-            return None
-        try:
-            tomllib.loads(after_text)
-        except tomllib.TOMLDecodeError as exc:
-            return f"the fixed TOML would not load ({exc})"
-    return None
-
-
-def compiles(text: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # CPython's SyntaxWarnings about the user's code are not ours to print
-            compile(text, "<trllint>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    """Why ``after_text`` must not be written, or None when it is sound (the file's kind knows
+    what sound means: Python that parses, TOML that loads)."""
+    return kind_for(filename).validate(before, after_text)
 
 
 def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: bool) -> FixOutcome:

@@ -18,20 +18,23 @@ from trllint.core.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe
 from trllint.rule.metadata import LAZY_METADATA, resolve_provider, rule_metadata_dependencies
 from trllint.rule.base import Rule
 from trllint.rule.ruleset import RuleSet
-from trllint.core.source import SourceDecodeError, SourceFile
+from trllint.core.source import SourceFile
 from trllint.core.suppression import without_suppressed
 from trllint.core.syntax import cpython_verdict, libcst_error, syntax_error
+from trllint.engine.inputs import Unreadable, kind_for
+from trllint.engine.inputs.text import decode_text
 
 # Tests (and rules in progress elsewhere) import these from here.
 __all__ = ["INTERNAL_ERROR", "PARSE_ERROR", "RuleSet", "describe_failure", "engine_finding", "lint_source", "read_source"]
 
 
 def read_source(data: bytes, display_path: str, filename: str) -> SourceFile | Finding:
-    """Decode a file, or the TRL000 finding that says why it cannot be read as text."""
+    """Decode a file as text (as Python when its kind is), or the TRL000 finding that says why it
+    cannot be read as text."""
     try:
-        return SourceFile.from_bytes(data, display_path, is_python=filename.endswith((".py", ".pyi")))
-    except SourceDecodeError as exc:
-        return engine_finding(PARSE_ERROR, display_path, f"cannot decode file: {exc}")
+        return decode_text(data, display_path, is_python=kind_for(filename).is_python)
+    except Unreadable as exc:
+        return engine_finding(PARSE_ERROR, display_path, str(exc))
 
 
 def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Finding]:
@@ -40,7 +43,7 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
     if not rules:
         # No rule could match, so LibCST is spared (unless CPython rejects the file); a broken
         # file is still reported whatever rules are selected.
-        if source.is_python and filename.endswith(".py"):
+        if source.is_python and kind_for(filename).always_read:
             error = syntax_error(source)
             return [error] if error is not None else []
         return []

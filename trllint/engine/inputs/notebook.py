@@ -19,9 +19,12 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
 
 from trllint.core.findings import Finding
 from trllint.core.source import SourceFile
+from trllint.engine.inputs import EncodeError, Unreadable
+from trllint.engine.inputs.python import PYTHON
 
 PLACEHOLDER = "pass  # trllint: IPython magic"
 # Cell magics whose body is Python run by the kernel (`%%time` around a training loop): the
@@ -323,60 +326,54 @@ def _elements(text: str, pos: int):
             pos = _skip(text, pos + 1)
 
 
-def process_notebook(data: bytes, display: str, filename: str, ruleset, mode):
-    """Lint or fix one notebook: (FileResult, the new bytes when a fix changed them)."""
-    from trllint.app.pool import MAX_FILE_BYTES, FileResult, too_large, unified_diff
-    from trllint.engine.fix_loop import fix_source
-    from trllint.core.findings import PARSE_ERROR, engine_finding
-    from trllint.engine.lint import lint_source
+class NotebookDocument:
+    """A notebook's code cells as one program; findings and fixes go back to their cells."""
 
-    result = FileResult(display)
-    try:
-        notebook = Notebook(data)
-    except NotebookError as exc:
-        result.findings.append(engine_finding(PARSE_ERROR, display, f"cannot read notebook: {exc}"))
-        return result, None
-    if not notebook.is_python or not notebook.cells:
-        return result, None
-    source = SourceFile(text=notebook.program, display_path=display)
-    if len(source.text) > MAX_FILE_BYTES:
-        result.findings.append(too_large(display, len(source.text)))
-        return result, None
-    linted_as = filename + ".py"  # the code cells are Python: the Python rules read them
-    if not mode.rewrites:
-        result.findings = [notebook.finding_in_cells(f) for f in lint_source(source, linted_as, ruleset)]
-        return result, None
-    outcome = fix_source(source, linted_as, ruleset, unsafe=mode.unsafe)
-    result.problems.extend(outcome.problems)
-    new_bytes = None
-    if outcome.changed:
+    def __init__(self, notebook: Notebook, display: str, filename: str) -> None:
+        self.notebook = notebook
+        self.source = SourceFile(text=notebook.program, display_path=display)
+        self.linted_as = filename + ".py"  # the code cells are Python: the Python rules read them
+
+    def map_back(self, finding: Finding) -> Finding:
+        return self.notebook.finding_in_cells(finding)
+
+    def encode(self, text: str) -> bytes:
         try:
-            new_bytes = notebook.with_program(outcome.text)
+            return self.notebook.with_program(text)
         except NotebookError as exc:
-            result.problems.append(str(exc))
-            outcome.findings = lint_source(source, linted_as, ruleset)
-        else:
-            result.fixed = outcome.applied
-            result.unsafe_applied = [notebook.finding_in_cells(f) for f in outcome.unsafe_applied]
-    result.findings = [notebook.finding_in_cells(f) for f in outcome.findings]
-    if new_bytes is not None and mode.diff:
-        result.diff = unified_diff(notebook.text, new_bytes.decode("utf-8-sig" if notebook.bom else "utf-8"), display)
-    return result, new_bytes
+            raise EncodeError(str(exc)) from None
+
+    def diff_texts(self, new_text: str, new_bytes: bytes) -> tuple[str, str]:
+        return self.notebook.text, new_bytes.decode("utf-8-sig" if self.notebook.bom else "utf-8")
 
 
-def notebook_with_noqa(data: bytes, display: str, filename: str, ruleset, outcome) -> bytes:
-    """The notebook with ``# noqa`` comments on its findings' lines (``--add-noqa``)."""
-    from trllint.app.add_noqa import check_silenced, with_noqa_comments
-    from trllint.engine.lint import lint_source
+class NotebookKind:
+    name = "notebook"
+    is_python = False  # the file is JSON; its code cells are Python
+    always_read = True
+    # A notebook's outputs (plots, logs) may be large; its code is what the limit is about (the
+    # pipeline holds the program itself to the plain limit).
+    size_factor = 16
+    includes_files = False
 
-    notebook = Notebook(data)
-    if not notebook.is_python or not notebook.cells:
-        return data
-    source = SourceFile(text=notebook.program, display_path=display)
-    findings = lint_source(source, filename + ".py", ruleset)
-    skipped_before = len(outcome.skipped)
-    new_program = with_noqa_comments(source, findings, outcome)
-    if new_program != source.text:
-        check_silenced(source, new_program, filename + ".py", ruleset, outcome)
-    outcome.skipped[skipped_before:] = [(notebook.finding_in_cells(f), why) for f, why in outcome.skipped[skipped_before:]]
-    return notebook.with_program(new_program) if new_program != source.text else data
+    def taken_by_walk(self, path: PurePath) -> bool:
+        return True
+
+    def decode(self, data: bytes, display: str, filename: str, path: Path | None = None) -> NotebookDocument | None:
+        # ``path`` is not given to the program: the cells are not a module of the project.
+        try:
+            notebook = Notebook(data)
+        except NotebookError as exc:
+            raise Unreadable(f"cannot read notebook: {exc}") from None
+        if not notebook.is_python or not notebook.cells:
+            return None
+        return NotebookDocument(notebook, display, filename)
+
+    def validate(self, before: SourceFile, after_text: str) -> str | None:
+        return PYTHON.validate(before, after_text)
+
+    def __repr__(self) -> str:
+        return f"<input kind {self.name}>"
+
+
+NOTEBOOK = NotebookKind()

@@ -1,0 +1,184 @@
+"""One file's bytes in, its findings (and, when fixed, its new bytes) out: no processes, no files,
+no process-wide state, so a run's pool, standard input and an editor's buffer all come here.
+
+The file's kind (``trllint.engine.inputs.kind_for``) decodes the bytes into the source the rules
+read, places each finding back in the file (a notebook's cell) and encodes the fixed source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from trllint.core.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe_failure, engine_finding
+from trllint.engine.inputs import EncodeError, Unreadable, kind_for
+from trllint.engine.lint import lint_source
+from trllint.rule.ruleset import RuleSet
+
+if TYPE_CHECKING:
+    from trllint.engine.noqa import NoqaOutcome
+
+# Bigger files are refused rather than parsed: LibCST needs ~0.5 KB of memory and ~40 µs per byte
+# of source, so a 5 MB generated file would hold a worker for minutes and gigabytes. The largest
+# hand-written files of transformers and DeepSpeed are about 300 KB.
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+@dataclass
+class Mode:
+    fix: bool = False
+    diff: bool = False
+    unsafe: bool = False
+
+    @property
+    def rewrites(self) -> bool:
+        return self.fix or self.diff
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    fixed: int = 0
+    problems: list[str] = field(default_factory=list)
+    diff: str = ""
+    unsafe_applied: list[Finding] = field(default_factory=list)  # fixed by an unsafe fix
+    new_text: bytes | None = None  # the fixed bytes (returned for standard input only)
+    sha256: str | None = None  # of the bytes that were linted, when the cache asked for it (``digest``)
+    # Other modules of the project whose summaries the findings read: path -> content hash. A
+    # cached result holds only while each of them is unchanged.
+    dependencies: dict[str, str] = field(default_factory=dict)
+
+
+def lint_bytes(data: bytes, filename: str, ruleset: RuleSet, *, display: str | None = None, path: Path | None = None) -> FileResult:
+    """The findings in one file's bytes. ``filename``: the file's name, no folder (``x.py``,
+    ``x.ipynb``, ``requirements.txt``), which picks its kind and the rules that read it;
+    ``display``: the path findings name; ``path``: where it lives (its project's other modules
+    are read from there)."""
+    return process_bytes(data, display or filename, filename, ruleset, Mode(), path)[0]
+
+
+def fix_bytes(
+    data: bytes,
+    filename: str,
+    ruleset: RuleSet,
+    *,
+    unsafe: bool = False,
+    diff: bool = False,
+    display: str | None = None,
+    path: Path | None = None,
+) -> tuple[FileResult, bytes | None]:
+    """One file fixed: what remains, and the new bytes when a fix changed them (``diff``: the
+    result also holds the unified diff)."""
+    return process_bytes(data, display or filename, filename, ruleset, Mode(fix=True, diff=diff, unsafe=unsafe), path)
+
+
+def process_bytes(
+    data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode, path: Path | None = None
+) -> tuple[FileResult, bytes | None]:
+    """Lint or fix one file's bytes; the second value is the new content when it changed.
+
+    Whatever goes wrong inside the engine on this file becomes a TRL999 finding for it, so the
+    other files of the run are still linted and nothing is written for this one.
+    """
+    try:
+        return _process_bytes(data, display, filename, ruleset, mode, path)
+    except Exception as exc:
+        message = f"trllint failed on this file: {describe_failure(exc)}; please report it"
+        return FileResult(display, findings=[engine_finding(INTERNAL_ERROR, display, message)]), None
+
+
+def _process_bytes(
+    data: bytes, display: str, filename: str, ruleset: RuleSet, mode: Mode, path: Path | None
+) -> tuple[FileResult, bytes | None]:
+    kind = kind_for(filename)
+    result = FileResult(display)
+    if len(data) > MAX_FILE_BYTES * kind.size_factor:
+        result.findings.append(too_large(display, len(data)))
+        return result, None
+    try:
+        decoded = kind.decode(data, display, filename, path)
+    except Unreadable as exc:
+        result.findings.append(engine_finding(PARSE_ERROR, display, str(exc)))
+        return result, None
+    if decoded is None:  # nothing in it is for the rules (a notebook of another language)
+        return result, None
+    source = decoded.source
+    if len(source.text) > MAX_FILE_BYTES:  # a notebook's program, past the limit its bytes have
+        result.findings.append(too_large(display, len(source.text)))
+        return result, None
+    if not mode.rewrites:
+        result.findings = [decoded.map_back(f) for f in lint_source(source, decoded.linted_as, ruleset)]
+        if source.model is not None and source.path is not None:
+            result.dependencies = source.model.consulted_modules()
+        source.release()
+        return result, None
+    from trllint.engine.fix_loop import fix_source  # only --fix and --diff need it
+
+    outcome = fix_source(source, decoded.linted_as, ruleset, unsafe=mode.unsafe)
+    result.problems.extend(outcome.problems)
+    findings = outcome.findings
+    new_bytes = None
+    if outcome.changed:
+        try:
+            new_bytes = decoded.encode(outcome.text)
+        except EncodeError as exc:
+            result.problems.append(str(exc))
+            findings = lint_source(source, decoded.linted_as, ruleset)  # nothing is written: all still stand
+        else:
+            result.fixed = outcome.applied
+            result.unsafe_applied = [decoded.map_back(f) for f in outcome.unsafe_applied]
+    result.findings = [decoded.map_back(f) for f in findings]
+    if new_bytes is not None and mode.diff:
+        result.diff = unified_diff(*decoded.diff_texts(outcome.text, new_bytes), display)
+    return result, new_bytes
+
+
+def add_noqa_bytes(data: bytes, display: str, filename: str, ruleset: RuleSet) -> tuple[NoqaOutcome, bytes | None]:
+    """``--add-noqa`` on one file's bytes: what was added or not, and the new bytes when changed."""
+    from trllint.engine.noqa import NoqaOutcome, check_silenced, with_noqa_comments
+
+    outcome = NoqaOutcome()
+    kind = kind_for(filename)
+    try:
+        decoded = kind.decode(data, display, filename)
+    except Unreadable as exc:
+        outcome.skipped.append((engine_finding(PARSE_ERROR, display, str(exc)), "the file cannot be read"))
+        return outcome, None
+    if decoded is None:
+        return outcome, None
+    source = decoded.source
+    new_text = with_noqa_comments(source, lint_source(source, decoded.linted_as, ruleset), outcome)
+    new_bytes = None
+    if new_text != source.text:
+        reason = kind.validate(source, new_text)
+        if reason is not None:
+            outcome.problems.append(f"no comment added: {reason}; please report it")
+            outcome.added = 0
+            return outcome, None
+        check_silenced(source, new_text, decoded.linted_as, ruleset, outcome)
+        try:
+            new_bytes = decoded.encode(new_text)
+        except EncodeError as exc:
+            outcome.problems.append(str(exc))
+            outcome.added = 0
+    outcome.skipped = [(decoded.map_back(f), why) for f, why in outcome.skipped]
+    return outcome, new_bytes
+
+
+def unified_diff(old: str, new: str, display: str) -> str:
+    import difflib  # only --diff needs it; start-up stays light
+
+    return "".join(
+        difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=display, tofile=display)
+    )
+
+
+def too_large(display: str, size: int) -> Finding:
+    return engine_finding(
+        PARSE_ERROR,
+        display,
+        f"file is {size / 2**20:.1f} MB, larger than the {MAX_FILE_BYTES // 2**20} MB limit; not linted "
+        "(generated code? list it under extend-exclude in [tool.trllint])",
+    )
