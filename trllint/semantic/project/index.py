@@ -193,10 +193,14 @@ class ProjectIndex:
             self._spells[key] = tokens.holds(text, {})
         return self._spells[key]
 
-    def fact(self, path: Path, fact: ModuleFact, deep_if: AnyOf | None = None) -> ModuleAnswer | None:
+    def fact(
+        self, path: Path, fact: ModuleFact, deep_if: AnyOf | None = None, parsed: dict[str, SourceFile] | None = None
+    ) -> ModuleAnswer | None:
         """What the module says for ``fact``: from memory, the disk cache, or one parse of it now;
         None when it cannot be read or parsed (then everything in it is unknown). When its text
-        spells none of ``deep_if``, ``{}``: it says nothing, and is not parsed."""
+        spells none of ``deep_if``, ``{}``: it says nothing, and is not parsed. ``parsed``: the
+        modules parsed so far for the asker, by content hash, kept there for its next fact (the
+        asker releases them); without it the parse is released at once."""
         digest = self.content_hash(path)
         if digest is None:
             return None
@@ -208,30 +212,37 @@ class ProjectIndex:
             if fact.stored_as in stored:
                 answer = stored[fact.stored_as]
             else:
-                answer = self._compute(path, digest, fact)
+                answer = self._compute(path, digest, fact, parsed)
                 if answer is not None:
                     self._store(digest, fact, answer)
             self._facts[key] = answer
         return self._facts[key]
 
-    def _compute(self, path: Path, digest: str, fact: ModuleFact) -> ModuleAnswer | None:
+    def _compute(
+        self, path: Path, digest: str, fact: ModuleFact, parsed: dict[str, SourceFile] | None
+    ) -> ModuleAnswer | None:
         if digest in self._unparsable:
             return None
         from trllint.core.source import SourceDecodeError
         from trllint.semantic.model import SemanticModel
 
-        try:
-            source = _parse(path)
-        except (OSError, SourceDecodeError, cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
-            self._unparsable.add(digest)  # no other fact of it can be computed either
-            return None
+        source = None if parsed is None else parsed.get(digest)
+        if source is None:
+            try:
+                source = _parse(path)
+            except (OSError, SourceDecodeError, cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
+                self._unparsable.add(digest)  # no other fact of it can be computed either
+                return None
+            if parsed is not None:
+                parsed[digest] = source
         try:
             # Through JSON at once: a fact read back from the disk cache is the same value.
             return json.loads(json.dumps(fact.compute(SemanticModel.of(source))))
         except (RecursionError, ValueError, MemoryError):
             return None
         finally:
-            source.release()
+            if parsed is None:
+                source.release()
 
     def _cache_file(self, digest: str) -> Path | None:
         if self._cache_folder is None:
@@ -343,6 +354,10 @@ class ProjectView:
     imports: dict[str, ImportRef]
     # The project modules this file's answers read: (path, content hash).
     consulted: dict[Path, str] = field(default_factory=dict)
+    # The modules parsed for this file's questions, by content hash: the rules ask one module
+    # several facts while the file is linted (a base class's wrapping, its methods' returns), so
+    # it is parsed once for them all, and released with the file (:meth:`release`).
+    parsed: dict[str, SourceFile] = field(default_factory=dict, repr=False)
 
     @classmethod
     def for_source(cls, source: SourceFile) -> ProjectView | None:
@@ -382,7 +397,13 @@ class ProjectView:
         """What the module that holds ``definition`` says for ``fact`` (all its definitions: look
         ``definition.name`` up in it, or the key the fact files it under); None when that module
         cannot be parsed."""
-        return self.index.fact(definition.path, fact, deep_if)
+        return self.index.fact(definition.path, fact, deep_if, self.parsed)
+
+    def release(self) -> None:
+        """Drop the modules parsed for this file's questions (the file is done)."""
+        for source in self.parsed.values():
+            source.release()
+        self.parsed.clear()
 
     def project_names(self) -> list[str]:
         """The names this file imports from modules of its project."""
