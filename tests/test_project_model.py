@@ -1,8 +1,9 @@
-"""The project index and the module summaries (trllint.semantic.project.index, .summaries).
+"""The project index and the facts asked of its modules (trllint.semantic.project.index, .summaries).
 
 Resolution is tested on small trees written here: src layout, scripts beside their helpers,
 relative imports, re-exports through ``__init__.py``, a missing module, an import cycle, a
-module reached under two names, and a 2,000-module tree. Each summary field has its own case.
+module reached under two names, and a 2,000-module tree. Each module fact the facts and rules
+declare has its own case; the registry itself has its own tests (test_module_facts.py).
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ from trllint.semantic.project import index as project_module
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.outline import ImportRef
 from trllint.semantic.project.index import ProjectIndex, project_root, use_cache_folder
-from trllint.semantic.project.summaries import ModuleSummary, summarise_module
 from trllint.core.source import SourceFile
+from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
+from trllint.facts.rank_flow import RETURNS_ACROSS_RANKS, ProjectReturns
+from trllint.facts.wrapping import SELF_ATTRIBUTES
+from trllint.rules.trl003_deepspeed_initialize_none.forwarding import FORWARDS_TO_DEEPSPEED
+from trllint.rules.trl004_ungathered_metric.metric_buffers import REDUCES_STORED_METRICS
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -33,6 +38,20 @@ def view_of(path: Path):
     source = SourceFile.from_bytes(path.read_bytes(), path.name)
     source.path = path
     return SemanticModel.of(source).project, source
+
+
+def returns(view, local_name: str) -> ProjectReturns | None:
+    """What the project function ``local_name`` returns; None when it is none, or unreadable."""
+    function = view.function(local_name)
+    answer = None if function is None else view.fact(function, RETURNS_ACROSS_RANKS)
+    return None if answer is None else ProjectReturns(*answer.get(function.name, ()))
+
+
+def counting_parses(monkeypatch) -> list[Path]:
+    parsed: list[Path] = []
+    real = project_module._parse
+    monkeypatch.setattr(project_module, "_parse", lambda path: parsed.append(path) or real(path))
+    return parsed
 
 
 @pytest.fixture(autouse=True)
@@ -88,8 +107,8 @@ def test_an_installed_package_inside_a_project_is_its_own_project(tmp_path: Path
     })
     assert project_root(tmp_path / site / "trl/trainer/x.py") == (tmp_path / site).resolve()
     view, _ = view_of(tmp_path / site / "trl/trainer/x.py")
-    assert view.function("local_mean") is not None
-    assert view.function("get_all_reduce_mean") is None
+    assert returns(view, "local_mean") is not None
+    assert returns(view, "get_all_reduce_mean") is None
 
 
 def test_without_marker_only_the_files_own_package_is_the_project(tmp_path: Path):
@@ -103,8 +122,8 @@ def test_without_marker_only_the_files_own_package_is_the_project(tmp_path: Path
         "site/transformers/dist.py": REDUCING_HELPER,
     })
     view, _ = view_of(tmp_path / "site/trl/train.py")
-    assert view.function("local_mean") is not None
-    assert view.function("get_all_reduce_mean") is None
+    assert returns(view, "local_mean") is not None
+    assert returns(view, "get_all_reduce_mean") is None
 
 
 # ---- resolving imports ---------------------------------------------------------------------
@@ -119,8 +138,8 @@ def test_absolute_import_in_a_src_layout_and_a_relative_one(tmp_path: Path):
         "src/pkg/train.py": "from pkg.utils.dist import get_all_reduce_mean\nfrom .utils.dist import local_mean as lm\n",
     })
     view, _ = view_of(tmp_path / "src/pkg/train.py")
-    assert view.function("get_all_reduce_mean").returns_global
-    assert not view.function("lm").returns_global
+    assert returns(view, "get_all_reduce_mean").returns_global
+    assert not returns(view, "lm").returns_global
     assert view.function("print") is None and view.function("nothing") is None
     assert set(view.consulted) == {(tmp_path / "src/pkg/utils/dist.py").resolve()}
 
@@ -133,8 +152,8 @@ def test_script_beside_its_helpers_and_a_module_imported_as_a_whole(tmp_path: Pa
         "examples/utils/dist.py": REDUCING_HELPER,
     })
     view, _ = view_of(tmp_path / "examples/train.py")
-    assert view.function("d.get_all_reduce_mean").returns_global
-    assert view.function("dist.get_all_reduce_mean").returns_global
+    assert returns(view, "d.get_all_reduce_mean").returns_global
+    assert returns(view, "dist.get_all_reduce_mean").returns_global
 
 
 def test_reexport_through_a_package_init(tmp_path: Path):
@@ -147,7 +166,8 @@ def test_reexport_through_a_package_init(tmp_path: Path):
     })
     view, source = view_of(tmp_path / "train.py")
     found = view.class_named("BaseTrainer")
-    assert found is not None and found[0].name == "BaseTrainer" and "log" in found[0].methods
+    assert found is not None and found.name == "BaseTrainer" and "log" in found.methods
+    assert found.path == (tmp_path / "pkg/trainers/base.py").resolve()
     assert [c.name for c in view.base_classes(source.module.body[1])] == ["BaseTrainer"]
 
 
@@ -183,13 +203,11 @@ def test_module_under_two_names_is_summarised_once(tmp_path: Path, monkeypatch):
         "pkg/utils.py": REDUCING_HELPER,
         "pkg/train.py": "from pkg.utils import get_all_reduce_mean\nfrom .utils import local_mean\n",
     })
-    made = []
-    real = summarise_module
-    monkeypatch.setattr("trllint.semantic.project.summaries.summarise_module", lambda s: made.append(1) or real(s))
+    parsed = counting_parses(monkeypatch)
     view, _ = view_of(tmp_path / "pkg/train.py")
-    assert view.function("get_all_reduce_mean").returns_global
-    assert view.function("local_mean") is not None
-    assert len(made) == 1
+    assert returns(view, "get_all_reduce_mean").returns_global
+    assert returns(view, "local_mean") is not None
+    assert len(parsed) == 1
 
 
 def test_two_thousand_modules_cost_only_what_is_imported(tmp_path: Path, monkeypatch):
@@ -198,13 +216,13 @@ def test_two_thousand_modules_cost_only_what_is_imported(tmp_path: Path, monkeyp
         files[f"pkg/m{i}.py"] = f"from pkg.m{i + 1} import Base{i + 1}\n\n\nclass Base{i}(Base{i + 1}):\n    pass\n"
     files["pkg/train.py"] = "from pkg.m0 import Base0\n\n\nclass Mine(Base0):\n    pass\n"
     write(tmp_path, files)
-    made = []
-    real = summarise_module
-    monkeypatch.setattr("trllint.semantic.project.summaries.summarise_module", lambda s: made.append(1) or real(s))
+    parsed = counting_parses(monkeypatch)
     view, source = view_of(tmp_path / "pkg/train.py")
     chain = view.base_classes(source.module.body[1])
     assert len(chain) == project_module.MAX_BASE_DEPTH  # a runaway chain ends
-    assert len(made) <= project_module.MAX_BASE_DEPTH + 1
+    assert parsed == []  # followed through outlines: no module parsed until a fact is asked
+    assert all(view.fact(base, REDUCES_STORED_METRICS) == {} for base in chain)
+    assert len(parsed) == project_module.MAX_BASE_DEPTH
 
 
 def test_resolution_never_leaves_the_root(tmp_path: Path):
@@ -217,26 +235,17 @@ def test_resolution_never_leaves_the_root(tmp_path: Path):
     assert view.function("get_all_reduce_mean") is None
 
 
-# ---- summaries -----------------------------------------------------------------------------
+# ---- the facts modules declare ---------------------------------------------------------------
 
 
-def summary_of(text: str) -> ModuleSummary:
-    source = SourceFile(text=textwrap.dedent(text), display_path="m.py")
-    summary = summarise_module(source)
-    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
-    return summary
+def facts_of(text: str) -> SemanticModel:
+    return SemanticModel.of(SourceFile(text=textwrap.dedent(text), display_path="m.py"))
 
 
-def test_function_summaries():
-    summary = summary_of((REDUCING_HELPER + """
+def test_function_facts():
+    model = facts_of((REDUCING_HELPER + """
     def gathered(accelerator, x):
         return accelerator.gather(x).mean()
-
-
-    def maybe_model(path):
-        if path is None:
-            return None
-        return load(path)
 
 
     def unknown(self_like):
@@ -252,18 +261,27 @@ def test_function_summaries():
         if model is None:
             return None
         return deepspeed.initialize(model=model, config=config)
+
+
+    class Engines:
+        def build(self, model):
+            return deepspeed.initialize(model=model)
+
+        def mean(self, x):
+            return dist.all_reduce(x)
     """).replace("import torch.distributed as dist", "import deepspeed\n    import torch.distributed as dist\n    from helpers import compute_elsewhere, load"))
-    functions = summary.functions
-    assert functions["get_all_reduce_mean"].returns_global and functions["gathered"].returns_global
-    assert not functions["local_mean"].returns_global
-    assert functions["unknown"].returns_unknown and not functions["local_mean"].returns_unknown
-    assert functions["maybe_model"].may_return_none and not functions["local_mean"].may_return_none
-    assert functions["init_engine"].forwards_to_deepspeed == (("model", 0),)
-    assert functions["init_guarded"].forwards_to_deepspeed == ()
+    returned = RETURNS_ACROSS_RANKS.compute(model)
+    assert returned["get_all_reduce_mean"] == [True, False] and returned["gathered"] == [True, False]
+    assert "local_mean" not in returned  # neither global nor unknown: left out
+    assert returned["unknown"] == [False, True]
+    assert returned["Engines.mean"] == [True, False]
+    forwards = FORWARDS_TO_DEEPSPEED.compute(model)
+    assert forwards["init_engine"] == [["model", 0]] and forwards["self.build"] == [["model", 0]]
+    assert "init_guarded" not in forwards
 
 
-def test_class_summaries():
-    summary = summary_of("""
+def test_class_facts():
+    model = facts_of("""
     from accelerate import Accelerator
     from transformers import Trainer
 
@@ -285,12 +303,13 @@ def test_class_summaries():
         def log(self, logs):
             print({k: sum(v) for k, v in self._metrics.items()})
     """)
-    base, plain = summary.classes["Base"], summary.classes["Plain"]
-    assert base.bases == ("Trainer",) and set(base.methods) == {"__init__", "log"}
-    assert set(base.wrapped_attributes) == {"self.model"}
-    assert base.wrapped_attributes["self.model"].accelerator == "self.accelerator"
-    assert base.accelerator_attribute == "self.accelerator" and plain.accelerator_attribute is None
-    assert base.reduces_stored_metrics and not plain.reduces_stored_metrics
+    attributes = SELF_ATTRIBUTES.compute(model)
+    assert set(attributes["Base"]["wrapped"]) == {"self.model"}
+    assert attributes["Base"]["wrapped"]["self.model"][2] == "self.accelerator"
+    assert attributes["Base"]["bound"] == ["self._metrics", "self.accelerator", "self.model", "self.ref"]
+    assert "Plain" not in attributes
+    assert ACCELERATOR_ATTRIBUTES.compute(model) == {"Base": "self.accelerator"}
+    assert REDUCES_STORED_METRICS.compute(model) == {"Base": True}
 
 
 def test_outline():
@@ -344,25 +363,27 @@ def test_a_warm_index_parses_nothing(tmp_path: Path, monkeypatch):
     write(tmp_path / "proj", {"pyproject.toml": "", "utils.py": REDUCING_HELPER, "train.py": "from utils import get_all_reduce_mean, local_mean\n"})
     use_cache_folder(tmp_path / "cache")
     view, _ = view_of(tmp_path / "proj/train.py")
-    assert view.function("local_mean") is not None
+    assert returns(view, "local_mean") is not None
     use_cache_folder(tmp_path / "cache")  # a new run: no index in memory
 
     def no_parse(*args):
         raise AssertionError("a warm run parsed an imported module")
 
-    monkeypatch.setattr(project_module, "_summarise", no_parse)
+    monkeypatch.setattr(project_module, "_parse", no_parse)
     view, _ = view_of(tmp_path / "proj/train.py")
-    assert view.function("local_mean") is not None and view.function("get_all_reduce_mean").returns_global
+    assert returns(view, "local_mean") is not None and returns(view, "get_all_reduce_mean").returns_global
 
 
 def test_a_damaged_cached_summary_is_made_again(tmp_path: Path):
     write(tmp_path / "proj", {"pyproject.toml": "", "utils.py": REDUCING_HELPER, "train.py": "from utils import get_all_reduce_mean, local_mean\n"})
     use_cache_folder(tmp_path / "cache")
-    view_of(tmp_path / "proj/train.py")[0].function("local_mean")
-    for cached in (tmp_path / "cache").rglob("*.json"):
+    returns(view_of(tmp_path / "proj/train.py")[0], "local_mean")
+    damaged = list((tmp_path / "cache").rglob("*.json"))
+    assert damaged
+    for cached in damaged:
         cached.write_text("{not json", encoding="utf-8")
     use_cache_folder(tmp_path / "cache")
-    assert view_of(tmp_path / "proj/train.py")[0].function("get_all_reduce_mean").returns_global
+    assert returns(view_of(tmp_path / "proj/train.py")[0], "get_all_reduce_mean").returns_global
 
 
 def test_text_that_is_no_file_has_no_project():

@@ -11,7 +11,9 @@ import textwrap
 from pathlib import Path
 
 from trllint.semantic.project import index as project_module
-from trllint.semantic.project.summaries import ClassSummary, summarise_module
+from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
+from trllint.facts.wrapping import SELF_ATTRIBUTES
+from trllint.semantic.model import SemanticModel
 from trllint.rule.registry import all_rules
 from trllint.rule.ruleset import RuleSet
 from trllint.engine.lint import lint_source
@@ -154,13 +156,13 @@ def test_reads_in_init_after_super_init_are_wrapped(tmp_path):
     assert line == 7 and "in BaseTrainer" in message
 
 
-def test_a_summary_says_what_its_class_binds_and_round_trips(tmp_path):
-    source = SourceFile(text=textwrap.dedent(WRAPPING_BASE), display_path="base.py")
-    summary = summarise_module(source).classes["BaseTrainer"]
-    assert set(summary.wrapped_attributes) == {"self.model", "self.optimizer"}
-    assert summary.bound_attributes == ("self.accelerator", "self.model", "self.optimizer")
-    assert summary.accelerator_attribute == "self.accelerator"
-    assert ClassSummary.from_json(summary.to_json()) == summary
+def test_the_module_facts_say_what_its_class_binds(tmp_path):
+    model = SemanticModel.of(SourceFile(text=textwrap.dedent(WRAPPING_BASE), display_path="base.py"))
+    attributes = SELF_ATTRIBUTES.compute(model)["BaseTrainer"]
+    assert set(attributes["wrapped"]) == {"self.model", "self.optimizer"}
+    assert attributes["wrapped"]["self.model"] == ["accelerate", "self.accelerator.prepare(...)", "self.accelerator", False]
+    assert attributes["bound"] == ["self.accelerator", "self.model", "self.optimizer"]
+    assert ACCELERATOR_ATTRIBUTES.compute(model) == {"BaseTrainer": "self.accelerator"}
 
 
 def test_a_base_two_packages_up_through_a_relative_import(tmp_path):

@@ -249,8 +249,8 @@ def test_a_helper_module_that_never_spells_deepspeed_is_not_summarised(tmp_path,
         "pkg/tokens.py": "def pad(batch, value=None):\n    return batch\n",
         "pkg/evaluate.py": "from .tokens import pad\n\n\ndef evaluate(batch=None):\n    return pad(batch)\n",
     })
-    summarised = []
-    real = project_module._summarise
-    monkeypatch.setattr(project_module, "_summarise", lambda path, digest: summarised.append(path) or real(path, digest))
+    parsed = []
+    real = project_module._parse
+    monkeypatch.setattr(project_module, "_parse", lambda path: parsed.append(path) or real(path))
     assert _lint(root / "pkg/evaluate.py") == []
-    assert summarised == []
+    assert parsed == []

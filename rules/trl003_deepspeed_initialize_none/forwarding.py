@@ -11,7 +11,8 @@ A function defined in the file always wins over a built-in sink of the same name
 Functions of other modules of the project count too (``project_sinks``): a helper this file
 imports (``from .utils import init_engine``, ``utils.init_engine``) or a method the file's class
 inherits from a base class in another module (``self.init_engine``) is a sink for the
-parameters its module summary says it forwards. Such a name is then judged by its summary alone,
+parameters its module's ``FORWARDS_TO_DEEPSPEED`` says it forwards. Such a name is then judged by
+that alone,
 like a function of the file: a project's own ``prepare_deepspeed`` that guards None is no sink.
 A name the project cannot answer for (an installed library, a missing module) keeps the
 built-in matching.
@@ -28,10 +29,11 @@ from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches
 from trllint.facts.nullness import NullnessAnalysis, all_params
 from trllint.core.prefilter import AnyOf
+from trllint.semantic.project.summaries import ModuleFact
 
 if TYPE_CHECKING:
+    from trllint.semantic.model import SemanticModel
     from trllint.semantic.project.index import ProjectView
-    from trllint.semantic.project.summaries import FunctionSummary
 
 _ASSUME_NONE = frozenset({"assumed None"})
 
@@ -62,8 +64,8 @@ DEEPSPEED_SINKS = (
     Sink("_prepare_deepspeed", "model", 0, ("_prepare_deepspeed()",)),
 )
 
-# What a module must spell to call one of DEEPSPEED_SINKS itself: without it, a summary (one
-# module deep) finds no function of it forwarding, so the module is not summarised for TRL003.
+# What a module must spell to call one of DEEPSPEED_SINKS itself: without it, FORWARDS_TO_DEEPSPEED
+# (one module deep) finds no function of it forwarding, so the module is not parsed for TRL003.
 CALLS_A_SINK = AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE)
 
 
@@ -110,6 +112,35 @@ def local_functions(module: cst.Module) -> dict[str, tuple[cst.FunctionDef, bool
                     static = any(dotted_name(d.decorator) == "staticmethod" for d in member.decorators)
                     functions.setdefault(f"self.{member.name.value}", (member, not static))
     return functions
+
+
+def _deepspeed_forwards(model: SemanticModel) -> dict[str, list[list[str | int]]]:
+    """Function key (``f`` or ``self.m``) -> the [parameter, position] pairs it hands to
+    ``deepspeed.initialize`` (or TRL's ``prepare_deepspeed``) unguarded."""
+    from trllint.core.cst import walk
+
+    module = model.source.module
+    calls: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+    walk.visit(module, Calls())
+    try:
+        sinks = summarise_sinks(module, model.imports, list(DEEPSPEED_SINKS), model.parents.get, calls)
+    except RecursionError:
+        return {}
+    forwards: dict[str, list[list[str | int]]] = {}
+    for sink in sinks.sinks:
+        if sink.local and sink.position is not None:
+            forwards.setdefault(sink.name, []).append([sink.keyword, sink.position])
+    return forwards
+
+
+# Which of a module's functions (``f``) and methods (``self.m``) hand which parameter to a
+# DeepSpeed sink: the module is asked it when a linted file calls them.
+FORWARDS_TO_DEEPSPEED = ModuleFact("trl003.forwards-to-deepspeed", 1, _deepspeed_forwards)
 
 
 def summarise_sinks(
@@ -170,8 +201,8 @@ def project_sinks(
     defined_here: frozenset[str],
     parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
 ) -> tuple[list[Sink], frozenset[str]]:
-    """The sinks among the project's functions that the file calls, and every called name a
-    project summary answers for (judged by it alone). A name defined in the file is its own."""
+    """The sinks among the project's functions that the file calls, and every called name the
+    project answers for (judged by that alone). A name defined in the file is its own."""
     sinks: list[Sink] = []
     judged: set[str] = set()
     asked: set[str] = set()
@@ -182,19 +213,25 @@ def project_sinks(
         asked.add(name)
         if name.partition(".")[0] not in project.imports:
             continue
-        summary = project.function(name, deep_if=CALLS_A_SINK)
-        if summary is not None:
+        function = project.function(name)
+        answer = None if function is None else project.fact(function, FORWARDS_TO_DEEPSPEED, deep_if=CALLS_A_SINK)
+        if function is not None and answer is not None:
             judged.add(name)
-            sinks.extend(_sinks_of(name, summary))
-    for name, summary in _inherited_methods(project, calls, defined_here, parent_of).items():
+            sinks.extend(_sinks_of(name, _forwarded(answer, function.name)))
+    for name, forwarded in _inherited_methods(project, calls, defined_here, parent_of).items():
         judged.add(name)
-        sinks.extend(_sinks_of(name, summary))
+        sinks.extend(_sinks_of(name, forwarded))
     return sinks, frozenset(judged)
 
 
-def _sinks_of(name: str, summary: FunctionSummary) -> list[Sink]:
+def _forwarded(answer: dict, key: str) -> tuple[tuple[str, int], ...]:
+    """The (parameter, position) pairs ``FORWARDS_TO_DEEPSPEED`` says the function ``key`` forwards."""
+    return tuple((param, int(position)) for param, position in answer.get(key, ()))
+
+
+def _sinks_of(name: str, forwarded: tuple[tuple[str, int], ...]) -> list[Sink]:
     via = (f"{name.rsplit('.', 1)[-1]}()",)
-    return [Sink(name, param, position, via, local=True) for param, position in summary.forwards_to_deepspeed]
+    return [Sink(name, param, position, via, local=True) for param, position in forwarded]
 
 
 def _inherited_methods(
@@ -202,12 +239,12 @@ def _inherited_methods(
     calls: list[cst.Call],
     defined_here: frozenset[str],
     parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
-) -> dict[str, FunctionSummary]:
-    """``self.m`` -> the summary of ``m`` as the file's classes inherit it from base classes in
+) -> dict[str, tuple[tuple[str, int], ...]]:
+    """``self.m`` -> what ``m`` forwards as the file's classes inherit it from base classes in
     other modules (the nearest base that defines it). ``self.m`` is matched by name whichever
     class the call sits in, so a name is known only when every class that calls it inherits
-    the same summary; a call outside a class, or a class that does not inherit ``m`` from the
-    project, leaves it unknown."""
+    a method that forwards the same; a call outside a class, or a class that does not inherit
+    ``m`` from the project, leaves it unknown."""
     callers: dict[str, set[int]] = {}
     classes: dict[int, cst.ClassDef | None] = {}
     for call in calls:
@@ -217,18 +254,21 @@ def _inherited_methods(
         cls = _outermost_class(call, parent_of)
         classes[id(cls)] = cls
         callers.setdefault(name, set()).add(id(cls))
-    inherited: dict[int, dict[str, FunctionSummary]] = {}
+    inherited: dict[int, dict[str, tuple[tuple[str, int], ...]]] = {}
     for key, cls in classes.items():
-        methods: dict[str, FunctionSummary] = {}
-        for base in project.base_classes(cls, deep_if=CALLS_A_SINK) if cls is not None and cls.bases else ():
-            for method, summary in base.methods.items():
-                methods.setdefault(f"self.{method}", summary)  # nearest base first
+        methods: dict[str, tuple[tuple[str, int], ...]] = {}
+        for base in project.base_classes(cls) if cls is not None and cls.bases else ():
+            answer = project.fact(base, FORWARDS_TO_DEEPSPEED, deep_if=CALLS_A_SINK)
+            if answer is None:
+                continue  # a module that cannot be parsed says nothing
+            for method in base.methods:
+                methods.setdefault(f"self.{method}", _forwarded(answer, f"self.{method}"))  # nearest base first
         inherited[key] = methods
-    known: dict[str, FunctionSummary] = {}
+    known: dict[str, tuple[tuple[str, int], ...]] = {}
     for name, owners in callers.items():
         found = {inherited[owner].get(name) for owner in owners}
-        if len(found) == 1 and (summary := found.pop()) is not None:
-            known[name] = summary
+        if len(found) == 1 and (forwarded := found.pop()) is not None:
+            known[name] = forwarded
     return known
 
 

@@ -1,7 +1,7 @@
 """Whether a class's own ``log()`` reduces its metric buffer across ranks before logging.
 
-Shared by TRL004 (the classes of the linted file) and the project summaries (a base class in
-another module of the project: ``trllint.semantic.project.summaries``).
+Asked by TRL004 of the classes of the linted file and, as the module fact
+``REDUCES_STORED_METRICS``, of a base class in another module of the project.
 
 LLaMA-Factory's DPO and KTO trainers store per-rank means and, in ``log()``, stack the buffer's
 values into one tensor and ``accelerator.reduce`` it (``"mean"``, or ``"sum"`` of sums and counts
@@ -28,6 +28,7 @@ from trllint.facts.rank_flow import is_gathering_call, rank_flows
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import assigned_names, dotted_name
 from trllint.core.source import SourceFile
+from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 
 # TRL's per-step metric buffers; a rule adds the attributes a file hands to a sink.
 METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
@@ -82,12 +83,19 @@ def stored_metrics_reduced(
     is_sink: Callable[[cst.Call], bool] = lambda call: False,
 ) -> bool:
     """``log_reduces_stored_metrics`` for a class of the linted file, or a base class of it in
-    another module of the project whose summary says that its methods reduce the buffer. A base
-    that the linter cannot read (outside the project) says nothing either way."""
+    another module of the project whose ``REDUCES_STORED_METRICS`` says that its methods reduce
+    the buffer. A base that the linter cannot read (outside the project) says nothing either way."""
     if log_reduces_stored_metrics(cls, classes, buffers, is_sink):
         return True
-    bases = rank_flows(SemanticModel.of(source)).project_bases(cls)
-    return any(base.reduces_stored_metrics for base in bases)
+    model = SemanticModel.of(source)
+    project = model.project
+    if project is None:
+        return False
+    for base in rank_flows(model).project_bases(cls):
+        answer = project.fact(base, REDUCES_STORED_METRICS)
+        if answer is not None and answer.get(base.name, False):
+            return True
+    return False
 
 
 def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Callable[[cst.Call], bool]) -> bool:
@@ -170,11 +178,25 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
 
 
 def reduces_stored_metrics(cls: cst.ClassDef) -> bool:
-    """The summary's question: the class's own methods reduce TRL's metric buffers before logging.
+    """The class's own methods reduce TRL's metric buffers before logging.
 
-    Asked of every class of every summarised module: a class that never names a buffer is
-    answered by one walk, without the taint analysis of each method."""
+    Asked of every class of a module another module's class inherits from: a class that never
+    names a buffer is answered by one walk, without the taint analysis of each method."""
     return _names_a_buffer(cls, METRIC_BUFFERS) and log_reduces_stored_metrics(cls, {})
+
+
+def _classes_reducing_stored_metrics(model: SemanticModel) -> dict[str, bool]:
+    """Class name -> True for each class of the module whose own methods reduce the buffers."""
+    answer: dict[str, bool] = {}
+    for cls in top_level_classes(model):
+        if reduces_stored_metrics(cls):
+            answer[cls.name.value] = True
+        else:
+            answer.pop(cls.name.value, None)  # a later class of the name wins, as Python binds it
+    return answer
+
+
+REDUCES_STORED_METRICS = ModuleFact("trl004.reduces-stored-metrics", 1, _classes_reducing_stored_metrics)
 
 
 def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...]) -> bool:

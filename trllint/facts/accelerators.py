@@ -16,11 +16,28 @@ from trllint.semantic.context import NodeContext, imports_of
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches
 from trllint.core.prefilter import AnyOf
+from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 
 # What a class must spell to hold an accelerator in an attribute (``ClassFacts.self_attributes``:
 # ``self.x = Accelerator(...)`` or an ``accelerator`` property): a base module without it is
-# not summarised for one.
+# not parsed for one.
 _HOLDS_AN_ACCELERATOR = AnyOf("Accelerator", "def accelerator")
+
+
+def _accelerator_attributes(model: SemanticModel) -> dict[str, str]:
+    """Class name -> the ``self`` attribute its methods bind to an accelerator
+    (``self.accelerator`` first); a class that binds none is left out."""
+    answer: dict[str, str] = {}
+    for cls in top_level_classes(model):
+        bound = sorted(name for name, is_accelerator in model.class_facts(cls).self_attributes.items() if is_accelerator)
+        answer.pop(cls.name.value, None)  # a later class of the name wins, as Python binds it
+        if bound:
+            answer[cls.name.value] = "self.accelerator" if "self.accelerator" in bound else bound[0]
+    return answer
+
+
+# The attribute holding a module's classes' accelerator: asked of a base class in another module.
+ACCELERATOR_ATTRIBUTES = ModuleFact("accelerators.self-attribute", 1, _accelerator_attributes)
 
 
 def is_accelerator(expression: cst.BaseExpression, context: NodeContext) -> bool:
@@ -150,9 +167,10 @@ def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset
     project = model.project
     if project is not None and cls.bases:
         # A base in another module of the project that holds one (nearest first).
-        for summary in project.base_classes(cls, deep_if=_HOLDS_AN_ACCELERATOR):
-            if summary.accelerator_attribute is not None:
-                return summary.accelerator_attribute
+        for base in project.base_classes(cls):
+            answer = project.fact(base, ACCELERATOR_ATTRIBUTES, deep_if=_HOLDS_AN_ACCELERATOR)
+            if answer is not None and base.name in answer:
+                return str(answer[base.name])
     return None
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
-from trllint.semantic.context import imports_of, is_trainer_class
+from trllint.semantic.context import imports_of, is_trainer_class, methods_of
 from trllint.semantic.model import SemanticModel
 from trllint.facts.ranks import RankFacts, rank_facts
 from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
@@ -33,9 +33,10 @@ from trllint.core.prefilter import Token
 from trllint.core.findings import ReasonKind
 from trllint.core.source import SourceFile
 
+from trllint.semantic.project.summaries import ModuleFact
+
 if TYPE_CHECKING:
-    from trllint.semantic.project.index import ProjectView
-    from trllint.semantic.project.summaries import ClassSummary, FunctionSummary
+    from trllint.semantic.project.index import Definition, ProjectView
 
 
 class Rank(enum.IntEnum):
@@ -162,6 +163,44 @@ def runs_distributed(source: SourceFile) -> bool:
 def rank_flows(model: SemanticModel) -> FileRankFlows:
     """The file's per-scope rank flows, and which of its functions return a gathered value."""
     return model.once((rank_flows,), lambda: FileRankFlows(model.source))
+
+
+@dataclass(frozen=True)
+class ProjectReturns:
+    """What a function of another module of the project returns, as its module's
+    ``RETURNS_ACROSS_RANKS`` says."""
+
+    returns_global: bool = False
+    returns_unknown: bool = False
+
+
+def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
+    """``f`` (a function) or ``Class.m`` (a method) -> [returns_global, returns_unknown], for the
+    module's own functions and its classes' methods; one that returns neither is left out."""
+    flows = rank_flows(model)
+    named = [(s.name.value, s.name.value) for s in model.source.module.body if isinstance(s, cst.FunctionDef)]
+    named += [
+        (f"{s.name.value}.{name}", name)
+        for s in model.source.module.body
+        if isinstance(s, cst.ClassDef)
+        for name in methods_of(s)
+    ]
+    answer: dict[str, list[bool]] = {}
+    for key, name in named:  # in this order: a recursive call reads what the first question left
+        try:
+            returns = [flows.returns_global(name), flows.returns_unknown(name)]
+        except RecursionError:
+            returns = [False, False]
+        if any(returns):
+            answer[key] = returns
+        else:
+            answer.pop(key, None)  # a later definition of the name wins, as Python binds it
+    return answer
+
+
+# Which functions of a module return a value reduced across ranks, and which return what the
+# linter cannot judge (see FileRankFlows.returns_global, returns_unknown).
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 1, _returns_across_ranks)
 
 
 def is_global(model: SemanticModel, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -736,8 +775,8 @@ class FileRankFlows:
     """One file's flows, and which of its functions return a gathered value.
 
     A function imported from another module of the project, or a method that a class of this
-    file inherits from a base class in another module, is read from that module's summary
-    (``model.project``): one that returns a reduced value is global, one whose result comes from
+    file inherits from a base class in another module, is read from that module's
+    ``RETURNS_ACROSS_RANKS`` (``model.project``): one that returns a reduced value is global, one whose result comes from
     calls the linter cannot see is unknown, any other is read like a function of this file (its
     arguments decide). Outside the project (an installed library, an unreadable module) it stays
     unknown."""
@@ -753,8 +792,8 @@ class FileRankFlows:
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
         self._unknown: dict[str, bool] = {}
-        self._called: dict[int, FunctionSummary | None] = {}
-        self._bases: dict[int, list[ClassSummary]] = {}
+        self._called: dict[int, ProjectReturns | None] = {}
+        self._bases: dict[int, list[Definition]] = {}
         self._passed: dict[tuple[int, str], Rank | None] = {}
 
     def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
@@ -846,12 +885,12 @@ class FileRankFlows:
     def project(self) -> ProjectView | None:
         return SemanticModel.of(self.source).project
 
-    def project_bases(self, cls: cst.ClassDef) -> list[ClassSummary]:
+    def project_bases(self, cls: cst.ClassDef) -> list[Definition]:
         """The base classes of ``cls`` (and of its bases in this file) that live in other modules
         of the project, nearest first."""
         if id(cls) not in self._bases:
             self._bases[id(cls)] = []
-            found: list[ClassSummary] = []
+            found: list[Definition] = []
             pending, seen = [cls], set()
             while pending and self.project is not None:
                 current = pending.pop(0)
@@ -862,22 +901,23 @@ class FileRankFlows:
                     local = self.classes.get(dotted_name(base.value) or "")
                     if local is not None:
                         pending.append(local)
-                for summary in self.project.base_classes(current):
-                    if not any(summary is other for other in found):
-                        found.append(summary)
+                for base in self.project.base_classes(current):
+                    if base not in found:
+                        found.append(base)
             self._bases[id(cls)] = found
         return self._bases[id(cls)]
 
-    def called_summary(self, call: cst.Call, cls: cst.ClassDef | None = None) -> FunctionSummary | None:
-        """The summary of the project function ``call`` lands on when this file does not define
+    def called_summary(self, call: cst.Call, cls: cst.ClassDef | None = None) -> ProjectReturns | None:
+        """What the project function ``call`` lands on returns, when this file does not define
         it: a function imported from another module (``from utils.dist import reduce_mean``,
         ``from .metrics import f``, ``import utils.dist as ud``), or ``self.m()`` where ``m``
-        comes from a base class of ``cls`` in another module. None when it is not one."""
+        comes from a base class of ``cls`` in another module. None when it is not one, or its
+        module cannot be parsed."""
         if id(call) not in self._called:
             self._called[id(call)] = self._called_summary(call, cls)
         return self._called[id(call)]
 
-    def _called_summary(self, call: cst.Call, cls: cst.ClassDef | None) -> FunctionSummary | None:
+    def _called_summary(self, call: cst.Call, cls: cst.ClassDef | None) -> ProjectReturns | None:
         name = call_name(call)
         if name is None:
             return None
@@ -885,12 +925,21 @@ class FileRankFlows:
         if head in ("self", "cls"):
             if cls is None or not rest or "." in rest or rest in self.functions or name in self._self_attributes:
                 return None
-            return next((base.methods[rest] for base in self.project_bases(cls) if rest in base.methods), None)
+            for base in self.project_bases(cls):
+                if rest in base.methods and self.project is not None:
+                    answer = self.project.fact(base, RETURNS_ACROSS_RANKS)
+                    if answer is not None:  # the nearest base whose module can be read
+                        return ProjectReturns(*answer.get(f"{base.name}.{rest}", ()))
+            return None
         if (not rest and head in self.functions) or (
             head not in self.imports.aliases and head not in self._relative_imports
         ):
             return None
-        return self.project.function(name) if self.project is not None else None
+        function = self.project.function(name) if self.project is not None else None
+        if function is None or self.project is None:
+            return None
+        answer = self.project.fact(function, RETURNS_ACROSS_RANKS)
+        return None if answer is None else ProjectReturns(*answer.get(function.name, ()))
 
     def is_global_call(self, call: cst.Call, cls: cst.ClassDef | None = None) -> bool:
         """A call to a project function, not of this file, whose summary says it returns a reduced value."""

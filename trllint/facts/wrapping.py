@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -42,10 +42,10 @@ from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_
 from trllint.core.prefilter import AnyOf, Token, token_present
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel, names_assigned_in
+from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 
 if TYPE_CHECKING:
     from trllint.semantic.project.index import ProjectView
-    from trllint.semantic.project.summaries import ClassSummary, WrappedAttribute
 
 # Members a Hugging Face PreTrainedModel has and a wrapper does not forward.
 HF_MODEL_MEMBERS = frozenset(
@@ -216,8 +216,8 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
 )
 
 
-# A module that spells none of these binds no wrapped attribute of its own (summaries use the
-# default step methods); it is not summarised for a subclass's wrapped attributes.
+# A module that spells none of these binds no wrapped attribute of its own (SELF_ATTRIBUTES uses
+# the default step methods); it is not parsed for a subclass's wrapped attributes.
 WRAPS_A_MODEL = AnyOf(*WRAPPING_MARKERS)
 
 
@@ -251,13 +251,37 @@ def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> Wra
 _MAX_LOCAL_BASES = 16
 
 
+def _self_attributes(model: SemanticModel) -> dict[str, dict[str, Any]]:
+    """Class name -> ``{"wrapped": {attribute: [kind, origin, accelerator, conditional]}, "bound":
+    [attribute, ...]}``: the ``self`` attributes its methods bind to a model that may be wrapped
+    (with the default step methods), and every one they bind (a base nearer the subclass that
+    rebinds an attribute hides the wrapping of a farther one). A class that binds none is left out."""
+    wrapping = wrapping_facts(model.source, DEFAULT_STEP_METHODS)
+    answer: dict[str, dict[str, Any]] = {}
+    for cls in top_level_classes(model):
+        wrapped = {
+            name: [w.kind, w.origin, w.accelerator, w.conditional]
+            for name, w in wrapping.self_attributes.get(id(cls), {}).items()
+        }
+        names = model.class_facts(cls).names_assigned
+        bound = sorted(n for n in names if n.startswith("self.") and n.count(".") == 1)
+        answer.pop(cls.name.value, None)  # a later class of the name wins, as Python binds it
+        if wrapped or bound:
+            answer[cls.name.value] = {"wrapped": wrapped, "bound": bound}
+    return answer
+
+
+# What a module's classes bind to ``self``, wrapped or not: asked of a base class in another module.
+SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 1, _self_attributes)
+
+
 class _ProjectBases:
-    """The summaries of a class's bases that live in other modules of the project, asked once per
-    class: what they bind (``bound_attributes``) and bind to a wrapped model (``wrapped_attributes``)."""
+    """What a class's bases that live in other modules of the project bind (``SELF_ATTRIBUTES``),
+    nearest first, asked once per class: (the base's name, its entry)."""
 
     def __init__(self, project: ProjectView | None) -> None:
         self.project = project
-        self._chains: dict[int, list[ClassSummary]] = {}
+        self._chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
         self._reads: dict[int, bool] = {}
 
     def reads(self, cls: cst.ClassDef) -> bool:
@@ -266,16 +290,26 @@ class _ProjectBases:
             self._reads[id(cls)] = reads_member_of_an_inherited_attribute(cls)
         return self._reads[id(cls)]
 
-    def of(self, cls: cst.ClassDef) -> list[ClassSummary]:
+    def of(self, cls: cst.ClassDef) -> list[tuple[str, dict[str, Any]]]:
         if self.project is None or not cls.bases:
             return []
         if id(cls) not in self._chains:
-            chain = self.project.base_classes(cls, deep_if=WRAPS_A_MODEL)
-            if any(summary.wrapped_attributes for summary in chain):
+            bases = self.project.base_classes(cls)
+            chain = self._entries(bases, WRAPS_A_MODEL)
+            if any(entry.get("wrapped") for _, entry in chain):
                 # What the nearer bases bind hides a farther base's wrapping: all of them now.
-                chain = self.project.base_classes(cls)
+                chain = self._entries(bases, None)
             self._chains[id(cls)] = chain
         return self._chains[id(cls)]
+
+    def _entries(self, bases: list, deep_if: AnyOf | None) -> list[tuple[str, dict[str, Any]]]:
+        assert self.project is not None
+        entries = []
+        for base in bases:
+            answer = self.project.fact(base, SELF_ATTRIBUTES, deep_if)
+            if answer is not None:  # a module that cannot be parsed says nothing
+                entries.append((base.name, answer.get(base.name, {})))
+        return entries
 
     def any_wrapped(self, module: cst.Module) -> bool:
         """Some class of the file that reads a member of a ``self`` attribute has a base in another
@@ -283,7 +317,7 @@ class _ProjectBases:
         classes = [statement for statement in module.body if isinstance(statement, cst.ClassDef)]
         # A reading class may inherit through a base of this file: every class's bases count then.
         return any(self.reads(c) for c in classes) and any(
-            summary.wrapped_attributes for statement in classes for summary in self.of(statement)
+            entry.get("wrapped") for statement in classes for _, entry in self.of(statement)
         )
 
 
@@ -291,7 +325,7 @@ def reads_member_of_an_inherited_attribute(cls: cst.ClassDef) -> bool:
     """The class reads ``self.<attr>.config`` (or another Hugging Face member) for an attribute it
     does not bind itself: the only reads an inherited wrapped attribute can break (one the class
     binds hides what any base bound, see ``_BindingPass._inherited``). A class without one is
-    not asked about its bases in other modules, which would cost a summary of each base's module
+    not asked about its bases in other modules, which would cost a parse of each base's module
     (a model's ``PreTrainedModel`` is 270 KB of transformers; its subclasses read
     ``self.model.config`` on the ``self.model`` they built)."""
     read: set[str] = set()
@@ -311,8 +345,10 @@ def reads_member_of_an_inherited_attribute(cls: cst.ClassDef) -> bool:
     return bool(read) and not read <= names_assigned_in(cls)
 
 
-def _from_summary(attribute: WrappedAttribute, owner: str) -> Wrapping:
-    return Wrapping(attribute.kind, f"{attribute.origin} in {owner}", attribute.accelerator, attribute.conditional)
+def _from_project(attribute: list[Any], owner: str) -> Wrapping:
+    """A wrapped attribute as ``SELF_ATTRIBUTES`` lists it, bound by the class ``owner``."""
+    kind, origin, accelerator, conditional = attribute
+    return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional))
 
 
 def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...], bases: _ProjectBases) -> WrappingFacts:
@@ -609,9 +645,9 @@ class _BindingPass(cst.CSTVisitor):
                     wrapped = self.facts.self_attributes.get(id(local), {})
                     owner = local.name.value
                     take({n: replace(w, origin=f"{w.origin} in {owner}") for n, w in wrapped.items()}, self._bound_by(local))
-            for summary in self.project_bases.of(current) if reads else ():
-                wrapped = {n: _from_summary(w, summary.name) for n, w in summary.wrapped_attributes.items()}
-                take(wrapped, summary.bound_attributes)
+            for owner, entry in self.project_bases.of(current) if reads else ():
+                wrapped = {n: _from_project(w, owner) for n, w in entry.get("wrapped", {}).items()}
+                take(wrapped, entry.get("bound", ()))
         self.facts.inherited[id(cls)] = found
         return found
 

@@ -106,6 +106,9 @@ class SemanticModel:
             release = getattr(fact, "release", None)
             if callable(release):
                 release()
+        project = self.__dict__.get("project")  # the modules parsed for this file's questions
+        if project is not None:
+            project.release()
         self.__dict__.clear()
 
     # ---- this file ----------------------------------------------------------------------

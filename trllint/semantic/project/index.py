@@ -9,14 +9,16 @@ accelerate) or one that does not exist is unknown, and unknown never makes a fin
 
 The index is lazy: it outlines only the modules a linted file imports (and, for base classes and
 re-exports, what those import), once per file content. An outline (``trllint.semantic.project.outline``,
-CPython's parser) is enough to follow a name to the module that defines it; that module is
-summarised (LibCST and the rules' analyses) only when its text spells what the question needs. So the facts for a file depend on the file and the
-modules it imports, never on which other paths were named on the command line (pre-commit passes
-only the staged files), and a 2,000-module tree costs nothing it does not use.
+CPython's parser) is enough to follow a name to the module that defines it (a :class:`Definition`);
+a fact about that module (a :class:`~trllint.semantic.project.summaries.ModuleFact`) costs a LibCST
+parse only when a question asks that fact of it, and its text spells what the question needs. So
+the facts for a file depend on the file and the modules it imports, never on which other paths
+were named on the command line (pre-commit passes only the staged files), and a 2,000-module tree
+costs nothing it does not use.
 
-Summaries (``trllint.semantic.project.summaries``) are kept per content hash in memory and, when the run
-has a cache folder, on disk: a warm run parses no imported module, and a pre-commit run on one
-file reads only the summaries of the modules it imports.
+Facts are kept per content hash and fact (name and version) in memory and, when the run has a
+cache folder, on disk: a warm run parses no imported module, and a pre-commit run on one file
+reads only the facts of the modules it imports.
 """
 
 from __future__ import annotations
@@ -36,14 +38,16 @@ from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutl
 
 if TYPE_CHECKING:
     from trllint.core.prefilter import AnyOf
-    from trllint.semantic.project.summaries import ClassSummary, FunctionSummary, ModuleSummary
+    from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
     from trllint.core.source import SourceFile
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # Folders that hold installed packages, each its own project.
 _INSTALLED_PACKAGES = ("site-packages", "dist-packages")
-# A module bigger than this is not summarised (it is unknown): the bound on what one import costs.
+# A module bigger than this is not read (it is unknown): the bound on what one import costs.
 MAX_MODULE_BYTES = 2_000_000
+# Bumped whenever the layout of a module's cache file changes (a fact's own changes bump its version).
+FACTS_FILE_FORMAT = 1
 # How many base classes (across modules) one class's chain may follow: cycles and runaway chains end.
 MAX_BASE_DEPTH = 16
 
@@ -79,16 +83,17 @@ def _project_of_folder(folder: Path) -> tuple[Path, Path]:
 
 
 class ProjectIndex:
-    """One project's modules: where an import leads, and the summary of what is there."""
+    """One project's modules: where an import leads, and the facts about what is there."""
 
     def __init__(self, root: Path, cache_folder: Path | None = None, scope: Path | None = None) -> None:
         self.root = root
         self.scope = root if scope is None else scope
         self._cache_folder = cache_folder
-        self._summaries: dict[str, ModuleSummary | None] = {}  # by content hash
+        self._facts: dict[tuple[str, str], ModuleAnswer | None] = {}  # (content hash, key@version)
+        self._disk: dict[str, dict[str, ModuleAnswer]] = {}  # content hash -> its cache file's facts
+        self._unparsable: set[str] = set()  # content hashes LibCST cannot parse
         self._outlines: dict[str, ModuleOutline | None] = {}  # by content hash
         self._spells: dict[tuple[str, AnyOf], bool] = {}
-        self._plain: dict[str, ModuleSummary | None] = {}  # by content hash, from the outline
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
 
@@ -150,7 +155,7 @@ class ProjectIndex:
         candidate = base / "__init__.py"
         return candidate if candidate.is_file() and self._inside(candidate) else None
 
-    # ---- summaries ------------------------------------------------------------------------
+    # ---- facts about a module -------------------------------------------------------------
 
     def content_hash(self, path: Path) -> str | None:
         if path not in self._hashes:
@@ -175,7 +180,7 @@ class ProjectIndex:
 
     def spells(self, path: Path, tokens: AnyOf) -> bool:
         """The module's text holds one of ``tokens``: without one, a question about them has the
-        answer of a module that does nothing, and the module need not be summarised."""
+        answer of a module that does nothing, and the module need not be parsed."""
         digest = self.content_hash(path)
         if digest is None:
             return False
@@ -188,84 +193,109 @@ class ProjectIndex:
             self._spells[key] = tokens.holds(text, {})
         return self._spells[key]
 
-    def summary(self, path: Path, deep_if: AnyOf | None = None) -> ModuleSummary | None:
-        """The module's summary, from memory, the disk cache, or one parse; None when it cannot
-        be read or parsed (then everything in it is unknown). When the text spells none of
-        ``deep_if``, the summary of its outline: its functions and classes doing nothing."""
+    def fact(
+        self, path: Path, fact: ModuleFact, deep_if: AnyOf | None = None, parsed: dict[str, SourceFile] | None = None
+    ) -> ModuleAnswer | None:
+        """What the module says for ``fact``: from memory, the disk cache, or one parse of it now;
+        None when it cannot be read or parsed (then everything in it is unknown). When its text
+        spells none of ``deep_if``, ``{}``: it says nothing, and is not parsed. ``parsed``: the
+        modules parsed so far for the asker, by content hash, kept there for its next fact (the
+        asker releases them); without it the parse is released at once."""
         digest = self.content_hash(path)
         if digest is None:
             return None
         if deep_if is not None and not self.spells(path, deep_if):
-            if digest not in self._plain:
-                outline = self.outline(path)
-                self._plain[digest] = None if outline is None else _plain_summary(outline)
-            return self._plain[digest]
-        if digest not in self._summaries:
-            summary = self._load(digest)
-            if summary is None:
-                summary = _summarise(path, digest)
-                if summary is not None:
-                    self._store(digest, summary)
-            self._summaries[digest] = summary
-        return self._summaries[digest]
+            return None if self.outline(path) is None else {}
+        key = (digest, fact.stored_as)
+        if key not in self._facts:
+            stored = self._stored(digest)
+            if fact.stored_as in stored:
+                answer = stored[fact.stored_as]
+            else:
+                answer = self._compute(path, digest, fact, parsed)
+                if answer is not None:
+                    self._store(digest, fact, answer)
+            self._facts[key] = answer
+        return self._facts[key]
+
+    def _compute(
+        self, path: Path, digest: str, fact: ModuleFact, parsed: dict[str, SourceFile] | None
+    ) -> ModuleAnswer | None:
+        if digest in self._unparsable:
+            return None
+        from trllint.core.source import SourceDecodeError
+        from trllint.semantic.model import SemanticModel
+
+        source = None if parsed is None else parsed.get(digest)
+        if source is None:
+            try:
+                source = _parse(path)
+            except (OSError, SourceDecodeError, cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
+                self._unparsable.add(digest)  # no other fact of it can be computed either
+                return None
+            if parsed is not None:
+                parsed[digest] = source
+        try:
+            # Through JSON at once: a fact read back from the disk cache is the same value.
+            return json.loads(json.dumps(fact.compute(SemanticModel.of(source))))
+        except (RecursionError, ValueError, MemoryError):
+            return None
+        finally:
+            if parsed is None:
+                source.release()
 
     def _cache_file(self, digest: str) -> Path | None:
         if self._cache_folder is None:
             return None
-        from trllint.semantic.project.summaries import SUMMARY_FORMAT
+        return self._cache_folder / f"module-facts-{FACTS_FILE_FORMAT}" / f"{digest}.json"
 
-        return self._cache_folder / f"summaries-{SUMMARY_FORMAT}" / f"{digest}.json"
+    def _stored(self, digest: str) -> dict[str, ModuleAnswer]:
+        """Every fact the disk cache holds for the module (``key@version`` -> answer), read once."""
+        if digest not in self._disk:
+            self._disk[digest] = _read_facts(self._cache_file(digest))
+        return self._disk[digest]
 
-    def _load(self, digest: str) -> ModuleSummary | None:
-        file = self._cache_file(digest)
-        if file is None:
-            return None
-        from trllint.semantic.project.summaries import ModuleSummary
-
-        try:
-            return ModuleSummary.from_json(json.loads(file.read_bytes()))
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            return None  # missing or damaged: summarise again
-
-    def _store(self, digest: str, summary: ModuleSummary) -> None:
+    def _store(self, digest: str, fact: ModuleFact, answer: ModuleAnswer) -> None:
         file = self._cache_file(digest)
         if file is None:
             return
+        # Read again: another worker may have added a fact of its own since; an older version of
+        # this one goes.
+        stored = {
+            name: value for name, value in _read_facts(file).items() if name.rpartition("@")[0] != fact.key
+        }
+        stored[fact.stored_as] = answer
+        self._disk[digest] = stored
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
             temp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
-            temp.write_text(json.dumps(summary.to_json(), separators=(",", ":")), encoding="utf-8")
+            temp.write_text(json.dumps(stored, separators=(",", ":")), encoding="utf-8")
             os.replace(temp, file)
         except OSError:
-            pass  # a read-only tree still lints; it just summarises again next time
+            pass  # a read-only tree still lints; it just computes the fact again next time
 
 
-def _summarise(path: Path, digest: str) -> ModuleSummary | None:
-    from trllint.semantic.project.summaries import summarise_module
-    from trllint.core.source import SourceDecodeError, SourceFile
-
-    source = None
+def _read_facts(file: Path | None) -> dict[str, ModuleAnswer]:
+    if file is None:
+        return {}
     try:
-        source = SourceFile.from_bytes(path.read_bytes(), str(path))
+        stored = json.loads(file.read_bytes())
+    except (OSError, ValueError):
+        return {}  # missing or damaged: computed again
+    return {name: value for name, value in stored.items() if isinstance(value, dict)} if isinstance(stored, dict) else {}
+
+
+def _parse(path: Path) -> SourceFile:
+    """The module parsed by LibCST, for a fact that must read it (raises when it cannot be)."""
+    from trllint.core.source import SourceFile
+
+    source = SourceFile.from_bytes(path.read_bytes(), str(path))
+    try:
         source.module
-        return summarise_module(source)
-    except (OSError, SourceDecodeError, cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
-        return None
-    finally:
-        if source is not None:
-            source.release()
-
-
-def _plain_summary(outline: ModuleOutline) -> ModuleSummary:
-    from trllint.semantic.project.summaries import ClassSummary, FunctionSummary, ModuleSummary
-
-    return ModuleSummary(
-        {name: FunctionSummary(name) for name in outline.functions},
-        {
-            name: ClassSummary(name, c.bases, {m: FunctionSummary(m) for m in c.methods})
-            for name, c in outline.classes.items()
-        },
-    )
+    except BaseException:
+        source.release()
+        raise
+    return source
 
 
 def _outline(path: Path) -> ModuleOutline | None:
@@ -280,13 +310,13 @@ def _outline(path: Path) -> ModuleOutline | None:
     return None if tree is None else outline_of(tree)
 
 
-# The run's cache folder for summaries (None: memory only), set by the engine before linting.
+# The run's cache folder for module facts (None: memory only), set by the engine before linting.
 _CACHE_FOLDER: list[Path | None] = [None]
 _INDEXES: dict[tuple[Path, Path], ProjectIndex] = {}
 
 
 def use_cache_folder(folder: Path | None) -> None:
-    """Where summaries are kept between runs (the result cache's folder); None keeps them in memory."""
+    """Where module facts are kept between runs (the result cache's folder); None keeps them in memory."""
     _CACHE_FOLDER[0] = folder
     _INDEXES.clear()
     _project_of_folder.cache_clear()
@@ -299,14 +329,24 @@ def index_for(path: Path) -> ProjectIndex:
     return _INDEXES[(root, scope)]
 
 
+@dataclass(frozen=True)
+class Definition:
+    """A function or a class defined at the top of another module of the project."""
+
+    path: Path  # the module that defines it
+    name: str  # its name there
+    methods: tuple[str, ...] = ()  # a class's methods, as its outline lists them
+
+
 @dataclass
 class ProjectView:
     """One file's questions about the rest of its project.
 
-    Each question names the tokens (``deep_if``) without which a module cannot hold what it asks
-    about: a module that spells none answers as one that does nothing (a function that forwards
-    nothing, a class that wraps nothing), from its outline, without a summary. None: always ask
-    the summary.
+    Where a name leads (:meth:`function`, :meth:`class_named`, :meth:`base_classes`) is read from
+    outlines; what the defining module says is a fact asked of it (:meth:`fact`). A question may
+    name the tokens (``deep_if``) without which a module cannot hold what it asks about: a module
+    that spells none answers ``{}`` (a function that forwards nothing, a class that wraps
+    nothing), without a parse.
     """
 
     path: Path
@@ -314,6 +354,10 @@ class ProjectView:
     imports: dict[str, ImportRef]
     # The project modules this file's answers read: (path, content hash).
     consulted: dict[Path, str] = field(default_factory=dict)
+    # The modules parsed for this file's questions, by content hash: the rules ask one module
+    # several facts while the file is linted (a base class's wrapping, its methods' returns), so
+    # it is parsed once for them all, and released with the file (:meth:`release`).
+    parsed: dict[str, SourceFile] = field(default_factory=dict, repr=False)
 
     @classmethod
     def for_source(cls, source: SourceFile) -> ProjectView | None:
@@ -327,28 +371,39 @@ class ProjectView:
         path = source.path.resolve()
         return cls(path, index_for(path), module_imports(tree))
 
-    def function(self, local_name: str, deep_if: AnyOf | None = None) -> FunctionSummary | None:
-        """The summary of a function this file imports from its project (``helper`` or
-        ``utils.helper`` for ``import utils``), None when it is not one."""
+    def function(self, local_name: str) -> Definition | None:
+        """The function this file imports from its project (``helper``, or ``utils.helper`` for
+        ``import utils``), None when it is not one."""
         found = self._defined(local_name, "function")
-        return None if found is None else self._function(found[0], found[1], deep_if)
+        return None if found is None else Definition(*found)
 
-    def class_named(self, local_name: str, deep_if: AnyOf | None = None) -> tuple[ClassSummary, Path] | None:
+    def class_named(self, local_name: str) -> Definition | None:
+        """The class this file imports from its project, None when it is not one."""
         found = self._defined(local_name, "class")
         if found is None:
             return None
-        summary = self._class(found[0], found[1], deep_if)
-        return None if summary is None else (summary, found[0])
+        outline = self._outline(found[0])
+        return None if outline is None else Definition(found[0], found[1], outline.classes[found[1]].methods)
 
-    def base_classes(self, cls: cst.ClassDef, deep_if: AnyOf | None = None) -> list[ClassSummary]:
+    def base_classes(self, cls: cst.ClassDef) -> list[Definition]:
         """The class's bases (and theirs) that live in other modules of the project, nearest
         first. A base outside the project ends its branch of the chain."""
-        chain = []
-        for module_path, class_name in self._base_chain([dotted_name(base.value) or "" for base in cls.bases]):
-            summary = self._class(module_path, class_name, deep_if)
-            if summary is not None:
-                chain.append(summary)
-        return chain
+        return [
+            Definition(module_path, class_name, outline.methods)
+            for module_path, class_name, outline in self._base_chain([dotted_name(base.value) or "" for base in cls.bases])
+        ]
+
+    def fact(self, definition: Definition, fact: ModuleFact, deep_if: AnyOf | None = None) -> ModuleAnswer | None:
+        """What the module that holds ``definition`` says for ``fact`` (all its definitions: look
+        ``definition.name`` up in it, or the key the fact files it under); None when that module
+        cannot be parsed."""
+        return self.index.fact(definition.path, fact, deep_if, self.parsed)
+
+    def release(self) -> None:
+        """Drop the modules parsed for this file's questions (the file is done)."""
+        for source in self.parsed.values():
+            source.release()
+        self.parsed.clear()
 
     def project_names(self) -> list[str]:
         """The names this file imports from modules of its project."""
@@ -357,7 +412,7 @@ class ProjectView:
     def reaches(self, tokens: AnyOf, called: Iterable[str], class_bases: Iterable[str]) -> bool:
         """Some module of the project that defines a function this file calls (``called``: dotted
         names) or a base class of its classes (``class_bases``, and their bases) spells one of
-        ``tokens``: asked before the file is parsed, of outlines and text alone. What a summary
+        ``tokens``: asked before the file is parsed, of outlines and text alone. What a fact
         could tell the file about those names comes from such a module, so without one it
         tells nothing."""
         for name in called:
@@ -367,12 +422,12 @@ class ProjectView:
             found = self._defined(name, "function")
             if found is not None and self.index.spells(found[0], tokens):
                 return True
-        return any(self.index.spells(path, tokens) for path, _ in self._base_chain(sorted(class_bases)))
+        return any(self.index.spells(path, tokens) for path, _, _ in self._base_chain(sorted(class_bases)))
 
-    def _base_chain(self, bases: list[str]) -> list[tuple[Path, str]]:
+    def _base_chain(self, bases: list[str]) -> list[tuple[Path, str, ClassOutline]]:
         """The modules and names of the classes ``bases`` (named in this file) and their bases,
         in other modules of the project, nearest first."""
-        chain: list[tuple[Path, str]] = []
+        chain: list[tuple[Path, str, ClassOutline]] = []
         pending: list[tuple[Path, str]] = [(self.path, name) for name in bases]
         seen: set[tuple[Path, str]] = set()
         while pending and len(chain) < MAX_BASE_DEPTH:
@@ -384,7 +439,7 @@ class ProjectView:
             if found is None:
                 continue
             module_path, class_name, outline = found
-            chain.append((module_path, class_name))
+            chain.append(found)
             pending.extend((module_path, base) for base in outline.bases)
         return chain
 
@@ -447,13 +502,3 @@ class ProjectView:
             return None
         outline = self._outline(found[0])
         return None if outline is None else (found[0], found[1], outline.classes[found[1]])
-
-    # ---- what the defining module says ----------------------------------------------------
-
-    def _function(self, path: Path, name: str, deep_if: AnyOf | None) -> FunctionSummary | None:
-        summary = self.index.summary(path, deep_if)
-        return None if summary is None else summary.functions.get(name)
-
-    def _class(self, path: Path, name: str, deep_if: AnyOf | None) -> ClassSummary | None:
-        summary = self.index.summary(path, deep_if)
-        return None if summary is None else summary.classes.get(name)
