@@ -145,9 +145,15 @@ class Rule(cst.BatchableCSTVisitor):
 
     def _parents(self) -> Any:
         # One map per file, shared by every rule and the file's semantic model.
+        return self.model.parents
+
+    @property
+    def model(self) -> SemanticModel:
+        """The file's semantic model: one per file, shared by every rule (``check_module`` is
+        handed the same one)."""
         from trllint.semantic.model import SemanticModel
 
-        return SemanticModel.of(self.source).parents
+        return SemanticModel.of(self.source)
 
     # ---- what the engine asks of a rule class -------------------------------------------
 
@@ -281,5 +287,9 @@ class Rule(cst.BatchableCSTVisitor):
 
     @staticmethod
     def fix(*edits: Edit, unsafe: bool = False, reason: str | None = None) -> Fix:
-        """A fix of these edits; ``reason`` (why it may fail or change a number) makes it unsafe."""
+        """A fix of these edits; ``reason`` (why it may fail or change a number) makes it unsafe.
+
+        The reason is the text of a member of the rule's own ``ReasonKind`` enum
+        (``Unsafe.DROPS_A_BOUND.text()``, ``Unsafe.RETURNS_NONE.text(model=name)``), so that no
+        logic compares sentences; the fix keeps only the text, which reports show as it is."""
         return Fix(tuple(edits), "unsafe" if unsafe or reason else "safe", reason)
