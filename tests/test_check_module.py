@@ -97,3 +97,13 @@ def test_a_check_module_that_raises_is_a_trl999_and_the_other_rules_still_report
     assert [f.code for f in findings] == ["TRL999", "TST201"]
     internal = next(f for f in findings if f.code == "TRL999")
     assert "rule TST203 (exploding-check) failed on this file: ValueError: boom" in internal.message
+
+
+def test_calls_in_is_every_call_in_traversal_order_walked_once_per_file():
+    from trllint.facts.calls import calls_in
+
+    source = read_source(b"outer(inner(1), key=deep(other()))\ndef f():\n    return last()\n", "a.py", "a.py")
+    model = SemanticModel.of(source)
+    calls = calls_in(model)
+    assert [source.module.code_for_node(call.func) for call in calls] == ["outer", "inner", "deep", "other", "last"]
+    assert calls_in(model) is calls
