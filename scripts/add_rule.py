@@ -42,7 +42,8 @@ class {cls}(Rule):
     prefilter = AnyOf("replace_me")
 
     # TODO: the rule's logic. Ask the semantic model (trllint.semantic) and the shared facts (trllint.facts)
-    # rather than walking the tree by hand; report only what the code proves.
+    # rather than walking the tree by hand; report only what the code proves. A verdict that needs
+    # the whole file first goes in `def check_module(self, model)` instead (docs/adding-a-rule.md).
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == "replace_me":
             self.report(node, fix=self.fix(self.replace(node.func, cst.Name("fixed_call"))))

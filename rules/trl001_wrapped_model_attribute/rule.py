@@ -8,15 +8,15 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from trllint.core.cst import walk
+from trllint.core.findings import ReasonKind
 from trllint.semantic.context import (
     CONTEXT_METADATA,
     NodeContext,
-    imports_of,
     is_trainer_class,
     methods_of,
     step_methods,
 )
-from trllint.semantic.model import ClassFacts, SemanticModel
+from trllint.semantic.model import ClassFacts
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name
 from trllint.facts.accelerators import accelerator_in_scope
 from trllint.facts.wrapping import (
@@ -42,6 +42,14 @@ _MEMBER_OF_A_SELF_ATTRIBUTE = re.compile(r"self\.\w+\.(?:" + "|".join(sorted(HF_
 # Reading these through the unwrapped module can still differ from reading them on the wrapper
 # under DeepSpeed ZeRO-3 / FSDP: the module's parameters are sharded, generation needs them whole.
 _NEEDS_WHOLE_PARAMETERS = frozenset({"generate"})
+
+
+class Unsafe(ReasonKind):
+    """Why reading a member through the unwrapped module may still differ from the wrapper."""
+
+    NEEDS_WHOLE_PARAMETERS = (
+        "{member}() on the unwrapped module needs every parameter on this rank ({kind} may shard them)"
+    )
 
 
 class WrappedModelAttribute(Rule):
@@ -93,8 +101,8 @@ class WrappedModelAttribute(Rule):
                 advice = f"read it from {unwrapped}"
                 start, end = self.span_of(node.value)
                 unsafe = member in _NEEDS_WHOLE_PARAMETERS and wrapping.kind != DATA_PARALLEL
-                reason = f"{member}() on the unwrapped module needs every parameter on this rank ({wrapping.kind} may shard them)"
-                fix = self.fix(Edit(start, end, unwrapped), reason=reason if unsafe else None)
+                reason = Unsafe.NEEDS_WHOLE_PARAMETERS.text(member=member, kind=wrapping.kind) if unsafe else None
+                fix = self.fix(Edit(start, end, unwrapped), reason=reason)
         message = f"{receiver}.{member} on a model that may be wrapped ({wrapping.origin}); {advice}"
         self.report(node, message, fix=fix)
 
@@ -141,7 +149,7 @@ class WrappedModelAttribute(Rule):
         if wrapping.has_module:
             # After a wrap in a branch, the model may be bare at the read: .module would fail there.
             return f'getattr({receiver}, "module", {receiver})' if wrapping.conditional else f"{receiver}.module"
-        accelerator = accelerator_in_scope(SemanticModel.of(self.source), read)  # bound on every path before the read, or None
+        accelerator = accelerator_in_scope(self.model, read)  # bound on every path before the read, or None
         if accelerator is None and wrapping.accelerator and self._bound_here(read, wrapping.accelerator):
             accelerator = wrapping.accelerator
         if accelerator is None and self._bound_here(read, "accelerator"):
@@ -171,11 +179,11 @@ class WrappedModelAttribute(Rule):
             return None
         expression, attribute = static
         init = methods_of(cls).get("__init__")
-        if init is None or self.context.enclosing_function(read) is init or _writes_config(SemanticModel.of(self.source).class_facts(cls), attribute):
+        if init is None or self.context.enclosing_function(read) is init or _writes_config(self.model.class_facts(cls), attribute):
             return None
         # A base class that wraps ``self.model`` leaves it wrapped after ``super().__init__()``.
         inherited = "self.model" in self.wrapping.inherited.get(id(cls), {})
-        anchor = _unwrapped_model_anchor(cls, init, imports_of(self.source), after_super=not inherited)
+        anchor = _unwrapped_model_anchor(cls, init, self.model.imports, after_super=not inherited)
         if anchor is None:
             return None
         cached_value = self._replace_receiver(expression, read, "self.model.config")
@@ -184,7 +192,7 @@ class WrappedModelAttribute(Rule):
         if existing is not None:
             return self.fix(Edit(start, end, existing))
         name = f"self.{attribute if attribute.startswith('model_') else 'model_' + attribute}"
-        if name in SemanticModel.of(self.source).class_facts(cls).names_assigned:
+        if name in self.model.class_facts(cls).names_assigned:
             return None
         position = self.get_metadata(PositionProvider, anchor)
         indent = self.source.lines[position.start.line - 1][: position.start.column]

@@ -8,13 +8,16 @@ reference, reward and teacher models were prepared this way and stayed on the CP
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import libcst as cst
 from libcst.metadata import PositionProvider
 
 from trllint.core.cst import walk
+from trllint.core.findings import ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import fsdp_known_off
-from trllint.semantic.context import CONTEXT_METADATA, NodeContext, imports_of
+from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.core.cst.names import ImportMap, argument, call_name, is_none, is_true, matches
 from trllint.rule.base import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
@@ -23,6 +26,12 @@ from trllint.rule.base import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
 _PLACEMENT_POSITION = 1
 _EVALUATION_POSITION = 2
 _PLACEMENT = "device_placement=True"
+
+
+class Unsafe(ReasonKind):
+    """Why adding ``device_placement=True`` may change what runs on one process."""
+
+    PLACED_BY_HAND = "the file turns device placement off: the added placement moves this model even on one process"
 
 
 class EvalModePrepareWithoutPlacement(Rule):
@@ -39,7 +48,6 @@ class EvalModePrepareWithoutPlacement(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.context = NodeContext.of(self)
-        self._placement_off_everywhere: bool | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "prepare_model"):
@@ -62,18 +70,15 @@ class EvalModePrepareWithoutPlacement(Rule):
             self.report(node, fix=self._fix(self.replace(placement.value, cst.Name("True"))))
 
     def _fix(self, *edits: Edit) -> Fix:
-        # Accelerator(device_placement=False) in this file: the author places models by hand, and
-        # the added placement moves this one even on a single process.
-        manual = self._placement_off_everywhere_in_file()
-        reason = "the file turns device placement off: the added placement moves this model even on one process"
-        return self.fix(*edits, reason=reason if manual else None)
+        return self.fix(*edits, reason=Unsafe.PLACED_BY_HAND.text() if self._file_places_models_by_hand else None)
 
-    def _placement_off_everywhere_in_file(self) -> bool:
-        if self._placement_off_everywhere is None:
-            self._placement_off_everywhere = "device_placement" in self.source.text and (
-                _constructs_unplaced_accelerator(self.source.module, imports_of(self.source))
-            )
-        return self._placement_off_everywhere
+    @cached_property
+    def _file_places_models_by_hand(self) -> bool:
+        """``Accelerator(device_placement=False)`` in this file: the added placement moves the
+        model even on a single process. Asked once per file, and only when a fix is made."""
+        return "device_placement" in self.source.text and _constructs_unplaced_accelerator(
+            self.source.module, self.model.imports
+        )
 
     def _add_placement(self, call: cst.Call) -> tuple[Edit, ...]:
         """Edits appending ``device_placement=True`` after the last argument, in the call's own layout."""

@@ -1,12 +1,18 @@
-"""TRL003 deepspeed-initialize-none: a model that may be None handed to deepspeed.initialize."""
+"""TRL003 deepspeed-initialize-none: a model that may be None handed to deepspeed.initialize.
+
+A whole-file check: the file's helpers that hand their argument on to deepspeed.initialize are
+summarised (``forwarding.summarise_sinks``) before any call is judged, so a call of such a helper
+is a call of a sink.
+"""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.semantic.context import CONTEXT_METADATA, NodeContext, imports_of
+from trllint.core.findings import ReasonKind
 from trllint.rules.trl003_deepspeed_initialize_none.forwarding import CALLS_A_SINK, DEEPSPEED_SINKS, FileSinks, Sink, summarise_sinks
+from trllint.facts.calls import calls_in
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import argument, assigned_names, dotted_name
@@ -18,6 +24,15 @@ DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 # The sinks every file has (deepspeed.initialize, TRL's prepare_deepspeed) live beside the
 # summaries that also need them.
 BUILTIN_SINKS = DEEPSPEED_SINKS
+
+
+class Unsafe(ReasonKind):
+    """Why guarding the statement with `if model is not None:` may change what later code sees."""
+
+    RETURNS_NONE = "the function then returns None when `{model}` is None"
+    ITEM_ASSIGNMENT_SKIPPED = "the item assignment is skipped when `{model}` is None"
+    NAME_LEFT_UNASSIGNED = "`{name}` is read later and stays unassigned when `{model}` is None"
+    STATEMENT_SKIPPED = "the statement is skipped when `{model}` is None"
 
 
 class DeepSpeedInitializeNone(Rule):
@@ -50,36 +65,38 @@ class DeepSpeedInitializeNone(Rule):
             item_kind=str,
         )
     }
-    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.calls: list[cst.Call] = []
+    def check_module(self, model: SemanticModel) -> None:
+        """Every call that hands a sink a model that may be None, judged once the file's sinks
+        (its own helpers among them) are known."""
+        self.context = model.context
+        self.imports = model.imports
+        self.nullness = nullness(model)
+        sinks = self._file_sinks(model)
+        for call in calls_in(model):
+            self._check(call, sinks)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        # Judged at the end: the file's helpers must be summarised before any call is.
-        self.context = NodeContext.of(self)
-        self.imports = imports_of(self.source)
-        self.nullness = nullness(SemanticModel.of(self.source))
-        self.sinks = self._file_sinks(original_node)
-        for call in self.calls:
-            self._check(call)
-
-    def _file_sinks(self, module: cst.Module) -> FileSinks:
+    def _file_sinks(self, model: SemanticModel) -> FileSinks:
+        """deepspeed.initialize, TRL's prepare_deepspeed, the configured sinks, and the helpers of
+        this file and of its project that hand their argument on to one of them unguarded."""
         configured = tuple(self.settings.get("deepspeed-sinks", ()))
         extra = [Sink(name, "model", 0, (f"{name}()",)) for name in configured]
-        model = SemanticModel.of(self.source)
         return model.once(
             (summarise_sinks, configured),
             lambda: summarise_sinks(
-                module, self.imports, [*BUILTIN_SINKS, *extra], self.context.parent, self.calls, model.project
+                model.source.module,
+                self.imports,
+                [*BUILTIN_SINKS, *extra],
+                self.context.parent,
+                calls_in(model),
+                model.project,
             ),
         )
 
-    def _check(self, node: cst.Call) -> None:
-        for sink in self.sinks.matching(node, self.imports):
+    def _check(self, node: cst.Call, sinks: FileSinks) -> None:
+        """A sink handed a model that may be None, unless the call is one arm of a branch whose
+        other arms all fail on None too."""
+        for sink in sinks.matching(node, self.imports):
             arg = argument(node, sink.keyword, sink.position)
             model = dotted_name(arg.value) if arg is not None else None
             if model is None:
@@ -150,17 +167,17 @@ class DeepSpeedInitializeNone(Rule):
         if isinstance(small, cst.Expr):
             return None
         if isinstance(small, cst.Return):
-            return f"the function then returns None when `{model}` is None"
+            return Unsafe.RETURNS_NONE.text(model=model)
         if isinstance(small, (cst.Assign, cst.AnnAssign)):
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
             names = [n for t in targets for n in assigned_names(t, unnamed="<subscript>")]
             for name in names:
                 if name == "<subscript>":
-                    return f"the item assignment is skipped when `{model}` is None"
+                    return Unsafe.ITEM_ASSIGNMENT_SKIPPED.text(model=model)
                 if name != model and not name.lstrip("*").startswith("_") and self._read_later(name, line):
-                    return f"`{name}` is read later and stays unassigned when `{model}` is None"
+                    return Unsafe.NAME_LEFT_UNASSIGNED.text(name=name, model=model)
             return None
-        return f"the statement is skipped when `{model}` is None"
+        return Unsafe.STATEMENT_SKIPPED.text(model=model)
 
     def _read_later(self, name: str, line: cst.SimpleStatementLine) -> bool:
         """``name`` occurs after ``line`` in its function, or (for ``self.x``) in another method."""

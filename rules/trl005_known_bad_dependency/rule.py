@@ -2,8 +2,8 @@
 
 The releases are data (``known_bad.toml`` beside this file, read by ``releases.py``). Requirements
 files, ``setup.cfg`` and ``pyproject.toml`` are read as text (:meth:`lint_text`); ``setup.py``
-through LibCST, where the requirements are the string literals of ``install_requires`` and
-``extras_require``.
+through its semantic model (:meth:`check_module`), where the requirements are the string
+literals of ``install_requires`` and ``extras_require``.
 """
 
 from __future__ import annotations
@@ -23,19 +23,27 @@ from trllint.rules.trl005_known_bad_dependency.dependencies import (
     in_setup_cfg,
 )
 from trllint.core.cst.names import call_name
+from trllint.core.findings import ReasonKind
+from trllint.facts.calls import calls_in
 from trllint.rule.base import Edit, Fix, Rule
 
 if TYPE_CHECKING:
+    from trllint.semantic.model import SemanticModel
+
     from .releases import KnownBad
 
 
+_SETUP_CALLS = ("setup", "setuptools.setup", "distutils.core.setup")
 # setup() keywords whose strings are requirements.
 _SETUP_KEYWORDS = ("install_requires", "extras_require")
 
 
-# Why a rewritten range is unsafe: it no longer holds a pin, an upper bound or an exclusion the
-# author wrote (a resolver may now pick a release the author meant to keep out).
-_UNSAFE_RANGE = "the new range drops a pin, an upper bound or an exclusion the old one had"
+class Unsafe(ReasonKind):
+    """Why a rewritten range is unsafe."""
+
+    # A resolver may now pick a release the author meant to keep out.
+    DROPS_A_BOUND = "the new range drops a pin, an upper bound or an exclusion the old one had"
+
 
 class KnownBadDependency(Rule):
     code = "TRL005"
@@ -106,7 +114,8 @@ class KnownBadDependency(Rule):
         if edit is None:
             return None
         at = declared.text_offset
-        return self.fix(Edit(at + edit.start, at + edit.end, edit.content), reason=_UNSAFE_RANGE if edit.unsafe else None)
+        reason = Unsafe.DROPS_A_BOUND.text() if edit.unsafe else None
+        return self.fix(Edit(at + edit.start, at + edit.end, edit.content), reason=reason)
 
     def _report_span(self, start: int, end: int, message: str, fix: Fix | None = None) -> None:
         line, column = self.source.position(start)
@@ -115,28 +124,20 @@ class KnownBadDependency(Rule):
 
     # ---- setup.py ----------------------------------------------------------------------
 
-    def visit_Module(self, node: cst.Module) -> None:
-        # Module-level names that setup(install_requires=REQUIRED, extras_require=EXTRAS) refers to.
-        self.module_values: dict[str, cst.BaseExpression] = {}
-        for statement in node.body:
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    target = small.targets[0].target
-                    if isinstance(target, cst.Name):
-                        self.module_values[target.value] = small.value
-                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value:
-                    self.module_values[small.target.value] = small.value
-        self.checked: set[int] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if call_name(node) not in ("setup", "setuptools.setup", "distutils.core.setup"):
-            return
-        for argument in node.args:
-            if argument.keyword is not None and argument.keyword.value in _SETUP_KEYWORDS:
-                for literal in self._requirement_literals(argument.value, set()):
-                    if id(literal) not in self.checked:
-                        self.checked.add(id(literal))
-                        self._check_literal(literal)
+    def check_module(self, model: SemanticModel) -> None:
+        """Each requirement string that ``setup(install_requires=..., extras_require=...)`` is
+        given, written there or through a module-level name, checked once."""
+        self.module_values = _module_level_values(model.source.module)
+        checked: set[int] = set()
+        for call in calls_in(model):
+            if call_name(call) not in _SETUP_CALLS:
+                continue
+            for argument in call.args:
+                if argument.keyword is not None and argument.keyword.value in _SETUP_KEYWORDS:
+                    for literal in self._requirement_literals(argument.value, set()):
+                        if id(literal) not in checked:
+                            checked.add(id(literal))
+                            self._check_literal(literal)
 
     def _requirement_literals(self, expression: cst.BaseExpression, seen: set[str]) -> Iterator[cst.SimpleString]:
         if isinstance(expression, cst.SimpleString):
@@ -165,6 +166,20 @@ class KnownBadDependency(Rule):
         value = literal.evaluated_value
         verbatim = self.source.text[body_offset : end - len(literal.quote)] == value
         self.check(Declared(value, start, end, body_offset if verbatim else None))
+
+
+def _module_level_values(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """Module-level ``NAME = value``: what ``setup(install_requires=REQUIRED)`` may refer to."""
+    values: dict[str, cst.BaseExpression] = {}
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Name):
+                    values[target.value] = small.value
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value:
+                values[small.target.value] = small.value
+    return values
 
 
 def _all_requirements(items: list[Declared | Unreadable]) -> bool:

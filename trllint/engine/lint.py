@@ -1,8 +1,10 @@
 """Linting one file: a text prefilter, one parse, one metadata computation, one traversal.
 
-Every selected rule that could match the file runs in the same batched LibCST traversal. A rule
-that raises is isolated: the others are re-run without it and the failure becomes a TRL999
-finding that names the rule, so one bad rule never hides the rest.
+Every selected rule that could match the file runs in the same batched LibCST traversal, then
+each rule's ``check_module`` (a rule that declares only that hook stays out of the traversal,
+which is skipped when no rule visits nodes). A rule that raises is isolated: the others are
+re-run without it and the failure becomes a TRL999 finding that names the rule, so one bad rule
+never hides the rest.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from trllint.core.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe
 from trllint.rule.metadata import LAZY_METADATA, resolve_provider, rule_metadata_dependencies
 from trllint.rule.base import Rule
 from trllint.rule.ruleset import RuleSet
+from trllint.semantic.model import SemanticModel
 from trllint.core.source import SourceFile
 from trllint.core.suppression import without_suppressed
 from trllint.core.syntax import cpython_verdict, libcst_error, syntax_error
@@ -99,7 +102,7 @@ def _run_visitors(source: SourceFile, rules: list[type[Rule]], ruleset: RuleSet)
 def _too_deep_to_traverse(source: SourceFile) -> bool:
     """Whether the engine's own traversal, with no rule at all, runs out of recursion."""
     try:
-        _traverse(source, [])
+        walk.visit_batched(source.module, [])
     except RecursionError:
         return True
     return False
@@ -136,7 +139,14 @@ def _traverse(source: SourceFile, instances: list[Rule]) -> None:
         with ExitStack() as stack:
             for rule in instances:
                 stack.enter_context(rule.resolve(wrapper))
-            walk.visit_batched(source.module, instances)
+            visiting = [rule for rule in instances if rule.visits_nodes()]
+            if visiting:
+                walk.visit_batched(source.module, visiting)
+            checking = [rule for rule in instances if rule.checks_module()]
+            if checking:
+                model = SemanticModel.of(source)
+                for rule in checking:
+                    rule.check_module(model)
 
 
 def _last_exception() -> BaseException:

@@ -3,8 +3,11 @@
 A rule is a small declarative class, in the manner of Fixit: its code, name, message, fix
 availability and the tokens it cannot match without are class attributes; the logic lives in a
 few LibCST ``visit_*`` methods that call :meth:`Rule.report`. The engine runs every selected rule
-over one parse of a file in one batched traversal. A rule that reads files other than Python
-(dependency lists, say) implements :meth:`Rule.lint_text` instead of, or beside, its visitors.
+over one parse of a file in one batched traversal. A check whose verdict needs the whole file
+(every helper of the file summarised before any call is judged) is :meth:`Rule.check_module`,
+called once per file after the traversal; a rule that declares only that hook takes no part in
+the traversal. A rule that reads files other than Python (dependency lists, say) implements
+:meth:`Rule.lint_text` instead of, or beside, its visitors.
 
 Rules do no I/O, and nothing in the engine knows any single rule.
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 import fnmatch
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Literal, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Sequence
 
 import libcst as cst
 from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvider
@@ -28,6 +31,9 @@ from trllint.core.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, chec
 from trllint.core.cst.parents import ParentProvider
 from trllint.core.positions import positions_of
 from trllint.core.source import SourceFile
+
+if TYPE_CHECKING:
+    from trllint.semantic.model import SemanticModel
 
 __all__ = [
     "AllOf", "AnyOf", "Applicability", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "Setting",
@@ -68,6 +74,8 @@ class Rule(cst.BatchableCSTVisitor):
     # The name the file is linted as (its base name, or --stdin-filename's), set before lint_text
     # runs: a rule that reads several kinds of text file tells them apart by it.
     filename: str = ""
+    # Set per class on the first visits_nodes().
+    _visits_nodes: ClassVar[bool]
 
     # A rule that asks the shared context (trllint.semantic.context) adds its providers:
     # ``METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)``.
@@ -137,15 +145,42 @@ class Rule(cst.BatchableCSTVisitor):
 
     def _parents(self) -> Any:
         # One map per file, shared by every rule and the file's semantic model.
+        return self.model.parents
+
+    @property
+    def model(self) -> SemanticModel:
+        """The file's semantic model: one per file, shared by every rule (``check_module`` is
+        handed the same one)."""
         from trllint.semantic.model import SemanticModel
 
-        return SemanticModel.of(self.source).parents
+        return SemanticModel.of(self.source)
 
     # ---- what the engine asks of a rule class -------------------------------------------
 
     @classmethod
     def reads_file(cls, filename: str) -> bool:
         return any(fnmatch.fnmatch(filename, pattern) for pattern in cls.file_patterns)
+
+    @classmethod
+    def visits_nodes(cls) -> bool:
+        """Whether the rule declares a ``visit_*`` or ``leave_*`` method: only such a rule joins
+        the file's traversal (a rule of ``check_module`` or ``lint_text`` alone needs none)."""
+        found = cls.__dict__.get("_visits_nodes")
+        if found is None:
+            found = any(
+                name.startswith(("visit_", "leave_")) and callable(value)
+                for klass in cls.__mro__
+                # LibCST's visitor bases stub every visit_X / leave_X; only code on top adds one.
+                if not klass.__module__.startswith("libcst")
+                for name, value in vars(klass).items()
+            )
+            cls._visits_nodes = found
+        return found
+
+    @classmethod
+    def checks_module(cls) -> bool:
+        """Whether the rule declares :meth:`check_module`."""
+        return cls.check_module is not Rule.check_module
 
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool:
@@ -162,6 +197,11 @@ class Rule(cst.BatchableCSTVisitor):
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""
+
+    def check_module(self, model: SemanticModel) -> None:
+        """Check the whole file at once, asking its semantic model: called once per Python file,
+        after every rule's ``visit_*`` / ``leave_*`` methods (override in rules whose verdict
+        needs the whole file). ``self.report`` and the fix helpers work here as in a visit."""
 
     # ---- what a rule calls -----------------------------------------------------------
 
@@ -247,5 +287,9 @@ class Rule(cst.BatchableCSTVisitor):
 
     @staticmethod
     def fix(*edits: Edit, unsafe: bool = False, reason: str | None = None) -> Fix:
-        """A fix of these edits; ``reason`` (why it may fail or change a number) makes it unsafe."""
+        """A fix of these edits; ``reason`` (why it may fail or change a number) makes it unsafe.
+
+        The reason is the text of a member of the rule's own ``ReasonKind`` enum
+        (``Unsafe.DROPS_A_BOUND.text()``, ``Unsafe.RETURNS_NONE.text(model=name)``), so that no
+        logic compares sentences; the fix keeps only the text, which reports show as it is."""
         return Fix(tuple(edits), "unsafe" if unsafe or reason else "safe", reason)
