@@ -92,31 +92,24 @@ class UngatheredMetric(Rule):
 
     def __init__(self, source, settings=None) -> None:
         super().__init__(source, settings)
-        self._functions: list[cst.FunctionDef] = []
-        self._trainer_methods: set[int] = set()
-        self._classes: dict[str, cst.ClassDef] = {}
-        self._class_of_method: dict[int, cst.ClassDef] = {}
         self._reported: set[int] = set()
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
         self._stored_reduced: dict[int, bool] = {}
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.setdefault(node.name.value, node)
-        methods = methods_of(node).values()
-        self._class_of_method.update((id(m), node) for m in methods)
-        if is_trainer_class(node):
-            self._trainer_methods.update(id(m) for m in methods)
-
-    def leave_Module(self, original_node: cst.Module) -> None:
+    def check_module(self, model: SemanticModel) -> None:
         if not runs_distributed(self.source):
             return
+        definitions = model.definitions
+        self._functions = definitions.functions
+        self._classes = definitions.classes_by_name()
+        self._class_of_method = definitions.class_of_method
+        self._trainer_methods = {
+            id(method) for cls in definitions.classes if is_trainer_class(cls) for method in methods_of(cls).values()
+        }
         flows = []
-        for scope in (original_node, *self._functions):
+        for scope in (model.source.module, *self._functions):
             try:
-                flows.append(rank_flows(SemanticModel.of(self.source)).flow(scope))
+                flows.append(rank_flows(model).flow(scope))
             except RecursionError:  # an expression nested too deep to follow: say nothing about it
                 continue
         helpers = self._helpers_reaching_sinks(flows)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from trllint.facts.calls import calls_in
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
 from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, guard_key, main_only_decorator, splits_ranks
@@ -49,21 +50,16 @@ class CollectiveUnderRankGuard(Rule):
     prefilter = AllOf(AnyOf(*DISTRIBUTED_MARKERS), AnyOf(*COLLECTIVE_MARKERS), AnyOf(*RANK_MARKERS))
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
-    def __init__(self, source, settings=None) -> None:
-        super().__init__(source, settings)
-        self._calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self._calls.append(node)
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        if not runs_distributed(self.source) or not any(named_like_collective(c) for c in self._calls):
+    def check_module(self, model: SemanticModel) -> None:
+        calls = calls_in(model)
+        if not runs_distributed(self.source) or not any(named_like_collective(c) for c in calls):
             return  # no collective, so no call of this file's functions enters one either
-        self.context = NodeContext.of(self)
-        self.model = SemanticModel.of(self.source)
+        # What the questions below and the hoisting fix read (hoisting.py: rule.context, rule.model).
+        self.context = model.context
         self._entering: dict[int, Collective | None] = {}
-        self._module_functions = {s.name.value: s for s in original_node.body if isinstance(s, cst.FunctionDef)}
-        for call in self._calls:
+        module = model.source.module
+        self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        for call in calls:
             collective = self._collective_or_entering_call(call)
             if collective is None:
                 continue

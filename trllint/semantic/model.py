@@ -12,6 +12,7 @@ that happen to be linted with it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -47,6 +48,38 @@ class _Assignments(cst.CSTVisitor):
 
     def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
         self.names.update(assigned_names(assign.target))
+
+
+@dataclass(frozen=True)
+class Definitions:
+    functions: tuple[cst.FunctionDef, ...]  # nested ones too, an outer one before its inner ones
+    classes: tuple[cst.ClassDef, ...]
+    class_of_method: dict[int, cst.ClassDef]  # id(method) -> the class whose body defines it
+
+    def classes_by_name(self) -> dict[str, cst.ClassDef]:
+        """The first class of each name (a later redefinition does not replace it)."""
+        named: dict[str, cst.ClassDef] = {}
+        for cls in self.classes:
+            named.setdefault(cls.name.value, cls)
+        return named
+
+
+class _Definitions(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.functions: list[cst.FunctionDef] = []
+        self.classes: list[cst.ClassDef] = []
+        self.class_of_method: dict[int, cst.ClassDef] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node)
+        if isinstance(node.body, cst.IndentedBlock):
+            for statement in node.body.body:
+                if isinstance(statement, cst.FunctionDef):
+                    self.class_of_method[id(statement)] = node
 
 
 class ClassFacts:
@@ -112,6 +145,13 @@ class SemanticModel:
         self.__dict__.clear()
 
     # ---- this file ----------------------------------------------------------------------
+
+    @cached_property
+    def definitions(self) -> Definitions:
+        """Every function and class of the file, in source order, and the class of each method."""
+        found = _Definitions()
+        walk.visit(self.source.module, found)
+        return Definitions(tuple(found.functions), tuple(found.classes), found.class_of_method)
 
     @cached_property
     def imports(self) -> ImportMap:
