@@ -6,13 +6,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from trllint import __version__
 from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line and exit 2, like every other usage error here
+    def error(self, message: str) -> NoReturn:  # one line and exit 2, like every other usage error here
         self.exit(EXIT_USAGE, f"trllint: error: {message} (see `trllint --help`)\n")
 
 
@@ -91,13 +92,13 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.write(f"{code:<8} {info.rule.name:<{width}}  {info.rule.fixable}\n")
         return EXIT_CLEAN
     if args.explain:
-        code = resolve_code(args.explain)
-        if code is None:
+        explained = resolve_code(args.explain)
+        if explained is None:
             return _usage_error(f"unknown rule {args.explain!r} (see `trllint --list-rules`)")
         try:
-            sys.stdout.write(rules[code].readme.read_text(encoding="utf-8"))
+            sys.stdout.write(rules[explained].readme.read_text(encoding="utf-8"))
         except OSError:
-            sys.stdout.write(f"{code} {rules[code].rule.name}: {rules[code].rule.message}\n")
+            sys.stdout.write(f"{explained} {rules[explained].rule.name}: {rules[explained].rule.message}\n")
         return EXIT_CLEAN
 
     # `-` is standard input, as in Ruff, Black and flake8; --stdin-filename names what it is.
@@ -110,8 +111,9 @@ def _run(args: argparse.Namespace) -> int:
         return _usage_error("--add-noqa rewrites files on its own; it takes neither standard input, --fix nor --diff")
 
     try:
+        config_path: Path | None
         if args.config:
-            config_path: Path | None = Path(args.config)
+            config_path = Path(args.config)
             if not config_path.is_file():
                 return _usage_error(f"{args.config}: no such configuration file")
         else:

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from trllint.core.source import SourceFile
 
 Applicability = Literal["safe", "unsafe"]
+# Whether a rule's findings come with a fix (a rule's `fixable`, a report's RuleDoc).
+Fixable = Literal["never", "sometimes", "always"]
 
 # Findings the engine raises, not a rule: (code, name).
 PARSE_ERROR = ("TRL000", "unreadable-or-invalid-source")
@@ -85,7 +87,7 @@ class Finding:
     # In a notebook, the 1-based cell the finding is in; line and end_line then count in that cell.
     cell: int | None = None
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)
 
 

@@ -37,6 +37,10 @@ _NEWLINE = re.compile(r"\r\n?|\n")  # LibCST's own line-break pattern for positi
 
 Point = tuple[int, int]  # (1-based line, 0-based column)
 
+# LibCST's two kinds of statement (every BaseStatement is one), both with leading_lines.
+Statement = cst.SimpleStatementLine | cst.BaseCompoundStatement
+_STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
 # The AST statements a LibCST compound statement can stand for.
 _AST_KINDS: dict[type, tuple[type, ...]] = {
     cst.If: (ast.If,),
@@ -50,6 +54,7 @@ _AST_KINDS: dict[type, tuple[type, ...]] = {
     cst.Match: (ast.Match,),
 }
 _AST_COMPOUND = tuple({kind for kinds in _AST_KINDS.values() for kind in kinds})
+_AST_DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 class _Placed(Exception):
@@ -67,10 +72,10 @@ class _PlacingState(CodegenState):
 
     line: int = 1
     column: int = 0
-    inclusive: dict = field(default_factory=dict)
-    syntactic: dict = field(default_factory=dict)
+    inclusive: dict[cst.CSTNode, tuple[Point, Point]] = field(default_factory=dict)
+    syntactic: dict[cst.CSTNode, tuple[Point, Point]] = field(default_factory=dict)
     stop_after: Optional[cst.CSTNode] = None
-    starts: list = field(default_factory=list)
+    starts: list[Point] = field(default_factory=list)
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -151,12 +156,12 @@ class NodePositions:
             return
         self._generate_module()
 
-    def _statements_holding(self, node: cst.CSTNode) -> list[cst.BaseStatement] | None:
+    def _statements_holding(self, node: cst.CSTNode) -> list[Statement] | None:
         """The statements of blocks that hold ``node``, outermost first (None: not in a statement)."""
-        path: list[cst.BaseStatement] = []
+        path: list[Statement] = []
         child, parent = node, self._parents.get(node)
         while parent is not None:
-            if isinstance(parent, (cst.Module, cst.IndentedBlock)) and isinstance(child, cst.BaseStatement):
+            if isinstance(parent, (cst.Module, cst.IndentedBlock)) and isinstance(child, _STATEMENT_TYPES):
                 path.append(child)
             child, parent = parent, self._parents.get(parent)
         if child is not self._module or not path:
@@ -164,7 +169,7 @@ class NodePositions:
         path.reverse()
         return path
 
-    def _generate_statement(self, path: list[cst.BaseStatement], node: cst.CSTNode) -> bool:
+    def _generate_statement(self, path: list[Statement], node: cst.CSTNode) -> bool:
         """Generate the innermost statement of ``path`` up to the end of ``node``; False when it
         cannot be placed this way."""
         statement = path[-1]
@@ -217,7 +222,7 @@ class NodePositions:
 
     # ---- the statement's first line, from CPython's AST ---------------------------------
 
-    def _first_line(self, path: list[cst.BaseStatement]) -> int | None:
+    def _first_line(self, path: list[Statement]) -> int | None:
         """The line where the innermost statement's code (its leading blank and comment lines
         included) starts, or None when the AST does not say."""
         tree = self._ast()
@@ -228,24 +233,30 @@ class NodePositions:
         found: ast.stmt | None = None
         for depth, statement in enumerate(path):
             if depth:
-                body = _ast_body(path[depth - 1], found, self._parents.get(statement))
-                block = self._parents.get(statement)
+                parent = self._parents.get(statement)
+                if parent is None:
+                    return None
+                body = _ast_body(path[depth - 1], found, parent)
+                block = parent
             index = self._ast_index(block, statement)
             if body is None or index is None or index >= len(body):
                 return None
             found = body[index]
             if not _same_kind(statement, found):
                 return None
+        if found is None:  # an empty path: no statement holds the node
+            return None
         last = path[-1]
         line = found.lineno
         decorators = getattr(last, "decorators", ())
         if decorators:
-            if not found.decorator_list:  # type: ignore[union-attr]
+            # _same_kind matched the decorated definition to its AST counterpart
+            if not isinstance(found, _AST_DECORATED) or not found.decorator_list:
                 return None
-            line = found.decorator_list[0].lineno - len(decorators[0].leading_lines)  # type: ignore[union-attr]
+            line = found.decorator_list[0].lineno - len(decorators[0].leading_lines)
         return line - len(last.leading_lines)
 
-    def _ast_index(self, block: cst.CSTNode, statement: cst.BaseStatement) -> int | None:
+    def _ast_index(self, block: cst.CSTNode, statement: Statement) -> int | None:
         indexes = self._ast_indexes.get(id(block))
         if indexes is None:
             indexes = self._ast_indexes[id(block)] = {}
@@ -269,13 +280,13 @@ class NodePositions:
         return self._tree  # type: ignore[return-value]
 
 
-def _same_kind(statement: cst.BaseStatement, node: ast.stmt) -> bool:
+def _same_kind(statement: Statement, node: ast.stmt) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return bool(statement.body) and not isinstance(node, _AST_COMPOUND)
     return isinstance(node, _AST_KINDS.get(type(statement), ()))
 
 
-def _ast_body(statement: cst.BaseStatement, node: Any, block: Any) -> list[ast.stmt] | None:
+def _ast_body(statement: Statement, node: Any, block: Any) -> list[ast.stmt] | None:
     """The AST statements of the block of ``statement`` (its AST being ``node``) that is ``block``."""
     for cst_block, body in _blocks(statement, node):
         if cst_block is block:

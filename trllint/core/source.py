@@ -15,11 +15,14 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import libcst as cst
 
 from trllint.core.cst.private import parse_module_unvalidated
+
+if TYPE_CHECKING:  # positions are placed from a source: a runtime import would be a cycle
+    from trllint.core.positions import NodePositions
 
 # LibCST's idea of a line break; str.splitlines() also splits on \f, \x1c, \u2028 and friends,
 # which would put our offsets on a different line from LibCST's positions.
@@ -28,6 +31,13 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 class SourceDecodeError(ValueError):
     """The bytes are not text in the encoding the file declares."""
+
+
+class FileFacts(Protocol):
+    """What a source knows of the facts kept about it (the semantic model, a layer above core,
+    which core cannot name): they can be dropped."""
+
+    def release(self) -> None: ...
 
 
 @dataclass
@@ -44,9 +54,9 @@ class SourceFile:
     # What is known about the parsed module, each computed once however many rules ask:
     # the semantic model (trllint.semantic.model.SemanticModel), CPython's tree of the syntax
     # check (its statement lines place positions), and the positions placed so far.
-    model: Any = field(default=None, repr=False)
+    model: FileFacts | None = field(default=None, repr=False)
     cpython_tree: ast.Module | None = field(default=None, repr=False)
-    positions: Any = field(default=None, repr=False)
+    positions: NodePositions | None = field(default=None, repr=False)
 
     @classmethod
     def from_bytes(cls, data: bytes, display_path: str, *, is_python: bool = True) -> SourceFile:

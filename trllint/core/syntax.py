@@ -19,6 +19,7 @@ import ast
 import symtable
 import warnings
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -51,7 +52,11 @@ def cpython_verdict(source: SourceFile, *, keep_tree: bool = True) -> CPythonVer
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
             if keep_tree:
-                tree = compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+                # typeshed types this compile as AST; in "exec" mode it is always a Module
+                tree = cast(
+                    ast.Module,
+                    compile(source.text, source.display_path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True),
+                )
             else:
                 # Its scope checks (`nonlocal` at module level) go beyond the grammar: such a file
                 # is then a suspicion like any other, which LibCST's parse settles.

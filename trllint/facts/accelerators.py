@@ -9,6 +9,8 @@ under another name (``def f(acc): acc.prepare_model(...)``) is not recognised.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import libcst as cst
 
 from trllint.core.cst import walk
@@ -98,9 +100,12 @@ def names_bound_to_accelerators(scope: cst.CSTNode, imports: ImportMap) -> set[s
 # ``create_accelerator_and_postprocess``; TRL's trainers inherit it).
 _LIBRARIES_WITH_TRAINER_ACCELERATOR = ("transformers", "trl")
 _ALWAYS_LEAVES = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+# The nodes that hold a sequence of statements (``body``).
+_Block = cst.IndentedBlock | cst.Module | cst.SimpleStatementLine | cst.SimpleStatementSuite
+_BLOCK_TYPES = (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)
 
 
-class _Everything(frozenset):
+class _Everything(frozenset[str]):
     """The names bound after a block that never falls through: any name (it cannot reach here)."""
 
 
@@ -213,7 +218,7 @@ def _bound_before(node: cst.CSTNode, scope: cst.CSTNode, context: NodeContext, i
     child = node
     model = SemanticModel.of(context.source)
     for ancestor in context.ancestors(node):
-        if isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        if isinstance(ancestor, _BLOCK_TYPES):
             index_of, prefixes = model.once((_block_prefixes, ancestor), lambda: _block_prefixes(ancestor, imports))
             bound |= prefixes[index_of.get(id(child), len(prefixes) - 1)]
         if ancestor is scope or isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -222,7 +227,7 @@ def _bound_before(node: cst.CSTNode, scope: cst.CSTNode, context: NodeContext, i
     return bound
 
 
-def _block_prefixes(block: cst.CSTNode, imports: ImportMap) -> tuple[dict[int, int], list[set[str]]]:
+def _block_prefixes(block: _Block, imports: ImportMap) -> tuple[dict[int, int], list[set[str]]]:
     """For each statement of ``block``, what the statements before it bind (index by ``id``);
     worked out once per block, so asking at every statement of a long block stays linear."""
     index_of: dict[int, int] = {}
@@ -262,7 +267,7 @@ def _binds(statement: cst.CSTNode, imports: ImportMap) -> frozenset[str]:
     return frozenset()  # loops may run zero times; match, nested defs: nothing provable
 
 
-def _sequence(statements, imports: ImportMap) -> frozenset[str]:
+def _sequence(statements: Sequence[cst.CSTNode], imports: ImportMap) -> frozenset[str]:
     bound: frozenset[str] = frozenset()
     for statement in statements:
         bound = _either(bound, _binds(statement, imports))

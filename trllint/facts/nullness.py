@@ -26,13 +26,16 @@ providers.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names, call_name, dotted_name, is_none, last_attribute
 from trllint.semantic.model import SemanticModel
+
+if TYPE_CHECKING:  # annotations only: no runtime dependency on typing_extensions
+    from typing_extensions import TypeIs
 
 Reasons = frozenset[str]
 NOTHING: Reasons = frozenset()
@@ -60,9 +63,11 @@ class NullnessAnalysis:
         scope_index = next(
             (i for i, n in enumerate(chain) if isinstance(n, (cst.FunctionDef, cst.Lambda, cst.Module))), None
         )
-        if scope_index is None or isinstance(chain[scope_index], cst.Lambda):
+        if scope_index is None:
             return NOTHING
         scope = chain[scope_index]
+        if not isinstance(scope, (cst.FunctionDef, cst.Module)):  # a lambda
+            return NOTHING
         path = list(reversed(chain[:scope_index]))  # from the scope's block down to ``node``
         walker = _Walker(self, name, depth)
         if assume_at_entry is not None:
@@ -204,7 +209,9 @@ class _Walker:
         return outcomes
 
     # The path to the node: run what comes before it, enter the blocks that hold it.
-    def descend(self, statements: Sequence[cst.CSTNode], state: Reasons, path: list, on_path: set) -> Reasons:
+    def descend(
+        self, statements: Sequence[cst.CSTNode], state: Reasons, path: list[cst.CSTNode], on_path: set[int]
+    ) -> Reasons:
         for statement in statements:
             if id(statement) in on_path:
                 return self._enter(statement, state, path, on_path)
@@ -214,8 +221,8 @@ class _Walker:
             state = after
         return state
 
-    def _enter(self, statement: cst.CSTNode, state: Reasons, path: list, on_path: set) -> Reasons:
-        def holds(child: cst.CSTNode | None) -> bool:
+    def _enter(self, statement: cst.CSTNode, state: Reasons, path: list[cst.CSTNode], on_path: set[int]) -> Reasons:
+        def holds(child: cst.CSTNode | None) -> TypeIs[cst.CSTNode]:
             return child is not None and id(child) in on_path
 
         if isinstance(statement, (cst.If, cst.While)) and self._dereferenced(statement.test):
@@ -285,14 +292,14 @@ class _Walker:
         if isinstance(statement, (cst.If, cst.While)) and self._dereferenced(statement.test):
             state = NOTHING
         if isinstance(statement, cst.If):
-            orelse = statement.orelse
+            alternative = statement.orelse
             skipped = self.refine(statement.test, False, state)
 
             def run_orelse() -> Reasons | None:
-                if isinstance(orelse, cst.If):
-                    return self.run(orelse, skipped)
-                if orelse is not None:
-                    return self.run_block(_statements(orelse.body), skipped)
+                if isinstance(alternative, cst.If):
+                    return self.run(alternative, skipped)
+                if alternative is not None:
+                    return self.run_block(_statements(alternative.body), skipped)
                 return skipped
 
             return _join(
@@ -361,7 +368,7 @@ class _Walker:
         source = dotted_name(small.value) if small.value is not None else None
         if self.name in bound:
             # `self.m = m`: m is an alias; any other value ends every alias.
-            self.aliases = frozenset({source} - {None, self.name}) if source else frozenset()  # type: ignore[arg-type]
+            self.aliases = frozenset({source} - {self.name}) if source else frozenset()
             return
         self.aliases = self.aliases - bound
         if source is not None and source in self._names():

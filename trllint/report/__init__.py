@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trllint.core.findings import Finding
+from trllint.core.findings import Finding, Fixable
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -17,7 +17,7 @@ class RuleDoc:
     code: str
     name: str
     message: str
-    fixable: bool
+    fixable: Fixable
     readme: Path
 
 
@@ -37,12 +37,19 @@ class RunReport:
 
 
 def render(fmt: str, report: RunReport) -> str:
+    # Each format imported only when asked for.
     if fmt == "json":
-        from trllint.report import json as module
-    elif fmt == "sarif":
-        from trllint.report import sarif as module
-    elif fmt == "github":
-        from trllint.report import github as module
-    else:
-        from trllint.report import text as module
-    return module.render(report)
+        from trllint.report import json
+
+        return json.render(report)
+    if fmt == "sarif":
+        from trllint.report import sarif
+
+        return sarif.render(report)
+    if fmt == "github":
+        from trllint.report import github
+
+        return github.render(report)
+    from trllint.report import text
+
+    return text.render(report)

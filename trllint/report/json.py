@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from trllint.report import RunReport
 from trllint.core.findings import Finding
 
 
-def finding_to_dict(finding: Finding, report: RunReport) -> dict:
+def finding_to_dict(finding: Finding, report: RunReport) -> dict[str, Any]:
     fix = None
     if finding.fix is not None:
         fix = {

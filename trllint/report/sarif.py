@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from trllint import __version__
 from trllint.report import RunReport
@@ -16,7 +17,7 @@ _ENGINE_RULES = {
 }
 
 
-def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
+def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str, Any]:
     return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
 
 
@@ -24,7 +25,7 @@ def _uri(path: str) -> str:
     return Path(path).as_posix()
 
 
-def _rule_descriptor(code: str, report: RunReport) -> dict:
+def _rule_descriptor(code: str, report: RunReport) -> dict[str, Any]:
     info = report.rules.get(code)
     if info is None:
         name, text = _ENGINE_RULES.get(code, (code.lower(), code))
@@ -44,8 +45,8 @@ def _rule_descriptor(code: str, report: RunReport) -> dict:
     }
 
 
-def _result(finding: Finding, index: int) -> dict:
-    result: dict = {
+def _result(finding: Finding, index: int) -> dict[str, Any]:
+    result: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": index,
         "level": "error",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Callable
 
+from trllint.core.findings import Finding
 from trllint.report import RunReport
 
 _BOLD, _RED, _CYAN, _DIM, _RESET = "\033[1m", "\033[31m", "\033[36m", "\033[2m", "\033[0m"
@@ -22,7 +24,7 @@ def render(report: RunReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _unsafe_reason(finding) -> str:
+def _unsafe_reason(finding: Finding) -> str:
     fix = finding.fix
     return f" [unsafe fix: {fix.reason}]" if fix is not None and fix.applicability == "unsafe" and fix.reason else ""
 
@@ -59,7 +61,7 @@ def _plural(n: int) -> str:
     return "finding" if n == 1 else "findings"
 
 
-def _painter(color: bool):
+def _painter(color: bool) -> Callable[[str, str], str]:
     def paint(text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if color else text
 

@@ -7,12 +7,14 @@ providers (``LAZY_METADATA``) are computed on a rule's first ``get_metadata``, o
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable, Mapping
 
+import libcst as cst
 from libcst.metadata import (
     BatchableMetadataProvider,
     MetadataWrapper,
     PositionProvider,
+    ProviderT,
     WhitespaceInclusivePositionProvider,
 )
 
@@ -20,11 +22,11 @@ from trllint.core.cst.parents import ParentProvider
 from trllint.core.cst.private import computed_metadata, generate
 
 # Every rule declares the two position providers (Rule.METADATA_DEPENDENCIES).
-POSITION_METADATA = (PositionProvider, WhitespaceInclusivePositionProvider)
-LAZY_METADATA = frozenset({*POSITION_METADATA, ParentProvider})
+POSITION_METADATA: tuple[ProviderT, ...] = (PositionProvider, WhitespaceInclusivePositionProvider)
+LAZY_METADATA: frozenset[ProviderT] = frozenset({*POSITION_METADATA, ParentProvider})
 
 
-def resolve_provider(wrapper: MetadataWrapper, provider: Any) -> Any:
+def resolve_provider(wrapper: MetadataWrapper, provider: ProviderT) -> Mapping[cst.CSTNode, object]:
     """One provider's metadata for the wrapped module, computed once per wrapper.
 
     LibCST's resolver ends every round with a batched visit of the whole tree, even when no
@@ -40,9 +42,9 @@ def resolve_provider(wrapper: MetadataWrapper, provider: Any) -> Any:
     return computed[provider]
 
 
-def rule_metadata_dependencies(rules: Iterable[type]) -> set[Any]:
+def rule_metadata_dependencies(rules: Iterable[type[cst.MetadataDependent]]) -> set[ProviderT]:
     """Every provider the rules declare (``METADATA_DEPENDENCIES``), positions always."""
-    deps: set[Any] = set(POSITION_METADATA)
+    deps: set[ProviderT] = set(POSITION_METADATA)
     for rule in rules:
         deps.update(rule.METADATA_DEPENDENCIES)
     return deps

@@ -7,10 +7,12 @@ it is the ``rules/`` folder beside ``trllint/``.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 
 from trllint.rule.base import Rule
 
@@ -30,14 +32,12 @@ def rules_root() -> Path:
 
 
 @lru_cache(maxsize=1)
-def _rule_pack():
+def _rule_pack() -> ModuleType:
     try:
-        import trllint.rules as pack  # type: ignore[import-not-found]
+        pack = importlib.import_module("trllint.rules")
     except ImportError:
         # A bare checkout: mount rules/ as trllint.rules, so rule modules import the same way
         # (relative imports included) as they do from the wheel.
-        import importlib.util
-
         folder = Path(__file__).resolve().parents[2] / "rules"  # trllint/rule/registry.py -> the checkout
         spec = importlib.util.spec_from_file_location(
             "trllint.rules", folder / "__init__.py", submodule_search_locations=[str(folder)]

@@ -7,9 +7,10 @@ cost) instead of the scope and qualified-name providers, which cost several time
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import libcst as cst
+from libcst.metadata import ProviderT
 
 from trllint.core.cst.names import ImportMap, dotted_name
 from trllint.core.cst.parents import ParentProvider
@@ -28,6 +29,15 @@ def imports_of(source: SourceFile) -> ImportMap:
     return SemanticModel.of(source).imports
 
 
+class MetadataReader(Protocol):
+    """What a node context reads from: a rule (``trllint.rule.base.Rule``, a layer above)."""
+
+    @property
+    def source(self) -> SourceFile: ...
+
+    def get_metadata(self, key: ProviderT, node: cst.CSTNode, default: Any) -> Any: ...
+
+
 class NodeContext:
     """Answers "where is this node?" for one rule instance (``rule.get_metadata`` underneath)."""
 
@@ -36,7 +46,7 @@ class NodeContext:
         self.source = source
 
     @classmethod
-    def of(cls, rule) -> NodeContext:
+    def of(cls, rule: MetadataReader) -> NodeContext:
         return cls(lambda node: rule.get_metadata(ParentProvider, node, None), rule.source)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -69,7 +79,7 @@ class NodeContext:
     def enclosing_statement(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         for ancestor in [node, *self.ancestors(node)]:
             if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                return ancestor  # type: ignore[return-value]
+                return ancestor
         return None
 
 
@@ -82,7 +92,7 @@ def is_trainer_class(cls: cst.ClassDef) -> bool:
     return False
 
 
-def step_methods(settings: dict) -> tuple[str, ...]:
+def step_methods(settings: Mapping[str, Any]) -> tuple[str, ...]:
     extra = tuple(settings.get("training-step-methods", ()))
     return DEFAULT_STEP_METHODS + extra
 

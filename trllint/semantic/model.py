@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 import libcst as cst
 
@@ -128,9 +128,10 @@ class SemanticModel:
 
     @classmethod
     def of(cls, source: SourceFile) -> SemanticModel:
-        if source.model is None:
-            source.model = cls(source)
-        return source.model
+        model = source.model
+        if not isinstance(model, SemanticModel):  # None until the first question about the file
+            model = source.model = cls(source)
+        return model
 
     def release(self) -> None:
         """Forget every fact (``SourceFile.release``); the model is not asked again. A fact that
@@ -169,7 +170,7 @@ class SemanticModel:
         strings. The model itself knows no fact: facts are asked of it, never the other way."""
         if key not in self._once:
             self._once[key] = compute()
-        return self._once[key]
+        return cast(T, self._once[key])  # the key's first item, the fact's function, fixes T
 
     # ---- where a node sits ---------------------------------------------------------------
 

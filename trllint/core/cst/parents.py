@@ -11,15 +11,13 @@ the map links the other third first and the rest only when one of them is asked 
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 
-from trllint.core.cst.walk import TOKEN_TYPES, children, syntax_children
+from trllint.core.cst.walk import TOKEN_TYPES, Children, children, syntax_children
 from trllint.core.cst.private import WholeModuleProvider
 
 
-class ParentMap(dict):
+class ParentMap(dict[cst.CSTNode, cst.CSTNode]):
     """node -> parent for every node of a module but its root; a mapping like LibCST's."""
 
     def __init__(self, module: cst.Module) -> None:
@@ -28,7 +26,7 @@ class ParentMap(dict):
         self._complete = False
         self._link(syntax_children)
 
-    def _link(self, read: Any) -> None:
+    def _link(self, read: Children) -> None:
         pending: list[cst.CSTNode] = [self._module]
         while pending:
             node = pending.pop()
@@ -56,7 +54,8 @@ class ParentMap(dict):
     def __contains__(self, node: object) -> bool:
         return dict.__contains__(self, node) or (self._may_link(node) and dict.__contains__(self.complete(), node))
 
-    def get(self, node: cst.CSTNode, default: Any = None) -> Any:
+    # One signature for dict.get's three overloads: callers pass a node as default, or none.
+    def get(self, node: cst.CSTNode, default: cst.CSTNode | None = None) -> cst.CSTNode | None:  # type: ignore[override]
         return self[node] if node in self else default
 
 

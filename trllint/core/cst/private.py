@@ -10,11 +10,24 @@ from __future__ import annotations
 
 import dis
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, MutableMapping
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import MetadataWrapper, ProviderT
 from libcst.metadata.base_provider import BaseMetadataProvider
+
+__all__ = [
+    "TOKEN_MODULES",
+    "UNDEFINED_DEFAULT",
+    "CodegenState",
+    "WholeModuleProvider",
+    "computed_metadata",
+    "generate",
+    "generate_code",
+    "is_no_op",
+    "parse_module_unvalidated",
+    "visited_fields",
+]
 
 # The default of MetadataDependent.get_metadata, which raises KeyError for a missing node unless
 # a default is given. Rule.get_metadata overrides it and must pass "no default" on unchanged.
@@ -26,7 +39,7 @@ from libcst._metadata_dependent import _UNDEFINED_DEFAULT as UNDEFINED_DEFAULT  
 TOKEN_MODULES = ("libcst._nodes.whitespace", "libcst._nodes.op")
 
 
-def computed_metadata(wrapper: MetadataWrapper) -> dict[Any, Any]:
+def computed_metadata(wrapper: MetadataWrapper) -> MutableMapping[ProviderT, Mapping[cst.CSTNode, object]]:
     """The wrapper's own provider -> metadata cache (``wrapper._metadata``).
 
     Filled by ``resolve_many``; a provider computed directly (:func:`generate`) must be stored
@@ -37,7 +50,7 @@ def computed_metadata(wrapper: MetadataWrapper) -> dict[Any, Any]:
     return wrapper._metadata
 
 
-def generate(provider: type[BaseMetadataProvider[Any]], wrapper: MetadataWrapper) -> Mapping[Any, Any]:
+def generate(provider: ProviderT, wrapper: MetadataWrapper) -> Mapping[cst.CSTNode, object]:
     """Compute one provider that needs no other metadata, without LibCST's batched visit
     (``provider()._gen``). Replace with: the public API above."""
     return provider()._gen(wrapper)
@@ -91,7 +104,7 @@ from libcst._nodes.internal import CodegenState  # noqa: E402,F401
 
 def generate_code(node: cst.CSTNode, state: CodegenState) -> None:
     """``node._codegen(state)``: render ``node`` into ``state``, calling its hooks."""
-    node._codegen(state)  # type: ignore[attr-defined]
+    node._codegen(state)
 
 
 def is_no_op(method: Callable[..., Any] | None) -> bool:

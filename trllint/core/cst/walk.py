@@ -22,6 +22,9 @@ import libcst as cst
 
 from trllint.core.cst.private import TOKEN_MODULES, is_no_op, visited_fields
 
+# A node's children, in LibCST's visiting order.
+Children = Callable[[cst.CSTNode], list[cst.CSTNode]]
+
 # How a field holds its children, from the helper LibCST visits it with.
 _ONE, _OPTIONAL, _SENTINEL, _MANY = "one", "optional", "sentinel", "many"
 _KINDS = {
@@ -38,7 +41,8 @@ _CHILD_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
 
 def _subclasses(base: type) -> set[type]:
     found: set[type] = set()
-    pending = [base]
+    pending: list[type] = [base]
+    sub: type  # typeshed's __subclasses__ of a bare `type` has no element type mypy can infer
     while pending:
         for sub in pending.pop().__subclasses__():
             if sub not in found:
@@ -118,7 +122,7 @@ def _nodes_in(value: Any) -> list[cst.CSTNode]:
     return []
 
 
-def _compile_reader(node_type: type, fields: Sequence[tuple[str, str]]) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+def _compile_reader(node_type: type, fields: Sequence[tuple[str, str]]) -> Children:
     """A function returning a node's children from ``fields``, written out for this one class.
 
     Walks call it once per node; straight-line attribute reads are several times faster than a
@@ -139,14 +143,15 @@ def _compile_reader(node_type: type, fields: Sequence[tuple[str, str]]) -> Calla
     lines.append("    return found")
     namespace: dict[str, Any] = {"DEFAULT": cst.MaybeSentinel.DEFAULT, "nodes_in": _nodes_in}
     exec(compile("\n".join(lines), f"<trllint children of {node_type.__name__}>", "exec"), namespace)
-    return namespace["read"]
+    read: Children = namespace["read"]
+    return read
 
 
-_READERS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
-_SYNTAX_READERS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
+_READERS: dict[type, Children] = {}
+_SYNTAX_READERS: dict[type, Children] = {}
 
 
-def reader(node_type: type, *, syntax_only: bool = False) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+def reader(node_type: type, *, syntax_only: bool = False) -> Children:
     """The children function of ``node_type``: all children, or (``syntax_only``) all but the
     fields that hold only whitespace, comments and punctuation."""
     readers = _SYNTAX_READERS if syntax_only else _READERS
@@ -160,7 +165,7 @@ def reader(node_type: type, *, syntax_only: bool = False) -> Callable[[cst.CSTNo
 
 
 @functools.lru_cache(maxsize=None)
-def _field_reader(node_type: type, field: str, kind: str, syntax_only: bool) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+def _field_reader(node_type: type, field: str, kind: str, syntax_only: bool) -> Children:
     """The children of one field (for field hooks); none for a token field of a syntax-only walk."""
     skipped = syntax_only and _token_field(node_type, field)
     return _compile_reader(node_type, () if skipped else ((field, kind),))
@@ -243,12 +248,17 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
 
 _HOOKS_ATTRIBUTE = "_trllint_walk_hooks"
 
+# A visitor class's visit_X or leave_X, called with the visitor and the node; None for LibCST's
+# no-op stub.
+ClassHook = Callable[[cst.CSTVisitor, cst.CSTNode], object] | None
 
-def _class_hooks(visitor_type: type) -> tuple[bool, dict[type, tuple[Any, Any, Callable[[Any], list]]]]:
+
+def _class_hooks(visitor_type: type) -> tuple[bool, dict[type, tuple[ClassHook, ClassHook, Children]]]:
     """Whether the visitor class needs no whitespace or punctuation, and node type -> its visit
     and leave functions (None for LibCST's no-op stubs) and the children to walk: worked out
     once per class, for analyses that walk small subtrees thousands of times. Kept on the class
     itself, so that it goes with a class made per call."""
+    found: tuple[bool, dict[type, tuple[ClassHook, ClassHook, Children]]] | None
     found = visitor_type.__dict__.get(_HOOKS_ATTRIBUTE)
     if found is None:
         found = (not hooks_tokens(visitor_type), {})
@@ -256,7 +266,7 @@ def _class_hooks(visitor_type: type) -> tuple[bool, dict[type, tuple[Any, Any, C
     return found
 
 
-def _hooks_for(visitor_type: type, node_type: type, syntax_only: bool) -> tuple[Any, Any, Callable[[Any], list]]:
+def _hooks_for(visitor_type: type, node_type: type, syntax_only: bool) -> tuple[ClassHook, ClassHook, Children]:
     name = node_type.__name__
     return (
         _hook(visitor_type, f"visit_{name}"),
@@ -265,7 +275,7 @@ def _hooks_for(visitor_type: type, node_type: type, syntax_only: bool) -> tuple[
     )
 
 
-def _hook(visitor: Any, name: str) -> Callable[[Any], Any] | None:
+def _hook(visitor: object, name: str) -> Callable[..., object] | None:
     """The visitor's method ``name``, unless it is one of LibCST's no-op stubs (the visitor base
     classes define every ``visit_X``/``leave_X``/``visit_X_field`` as one)."""
     method = getattr(visitor, name, None)
@@ -276,12 +286,12 @@ def visit_batched(node: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]
     """LibCST's ``visit_batched`` for read-only visitors: every visitor's ``visit_X`` before the
     children, every ``leave_X`` after, and ``visit_X_field`` / ``leave_X_field`` around each
     field's children; return values ignored, children always visited."""
-    Hooks = list[Callable[[Any], Any]]
-    FieldHooks = list[tuple[Callable[[Any], list], Hooks, Hooks]]
-    table: dict[type, tuple[Hooks, Hooks, FieldHooks | None, Callable[[Any], list]]] = {}
+    Hooks = list[Callable[[cst.CSTNode], object]]
+    FieldHooks = list[tuple[Children, Hooks, Hooks]]
+    table: dict[type, tuple[Hooks, Hooks, FieldHooks | None, Children]] = {}
     syntax_only = not any(hooks_tokens(type(v)) for v in visitors)
 
-    def hooks_for(node_type: type) -> tuple[Hooks, Hooks, FieldHooks | None, Callable[[Any], list]]:
+    def hooks_for(node_type: type) -> tuple[Hooks, Hooks, FieldHooks | None, Children]:
         name = node_type.__name__
         fields = child_fields(node_type)
         field_hooks = [
