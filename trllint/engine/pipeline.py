@@ -15,6 +15,7 @@ from trllint.core.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe
 from trllint.engine.inputs import EncodeError, Unreadable, kind_for
 from trllint.engine.lint import lint_source
 from trllint.rule.ruleset import RuleSet
+from trllint.semantic.model import SemanticModel
 
 if TYPE_CHECKING:
     from trllint.engine.noqa import NoqaOutcome
@@ -110,7 +111,7 @@ def _process_bytes(
         return result, None
     if not mode.rewrites:
         result.findings = [decoded.map_back(f) for f in lint_source(source, decoded.linted_as, ruleset)]
-        if source.model is not None and source.path is not None:
+        if isinstance(source.model, SemanticModel) and source.path is not None:
             result.dependencies = source.model.consulted_modules()
         source.release()
         return result, None

@@ -172,10 +172,10 @@ def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset
     project = model.project
     if project is not None and cls.bases:
         # A base in another module of the project that holds one (nearest first).
-        for base in project.base_classes(cls):
-            answer = project.fact(base, ACCELERATOR_ATTRIBUTES, deep_if=_HOLDS_AN_ACCELERATOR)
-            if answer is not None and base.name in answer:
-                return str(answer[base.name])
+        for definition in project.base_classes(cls):
+            answer = project.fact(definition, ACCELERATOR_ATTRIBUTES, deep_if=_HOLDS_AN_ACCELERATOR)
+            if answer is not None and definition.name in answer:
+                return str(answer[definition.name])
     return None
 
 

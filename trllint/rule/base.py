@@ -24,7 +24,7 @@ from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvide
 
 # Rules import the data types and the prefilter parts from here (``from trllint.rule.base import
 # Edit, Fix, Rule, AnyOf``); each is defined in its own module.
-from trllint.core.findings import Applicability, Edit, Finding, Fix
+from trllint.core.findings import Applicability, Edit, Finding, Fix, Fixable
 from trllint.core.cst.private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.rule.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
 from trllint.core.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, check_declaration, token_present
@@ -40,7 +40,6 @@ __all__ = [
     "Reached", "Token", "token_present",
 ]
 
-Fixable = Literal["never", "sometimes", "always"]
 
 
 @dataclass(frozen=True)
