@@ -110,8 +110,8 @@ def _batches(jobs: list[tuple[Path, str]], workers: int) -> list[list[tuple[int,
     batches: list[list[tuple[int, str, str]]] = []
     current: list[tuple[int, str, str]] = []
     current_bytes = 0
-    for size, index, path, display in sizes:
-        current.append((index, path, display))
+    for size, index, path_text, display in sizes:
+        current.append((index, path_text, display))
         current_bytes += size
         if current_bytes >= target:
             batches.append(current)
@@ -146,8 +146,8 @@ def map_files(
     ) as pool:
         for batch in pool.map(_work, _batches(jobs, workers)):
             for index, result in batch:
-                results[index] = result  # type: ignore[assignment]
-    return results  # type: ignore[return-value]
+                results[index] = result  # type: ignore[assignment]  # a worker's `job` is this one: an Outcome
+    return results  # type: ignore[return-value]  # the batches cover every index, so no None is left
 
 
 def process_files(

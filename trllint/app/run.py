@@ -109,6 +109,7 @@ class LintRun:
         if self.output_format == "text" and (self.fix or self.diff):
             # Why each unsafe fix is unsafe, applied or waiting for --unsafe-fixes (the diff hides it).
             for finding in sorted((f for r in results for f in r.unsafe_applied), key=lambda f: f.sort_key()):
+                assert finding.fix is not None  # it was applied, so it has one
                 why = f": {finding.fix.reason}" if finding.fix.reason else ""
                 sys.stderr.write(f"{finding.path}:{finding.line}:{finding.column}: {finding.code} unsafe fix applied{why}\n")
             if self.diff:

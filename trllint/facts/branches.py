@@ -18,7 +18,7 @@ is a ``Divergence`` member with the code it names, never a sentence to compare.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import libcst as cst
 
@@ -143,7 +143,7 @@ def _last_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _earlier_siblings(statements, child: cst.CSTNode) -> list[cst.CSTNode]:
+def _earlier_siblings(statements: Sequence[cst.CSTNode], child: cst.CSTNode) -> list[cst.CSTNode]:
     for index, statement in enumerate(statements):
         if statement is child:
             return list(statements[:index])
@@ -257,7 +257,9 @@ def rank_divergence(
     return None
 
 
-def _exit_under_varying_test(statement: cst.CSTNode, varies: Callable[[cst.CSTNode], bool], in_loop: bool = False):
+def _exit_under_varying_test(
+    statement: cst.CSTNode, varies: Callable[[cst.CSTNode], bool], in_loop: bool = False
+) -> cst.BaseExpression | None:
     """The test of an ``if`` in ``statement`` that varies per rank and guards a return (or a
     break/continue of the loop the node is in), else None."""
     if isinstance(statement, cst.If):

@@ -19,7 +19,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property, partial
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence, TypeGuard
 
 import libcst as cst
 
@@ -237,7 +237,7 @@ class Binding:
         self,
         value: cst.BaseExpression | None,  # None: bound by a loop, a `with`, a parameter or a collective
         state: Rank | None,
-        statement: cst.CSTNode,
+        statement: cst.CSTNode | None,  # None: a join of two arms, until it is worked out
         plain: bool,  # `name = value` with one target: rewriting `value` changes only this name
     ) -> None:
         self._value = value
@@ -246,7 +246,7 @@ class Binding:
         self.plain = plain
         # While the state is not worked out: how (the state, or after an if/else the arm's
         # binding whose state, value and statement this one takes), and the flow that asks.
-        self.resolve: Callable[[], Rank | Binding] | None = None
+        self.resolve: Callable[[], Rank | tuple[Rank, Binding]] | None = None
         self.flow: RankFlow | None = None
         self.index = -1  # among its flow's lazy bindings, in the order they were made
         self.resolving = False
@@ -257,7 +257,7 @@ class Binding:
             self.flow._force(self)
             if self._state is None:
                 return Rank.NO_DATA  # asked again while it is being worked out: see RankFlow._force
-        return self._state  # type: ignore[return-value]
+        return self._state  # type: ignore[return-value]  # set by _force, or at construction when eager
 
     @property
     def value(self) -> cst.BaseExpression | None:
@@ -269,7 +269,7 @@ class Binding:
     def statement(self) -> cst.CSTNode:
         if self.flow is not None and self._statement is None:
             self.flow._force(self)
-        return self._statement  # type: ignore[return-value]
+        return self._statement  # type: ignore[return-value]  # a join's arm statement, set by _force
 
 
 @dataclass(frozen=True)
@@ -380,11 +380,10 @@ class RankFlow:
 
     def gather_sites(self, expr: cst.BaseExpression, at: cst.CSTNode | None) -> list[GatherSite]:
         """Where to gather so that the per-rank tensors in ``expr`` become global (may be empty)."""
-        sites: dict[int, GatherSite] = {}
+        sites: dict[int, GatherSite | None] = {}  # None: a per-rank part with no tensor to gather
         self._collect_sites(expr, at, sites, depth=0)
-        if any(site is None for site in sites.values()):
-            return []
-        return list(sites.values())  # type: ignore[arg-type]
+        found = [site for site in sites.values() if site is not None]
+        return found if len(found) == len(sites) else []
 
     # ---- building the flow ----------------------------------------------------------------
 
@@ -485,7 +484,9 @@ class RankFlow:
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             self._bind_collective_output(small.value, line, order)
 
-    def _bind_target(self, target, value, line, order: int, plain: bool) -> None:
+    def _bind_target(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, line: cst.CSTNode, order: int, plain: bool
+    ) -> None:
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
             if len(target.elements) == len(value.elements):
                 for t, v in zip(target.elements, value.elements):
@@ -495,9 +496,15 @@ class RankFlow:
         for name in assigned_names(target):
             self._bind(name, self._deferred(value, line, plain, state), order)
 
-    def _bind_loop_target(self, target, iterable, statement, order: int) -> None:
+    def _bind_loop_target(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression, statement: cst.CSTNode, order: int
+    ) -> None:
         function = call_name(iterable) if isinstance(iterable, cst.Call) else None
-        if function in ("enumerate", "zip") and isinstance(target, (cst.Tuple, cst.List)):
+        if (
+            function in ("enumerate", "zip")
+            and isinstance(iterable, cst.Call)
+            and isinstance(target, (cst.Tuple, cst.List))
+        ):
             parts = [a.value for a in iterable.args]
             if function == "enumerate":
                 parts = [cst.Integer("0"), parts[0]] if parts else []
@@ -516,7 +523,7 @@ class RankFlow:
                 return Rank.PER_RANK
         return self._state(iterable, order)
 
-    def _bind_collective_output(self, call: cst.Call, line, order: int) -> None:
+    def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
         full = self._imports.resolve(call_name(call))
         method = last_attribute(full)
         if method not in IN_PLACE_COLLECTIVES or not _is_torch_distributed(full):
@@ -533,11 +540,12 @@ class RankFlow:
         return max(self._state(first, order), self._state(second, order))
 
     def _deferred(
-        self, value: cst.BaseExpression | None, statement: cst.CSTNode | None, plain: bool, resolve: Callable
+        self, value: cst.BaseExpression | None, statement: cst.CSTNode | None, plain: bool,
+        resolve: Callable[[], Rank | tuple[Rank, Binding]],
     ) -> Binding:
         """A binding whose state ``resolve`` works out when it is first read (``statement`` None:
         a join of two arms, which takes the wider arm's value and statement too)."""
-        binding = Binding(value, None, statement, plain)  # type: ignore[arg-type]
+        binding = Binding(value, None, statement, plain)
         binding.resolve, binding.flow, binding.index = resolve, self, len(self._lazy)
         self._lazy.append(binding)
         return binding
@@ -562,7 +570,7 @@ class RankFlow:
         self._depth += 1
         strict, self._strict = self._strict, 0  # as when the flow is built: no helper's arguments
         try:
-            result = binding.resolve()  # type: ignore[misc]
+            result = binding.resolve()  # type: ignore[misc]  # a binding is forced only while lazy, so set
         finally:
             self._strict = strict
             self._depth -= 1
@@ -616,7 +624,7 @@ class RankFlow:
                 return Rank.NO_DATA
             if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
                 return Rank.NO_DATA
-            parts = [arg.value for arg in node.args]
+            parts: list[cst.CSTNode] = [arg.value for arg in node.args]
             if isinstance(node.func, cst.Attribute):
                 parts.append(node.func.value)
             if self._is_project_call(node):
@@ -647,7 +655,9 @@ class RankFlow:
 
     # ---- where to gather ----------------------------------------------------------------
 
-    def _collect_sites(self, expr, at, sites: dict[int, GatherSite], depth: int) -> None:
+    def _collect_sites(
+        self, expr: cst.BaseExpression, at: cst.CSTNode | None, sites: dict[int, GatherSite | None], depth: int
+    ) -> None:
         order = self._order.get(id(at), len(self._order) + 1)
         if depth > 8 or self._state(expr, order) != Rank.PER_RANK:
             return
@@ -669,7 +679,7 @@ class RankFlow:
                     below_conversion, one_element = receiver, one_element or method == "item"
                 node, peeled = receiver, True
                 continue
-            elif isinstance(node.func, cst.Name) and method == "float" and len(node.args) == 1:
+            elif isinstance(node.func, cst.Name) and method == "float" and first is not None and len(node.args) == 1:
                 node = below_conversion = first
                 peeled = one_element = True
                 continue
@@ -698,12 +708,12 @@ class RankFlow:
             return
         if isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.UnaryOperation, cst.BooleanOperation)):
             if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
-                numerator: dict[int, GatherSite] = {}
+                numerator: dict[int, GatherSite | None] = {}
                 self._collect_sites(node.left, at, numerator, depth + 1)
                 if any(site and site.reduce_after in COMPOSABLE_REDUCTIONS for site in numerator.values()):
                     # `correct.sum().item() / len(labels)`: the ranks' summed count over this rank's
                     # size is no mean at all; which denominator is meant is for a human to say.
-                    sites[id(node)] = None  # type: ignore[assignment]
+                    sites[id(node)] = None
                     return
             for child in syntax_children(node):
                 if isinstance(child, cst.BaseExpression):
@@ -718,16 +728,16 @@ class RankFlow:
                     # `length = mask.sum(1).float().mean().item()`: only the assignment can gather it.
                     self._collect_sites(binding.value, binding.statement, sites, depth + 1)
                 else:
-                    sites[id(node)] = None  # type: ignore[assignment]  # a Python number: no tensor to gather
+                    sites[id(node)] = None  # a Python number: no tensor to gather
                 return
             if binding is not None and binding.value is not None and _may_hold_python_number(binding.value):
                 # `offset = max(lengths.max().item() + 1, ctx)`: `gather(offset)` would raise on a number.
-                sites[id(node)] = None  # type: ignore[assignment]
+                sites[id(node)] = None
                 return
             if binding is not None and binding.value is None and isinstance(binding.statement, (cst.For, cst.CompFor)):
                 # `for key, value in metrics.items()`: an element of what a helper returned may be
                 # a Python number (`.item()` in ms-swift's compute_sdar_loss); no gather can take it.
-                sites[id(node)] = None  # type: ignore[assignment]
+                sites[id(node)] = None
                 return
         if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
             sites[id(node)] = GatherSite(node, "mean", unsafe=GatherUnsafe.WHOLE_TENSOR)
@@ -758,7 +768,7 @@ class RankFlow:
         return False
 
 
-def _site_for_reduction(call: cst.Call, method: str, arguments) -> GatherSite:
+def _site_for_reduction(call: cst.Call, method: str, arguments: Sequence[cst.Arg]) -> GatherSite:
     if arguments:
         # `x.mean(dim=1)`: a tensor per row, whose row count may differ per rank.
         return GatherSite(call, "mean", unsafe=GatherUnsafe.REDUCED_OVER_DIMENSION, unsafe_method=method)
@@ -858,19 +868,23 @@ class FileRankFlows:
         self._passed[key] = result
         return result
 
-    def _call_sites(self, function: cst.FunctionDef) -> list[tuple[cst.Call, cst.CSTNode, cst.CSTNode]]:
+    def _call_sites(
+        self, function: cst.FunctionDef
+    ) -> list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None]]:
         """(call, the scope holding it, its statement) for each call of ``function`` in the file."""
         name = function.name.value
         if len(self.functions.get(name, ())) != 1:
             return []
         method = id(function) in self._class_of
         parents = SemanticModel.of(self.source).parents
-        sites = []
+        sites: list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None]] = []
         for call in self._calls_by_name.get(name, ()):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
             if method != (receiver is not None and dotted_name(receiver) in ("self", "cls")):
                 continue
-            statement, scope, node = None, self.source.module, parents.get(call)
+            statement: cst.CSTNode | None = None
+            scope: cst.FunctionDef | cst.Module = self.source.module
+            node = parents.get(call)
             while node is not None:
                 if statement is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                     statement = node
@@ -901,9 +915,9 @@ class FileRankFlows:
                     local = self.classes.get(dotted_name(base.value) or "")
                     if local is not None:
                         pending.append(local)
-                for base in self.project.base_classes(current):
-                    if base not in found:
-                        found.append(base)
+                for definition in self.project.base_classes(current):
+                    if definition not in found:
+                        found.append(definition)
             self._bases[id(cls)] = found
         return self._bases[id(cls)]
 
@@ -1034,7 +1048,7 @@ def _is_own_function_call(call: cst.Call) -> bool:
 
 def _is_torch_distributed(name: str | None) -> bool:
     # `dist.all_reduce(t)`, `torch.distributed.all_reduce(t)`: the usual spellings.
-    return bool(name) and (name.startswith("torch.distributed.") or name.split(".")[0] == "dist")
+    return name is not None and (name.startswith("torch.distributed.") or name.split(".")[0] == "dist")
 
 
 def _method_or_function(call: cst.Call) -> str | None:
@@ -1061,7 +1075,7 @@ def _may_hold_python_number(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _is_python_number(value: cst.BaseExpression | None) -> bool:
+def _is_python_number(value: cst.BaseExpression | None) -> TypeGuard[cst.Call]:
     if not isinstance(value, cst.Call):
         return False
     method = _method_or_function(value)

@@ -22,6 +22,7 @@ This is the one definition of a rank test: rules and other facts ask ``splits_ra
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import libcst as cst
 
@@ -86,7 +87,8 @@ RANK_MARKERS = ("rank", "RANK", *sorted(RANK_PREDICATES | RANK_INDEXES | ARGUMEN
 GuardKey = tuple[str, frozenset[int]]
 ALL_RANKS = frozenset({0, 1, 2})
 _FIRST_RANK = frozenset({0})
-_CHECKS = {
+# A comparison's operator -> whether it holds for a rank against the test's integer constants.
+_CHECKS: dict[type[cst.BaseCompOp], Callable[[int, list[int]], bool]] = {
     cst.Equal: lambda r, c: r == c[0],
     cst.NotEqual: lambda r, c: r != c[0],
     cst.In: lambda r, c: r in c,
@@ -96,7 +98,7 @@ _CHECKS = {
     cst.GreaterThan: lambda r, c: r > c[0],
     cst.GreaterThanEqual: lambda r, c: r >= c[0],
 }
-_MIRRORED = {
+_MIRRORED: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
     cst.LessThan: cst.GreaterThan,
     cst.GreaterThan: cst.LessThan,
     cst.LessThanEqual: cst.GreaterThanEqual,
@@ -286,7 +288,7 @@ class RankFacts:
         )
 
     def _follow_assignments(self, module: cst.Module) -> None:
-        assignments: dict[str, list[cst.BaseExpression]] = {}
+        assignments: dict[str, list[cst.BaseExpression | None]] = {}  # None: a value not known
 
         class Assignments(cst.CSTVisitor):
             def visit_Assign(self, node: cst.Assign) -> None:
@@ -314,10 +316,13 @@ class RankFacts:
         for _ in range(2):
             known = len(self._index_names) + len(self._predicate_names)
             for name, values in assignments.items():
-                if all(v is not None and self._may_test_ranks(mentioned[id(v)]) for v in values):
-                    if all(_is_index_value(v) and self.reads_rank_index(v) for v in values):  # type: ignore[arg-type]
+                known_values = [v for v in values if v is not None]
+                if len(known_values) == len(values) and all(
+                    self._may_test_ranks(mentioned[id(v)]) for v in known_values
+                ):
+                    if all(_is_index_value(v) and self.reads_rank_index(v) for v in known_values):
                         self._add_index(name)
-                    elif all(self.splits_ranks(v) for v in values):  # type: ignore[arg-type]
+                    elif all(self.splits_ranks(v) for v in known_values):
                         self._predicate_names.add(name)
                         self._predicate_tails.add(name.rsplit(".", 1)[-1])
             if len(self._index_names) + len(self._predicate_names) == known:

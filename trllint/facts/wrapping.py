@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import libcst as cst
 
@@ -45,7 +45,7 @@ from trllint.semantic.model import SemanticModel, names_assigned_in
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 
 if TYPE_CHECKING:
-    from trllint.semantic.project.index import ProjectView
+    from trllint.semantic.project.index import Definition, ProjectView
 
 # Members a Hugging Face PreTrainedModel has and a wrapper does not forward.
 HF_MODEL_MEMBERS = frozenset(
@@ -302,7 +302,7 @@ class _ProjectBases:
             self._chains[id(cls)] = chain
         return self._chains[id(cls)]
 
-    def _entries(self, bases: list, deep_if: AnyOf | None) -> list[tuple[str, dict[str, Any]]]:
+    def _entries(self, bases: list[Definition], deep_if: AnyOf | None) -> list[tuple[str, dict[str, Any]]]:
         assert self.project is not None
         entries = []
         for base in bases:
@@ -404,7 +404,16 @@ class _Scope:
 
 
 class _BindingPass(cst.CSTVisitor):
-    def __init__(self, facts: WrappingFacts, imports: ImportMap, step_methods, functions, plain, classes, bases) -> None:
+    def __init__(
+        self,
+        facts: WrappingFacts,
+        imports: ImportMap,
+        step_methods: tuple[str, ...],
+        functions: dict[str, cst.FunctionDef],
+        plain: dict[str, frozenset[str]],
+        classes: dict[str, cst.ClassDef],
+        bases: _ProjectBases,
+    ) -> None:
         super().__init__()
         self.module_classes: dict[str, cst.ClassDef] = classes
         self.project_bases: _ProjectBases = bases
@@ -490,7 +499,9 @@ class _BindingPass(cst.CSTVisitor):
                 wrapping = made[0] if len(made) == 1 else None
             self._set(scope, name, wrapping, lacking.get(name))
 
-    def _lacking_members(self, target, value, made) -> dict[str, frozenset[str]]:
+    def _lacking_members(
+        self, target: cst.BaseExpression, value: cst.BaseExpression | None, made: list[Wrapping | None] | None
+    ) -> dict[str, frozenset[str]]:
         """For each name ``target`` binds to an instance of a plain class (``PolicyAndValueWrapper(...)``
         or ``accelerator.prepare(<such a name>, ...)``): the members that instance lacks."""
         if not isinstance(value, cst.Call):
@@ -628,7 +639,7 @@ class _BindingPass(cst.CSTVisitor):
         found: dict[str, Wrapping] = {}
         bound = set(self._bound_by(cls))
 
-        def take(wrapped: dict[str, Wrapping], binds) -> None:
+        def take(wrapped: dict[str, Wrapping], binds: Iterable[str]) -> None:
             for name, wrapping in wrapped.items():
                 if name not in bound:
                     found.setdefault(name, wrapping)

@@ -17,10 +17,10 @@ from __future__ import annotations
 import fnmatch
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Mapping, Sequence
 
 import libcst as cst
-from libcst.metadata import PositionProvider, WhitespaceInclusivePositionProvider
+from libcst.metadata import PositionProvider, ProviderT, WhitespaceInclusivePositionProvider
 
 # Rules import the data types and the prefilter parts from here (``from trllint.rule.base import
 # Edit, Fix, Rule, AnyOf``); each is defined in its own module.
@@ -79,6 +79,8 @@ class Rule(cst.BatchableCSTVisitor):
     # A rule that asks the shared context (trllint.semantic.context) adds its providers:
     # ``METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)``.
     METADATA_DEPENDENCIES: ClassVar[Sequence[Any]] = POSITION_METADATA
+    # A dict, not LibCST's read-only Mapping: get_metadata adds the lazy providers on first use.
+    metadata: dict[ProviderT, Mapping[cst.CSTNode, object]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

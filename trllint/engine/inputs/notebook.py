@@ -186,7 +186,8 @@ class Notebook:
             between = [self.text[a[1] : b[0]] for a, b in zip(elements, elements[1:])] or ["," + opening]
         else:
             line_start = self.text.rfind("\n", 0, start) + 1
-            indent = re.match(r"[ \t]*", self.text[line_start:]).group()
+            rest = self.text[line_start:]
+            indent = rest[: len(rest) - len(rest.lstrip(" \t"))]
             opening, closing = "\n" + indent + " ", "\n" + indent
             between = ["," + opening]
         body = items[0] + "".join(between[min(i, len(between) - 1)] + item for i, item in enumerate(items[1:]))
@@ -196,7 +197,7 @@ class Notebook:
 def cell_from(number: int, source: str | list[str], span: tuple[int, int], elements: list) -> Cell:
     text = "".join(source) if isinstance(source, list) else source
     lines = _LINES.findall(text)
-    magics: list[str] = []
+    magics: list[tuple[str, str]] = []
     if lines and not _compiles(text):
         lines, magics = _without_magics(lines)
     if lines and not lines[-1].endswith(("\n", "\r")):
@@ -295,7 +296,9 @@ _DECODER = json.JSONDecoder()
 
 
 def _skip(text: str, pos: int) -> int:
-    return _WHITESPACE.match(text, pos).end()
+    match = _WHITESPACE.match(text, pos)
+    assert match is not None  # the pattern matches the empty string
+    return match.end()
 
 
 def _value_end(text: str, pos: int) -> int:
@@ -306,7 +309,8 @@ def _members(text: str, pos: int):
     """(key, start, end) of each member of the object that starts at ``pos``."""
     pos = _skip(text, pos + 1)
     while text[pos] != "}":
-        key, pos = json.decoder.scanstring(text, pos + 1)
+        # scanstring is public in CPython's json.decoder; typeshed leaves it out.
+        key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
         pos = _skip(text, _skip(text, pos) + 1)  # past the colon
         end = _value_end(text, pos)
         yield key, pos, end

@@ -209,6 +209,7 @@ class ProjectIndex:
         key = (digest, fact.stored_as)
         if key not in self._facts:
             stored = self._stored(digest)
+            answer: ModuleAnswer | None
             if fact.stored_as in stored:
                 answer = stored[fact.stored_as]
             else:
@@ -237,7 +238,8 @@ class ProjectIndex:
                 parsed[digest] = source
         try:
             # Through JSON at once: a fact read back from the disk cache is the same value.
-            return json.loads(json.dumps(fact.compute(SemanticModel.of(source))))
+            answer: ModuleAnswer = json.loads(json.dumps(fact.compute(SemanticModel.of(source))))
+            return answer
         except (RecursionError, ValueError, MemoryError):
             return None
         finally:
@@ -458,7 +460,9 @@ class ProjectView:
             return None
         return self._lookup(self.path, ref, rest, kind, set())
 
-    def _lookup(self, importer: Path, ref: ImportRef, rest: str, kind: str, seen: set) -> tuple[Path, str] | None:
+    def _lookup(
+        self, importer: Path, ref: ImportRef, rest: str, kind: str, seen: set[tuple[Path, ImportRef, str]]
+    ) -> tuple[Path, str] | None:
         """The module that defines what ``ref`` (then ``rest``) names, and its name there."""
         key = (importer, ref, rest)
         if key in seen or len(seen) > MAX_BASE_DEPTH:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 
 @dataclass(frozen=True)
@@ -22,11 +22,11 @@ class ImportRef:
     level: int = 0
     name: str | None = None
 
-    def to_json(self) -> list:
+    def to_json(self) -> list[str | int | None]:
         return [self.module, self.level, self.name]
 
     @classmethod
-    def from_json(cls, data: list) -> ImportRef:
+    def from_json(cls, data: list[Any]) -> ImportRef:  # JSON read back: the caller vouches for its shape
         return cls(data[0], data[1], data[2])
 
 
