@@ -6,9 +6,10 @@ import textwrap
 
 import libcst as cst
 
-from trllint.semantic.context import imports_of
+
 from trllint.facts.rank_flow import GatherUnsafe, Rank, RankFlow, runs_distributed
 from trllint.core.source import SourceFile
+from trllint.semantic.model import imports_of
 
 
 def _flow(code: str, function: str = "step") -> tuple[SourceFile, RankFlow]:

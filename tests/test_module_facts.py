@@ -21,6 +21,7 @@ from trllint.semantic.model import SemanticModel
 from trllint.semantic.project import index as project_module
 from trllint.semantic.project.index import use_cache_folder
 from trllint.semantic.project.summaries import ModuleFact, registered_facts
+from trllint.semantic.project.file_view import project_view
 
 HELPERS = """
     def first(x):
@@ -81,7 +82,7 @@ def project(root: Path, files: dict[str, str]) -> None:
 def view_of(path: Path):
     source = SourceFile.from_bytes(path.read_bytes(), path.name)
     source.path = path
-    return SemanticModel.of(source).project
+    return project_view(SemanticModel.of(source))
 
 
 def ask(path: Path, local_name: str, fact: ModuleFact, deep_if: AnyOf | None = None):

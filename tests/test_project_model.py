@@ -23,6 +23,7 @@ from trllint.core.source import SourceFile
 from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
 from trllint.facts.rank_flow import RETURNS_ACROSS_RANKS, ProjectReturns
 from trllint.facts.wrapping import SELF_ATTRIBUTES
+from trllint.semantic.project.file_view import project_view
 from trllint.rules.trl003_deepspeed_initialize_none.forwarding import FORWARDS_TO_DEEPSPEED
 from trllint.rules.trl004_ungathered_metric.metric_buffers import REDUCES_STORED_METRICS
 
@@ -37,7 +38,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 def view_of(path: Path):
     source = SourceFile.from_bytes(path.read_bytes(), path.name)
     source.path = path
-    return SemanticModel.of(source).project, source
+    return project_view(SemanticModel.of(source)), source
 
 
 def returns(view, local_name: str) -> ProjectReturns | None:
@@ -388,7 +389,7 @@ def test_a_damaged_cached_summary_is_made_again(tmp_path: Path):
 
 def test_text_that_is_no_file_has_no_project():
     source = SourceFile(text="from utils import helper\n", display_path="<stdin>")
-    assert SemanticModel.of(source).project is None
+    assert project_view(SemanticModel.of(source)) is None
 
 
 def test_index_resolution_is_cached_per_importer(tmp_path: Path):

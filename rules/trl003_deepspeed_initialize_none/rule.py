@@ -18,6 +18,7 @@ from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import argument, assigned_names, dotted_name
 from trllint.facts.nullness import fails_on_none, nullness
 from trllint.rule.base import AllOf, AnyOf, Fix, Reached, Rule, Setting
+from trllint.semantic.project.file_view import project_view
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
 
@@ -89,7 +90,7 @@ class DeepSpeedInitializeNone(Rule):
                 [*BUILTIN_SINKS, *extra],
                 self.context.parent,
                 calls_in(model),
-                model.project,
+                project_view(model),
             ),
         )
 

@@ -29,6 +29,7 @@ from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import assigned_names, dotted_name
 from trllint.core.source import SourceFile
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
+from trllint.semantic.project.file_view import project_view
 
 # TRL's per-step metric buffers; a rule adds the attributes a file hands to a sink.
 METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
@@ -88,7 +89,7 @@ def stored_metrics_reduced(
     if log_reduces_stored_metrics(cls, classes, buffers, is_sink):
         return True
     model = SemanticModel.of(source)
-    project = model.project
+    project = project_view(model)
     if project is None:
         return False
     for base in rank_flows(model).project_bases(cls):

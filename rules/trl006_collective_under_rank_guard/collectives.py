@@ -19,9 +19,9 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.facts.accelerators import is_accelerator
-from trllint.semantic.context import NodeContext, imports_of, is_trainer_class
+from trllint.semantic.context import NodeContext, is_trainer_class
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
-from trllint.semantic.model import SemanticModel
+from trllint.semantic.model import SemanticModel, imports_of
 from trllint.core.source import SourceFile
 
 Hoist = Literal["safe", "unsafe", "never"]

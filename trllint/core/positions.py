@@ -321,6 +321,6 @@ def _code_range(span: tuple[Point, Point]) -> CodeRange:
 
 def positions_of(source: SourceFile, parents: Callable[[], Mapping[cst.CSTNode, cst.CSTNode]]) -> NodePositions:
     """The file's positions, shared by every rule (``parents`` is asked once, on first use)."""
-    if source.positions is None:
+    if not isinstance(source.positions, NodePositions):
         source.positions = NodePositions(source, parents())
     return source.positions

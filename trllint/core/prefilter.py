@@ -37,7 +37,7 @@ def token_present(token: Token, text: str) -> bool:
 class Reached:
     """Holds when a module of the project that the file's imports lead to spells one of ``tokens``.
     It is data: the caller that can ask the project (the rule API, through
-    :meth:`trllint.semantic.model.SemanticModel.project_reaches`) answers it, so this layer knows
+    :func:`trllint.semantic.project.index.project_reaches`) answers it, so this layer knows
     no project; without such a caller (text that is no file of a project) it never holds."""
 
     __slots__ = ("tokens", "calls", "reading")

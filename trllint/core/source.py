@@ -15,14 +15,11 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 import libcst as cst
 
 from trllint.core.cst.private import parse_module_unvalidated
-
-if TYPE_CHECKING:  # positions are placed from a source: a runtime import would be a cycle
-    from trllint.core.positions import NodePositions
 
 # LibCST's idea of a line break; str.splitlines() also splits on \f, \x1c, \u2028 and friends,
 # which would put our offsets on a different line from LibCST's positions.
@@ -56,7 +53,9 @@ class SourceFile:
     # check (its statement lines place positions), and the positions placed so far.
     model: FileFacts | None = field(default=None, repr=False)
     cpython_tree: ast.Module | None = field(default=None, repr=False)
-    positions: NodePositions | None = field(default=None, repr=False)
+    # A trllint.core.positions.NodePositions, typed loosely: positions are placed from a source,
+    # so the source does not import them (core's modules import each other one way).
+    positions: object | None = field(default=None, repr=False)
 
     @classmethod
     def from_bytes(cls, data: bytes, display_path: str, *, is_python: bool = True) -> SourceFile:

@@ -14,11 +14,12 @@ from typing import Sequence
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.semantic.context import NodeContext, imports_of
-from trllint.semantic.model import SemanticModel
+from trllint.semantic.context import NodeContext
+from trllint.semantic.model import SemanticModel, imports_of
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches
 from trllint.core.prefilter import AnyOf
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
+from trllint.semantic.project.file_view import project_view
 
 # What a class must spell to hold an accelerator in an attribute (``ClassFacts.self_attributes``:
 # ``self.x = Accelerator(...)`` or an ``accelerator`` property): a base module without it is
@@ -169,7 +170,7 @@ def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset
         full = imports.resolve(name) or ""
         if full != name and full.split(".")[0] in _LIBRARIES_WITH_TRAINER_ACCELERATOR and full.endswith("Trainer"):
             return "self.accelerator"
-    project = model.project
+    project = project_view(model)
     if project is not None and cls.bases:
         # A base in another module of the project that holds one (nearest first).
         for definition in project.base_classes(cls):

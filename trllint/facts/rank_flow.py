@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeGuard
 
 import libcst as cst
 
-from trllint.semantic.context import imports_of, is_trainer_class, methods_of
-from trllint.semantic.model import SemanticModel
+from trllint.semantic.context import is_trainer_class, methods_of
+from trllint.semantic.model import SemanticModel, imports_of
 from trllint.facts.ranks import RankFacts, rank_facts
 from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
 from trllint.core.cst import walk
@@ -34,6 +34,7 @@ from trllint.core.findings import ReasonKind
 from trllint.core.source import SourceFile
 
 from trllint.semantic.project.summaries import ModuleFact
+from trllint.semantic.project.file_view import project_view
 
 if TYPE_CHECKING:
     from trllint.semantic.project.index import Definition, ProjectView
@@ -786,7 +787,7 @@ class FileRankFlows:
 
     A function imported from another module of the project, or a method that a class of this
     file inherits from a base class in another module, is read from that module's
-    ``RETURNS_ACROSS_RANKS`` (``model.project``): one that returns a reduced value is global, one whose result comes from
+    ``RETURNS_ACROSS_RANKS`` (``project_view(model)``): one that returns a reduced value is global, one whose result comes from
     calls the linter cannot see is unknown, any other is read like a function of this file (its
     arguments decide). Outside the project (an installed library, an unreadable module) it stays
     unknown."""
@@ -897,7 +898,7 @@ class FileRankFlows:
 
     @cached_property
     def project(self) -> ProjectView | None:
-        return SemanticModel.of(self.source).project
+        return project_view(SemanticModel.of(self.source))
 
     def project_bases(self, cls: cst.ClassDef) -> list[Definition]:
         """The base classes of ``cls`` (and of its bases in this file) that live in other modules

@@ -36,13 +36,14 @@ from typing import TYPE_CHECKING, Any, Iterable
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.semantic.context import DEFAULT_STEP_METHODS, imports_of, is_trainer_class, methods_of
+from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, methods_of
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches
 from trllint.core.prefilter import AnyOf, Token, token_present
 from trllint.core.source import SourceFile
-from trllint.semantic.model import SemanticModel, names_assigned_in
+from trllint.semantic.model import SemanticModel, imports_of, names_assigned_in
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
+from trllint.semantic.project.file_view import project_view
 
 if TYPE_CHECKING:
     from trllint.semantic.project.index import Definition, ProjectView
@@ -239,7 +240,7 @@ def is_wrapped(model: SemanticModel, read: cst.Attribute, step_methods: tuple[st
 
 def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> WrappingFacts:
     source = model.source
-    bases = _ProjectBases(model.project)
+    bases = _ProjectBases(project_view(model))
     if not any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
         # No wrapping in this file; a class may still inherit one from a base in another module.
         if not bases.any_wrapped(source.module):

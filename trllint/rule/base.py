@@ -193,7 +193,9 @@ class Rule(cst.BatchableCSTVisitor):
             from trllint.semantic.model import SemanticModel
 
             model = SemanticModel.of(source)
-            reaches = lambda r: model.project_reaches(r.tokens, calls=r.calls, reading=r.reading)  # noqa: E731
+            from trllint.semantic.project.file_view import project_reaches
+
+            reaches = lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)  # noqa: E731
         return cls.prefilter.holds(text, settings or {}, reaches)
 
     def lint_text(self) -> None:

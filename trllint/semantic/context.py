@@ -22,13 +22,6 @@ CONTEXT_METADATA = (ParentProvider,)
 DEFAULT_STEP_METHODS = ("training_step", "compute_loss", "prediction_step", "evaluation_step")
 
 
-def imports_of(source: SourceFile) -> ImportMap:
-    """The module's imports, computed once per file however many rules ask."""
-    from trllint.semantic.model import SemanticModel
-
-    return SemanticModel.of(source).imports
-
-
 class MetadataReader(Protocol):
     """What a node context reads from: a rule (``trllint.rule.base.Rule``, a layer above)."""
 

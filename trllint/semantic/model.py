@@ -24,9 +24,7 @@ from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
     from trllint.core.cst.parents import ParentMap
-    from trllint.core.prefilter import AnyOf
     from trllint.semantic.context import NodeContext
-    from trllint.semantic.project.index import ProjectView
 
 T = TypeVar("T")
 
@@ -80,6 +78,11 @@ class _Definitions(cst.CSTVisitor):
             for statement in node.body.body:
                 if isinstance(statement, cst.FunctionDef):
                     self.class_of_method[id(statement)] = node
+
+
+def imports_of(source: SourceFile) -> ImportMap:
+    """The module's imports, computed once per file however many rules ask."""
+    return SemanticModel.of(source).imports
 
 
 class ClassFacts:
@@ -140,9 +143,6 @@ class SemanticModel:
             release = getattr(fact, "release", None)
             if callable(release):
                 release()
-        project = self.__dict__.get("project")  # the modules parsed for this file's questions
-        if project is not None:
-            project.release()
         self.__dict__.clear()
 
     # ---- this file ----------------------------------------------------------------------
@@ -187,39 +187,6 @@ class SemanticModel:
 
         return NodeContext(self.parents.get, self.source)
 
-    # ---- other modules of the project -----------------------------------------------------
-
-    @cached_property
-    def project(self) -> ProjectView | None:
-        """This file's view of its project: the modules it imports, summarised. None for text
-        that is no file of a project (standard input, a rule case held in memory)."""
-        from trllint.semantic.project.index import ProjectView
-
-        return ProjectView.for_source(self.source)
-
-    def project_reaches(self, tokens: AnyOf, *, calls: bool = True, reading: frozenset[str] | None = None) -> bool:
-        """Some module of the project that this file's calls (unless ``calls`` is False) or
-        classes' bases (with ``reading``, see ``outline.class_bases``) lead to spells one of
-        ``tokens`` (:meth:`ProjectView.reaches`): asked before LibCST parses the file
-        (a prefilter's :class:`~trllint.core.prefilter.Reached`), so of CPython's tree. A file CPython
-        cannot parse is let through: its syntax error is reported by the rule's run."""
-        from trllint.semantic.project.outline import calls_of, class_bases
-        from trllint.core.syntax import cpython_tree
-
-        def compute() -> bool:
-            tree = cpython_tree(self.source)
-            if tree is None:
-                return self.source.path is not None
-            view = self.project
-            if view is None:
-                return False
-            called = calls_of(self.source.text, view.project_names()) if calls else set()
-            return view.reaches(tokens, called, class_bases(tree, self.source.lines, reading))
-
-        return self.once((SemanticModel.project_reaches, tokens, calls, reading), compute)
-
-    def consulted_modules(self) -> dict[str, str]:
-        """The project modules whose summaries this file's answers read (path -> content hash);
-        empty when no question reached the project (the view is not made just to ask)."""
-        view = self.__dict__.get("project")  # a cached_property not yet computed is absent
-        return {str(path): digest for path, digest in view.consulted.items()} if view is not None else {}
+    def cached(self, key: tuple[Any, ...]) -> Any | None:
+        """What :meth:`once` holds for ``key``, or None when no question asked it yet."""
+        return self._once.get(key)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from trllint.core.prefilter import AnyOf
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
     from trllint.core.source import SourceFile
+    from trllint.semantic.model import SemanticModel
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # Folders that hold installed packages, each its own project.
@@ -506,3 +507,4 @@ class ProjectView:
             return None
         outline = self._outline(found[0])
         return None if outline is None else (found[0], found[1], outline.classes[found[1]])
+

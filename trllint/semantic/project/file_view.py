@@ -1,0 +1,57 @@
+"""A file's view of its project, asked of the file's semantic model.
+
+The project index builds models of the modules it reads, so the model does not know the project:
+these are functions of the model, cached on it like any fact. This module is light on purpose
+(the index, with its hashing and caches, is imported only when a question reaches the project),
+so a fact or a rule may import it at the top.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trllint.core.prefilter import AnyOf
+    from trllint.semantic.model import SemanticModel
+    from trllint.semantic.project.index import ProjectView
+
+
+def project_view(model: SemanticModel) -> ProjectView | None:
+    """The file's view of its project: the modules it imports, summarised. None for text that is
+    no file of a project (standard input, a rule case held in memory)."""
+    from trllint.semantic.project.index import ProjectView
+
+    return model.once((project_view,), lambda: ProjectView.for_source(model.source))
+
+
+def project_reaches(
+    model: SemanticModel, tokens: AnyOf, *, calls: bool = True, reading: frozenset[str] | None = None
+) -> bool:
+    """Some module of the project that this file's calls (unless ``calls`` is False) or classes'
+    bases (with ``reading``, see ``outline.class_bases``) lead to spells one of ``tokens``
+    (:meth:`ProjectView.reaches`): asked before LibCST parses the file (a prefilter's
+    :class:`~trllint.core.prefilter.Reached`), so of CPython's tree. A file CPython cannot parse is
+    let through: its syntax error is reported by the rule's run."""
+    from trllint.core.syntax import cpython_tree
+    from trllint.semantic.project.outline import calls_of, class_bases
+
+    source = model.source
+
+    def compute() -> bool:
+        tree = cpython_tree(source)
+        if tree is None:
+            return source.path is not None
+        view = project_view(model)
+        if view is None:
+            return False
+        called = calls_of(source.text, view.project_names()) if calls else set()
+        return view.reaches(tokens, called, class_bases(tree, source.lines, reading))
+
+    return model.once((project_reaches, tokens, calls, reading), compute)
+
+
+def consulted_modules(model: SemanticModel) -> dict[str, str]:
+    """The project modules whose facts this file's answers read (path -> content hash); empty
+    when no question reached the project (the view is not made just to ask)."""
+    view = model.cached((project_view,))
+    return {str(path): digest for path, digest in view.consulted.items()} if view is not None else {}
