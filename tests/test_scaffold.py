@@ -75,7 +75,8 @@ def test_scaffolded_rule_is_complete_and_its_cases_pass(checkout: Path):
 def test_runtime_test_stub_fails_until_written(checkout: Path):
     add_rule.add_rule("TRL099", "scaffold-trial", checkout)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/runtime/test_trl099_scaffold_trial.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "runtime",
+         "tests/runtime/test_trl099_scaffold_trial.py"],
         cwd=checkout, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 1, result.stdout + result.stderr
