@@ -3,9 +3,9 @@
     python scripts/add_rule.py TRL006 collective-under-rank-guard
 
 writes ``rules/trl006_collective_under_rank_guard/`` (``__init__.py``, ``rule.py``, ``README.md``
-with every section, one bad / bad.fixed / good case, ``scenario.py``), the runtime test
-``tests/runtime/test_trl006_collective_under_rank_guard.py`` (it fails until it is written), and a
-row in README.md's rule table. The generated rule runs and passes its own cases from the start;
+with every section, one bad / bad.fixed / good case and ``findings.snap``, ``scenario.py``), the
+runtime test ``tests/runtime/test_trl006_collective_under_rank_guard.py`` (it fails until it is
+written), and a row in README.md's rule table. The generated rule runs and passes its own cases from the start;
 tests/test_rule_completeness.py names the placeholders still to write (README, scenario) and the
 runtime test fails until written. Make it the rule you mean, following docs/adding-a-rule.md.
 Nothing in the engine needs an edit.
@@ -95,6 +95,13 @@ BAD = '''# TODO: real-looking code that has the bug; `# expect: CODE` goes on th
 replace_me()
 '''
 
+# The case harness's snapshot of the placeholder's one finding (tests/test_rule_cases.py writes it
+# again with TRLLINT_UPDATE_SNAPSHOTS=1 once the rule and its cases are real).
+FINDINGS_SNAP = '''# case:line:column: CODE message [fix]  (checked by tests/test_rule_cases.py; written by
+# TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py)
+bad_example.py:3:1: {code} TODO: replace_me() is wrong here; call fixed_call() instead [safe fix]
+'''
+
 BAD_FIXED = '''# TODO: real-looking code that has the bug; `# expect: CODE` goes on the line above each finding.
 # expect: {code}
 fixed_call()
@@ -164,6 +171,7 @@ def add_rule(code: str, name: str, root: Path = REPO) -> list[Path]:
         rules / folder / "cases" / "bad_example.py": BAD,
         rules / folder / "cases" / "bad_example.fixed.py": BAD_FIXED,
         rules / folder / "cases" / "good_example.py": GOOD,
+        rules / folder / "cases" / "findings.snap": FINDINGS_SNAP,
         rules / folder / "scenario.py": SCENARIO,
         root / "tests" / "runtime" / f"test_{folder}.py": RUNTIME_TEST,
     }

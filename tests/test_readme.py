@@ -21,6 +21,9 @@ def test_quickstart_has_exactly_two_commands_and_ci_runs_the_second():
     assert "examples/" in commands[0] and "pytest" in commands[1]
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert commands[1] in ci.splitlines(), ".ci/run must run the README's test command verbatim"
+    # The unit tests' default run leaves the runtime tests out (pyproject addopts): the README's
+    # command runs them as a step of its own.
+    assert commands[1].endswith(".venv/bin/python -m pytest -m runtime")
 
 
 def test_rule_table_links_exist():

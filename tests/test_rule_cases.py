@@ -2,18 +2,30 @@
 
 The case-file format (``bad_``/``good_``/``.fixed.`` names, ``# expect:``, the ``__`` suffix,
 ``# trllint-settings:``) is described in docs/adding-a-rule.md, section "Cases".
+
+``# expect:`` comments hold each finding's line and code; each rule's ``cases/findings.snap``
+holds all of its findings as ``case:line:column: CODE message [fix]``, so that a column or a
+message that changes fails too. Write the snapshots with
+``TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py`` and review
+them with ``git diff``.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
+import os
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from trllint.core.findings import Finding
 from trllint.engine.fix_loop import fix_source, still_valid
+from trllint.rule.base import Rule
 from trllint.rule.registry import all_rules
 from trllint.rule.ruleset import RuleSet
 from trllint.engine.lint import lint_source
@@ -43,6 +55,10 @@ class Case:
         return name.split("__", 1)[1] if "__" in name else name
 
     @property
+    def cases_folder(self) -> Path:
+        return (self.project or self.path).parent
+
+    @property
     def fixed_path(self) -> Path:
         return self.path.with_name(f"{self.path.stem}.fixed{self.path.suffix}")
 
@@ -70,12 +86,12 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-def _ruleset(case: Case, text: str) -> RuleSet:
+def _ruleset(case: Case, text: str, rule: type[Rule] | None = None) -> RuleSet:
     settings = {}
     match = _SETTINGS.search(text)
     if match:
         settings = json.loads(match.group("json"))
-    return RuleSet([all_rules()[case.code].rule], settings)
+    return RuleSet([rule or all_rules()[case.code].rule], settings)
 
 
 def _source(case: Case, text: str) -> SourceFile:
@@ -86,6 +102,16 @@ def _source(case: Case, text: str) -> SourceFile:
         is_python=case.linted_as.endswith(".py"),
         path=case.path if case.project is not None else None,
     )
+
+
+def lint_case(case: Case, rule: type[Rule] | None = None) -> list[Finding]:
+    """The findings of ``case`` under its rule (or ``rule``, for the harness's own tests)."""
+    text = case.path.read_text(encoding="utf-8")
+    return lint_source(_source(case, text), case.linted_as, _ruleset(case, text, rule))
+
+
+# The snapshot test and the per-case test lint the same cases: once per process.
+_case_findings = functools.cache(lint_case)
 
 
 def expected_findings(text: str) -> set[tuple[int, str]]:
@@ -108,7 +134,7 @@ def test_every_rule_has_cases():
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_case_findings(case: Case):
     text = case.path.read_text(encoding="utf-8")
-    findings = lint_source(_source(case, text), case.linted_as, _ruleset(case, text))
+    findings = _case_findings(case)
     got = {(f.line, f.code) for f in findings}
     if case.kind == "good" or (case.project is not None and not _EXPECT.search(text)):
         # A module of a bad project case without expectations is one the rule must not flag.
@@ -152,3 +178,101 @@ def test_case_fix(case: Case):
     again = fix_source(source.with_text(outcome.text), case.linted_as, ruleset, unsafe=True)
     assert not again.changed, "a second --fix changed the fixed text"
     assert all(f.fix is None for f in again.findings), "fixable findings remain after fixing"
+
+
+# ---- snapshots: column and message ---------------------------------------------------------
+
+SNAPSHOT = "findings.snap"
+UPDATE_SNAPSHOTS = os.environ.get("TRLLINT_UPDATE_SNAPSHOTS") == "1"
+_SNAPSHOT_HEADER = (
+    "# case:line:column: CODE message [fix]  (checked by tests/test_rule_cases.py; written by\n"
+    "# TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py)\n"
+)
+
+
+def snapshot_line(case: Case, finding: Finding) -> str:
+    fix = finding.fix
+    if fix is None:
+        shown_fix = ""
+    elif fix.applicability == "unsafe":
+        shown_fix = f" [unsafe fix: {fix.reason}]"
+    else:
+        shown_fix = " [safe fix]"
+    # One finding, one line, whatever a message holds.
+    text = f"{finding.message}{shown_fix}".replace("\n", "\\n")
+    return f"{case_name(case)}:{finding.line}:{finding.column}: {finding.code} {text}"
+
+
+def case_name(case: Case) -> str:
+    """The case's path inside its rule's ``cases/`` folder."""
+    return case.path.relative_to(case.cases_folder).as_posix()
+
+
+def render_snapshot(cases: Iterable[Case], findings_of: Callable[[Case], list[Finding]]) -> str:
+    lines = [
+        snapshot_line(case, finding)
+        for case in sorted(cases, key=case_name)
+        for finding in sorted(findings_of(case), key=lambda f: (f.line, f.column, f.code, f.message))
+    ]
+    return _SNAPSHOT_HEADER + "".join(f"{line}\n" for line in lines)
+
+
+def check_snapshot(path: Path, rendered: str, *, update: bool) -> None:
+    """Fail with a diff when ``path`` does not hold ``rendered``; with ``update``, write it."""
+    held = path.read_text(encoding="utf-8") if path.is_file() else None
+    if held == rendered:
+        return
+    if update:
+        path.write_text(rendered, encoding="utf-8")
+        return
+    how = "TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py, then review git diff"
+    if held is None:
+        pytest.fail(f"{path} is missing; write it with {how}", pytrace=False)
+    diff = difflib.unified_diff(
+        held.splitlines(keepends=True), rendered.splitlines(keepends=True), f"{path} (snapshot)", "findings now"
+    )
+    pytest.fail(f"findings differ from {path.name} (- snapshot, + now); if the change is meant, {how}:\n"
+                + "".join(diff), pytrace=False)
+
+
+@pytest.mark.parametrize("code", sorted({case.code for case in CASES}))
+def test_findings_snapshot(code: str):
+    """Every finding of the rule's cases, column and message included, as its snapshot holds."""
+    cases = [case for case in CASES if case.code == code]
+    check_snapshot(cases[0].cases_folder / SNAPSHOT, render_snapshot(cases, _case_findings), update=UPDATE_SNAPSHOTS)
+
+
+def test_snapshot_fails_when_a_message_or_column_changes(tmp_path: Path):
+    """The harness itself, on a one-case rule of the engine's test rules (TST001: print -> log)."""
+    from tests.engine_rules import PrintCall
+
+    class Reworded(PrintCall):
+        message = "print() in training code; call log() instead"
+
+    cases_folder = tmp_path / "tst001_print_call" / "cases"
+    cases_folder.mkdir(parents=True)
+    case_file = cases_folder / "bad_print.py"
+    case_file.write_text("# expect: TST001\nprint(1)\n", encoding="utf-8")
+    case = Case("TST001", case_file)
+    snapshot = cases_folder / SNAPSHOT
+
+    def rendered(rule: type[Rule]) -> str:
+        return render_snapshot([case], lambda c: lint_case(c, rule))
+
+    with pytest.raises(pytest.fail.Exception, match="findings.snap is missing"):
+        check_snapshot(snapshot, rendered(PrintCall), update=False)
+    check_snapshot(snapshot, rendered(PrintCall), update=True)
+    assert snapshot.read_text(encoding="utf-8").splitlines()[-1] == (
+        "bad_print.py:2:1: TST001 print() in training code; use log() [safe fix]"
+    )
+    check_snapshot(snapshot, rendered(PrintCall), update=False)
+
+    with pytest.raises(pytest.fail.Exception) as reworded:
+        check_snapshot(snapshot, rendered(Reworded), update=False)
+    assert "\n-bad_print.py:2:1: TST001 print() in training code; use log() [safe fix]\n" in str(reworded.value)
+    assert "\n+bad_print.py:2:1: TST001 print() in training code; call log() instead [safe fix]\n" in str(reworded.value)
+
+    case_file.write_text("# expect: TST001\nx = print(1)\n", encoding="utf-8")  # same line, column 5
+    with pytest.raises(pytest.fail.Exception) as moved:
+        check_snapshot(snapshot, rendered(PrintCall), update=False)
+    assert "\n+bad_print.py:2:5: TST001 print() in training code; use log() [safe fix]\n" in str(moved.value)

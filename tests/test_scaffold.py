@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_rule_cases import expected_findings
+from tests.test_rule_cases import SNAPSHOT, Case, expected_findings, lint_case, render_snapshot
 from tests.test_rule_completeness import missing_parts
 from trllint.engine.fix_loop import fix_source
 from trllint.rule.ruleset import RuleSet
@@ -67,12 +67,16 @@ def test_scaffolded_rule_is_complete_and_its_cases_pass(checkout: Path):
     assert fixed.text == (folder / "cases" / "bad_example.fixed.py").read_text()
     good = (folder / "cases" / "good_example.py").read_text()
     assert lint_source(SourceFile(text=good, display_path="good_example.py"), "good_example.py", ruleset) == []
+    cases = [Case("TRL099", folder / "cases" / name) for name in ("bad_example.py", "good_example.py")]
+    snapshot = (folder / "cases" / SNAPSHOT).read_text(encoding="utf-8")
+    assert snapshot == render_snapshot(cases, lambda case: lint_case(case, rule))
 
 
 def test_runtime_test_stub_fails_until_written(checkout: Path):
     add_rule.add_rule("TRL099", "scaffold-trial", checkout)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/runtime/test_trl099_scaffold_trial.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "runtime",
+         "tests/runtime/test_trl099_scaffold_trial.py"],
         cwd=checkout, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 1, result.stdout + result.stderr
