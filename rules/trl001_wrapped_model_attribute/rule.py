@@ -17,7 +17,7 @@ from trllint.semantic.context import (
     step_methods,
 )
 from trllint.semantic.model import ClassFacts
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, parameter_names
 from trllint.facts.accelerators import accelerator_in_scope
 from trllint.facts.wrapping import (
     wrapping_facts,
@@ -166,8 +166,7 @@ class WrappedModelAttribute(Rule):
         function = self.context.enclosing_function(read)
         if function is None:
             return False
-        params = function.params
-        return any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+        return name in parameter_names(function.params)
 
     def _cache_fix(self, read: cst.Attribute, receiver: str) -> Fix | None:
         """TRL's upstream shape: ``self.model_<attr> = self.model.config.<attr>`` in ``__init__``."""

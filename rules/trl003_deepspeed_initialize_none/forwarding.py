@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import libcst as cst
 
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
-from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches
-from trllint.facts.nullness import NullnessAnalysis, all_params
+from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches, parameter_names
+from trllint.facts.nullness import NullnessAnalysis
 from trllint.core.prefilter import AnyOf
 from trllint.semantic.project.summaries import ModuleFact
 
@@ -177,7 +177,7 @@ def summarise_sinks(
     while changed:
         changed = False
         for key, (function, takes_self) in functions.items():
-            params = [p.name.value for p in all_params(function.params)]
+            params = parameter_names(function.params, stars=True)
             positional = params[1:] if takes_self else params
             for call in calls[key]:
                 for sink in sinks.matching(call, imports):

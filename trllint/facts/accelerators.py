@@ -16,7 +16,7 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.semantic.context import NodeContext
 from trllint.semantic.model import SemanticModel, imports_of
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches, parameter_names
 from trllint.core.prefilter import AnyOf
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 from trllint.semantic.project.file_view import project_view
@@ -132,7 +132,7 @@ def accelerator_at(node: cst.CSTNode, context: NodeContext) -> str | None:
         local = _bound_before(node, function, context, imports)
         if local:
             return sorted(local)[0]
-        parameters = [p.name.value for p in _parameters(function)]
+        parameters = parameter_names(function.params)
         named = [p for p in parameters if _is_accelerator_by_name_or_call(cst.Name(p), imports)]
         if named:
             return named[0]
@@ -178,11 +178,6 @@ def self_accelerator_of(cls: cst.ClassDef, context: NodeContext, seen: frozenset
             if answer is not None and definition.name in answer:
                 return str(answer[definition.name])
     return None
-
-
-def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
-    params = function.params
-    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
 def _assigned_anywhere(function: cst.FunctionDef) -> set[str]:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import assigned_names, call_name, dotted_name, is_none, last_attribute
+from trllint.core.cst.names import assigned_names, call_name, dotted_name, is_none, last_attribute, parameters
 from trllint.semantic.model import SemanticModel
 
 if TYPE_CHECKING:  # annotations only: no runtime dependency on typing_extensions
@@ -85,7 +85,7 @@ class NullnessAnalysis:
     # ---- entry states ----------------------------------------------------------------------
 
     def _entry_reasons(self, name: str, function: cst.FunctionDef, depth: int) -> Reasons:
-        for param in all_params(function.params):
+        for param in parameters(function.params, stars=True):
             if param.name.value == name:
                 return parameter_none_reasons(param)
         if name.startswith("self.") and function.name.value != "__init__":
@@ -530,14 +530,6 @@ def _statements(body: cst.CSTNode) -> Sequence[cst.CSTNode]:
     if isinstance(body, cst.SimpleStatementSuite):
         return [body]  # `if x: a = b` — its small statements run as one line
     return ()
-
-
-def all_params(params: cst.Parameters) -> list[cst.Param]:
-    out = [*params.posonly_params, *params.params, *params.kwonly_params]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            out.append(star)
-    return out
 
 
 def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:

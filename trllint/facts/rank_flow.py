@@ -26,7 +26,7 @@ import libcst as cst
 from trllint.semantic.context import is_trainer_class, methods_of
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.facts.ranks import RankFacts, rank_facts
-from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
+from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute, parameters
 from trllint.core.cst import walk
 from trllint.core.cst.walk import syntax_children
 from trllint.core.prefilter import Token
@@ -390,8 +390,7 @@ class RankFlow:
 
     def _bind_parameters(self, function: cst.FunctionDef) -> None:
         self._order[id(function)] = 0
-        params = function.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for param in parameters(function.params):
             name = param.name.value
             plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
             if self._ranks.is_rank_index(param.name):

@@ -38,7 +38,7 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, methods_of
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
 from trllint.core.prefilter import AnyOf, Token, token_present
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel, imports_of, names_assigned_in
@@ -172,14 +172,9 @@ def _is_index(node: cst.Subscript, index: int) -> bool:
     return isinstance(inner, cst.Integer) and inner.evaluated_value == index
 
 
-def _function_parameters(function: cst.FunctionDef) -> list[str]:
-    params = function.params
-    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-
-
 def step_model_parameter(function: cst.FunctionDef) -> str | None:
     """The model parameter of a step method: ``model`` if present, else the first after ``self``."""
-    names = _function_parameters(function)
+    names = parameter_names(function.params)
     if "model" in names:
         return "model"
     return names[1] if len(names) > 1 else None
@@ -447,7 +442,7 @@ class _BindingPass(cst.CSTVisitor):
         if cls is not None and node.name.value != "__init__":
             scope.bindings.update(self._inherited(cls))
             scope.bindings.update(self.facts.self_attributes.get(id(cls), {}))
-        for name in _function_parameters(node):
+        for name in parameter_names(node.params):
             received = self.facts.parameters.get((id(node), name))
             if received is not None:
                 scope.bindings[name] = received
@@ -600,7 +595,7 @@ class _BindingPass(cst.CSTVisitor):
         callee, skip_self = self._callee(node)
         if callee is None:
             return
-        parameters = _function_parameters(callee)[1 if skip_self else 0 :]
+        parameters = parameter_names(callee.params)[1 if skip_self else 0 :]
         positional = [a for a in node.args if a.keyword is None and not a.star]
         for index, arg in enumerate(node.args):
             if arg.star:
@@ -615,7 +610,7 @@ class _BindingPass(cst.CSTVisitor):
             name = dotted_name(arg.value)
             wrapping = self._lookup(name) if name else None
             key = (id(callee), parameter)
-            if wrapping is not None and key not in self.facts.parameters and parameter in _function_parameters(callee):
+            if wrapping is not None and key not in self.facts.parameters and parameter in parameter_names(callee.params):
                 self.facts.parameters[key] = wrapping
                 if id(callee) in self.visited:
                     self.stale.add(id(callee))

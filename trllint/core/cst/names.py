@@ -53,6 +53,19 @@ def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
+def parameters(params: cst.Parameters, *, stars: bool = False) -> list[cst.Param]:
+    """A signature's named parameters in order (positional-only, regular, keyword-only); with
+    ``stars``, ``*args`` and ``**kwargs`` too. The one parameter lister every analysis uses."""
+    found = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if stars:
+        found += [star for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param)]
+    return found
+
+
+def parameter_names(params: cst.Parameters, *, stars: bool = False) -> list[str]:
+    return [param.name.value for param in parameters(params, stars=stars)]
+
+
 def assigned_names(target: cst.BaseExpression, unnamed: str | None = None) -> list[str]:
     """Dotted names bound by an assignment target (tuple unpacking and ``*rest`` flattened).
 
