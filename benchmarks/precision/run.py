@@ -220,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--packages", help="comma-separated names or name==version: only these pins")
     parser.add_argument("--labels", type=Path, default=HERE / "labels")
     parser.add_argument("--findings", type=Path, help="also write every finding as JSON lines here")
+    parser.add_argument("--snapshot", type=Path,
+                        help="also write each package's whole JSON output (fixes included) to DIR/<name>-<version>.json, "
+                             "to compare two commits with diff -r: a refactoring must leave it byte-identical")
     args = parser.parse_args(argv)
 
     pins = read_pins(HERE / "packages.txt")
@@ -236,7 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     by_key: dict[Key, dict] = {}
     for pin in pins:
         root = unpack(pin, download(pin, downloads, args.downloads), sources)
-        for finding in lint(root, config):
+        linted = lint(root, config)
+        if args.snapshot:
+            args.snapshot.mkdir(parents=True, exist_ok=True)
+            (args.snapshot / f"{pin.folder}.json").write_text(json.dumps(linted, indent=1, sort_keys=True), encoding="utf-8")
+        for finding in linted:
             if finding["code"] == NOT_LINTED:
                 print(f"not linted: {pin.folder}/{finding['path']}: {finding['message']}", file=sys.stderr)
                 continue
