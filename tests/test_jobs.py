@@ -56,3 +56,30 @@ def test_cached_runs_with_one_and_two_workers_agree(tree, capsys):
     two_cold = json.loads(capsys.readouterr().out)
     _, one_warm = run(capsys, ".")  # --jobs 1, reading what the pool wrote
     assert status == 1 and one_warm == two_cold
+
+
+def _facts_folder_in_worker(path, display):
+    from trllint.semantic.project.index import cache_folder
+
+    return str(cache_folder())
+
+
+def test_spawned_workers_keep_module_facts_in_the_runs_folder(tmp_path, monkeypatch):
+    """Where workers are spawned (macOS, Windows), they start with no module state: the pool hands
+    them the run's module-fact folder, or every worker would recompute imported modules' facts."""
+    import multiprocessing
+
+    from trllint.app.pool import map_files
+    from trllint.semantic.project.index import cache_folder, use_cache_folder
+
+    real_get_context = multiprocessing.get_context
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method=None: real_get_context("spawn"))
+    folder = tmp_path / "facts"
+    previous = cache_folder()
+    use_cache_folder(folder)
+    try:
+        jobs = [(tmp_path / f"m{i}.py", f"m{i}.py") for i in range(8)]
+        seen = map_files(_facts_folder_in_worker, jobs, workers=2, rewrites=False)
+    finally:
+        use_cache_folder(previous)
+    assert seen == [str(folder)] * 8

@@ -74,10 +74,16 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode, *, dige
 _worker_job: Callable[[Path, str], object] | None = None
 
 
-def _init_worker(job: Callable[[Path, str], object], files: int, rewrites: bool) -> None:
+def _init_worker(job: Callable[[Path, str], object], files: int, rewrites: bool, facts_folder: Path | None) -> None:
     global _worker_job
     _worker_job = job
     _prepare_memory(files, rewrites)  # a forked worker inherits it; a spawned one starts afresh
+    # Where module facts are cached: a forked worker inherits the parent's folder, a spawned one
+    # (macOS, Windows) starts with none and would recompute every imported module's facts.
+    from trllint.semantic.project import index as project_index
+
+    if project_index.cache_folder() != facts_folder:
+        project_index.use_cache_folder(facts_folder)
 
 
 def _run_job(job: Callable[[Path, str], Outcome], path: Path, display: str) -> Outcome:
@@ -138,11 +144,14 @@ def map_files(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from trllint.semantic.project.index import cache_folder
+
     # fork: the workers start with the rules already imported (the platform default elsewhere).
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
     results: list[Outcome | None] = [None] * len(jobs)
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(job, len(jobs), rewrites)
+        max_workers=workers, mp_context=context, initializer=_init_worker,
+        initargs=(job, len(jobs), rewrites, cache_folder()),
     ) as pool:
         for batch in pool.map(_work, _batches(jobs, workers)):
             for index, result in batch:

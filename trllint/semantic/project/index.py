@@ -318,6 +318,11 @@ _CACHE_FOLDER: list[Path | None] = [None]
 _INDEXES: dict[tuple[Path, Path], ProjectIndex] = {}
 
 
+def cache_folder() -> Path | None:
+    """The folder :func:`use_cache_folder` set for this process (a pool hands it to its workers)."""
+    return _CACHE_FOLDER[0]
+
+
 def use_cache_folder(folder: Path | None) -> None:
     """Where module facts are kept between runs (the result cache's folder); None keeps them in memory."""
     _CACHE_FOLDER[0] = folder
