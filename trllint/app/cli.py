@@ -20,7 +20,9 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="trllint",
-        description="Find and fix the bugs that only appear when training runs on several GPUs.",
+        usage="trllint [check] [options] [PATH ...]",
+        description="Find and fix the bugs that only appear when training runs on several GPUs. "
+        "`trllint check PATH` is the same as `trllint PATH`.",
     )
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads standard input"
@@ -58,6 +60,9 @@ def _usage_error(message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["check"]:
+        argv = argv[1:]  # `trllint check PATH`, Ruff's spelling of the default command
     args = build_parser().parse_args(argv)
     from trllint.app import memory
 
@@ -123,12 +128,17 @@ def _run(args: argparse.Namespace) -> int:
             config_path = find_config(start if start.exists() else Path.cwd())
         config = load_config(config_path)
         if args.select is not None:
-            config.select = parse_code_list(args.select)
+            config.cli_select = parse_code_list(args.select)
+            if not config.cli_select:
+                return _usage_error("--select names no rule (give codes, prefixes or names, or leave it out)")
         if args.ignore is not None:
-            config.ignore = config.ignore + parse_code_list(args.ignore)
+            config.cli_ignore = parse_code_list(args.ignore)
         if args.extend_select is not None:
-            config.extend_select = config.extend_select + parse_code_list(args.extend_select)
+            config.cli_extend_select = parse_code_list(args.extend_select)
         codes = config.selected_codes()
+        if not codes:
+            # A run of no rule would print "All checks passed!": a false clean result in CI.
+            return _usage_error("no rule is selected: select and ignore leave none")
     except ConfigError as exc:
         return _usage_error(str(exc))
 

@@ -38,11 +38,21 @@ class Config:
     root: Path = field(default_factory=Path.cwd)
     path: Path | None = None
 
+    # The command line's choice of rules, a layer over the file's (Ruff's order): a command-line
+    # --select starts afresh, so the file's ignore does not silence a rule the user just selected.
+    cli_select: list[str] | None = None
+    cli_extend_select: list[str] = field(default_factory=list)
+    cli_ignore: list[str] = field(default_factory=list)
+
     def selected_codes(self) -> list[str]:
         rules = available_rules()
         chosen = set(expand_selectors(self.select, rules)) if self.select is not None else set(rules)
         chosen |= set(expand_selectors(self.extend_select, rules))
         chosen -= set(expand_selectors(self.ignore, rules))
+        if self.cli_select is not None:
+            chosen = set(expand_selectors(self.cli_select, rules))
+        chosen |= set(expand_selectors(self.cli_extend_select, rules))
+        chosen -= set(expand_selectors(self.cli_ignore, rules))
         return sorted(chosen)
 
     def ruleset(self, codes: list[str]) -> RuleSet:

@@ -36,8 +36,11 @@ class LintRun:
     def lint_paths(self, paths: list[str]) -> int:
         ruleset = self.config.ruleset(self.codes)
         found, jobs = self._discover(paths, ruleset)
+        if not jobs and not found.missing:
+            # Ruff warns too: an empty run is more often a wrong path than a clean tree.
+            sys.stderr.write(f"trllint: warning: no file to lint under {', '.join(paths)}\n")
         results = self._process(jobs, ruleset)
-        status = self._report(results)
+        status = self._report(results, paths_missing=len(found.missing))
         return EXIT_USAGE if found.missing else status
 
     def add_noqa(self, paths: list[str]) -> int:
@@ -87,7 +90,7 @@ class LintRun:
             return self._report([result], stream=sys.stderr)
         return self._report([result])
 
-    def _report(self, results: list[FileResult], stream=None) -> int:
+    def _report(self, results: list[FileResult], stream=None, paths_missing: int = 0) -> int:
         stream = stream or sys.stdout
         findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
         problems = [(r.path, p) for r in results for p in r.problems]
@@ -104,6 +107,7 @@ class LintRun:
             fix_mode=self.fix and not self.diff,
             unsafe_fixes=self.unsafe_fixes,
             statistics=self.statistics,
+            paths_missing=paths_missing,
             color=self.output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ,
         )
         if self.output_format == "text" and (self.fix or self.diff):

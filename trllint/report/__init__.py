@@ -29,6 +29,8 @@ class RunReport:
     fix_mode: bool = False
     unsafe_fixes: bool = False
     statistics: bool = False
+    # Paths given on the command line that do not exist: then a clean result is no "all passed".
+    paths_missing: int = 0
     color: bool = False
     diffs: list[str] = field(default_factory=list)
 

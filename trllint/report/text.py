@@ -34,6 +34,9 @@ def _summary(report: RunReport) -> str:
     fixable = sum(1 for f in report.findings if report.fixable(f))
     if report.fix_mode and report.fixed:
         return f"Found {remaining + report.fixed} {_plural(remaining + report.fixed)} ({report.fixed} fixed, {remaining} remaining)."
+    if not remaining and report.paths_missing:
+        missing = report.paths_missing
+        return f"No findings in the files found; {missing} {'path was' if missing == 1 else 'paths were'} not found."
     if not remaining:
         return "All checks passed!"
     hint = ""

@@ -1,0 +1,61 @@
+"""The command line behaves as a Ruff user expects (issue #29's points 2, 5 and 8)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trllint.app.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+TRL004_CASE = REPO / "rules" / "trl004_ungathered_metric" / "cases" / "bad_rank_test_read_from_environment.py"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    shutil.copy(TRL004_CASE, tmp_path / "train.py")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_command_line_select_beats_the_files_ignore(project, capsys):
+    # Ruff's order: the highest-priority select starts the resolution; the file's ignore is a
+    # modifier of a lower layer. Before, the file's ignore won and the run said "All checks passed!".
+    (project / "pyproject.toml").write_text('[tool.trllint]\nignore = ["TRL004"]\n', encoding="utf-8")
+    assert main(["--no-cache", "train.py"]) == 0  # the file's own choice still holds without a flag
+    capsys.readouterr()
+    assert main(["--no-cache", "--select", "TRL004", "train.py"]) == 1
+    out = capsys.readouterr().out
+    assert "TRL004" in out and "All checks passed!" not in out
+
+
+def test_a_selection_of_no_rule_is_a_usage_error_not_a_clean_run(project, capsys):
+    assert main(["--no-cache", "--select", "", "train.py"]) == 2
+    assert "--select names no rule" in capsys.readouterr().err
+    assert main(["--no-cache", "--select", "TRL004", "--ignore", "TRL004", "train.py"]) == 2
+    captured = capsys.readouterr()
+    assert "no rule is selected" in captured.err and "All checks passed!" not in captured.out
+
+
+def test_check_is_the_explicit_form_of_the_default_command(project, capsys):
+    assert main(["--no-cache", "--format", "json", "train.py"]) == 1
+    plain = capsys.readouterr().out
+    assert main(["check", "--no-cache", "--format", "json", "train.py"]) == 1
+    assert capsys.readouterr().out == plain
+    assert main(["check", "--no-cache", "--select", "TRL004", "."]) == 1  # `trllint check .`
+
+
+def test_a_missing_path_is_no_clean_result(project, capsys):
+    assert main(["--no-cache", "missing.py"]) == 2
+    captured = capsys.readouterr()
+    assert "missing.py: no such file or folder" in captured.err
+    assert "All checks passed!" not in captured.out
+    assert "1 path was not found" in captured.out
+
+
+def test_a_folder_with_nothing_to_lint_is_said(project, capsys):
+    (project / "empty").mkdir()
+    assert main(["--no-cache", "empty"]) == 0
+    assert "warning: no file to lint under empty" in capsys.readouterr().err
