@@ -46,7 +46,9 @@ def test_sarif_validates_against_the_2_1_0_schema(cli, tmp_path, monkeypatch):
     run = document["runs"][0]
     rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
     assert {"TST001", "TST002", "TRL000"} <= set(rules)
-    assert "# Test rules" in rules["TST001"]["help"]["text"]
+    assert "# Test rules" in rules["TST001"]["help"]["markdown"]
+    assert "# Test rules" not in rules["TST001"]["help"]["text"], "the page once per rule, not twice"
+    assert "trllint --explain TST001" in rules["TST001"]["help"]["text"]
     results = {r["ruleId"]: r for r in run["results"]}
     assert run["tool"]["driver"]["rules"][results["TST001"]["ruleIndex"]]["id"] == "TST001"
     fix = results["TST001"]["fixes"][0]["artifactChanges"][0]
