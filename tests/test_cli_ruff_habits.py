@@ -59,3 +59,18 @@ def test_a_folder_with_nothing_to_lint_is_said(project, capsys):
     (project / "empty").mkdir()
     assert main(["--no-cache", "empty"]) == 0
     assert "warning: no file to lint under empty" in capsys.readouterr().err
+
+
+def test_force_exclude_applies_excludes_to_files_named_on_the_command_line(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.trllint]\nextend-exclude = ["vendor"]\n', encoding="utf-8")
+    (project / "vendor" / "lib").mkdir(parents=True)
+    shutil.copy(TRL004_CASE, project / "vendor" / "lib" / "train.py")
+    # Named on the command line, a file is linted even when excluded (as in Ruff) ...
+    assert main(["--no-cache", "vendor/lib/train.py"]) == 1
+    capsys.readouterr()
+    # ... unless --force-exclude says the excludes hold for named files too.
+    assert main(["--no-cache", "--force-exclude", "vendor/lib/train.py"]) == 0
+    assert "warning: no file to lint" in capsys.readouterr().err
+    assert main(["--no-cache", "--force-exclude", "vendor/lib/train.py", "train.py"]) == 1
+    out = capsys.readouterr().out
+    assert "train.py:" in out and "vendor" not in out

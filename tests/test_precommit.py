@@ -86,3 +86,23 @@ def test_fix_hook_takes_notebooks_and_requirements_folders(user_repo):
     fixed = json.loads((repo / "nb.ipynb").read_text())["cells"][0]["source"]
     assert fixed[3] == "print(accelerator.unwrap_model(model).config.vocab_size)\n"
     assert (repo / "requirements" / "serve.txt").read_text() == "vllm>=0.7.2\n"
+
+
+def test_check_hook_leaves_an_excluded_vendored_folder_alone(user_repo):
+    # pre-commit names every staged file; without --force-exclude (on in both hooks) a vendored
+    # folder excluded in pyproject.toml blocked every commit that touched it (issue 29, point 1).
+    repo, home = user_repo
+    (repo / "pyproject.toml").write_text('[tool.trllint]\nextend-exclude = ["third_party"]\n')
+    (repo / "third_party").mkdir(exist_ok=True)
+    (repo / "third_party" / "train.py").write_text(BUGGY)
+    (repo / "mine.py").write_text(BUGGY)
+    subprocess.run(["git", "add", "pyproject.toml", "third_party/train.py", "mine.py"], cwd=repo, check=True)
+    vendored = pre_commit("try-repo", str(REPO), "trllint", "--files", "third_party/train.py", cwd=repo, home=home)
+    assert vendored.returncode == 0, vendored.stdout + vendored.stderr
+    own = pre_commit("try-repo", str(REPO), "trllint", "--files", "mine.py", "third_party/train.py", cwd=repo, home=home)
+    assert own.returncode == 1, own.stdout + own.stderr
+    assert "mine.py" in own.stdout and "third_party" not in own.stdout
+    for name in ("pyproject.toml", "mine.py"):
+        (repo / name).unlink()
+    shutil.rmtree(repo / "third_party")
+    subprocess.run(["git", "rm", "-q", "--cached", "-r", "pyproject.toml", "mine.py", "third_party"], cwd=repo, check=True)

@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     running = parser.add_argument_group("running")
     running.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    running.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude / extend-exclude to files named on the command line too (on in the pre-commit hooks)",
+    )
     running.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: cores)")
     running.add_argument("--config", metavar="FILE", help="read [tool.trllint] from this pyproject.toml")
     running.add_argument("--stdin-filename", metavar="NAME", help="lint standard input (or PATH -) as the file NAME")
@@ -154,6 +159,7 @@ def _run(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         output_format=args.format,
         statistics=args.statistics,
+        force_exclude=args.force_exclude,
     )
     if args.add_noqa:
         return run.add_noqa(paths)

@@ -66,7 +66,11 @@ def discover(
     excludes: list[str],
     root: Path,
     respect_gitignore: bool = True,
+    force_exclude: bool = False,
 ) -> Discovered:
+    """``force_exclude``: a file named on the command line is skipped when it, or a folder it is
+    in, matches an exclude (Ruff's ``--force-exclude``: pre-commit names every staged file, a
+    vendored one too)."""
     found = Discovered()
     file_patterns = (*file_patterns, *ALWAYS_READ_PATTERNS)
     walked: list[Path] = []
@@ -76,7 +80,8 @@ def discover(
         if path.is_dir():
             walked.extend(_walk(path, file_patterns, excludes, root))
         elif path.is_file():
-            explicit.append(path)
+            if not (force_exclude and _excluded(path.absolute(), excludes, root.absolute())):
+                explicit.append(path)
         elif path.is_symlink():
             found.missing.append((raw, "broken symbolic link or link loop"))
         elif path.exists():

@@ -28,6 +28,7 @@ class LintRun:
     use_cache: bool = True
     output_format: str = "text"
     statistics: bool = False
+    force_exclude: bool = False
 
     @property
     def mode(self) -> Mode:
@@ -54,7 +55,9 @@ class LintRun:
     def _discover(self, paths: list[str], ruleset):
         excludes = list(self.config.exclude if self.config.exclude is not None else DEFAULT_EXCLUDES)
         excludes += self.config.extend_exclude
-        found = discover(paths, ruleset.file_patterns(), excludes=excludes, root=self.config.root)
+        found = discover(
+            paths, ruleset.file_patterns(), excludes=excludes, root=self.config.root, force_exclude=self.force_exclude
+        )
         for raw, reason in found.missing:
             sys.stderr.write(f"trllint: error: {raw}: {reason}\n")
         return found, [(path, display_path(path)) for path in found.files]
