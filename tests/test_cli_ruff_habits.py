@@ -74,3 +74,37 @@ def test_force_exclude_applies_excludes_to_files_named_on_the_command_line(proje
     assert main(["--no-cache", "--force-exclude", "vendor/lib/train.py", "train.py"]) == 1
     out = capsys.readouterr().out
     assert "train.py:" in out and "vendor" not in out
+
+
+@pytest.mark.parametrize("name", ["trllint.toml", ".trllint.toml"])
+def test_a_standalone_configuration_takes_the_keys_at_its_top_level(project, capsys, name):
+    (project / name).write_text('ignore = ["TRL004"]\n', encoding="utf-8")
+    assert main(["--no-cache", "train.py"]) == 0
+    assert "All checks passed!" in capsys.readouterr().out
+    (project / name).write_text('selec = ["TRL004"]\n', encoding="utf-8")  # misspelt: an error, not defaults
+    assert main(["--no-cache", "train.py"]) == 2
+    assert f"{name}: unknown key 'selec'" in capsys.readouterr().err
+
+
+def test_a_standalone_configuration_comes_before_pyproject_in_its_folder(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.trllint]\nselect = ["TRL001"]\n', encoding="utf-8")
+    (project / "trllint.toml").write_text('select = ["TRL004"]\n', encoding="utf-8")
+    assert main(["--no-cache", "train.py"]) == 1
+    assert "TRL004" in capsys.readouterr().out
+
+
+def test_a_named_pyproject_without_a_trllint_table_is_an_error(project, capsys):
+    (project / "pyproject.toml").write_text('[project]\nname = "train"\n', encoding="utf-8")
+    assert main(["--no-cache", "--config", "pyproject.toml", "train.py"]) == 2
+    assert "no [tool.trllint] table" in capsys.readouterr().err
+    (project / "lint.toml").write_text('select = ["TRL004"]\n', encoding="utf-8")
+    assert main(["--no-cache", "--config", "lint.toml", "train.py"]) == 1  # any other name: top-level keys
+
+
+def test_this_checkout_lints_clean_with_its_own_configuration_and_its_example_does_not(monkeypatch, capsys):
+    # Its cases, scenarios and bundled example are bad on purpose; its own configuration says so
+    # (issue 29, point 11), while the quickstart's `trllint examples/` still finds the example's bugs.
+    monkeypatch.chdir(REPO)
+    assert main(["--no-cache", "."]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    assert main(["--no-cache", "examples/"]) == 1

@@ -50,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="apply exclude / extend-exclude to files named on the command line too (on in the pre-commit hooks)",
     )
     running.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: cores)")
-    running.add_argument("--config", metavar="FILE", help="read [tool.trllint] from this pyproject.toml")
+    running.add_argument(
+        "--config", metavar="FILE", help="this configuration: a trllint.toml, or a pyproject.toml with [tool.trllint]"
+    )
     running.add_argument("--stdin-filename", metavar="NAME", help="lint standard input (or PATH -) as the file NAME")
     info = parser.add_argument_group("information")
     info.add_argument("--explain", metavar="CODE", help="print a rule's documentation")

@@ -1,4 +1,6 @@
-"""``[tool.trllint]`` in the nearest pyproject.toml, then the command line over it.
+"""The nearest configuration, then the command line over it: ``.trllint.toml`` or ``trllint.toml``
+(the keys at the top level) or ``[tool.trllint]`` in ``pyproject.toml``, first in that order in the
+nearest folder that has one (Ruff's order for ``.ruff.toml``, ``ruff.toml`` and ``pyproject.toml``).
 
 Every mistake in the configuration is one line naming the file and the key, and exit 2: a lint
 gate that silently ignores a misspelt ``selec = [...]`` is worse than none.
@@ -15,6 +17,8 @@ from trllint.rule.base import Setting
 from trllint.rule.ruleset import RuleSet
 
 CONFIG_FILE = "pyproject.toml"
+# Files of trllint's own: every key at the top level, no [tool.trllint] table.
+STANDALONE_CONFIG_FILES = (".trllint.toml", "trllint.toml")
 
 # Keys the engine owns; rules add their own settings through Rule.settings_schema.
 _LIST_OF_STRINGS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "extend-ignore")
@@ -99,9 +103,13 @@ def expand_selectors(selectors: list[str], rules: dict[str, RuleInfo]) -> list[s
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above ``start`` that has a [tool.trllint] table."""
+    """The nearest configuration at or above ``start``: a ``.trllint.toml`` or ``trllint.toml``, or
+    a pyproject.toml that has a [tool.trllint] table (in one folder, in that order)."""
     start = start.resolve()
     for folder in [start, *start.parents] if start.is_dir() else start.parents:
+        for name in STANDALONE_CONFIG_FILES:
+            if (folder / name).is_file():
+                return folder / name
         candidate = folder / CONFIG_FILE
         if candidate.is_file():
             try:
@@ -161,11 +169,23 @@ def settings_schema() -> dict[str, Setting]:
     return schema
 
 
+def is_standalone(path: Path) -> bool:
+    """A file whose keys are trllint's at the top level: any configuration not named pyproject.toml."""
+    return path.name != CONFIG_FILE
+
+
 def load_config(path: Path | None) -> Config:
     if path is None:
         return Config()
-    tools = _read_toml(path).get("tool", {})
-    table = tools.get("trllint", {})
+    document = _read_toml(path)
+    if is_standalone(path):
+        return config_from_table(document, path, where=f"{path}:")
+    tools = document.get("tool", {})
+    if "trllint" not in tools:
+        # Named with --config (find_config returns only a pyproject.toml with the table): ignoring
+        # it silently would lint with defaults the user did not choose.
+        raise ConfigError(f"{path}: no [tool.trllint] table (a trllint.toml takes the keys at its top level)")
+    table = tools["trllint"]
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.trllint] must be a table")
     config = config_from_table(table, path)
@@ -179,8 +199,9 @@ def load_config(path: Path | None) -> Config:
     return config
 
 
-def config_from_table(table: dict[str, Any], path: Path | None) -> Config:
-    where = f"{path}: [tool.trllint]" if path else "[tool.trllint]"
+def config_from_table(table: dict[str, Any], path: Path | None, where: str | None = None) -> Config:
+    if where is None:
+        where = f"{path}: [tool.trllint]" if path else "[tool.trllint]"
     schema = settings_schema()
     unknown = sorted(set(table) - _ENGINE_KEYS - set(schema))
     if unknown:
