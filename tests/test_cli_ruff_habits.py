@@ -108,3 +108,29 @@ def test_this_checkout_lints_clean_with_its_own_configuration_and_its_example_do
     assert main(["--no-cache", "."]) == 0, capsys.readouterr().out
     capsys.readouterr()
     assert main(["--no-cache", "examples/"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("training-step-methods = [1]", "'training-step-methods' must be a list of strings, got [1]"),
+        ('line-length = "88"', "'line-length' must be an integer"),
+        ('report-rank0-loss = "yes"', "'report-rank0-loss' must be true or false"),
+    ],
+)
+def test_configuration_errors_speak_of_toml_values_in_one_wording(project, capsys, setting, message):
+    (project / "trllint.toml").write_text(setting + "\n", encoding="utf-8")
+    assert main(["--no-cache", "train.py"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_readme_shows_every_configuration_key():
+    # Keys the code reads but the README never named (line-length, report-rank0-loss,
+    # extend-ignore) were found only by reading the source (issue 29, point 10).
+    from trllint.app.config import _ENGINE_KEYS, settings_schema
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    missing = [key for key in sorted(_ENGINE_KEYS | set(settings_schema())) if f"\n{key} =" not in section
+               and f"[tool.trllint.{key}]" not in section]
+    assert not missing, f"README's Configuration section does not show: {missing}"

@@ -210,7 +210,7 @@ def test_unknown_selector_is_usage_error(cli, tmp_path):
         ('selec = ["TST001"]', "unknown key 'selec'"),
         ('select = "TST001"', "'select' must be a list of strings"),
         ('select = ["NOPE9"]', "unknown rule code or name 'NOPE9'"),
-        ("check-function = 3", "'check-function' must be a str"),
+        ("check-function = 3", "'check-function' must be a string"),
         ('per-file-ignores = ["x"]', "'per-file-ignores' must be a table"),
         ("select = [", "invalid TOML"),
     ],

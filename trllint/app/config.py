@@ -248,14 +248,24 @@ def _check_setting(value: Any, setting: Setting, what: str) -> Any:
         if not isinstance(value, list) or (
             setting.item_kind is not None and not all(isinstance(v, setting.item_kind) for v in value)
         ):
-            item = setting.item_kind.__name__ if setting.item_kind else "value"
+            item = _TOML_NAMES.get(setting.item_kind, "value") if setting.item_kind else "value"
             raise ConfigError(f"{what} must be a list of {item}s, got {value!r}")
         return value
     if setting.kind is bool and not isinstance(value, bool):
         raise ConfigError(f"{what} must be true or false, got {value!r}")
     if not isinstance(value, setting.kind) or (setting.kind is int and isinstance(value, bool)):
-        raise ConfigError(f"{what} must be a {setting.kind.__name__}, got {value!r}")
+        raise ConfigError(f"{what} must be {_a(setting.kind)}, got {value!r}")
     return value
+
+
+# What a configuration's values are called in its own language (TOML), not Python's type names:
+# one wording for every key ("a list of strings", never "a list of strs").
+_TOML_NAMES: dict[type, str] = {str: "string", int: "integer", float: "number"}
+
+
+def _a(kind: type) -> str:
+    name = _TOML_NAMES.get(kind, kind.__name__)
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 def parse_code_list(value: str) -> list[str]:
