@@ -12,9 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Iterator
 
-# The rule reads it from here: which files are named as requirements files is core knowledge
-# (the requirements input kind asks it too).
-from trllint.core.requirements_files import REQUIREMENTS_NAMES  # noqa: F401
+from trllint.core.requirements_files import PIP_COMMENT
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,6 @@ Item = Declared | Unreadable
 
 # ---- requirements.txt / requirements.in (pip's format) -------------------------------------
 
-_COMMENT = re.compile(r"(^|\s+)#.*$")
 # Per-requirement options (--hash, --config-settings, ...) follow the requirement after a space.
 _OPTION = re.compile(r"\s+--?[A-Za-z]")
 # Lines that name something other than a PEP 508 requirement: paths, archives, URLs, variables.
@@ -57,13 +54,13 @@ def in_requirements_file(text: str) -> Iterator[Item]:
         body = first.group().rstrip("\r\n")
         # A trailing backslash continues the line (pip-compile puts --hash options there).
         continuation = []
-        while body.endswith("\\") and not _COMMENT.match(body) and index + 1 < len(lines):
+        while body.endswith("\\") and not PIP_COMMENT.match(body) and index + 1 < len(lines):
             index += 1
             continuation.append(lines[index].group().rstrip("\r\n"))
             if not continuation[-1].endswith("\\"):
                 break
         index += 1
-        own = _COMMENT.sub("", body.removesuffix("\\"))
+        own = PIP_COMMENT.sub("", body.removesuffix("\\"))
         requirement = _OPTION.split(own, maxsplit=1)[0]
         stripped = requirement.strip()
         if not stripped or stripped.startswith("-") or _NOT_A_REQUIREMENT.search(stripped):

@@ -8,14 +8,12 @@ literals of ``install_requires`` and ``extras_require``.
 
 from __future__ import annotations
 
-from fnmatch import fnmatch
 from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
 from trllint.rules.trl005_known_bad_dependency.dependencies import (
-    REQUIREMENTS_NAMES,
     Declared,
     Unreadable,
     in_pyproject,
@@ -23,6 +21,7 @@ from trllint.rules.trl005_known_bad_dependency.dependencies import (
     in_setup_cfg,
 )
 from trllint.core.cst.names import call_name
+from trllint.core.requirements_files import named_as_requirements
 from trllint.core.findings import ReasonKind
 from trllint.facts.calls import calls_in
 from trllint.rule.base import Edit, Fix, Rule
@@ -68,7 +67,7 @@ class KnownBadDependency(Rule):
             items = in_setup_cfg(text)
         else:
             items = in_requirements_file(text)
-            if not any(fnmatch(self.filename, pattern) for pattern in REQUIREMENTS_NAMES):
+            if not named_as_requirements(self.filename):
                 # Not named as a requirements file (included, in requirements/, or named by the
                 # user): read as one only when every line is one, so a README.txt stays silent.
                 items = list(items)

@@ -3,12 +3,13 @@
 In core because two layers ask: the requirements input kind (``trllint.engine.inputs``), to know
 which ``.txt`` / ``.in`` files a folder walk takes, and TRL005, to know whether a file is named as
 one (then every line is read as a requirement) or must prove it line by line (a ``notes.txt``
-named on the command line); a rule may not import the engine.
+named on the command line); a rule may not import the engine. Both read pip's comments alike.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from pathlib import PurePath
 
 # Requirements files by name (the file name) and by place (a `requirements/` folder of them).
@@ -23,6 +24,8 @@ REQUIREMENTS_NAMES = (
 REQUIREMENTS_FOLDER = "requirements"
 # What pip reads as a requirements file when one is handed to it (``-r notes.txt``).
 REQUIREMENTS_SUFFIXES = (".txt", ".in")
+# pip's comment: a `#` at the start of a line or after white space (`pkg#egg=x` is no comment).
+PIP_COMMENT = re.compile(r"(^|\s+)#.*$")
 
 
 def named_as_requirements(name: str) -> bool:

@@ -12,10 +12,9 @@ import re
 from pathlib import Path, PurePath
 from typing import Callable
 
-from trllint.core.requirements_files import is_requirements_path
+from trllint.core.requirements_files import PIP_COMMENT, is_requirements_path
 from trllint.engine.inputs.text import TextKind
 
-_COMMENT = re.compile(r"(^|\s+)#.*$")
 _INCLUDE = re.compile(r"^\s*(?:-[rc]\s*|--(?:requirement|constraint)(?:\s*=\s*|\s+))(?P<target>\S+)")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -36,7 +35,7 @@ def included_files(text: str) -> list[str]:
     """The files a requirements file pulls in with ``-r`` / ``-c`` (relative to its folder; URLs left out)."""
     targets = []
     for line in re.split(r"\r\n|\r|\n", text):
-        match = _INCLUDE.match(_COMMENT.sub("", line))
+        match = _INCLUDE.match(PIP_COMMENT.sub("", line))
         if match and not _URL.match(match.group("target")):
             targets.append(match.group("target"))
     return targets
