@@ -11,7 +11,6 @@ from trllint.core.cst import walk
 from trllint.core.findings import ReasonKind
 from trllint.semantic.context import (
     CONTEXT_METADATA,
-    NodeContext,
     is_trainer_class,
     methods_of,
     step_methods,
@@ -79,7 +78,7 @@ class WrappedModelAttribute(Rule):
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.context = NodeContext.of(self)
+        self.context = self.model.context
         self.wrapping = wrapping_facts(self.source, step_methods(self.settings))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:

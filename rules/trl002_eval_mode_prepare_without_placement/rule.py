@@ -17,7 +17,7 @@ from trllint.core.cst import walk
 from trllint.core.findings import ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import fsdp_known_off
-from trllint.semantic.context import CONTEXT_METADATA, NodeContext
+from trllint.semantic.context import CONTEXT_METADATA
 from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.core.cst.names import ImportMap, argument, call_name, is_none, is_true, matches
 from trllint.rule.base import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
@@ -47,7 +47,7 @@ class EvalModePrepareWithoutPlacement(Rule):
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.context = NodeContext.of(self)
+        self.context = self.model.context
 
     def visit_Call(self, node: cst.Call) -> None:
         if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "prepare_model"):

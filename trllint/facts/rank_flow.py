@@ -96,16 +96,6 @@ FLOATING_RESULTS = frozenset(
 FLOATING_OUTPUTS = frozenset({"loss", "logits", "aux_loss"})
 
 
-class GatherUnsafe(ReasonKind):
-    """Why gathering at a site may fail or change a number; ``{method}`` is the reduction."""
-
-    WHOLE_TENSOR = (
-        "the logged value is a whole tensor with no reduction: its shape may differ per rank, and the "
-        "fix logs its mean over the ranks instead"
-    )
-    REDUCED_OVER_DIMENSION = "{method}(...) over a dimension leaves a tensor whose shape may differ per rank"
-    SPREAD_STATISTIC = "the mean of the ranks' {method}() is not the {method}() over all ranks"
-
 # Element-wise or bookkeeping methods that commute with a gather along the batch dimension.
 ELEMENTWISE = frozenset(
     {"detach", "float", "double", "half", "bfloat16", "to", "clone", "contiguous", "abs", "exp", "log", "neg",
@@ -141,6 +131,17 @@ PER_RANK_LIBRARY_METHODS = frozenset(
         "_get_per_token_logps_and_entropies", "forward",
     }
 )
+
+
+class GatherUnsafe(ReasonKind):
+    """Why gathering at a site may fail or change a number; ``{method}`` is the reduction."""
+
+    WHOLE_TENSOR = (
+        "the logged value is a whole tensor with no reduction: its shape may differ per rank, and the "
+        "fix logs its mean over the ranks instead"
+    )
+    REDUCED_OVER_DIMENSION = "{method}(...) over a dimension leaves a tensor whose shape may differ per rank"
+    SPREAD_STATISTIC = "the mean of the ranks' {method}() is not the {method}() over all ranks"
 
 
 # Text every file that runs_distributed() accepts contains: the imports it reads, the

@@ -7,12 +7,11 @@ cost) instead of the scope and qualified-name providers, which cost several time
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping, Protocol
+from typing import Any, Callable, Iterator, Mapping
 
 import libcst as cst
-from libcst.metadata import ProviderT
 
-from trllint.core.cst.names import ImportMap, dotted_name
+from trllint.core.cst.names import dotted_name
 from trllint.core.cst.parents import ParentProvider
 from trllint.core.source import SourceFile
 
@@ -22,25 +21,13 @@ CONTEXT_METADATA = (ParentProvider,)
 DEFAULT_STEP_METHODS = ("training_step", "compute_loss", "prediction_step", "evaluation_step")
 
 
-class MetadataReader(Protocol):
-    """What a node context reads from: a rule (``trllint.rule.base.Rule``, a layer above)."""
-
-    @property
-    def source(self) -> SourceFile: ...
-
-    def get_metadata(self, key: ProviderT, node: cst.CSTNode, default: Any) -> Any: ...
-
-
 class NodeContext:
-    """Answers "where is this node?" for one rule instance (``rule.get_metadata`` underneath)."""
+    """Answers "where is this node?" for one file: ``model.context``, built on the file's one
+    parent map (the same map a rule's ParentProvider answers from)."""
 
     def __init__(self, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], source: SourceFile) -> None:
         self._parent_of = parent_of
         self.source = source
-
-    @classmethod
-    def of(cls, rule: MetadataReader) -> NodeContext:
-        return cls(lambda node: rule.get_metadata(ParentProvider, node, None), rule.source)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         parent = self._parent_of(node)
