@@ -38,6 +38,9 @@ class {cls}(Rule):
     # What is wrong and what to do, in one line.
     message = "TODO: replace_me() is wrong here; call fixed_call() instead"
     fixable = "always"  # "never", "sometimes" (some findings carry a fix) or "always"
+    # New rules start in preview (run only with --preview); "stable" once the rule meets the
+    # graduation bar on the benchmark's test split (README, Rules).
+    status = "preview"
     # A file that spells none of these cannot hold a finding and is not parsed for this rule.
     prefilter = AnyOf("replace_me")
 
@@ -97,7 +100,7 @@ replace_me()
 
 # The case harness's snapshot of the placeholder's one finding (tests/test_rule_cases.py writes it
 # again with TRLLINT_UPDATE_SNAPSHOTS=1 once the rule and its cases are real).
-FINDINGS_SNAP = '''# case:line:column: CODE message [fix]  (checked by tests/test_rule_cases.py; written by
+FINDINGS_SNAP = '''# case:line:column: CODE message [fix] [preview]  (checked by tests/test_rule_cases.py; written by
 # TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py)
 bad_example.py:3:1: {code} TODO: replace_me() is wrong here; call fixed_call() instead [safe fix]
 '''
@@ -192,7 +195,7 @@ def _add_table_row(readme: Path, code: str, name: str, folder: str) -> bool:
     rows = [i for i, line in enumerate(lines) if re.match(r"\| \[TRL\d{3}\]\(rules/", line)]
     if not rows:
         return False
-    row = f"| [{code}](rules/{folder}/README.md) | {name} | TODO: what it finds | TODO: the fix | TODO: the runtime proof |\n"
+    row = f"| [{code}](rules/{folder}/README.md) | {name} | preview | TODO: what it finds | TODO: the fix | TODO: the runtime proof |\n"
     lines.insert(rows[-1] + 1, row)
     readme.write_text("".join(lines), encoding="utf-8")
     return True

@@ -67,7 +67,9 @@ def test_installed_wheel_lists_and_explains_every_rule(installed, tmp_path):
         assert code in listing.stdout
         explained = run_installed(installed, "--explain", code, cwd=tmp_path)
         assert explained.returncode == 0
-        assert explained.stdout == (folder / "README.md").read_text(encoding="utf-8")
+        # The page, with the rule's status (stable or preview) under its title.
+        title, _, body = (folder / "README.md").read_text(encoding="utf-8").partition("\n")
+        assert explained.stdout.startswith(f"{title}\n\nStatus: ") and explained.stdout.endswith(body.lstrip("\n"))
 
 
 def test_installed_wheel_lints_from_outside_the_checkout(installed, tmp_path):

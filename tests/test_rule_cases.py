@@ -91,7 +91,8 @@ def _ruleset(case: Case, text: str, rule: type[Rule] | None = None) -> RuleSet:
     match = _SETTINGS.search(text)
     if match:
         settings = json.loads(match.group("json"))
-    return RuleSet([rule or all_rules()[case.code].rule], settings)
+    # Preview on: the cases prove a rule's preview findings too; the snapshot marks them [preview].
+    return RuleSet([rule or all_rules()[case.code].rule], settings, preview=True)
 
 
 def _source(case: Case, text: str) -> SourceFile:
@@ -185,7 +186,7 @@ def test_case_fix(case: Case):
 SNAPSHOT = "findings.snap"
 UPDATE_SNAPSHOTS = os.environ.get("TRLLINT_UPDATE_SNAPSHOTS") == "1"
 _SNAPSHOT_HEADER = (
-    "# case:line:column: CODE message [fix]  (checked by tests/test_rule_cases.py; written by\n"
+    "# case:line:column: CODE message [fix] [preview]  (checked by tests/test_rule_cases.py; written by\n"
     "# TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py)\n"
 )
 
@@ -199,7 +200,8 @@ def snapshot_line(case: Case, finding: Finding) -> str:
     else:
         shown_fix = " [safe fix]"
     # One finding, one line, whatever a message holds.
-    text = f"{finding.message}{shown_fix}".replace("\n", "\\n")
+    shown_preview = " [preview]" if finding.preview else ""
+    text = f"{finding.message}{shown_fix}{shown_preview}".replace("\n", "\\n")
     return f"{case_name(case)}:{finding.line}:{finding.column}: {finding.code} {text}"
 
 

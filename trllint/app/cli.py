@@ -38,6 +38,18 @@ def build_parser() -> argparse.ArgumentParser:
     choosing.add_argument("--select", metavar="CODES", help="only these rules (codes, prefixes or names)")
     choosing.add_argument("--ignore", metavar="CODES", help="skip these rules")
     choosing.add_argument("--extend-select", metavar="CODES", help="add rules to those selected")
+    # One destination, the last flag wins (Ruff's --preview / --no-preview); None: the configuration's.
+    choosing.add_argument(
+        "--preview",
+        dest="preview",
+        action="store_const",
+        const=True,
+        default=None,
+        help="turn on preview rules and findings, not yet trusted on code nobody tuned them to",
+    )
+    choosing.add_argument(
+        "--no-preview", dest="preview", action="store_const", const=False, help="turn preview off, whatever the configuration says"
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     output.add_argument("--statistics", action="store_true", help="count findings per rule")
@@ -64,6 +76,27 @@ def build_parser() -> argparse.ArgumentParser:
 def _usage_error(message: str) -> int:
     sys.stderr.write(f"trllint: error: {message}\n")
     return EXIT_USAGE
+
+
+def status_line(status: str, preview_findings: str = "") -> str:
+    """What --explain says of a rule's status, under its page's title."""
+    if status == "preview":
+        return (
+            "Status: preview, not yet trusted on code nobody tuned it to: it runs only with `--preview` "
+            "or `preview = true` in the configuration."
+        )
+    line = "Status: stable, in the default selection."
+    if preview_findings:
+        line += f" In preview (shown only with `--preview`): {preview_findings}."
+    return line
+
+
+def with_status(page: str, line: str) -> str:
+    """A rule's page with its status line as a paragraph after its title (``# CODE name``)."""
+    title, _, rest = page.partition("\n")
+    if not title.startswith("#"):
+        return f"{line}\n\n{page}"
+    return f"{title}\n\n{line}\n\n{rest.lstrip(chr(10))}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,18 +132,22 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.list_rules:
         width = max((len(info.rule.name) for info in rules.values()), default=4)
-        sys.stdout.write(f"{'CODE':<8} {'NAME':<{width}}  FIX\n")
+        sys.stdout.write(f"{'CODE':<8} {'NAME':<{width}}  {'STATUS':<14} FIX\n")
         for code, info in rules.items():
-            sys.stdout.write(f"{code:<8} {info.rule.name:<{width}}  {info.rule.fixable}\n")
+            # stable+preview: a stable rule some of whose findings are preview (--explain says which).
+            shown = f"{info.rule.status}+preview" if info.rule.preview_findings else info.rule.status
+            sys.stdout.write(f"{code:<8} {info.rule.name:<{width}}  {shown:<14} {info.rule.fixable}\n")
         return EXIT_CLEAN
     if args.explain:
         explained = resolve_code(args.explain)
         if explained is None:
             return _usage_error(f"unknown rule {args.explain!r} (see `trllint --list-rules`)")
+        info = rules[explained]
         try:
-            sys.stdout.write(rules[explained].readme.read_text(encoding="utf-8"))
+            page = info.readme.read_text(encoding="utf-8")
         except OSError:
-            sys.stdout.write(f"{explained} {rules[explained].rule.name}: {rules[explained].rule.message}\n")
+            page = f"{explained} {info.rule.name}: {info.rule.message}\n"
+        sys.stdout.write(with_status(page, status_line(info.rule.status, info.rule.preview_findings)))
         return EXIT_CLEAN
 
     # `-` is standard input, as in Ruff, Black and flake8; --stdin-filename names what it is.
@@ -142,9 +179,20 @@ def _run(args: argparse.Namespace) -> int:
             config.cli_ignore = parse_code_list(args.ignore)
         if args.extend_select is not None:
             config.cli_extend_select = parse_code_list(args.extend_select)
+        if args.preview is not None:
+            config.preview = args.preview
         codes = config.selected_codes()
+        ignored_preview = config.preview_selections_ignored()
+        for code in ignored_preview:
+            # Ruff's warning, and Ruff's choice: the run goes on without the rule.
+            sys.stderr.write(
+                f"trllint: warning: selecting {code} has no effect because preview is not enabled "
+                "(add --preview, or preview = true in the configuration)\n"
+            )
         if not codes:
             # A run of no rule would print "All checks passed!": a false clean result in CI.
+            if ignored_preview:
+                return _usage_error(f"no rule is selected: {', '.join(ignored_preview)} needs --preview")
             return _usage_error("no rule is selected: select and ignore leave none")
     except ConfigError as exc:
         return _usage_error(str(exc))

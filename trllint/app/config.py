@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trllint.rule.registry import RuleInfo, available_rules
+from trllint.rule.registry import RuleInfo, available_rules, resolve_code
 from trllint.rule.base import Setting
 from trllint.rule.ruleset import RuleSet
 
@@ -22,7 +22,7 @@ STANDALONE_CONFIG_FILES = (".trllint.toml", "trllint.toml")
 
 # Keys the engine owns; rules add their own settings through Rule.settings_schema.
 _LIST_OF_STRINGS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "extend-ignore")
-_ENGINE_KEYS = set(_LIST_OF_STRINGS) | {"per-file-ignores"}
+_ENGINE_KEYS = set(_LIST_OF_STRINGS) | {"per-file-ignores", "preview"}
 
 
 class ConfigError(Exception):
@@ -38,6 +38,9 @@ class Config:
     exclude: list[str] | None = None
     extend_exclude: list[str] = field(default_factory=list)
     rule_settings: dict[str, Any] = field(default_factory=dict)
+    # Preview rules selectable and preview findings shown (Ruff's preview mode): the file's
+    # `preview`, which --preview / --no-preview replace (trllint.app.cli).
+    preview: bool = False
     # Where the configuration came from; patterns are relative to this folder.
     root: Path = field(default_factory=Path.cwd)
     path: Path | None = None
@@ -57,7 +60,21 @@ class Config:
             chosen = set(expand_selectors(self.cli_select, rules))
         chosen |= set(expand_selectors(self.cli_extend_select, rules))
         chosen -= set(expand_selectors(self.cli_ignore, rules))
+        if not self.preview:
+            # As in Ruff: without preview no selector selects a preview rule, not even its exact
+            # code (preview_selections_ignored names those, for a warning).
+            chosen = {code for code in chosen if rules[code].rule.status != "preview"}
         return sorted(chosen)
+
+    def preview_selections_ignored(self) -> list[str]:
+        """The preview rules a select or extend-select in effect names exactly (by code or name)
+        while preview is off: selecting them has no effect, which Ruff warns about."""
+        if self.preview:
+            return []
+        rules = available_rules()
+        lists = [self.cli_select] if self.cli_select is not None else [self.select or [], self.extend_select]
+        named = {resolve_code(selector) for selectors in [*lists, self.cli_extend_select] for selector in selectors}
+        return sorted(code for code in named if code is not None and rules[code].rule.status == "preview")
 
     def ruleset(self, codes: list[str]) -> RuleSet:
         rules = available_rules()
@@ -69,6 +86,7 @@ class Config:
                 for pattern, selectors in self.per_file_ignores.items()
             ],
             root=self.root,
+            preview=self.preview,
         )
 
     def settings_fingerprint(self) -> str:
@@ -78,6 +96,7 @@ class Config:
         return json.dumps(
             {
                 "codes": self.selected_codes(),
+                "preview": self.preview,
                 "settings": self.rule_settings,
                 "per_file_ignores": self.per_file_ignores,
             },
@@ -214,6 +233,9 @@ def config_from_table(table: dict[str, Any], path: Path | None, where: str | Non
         raise ConfigError(f"{where} 'per-file-ignores' must be a table of glob = [codes]")
     for pattern, codes in pfi.items():
         _expect_list_of_strings(codes, f"{where} per-file-ignores {pattern!r}")
+    preview = table.get("preview", False)
+    if not isinstance(preview, bool):
+        raise ConfigError(f"{where} 'preview' must be true or false, got {preview!r}")
     rule_settings: dict[str, Any] = {}
     for key, setting in schema.items():
         if key in table:
@@ -226,6 +248,7 @@ def config_from_table(table: dict[str, Any], path: Path | None, where: str | Non
         exclude=table.get("exclude"),
         extend_exclude=list(table.get("extend-exclude", [])),
         rule_settings=rule_settings,
+        preview=preview,
         root=path.parent if path else Path.cwd(),
         path=path,
     )

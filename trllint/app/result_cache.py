@@ -4,7 +4,8 @@ One JSON file per configuration under ``.trllint_cache/`` maps each path to the 
 SHA-256 of the content that produced its findings. An unchanged size and mtime is trusted as in
 Ruff; otherwise the content hash decides, so a touched-but-identical file is still a hit. The key
 of the cache file covers the trllint version, the code of the engine and rule pack, the selected
-rules and their settings: change any and the old entries are simply not read.
+rules, their settings and preview (on, a file's preview findings are in its entry; off, they are
+not): change any and the old entries are simply not read.
 
 Two runs may share the folder: each writes its own temporary file and renames it into place, so
 a reader sees a whole cache file or none, never a torn one.
@@ -45,6 +46,8 @@ def _code_fingerprint() -> str:
 def _finding_to_json(f: Finding) -> dict:
     data = {k: getattr(f, k) for k in ("code", "name", "message", "path", "line", "column", "end_line", "end_column")}
     data["internal"] = f.internal
+    if f.preview:
+        data["preview"] = True
     if f.cell is not None:
         data["cell"] = f.cell
     if f.fix is not None:
@@ -68,7 +71,7 @@ def _finding_from_json(data: dict) -> Finding:
 
 
 # Bumped whenever the layout of an entry changes: older cache files are then simply not read.
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 
 
 def _unchanged(path: Path, digest: str) -> bool:

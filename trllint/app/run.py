@@ -102,7 +102,7 @@ class LintRun:
         report = RunReport(
             findings=findings,
             rules={
-                code: RuleDoc(code, info.rule.name, info.rule.message, info.rule.fixable, info.readme)
+                code: RuleDoc(code, info.rule.name, info.rule.message, info.rule.fixable, info.readme, info.rule.status)
                 for code, info in available_rules().items()
                 if code in self.codes
             },

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 Applicability = Literal["safe", "unsafe"]
 # Whether a rule's findings come with a fix (a rule's `fixable`, a report's RuleDoc).
 Fixable = Literal["never", "sometimes", "always"]
+# Whether a rule has earned its place in the default selection (a rule's `status`, a report's
+# RuleDoc): a preview rule runs only when preview is on (`--preview`, `preview = true`).
+RuleStatus = Literal["stable", "preview"]
 
 # Findings the engine raises, not a rule: (code, name).
 PARSE_ERROR = ("TRL000", "unreadable-or-invalid-source")
@@ -86,6 +89,10 @@ class Finding:
     internal: bool = field(default=False, compare=False)
     # In a notebook, the 1-based cell the finding is in; line and end_line then count in that cell.
     cell: int | None = None
+    # Reported as a preview behaviour of its rule (``Rule.report(..., preview=True)``): the engine
+    # drops it unless preview is on (``RuleSet.preview``). Like ``internal``, where the finding
+    # comes from, not what it says: not compared.
+    preview: bool = field(default=False, compare=False)
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

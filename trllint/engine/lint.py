@@ -69,6 +69,10 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
                 findings.append(_internal_error(source, rule_class, exc))
                 continue
             findings.extend(_checked_findings(source, rule))
+    if not ruleset.preview:
+        # Before noqa and the fix loop (which reads these findings): a preview finding off preview
+        # is neither shown, nor fixed, nor given a noqa comment.
+        findings = [f for f in findings if not f.preview]
     return sorted(without_suppressed(findings, source), key=Finding.sort_key)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trllint.core.findings import Finding, Fixable
+from trllint.core.findings import Finding, Fixable, RuleStatus
 
 FORMATS = ("text", "json", "sarif", "github")
 
@@ -19,6 +19,7 @@ class RuleDoc:
     message: str
     fixable: Fixable
     readme: Path
+    status: RuleStatus = "stable"
 
 
 @dataclass
@@ -33,6 +34,12 @@ class RunReport:
     paths_missing: int = 0
     color: bool = False
     diffs: list[str] = field(default_factory=list)
+
+    def is_preview(self, finding: Finding) -> bool:
+        """Whether the finding is there only because preview is on: a preview behaviour of its
+        rule, or any finding of a preview rule."""
+        rule = self.rules.get(finding.code)
+        return finding.preview or (rule is not None and rule.status == "preview")
 
     def fixable(self, finding: Finding) -> bool:
         return finding.fix is not None and (finding.fix.applicability == "safe" or self.unsafe_fixes)

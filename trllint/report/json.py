@@ -39,6 +39,8 @@ def finding_to_dict(finding: Finding, report: RunReport) -> dict[str, Any]:
         "url": None,
         # A notebook's cell (1-based, all cells counted); line and end_line then count in the cell.
         "cell": finding.cell,
+        # Shown only because preview is on (--preview): a preview rule's, or a preview behaviour.
+        "preview": report.is_preview(finding),
     }
 
 

@@ -43,11 +43,11 @@ def _rule_descriptor(code: str, report: RunReport) -> dict[str, Any]:
         # points at it. Twice per rule, the pages were most of a small report's bytes.
         "help": {"text": f"{info.message} (`trllint --explain {code}`)", "markdown": help_text},
         "defaultConfiguration": {"level": "error"},
-        "properties": {"fixable": info.fixable, "tags": ["distributed-training"]},
+        "properties": {"fixable": info.fixable, "status": info.status, "tags": ["distributed-training"]},
     }
 
 
-def _result(finding: Finding, index: int) -> dict[str, Any]:
+def _result(finding: Finding, index: int, preview: bool) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": finding.code,
         "ruleIndex": index,
@@ -66,6 +66,8 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
         # SARIF has no notebook cells: the region counts lines in the cell this names.
         result["locations"][0]["logicalLocations"] = [{"name": f"cell {finding.cell}", "kind": "notebookCell"}]
         result["properties"] = {"cell": finding.cell}
+    if preview:  # shown only because preview is on
+        result.setdefault("properties", {})["preview"] = True
     if finding.fix is not None:
         result["fixes"] = [
             {
@@ -103,7 +105,7 @@ def render(report: RunReport) -> str:
                     }
                 },
                 "columnKind": "unicodeCodePoints",
-                "results": [_result(f, index[f.code]) for f in report.findings],
+                "results": [_result(f, index[f.code], report.is_preview(f)) for f in report.findings],
             }
         ],
     }

@@ -10,6 +10,15 @@ the traversal. A rule that reads files other than Python (dependency lists, say)
 :meth:`Rule.lint_text` instead of, or beside, its visitors.
 
 Rules do no I/O, and nothing in the engine knows any single rule.
+
+Preview, as in Ruff: what has not yet earned trust on code nobody tuned the rule to runs only
+when the user turns preview on (``--preview``, ``preview = true``). A whole rule is preview by its
+``status = "preview"``: it is then left out of every selection (the default, a prefix, ``ALL``)
+unless preview is on. A stable rule's finding that is not yet trusted is reported with
+``self.report(node, message, preview=True)`` (or ``report_at(..., preview=True)``): the engine
+drops it unless preview is on, before noqa comments and fixes, so a preview finding's fix is never
+applied without preview either. The rule computes it either way; it never asks whether preview
+is on.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from libcst.metadata import PositionProvider, ProviderT, WhitespaceInclusivePosi
 
 # Rules import the data types and the prefilter parts from here (``from trllint.rule.base import
 # Edit, Fix, Rule, AnyOf``); each is defined in its own module.
-from trllint.core.findings import Applicability, Edit, Finding, Fix, Fixable
+from trllint.core.findings import Applicability, Edit, Finding, Fix, Fixable, RuleStatus
 from trllint.core.cst.private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.rule.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
 from trllint.core.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, check_declaration, token_present
@@ -36,8 +45,8 @@ if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
 __all__ = [
-    "AllOf", "AnyOf", "Applicability", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "Setting",
-    "Reached", "Token", "token_present",
+    "AllOf", "AnyOf", "Applicability", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "RuleStatus",
+    "Setting", "Reached", "Token", "token_present",
 ]
 
 
@@ -64,6 +73,13 @@ class Rule(cst.BatchableCSTVisitor):
     name: ClassVar[str]
     message: ClassVar[str]
     fixable: ClassVar[Fixable] = "never"
+    # "preview": not selected unless preview is on (the module's docstring; README, Rules). A rule
+    # graduates to "stable" when its test-split precision is at least 90 % strict over at least 20
+    # test findings and no safe fix there is labelled broken (benchmarks/README.md).
+    status: ClassVar[RuleStatus] = "stable"
+    # A stable rule that reports some findings with preview=True says which, in a few words
+    # (--list-rules and --explain show it).
+    preview_findings: ClassVar[str] = ""
     # What a file must spell to be worth parsing for this rule: AnyOf(...) or AllOf(AnyOf(...), ...)
     # (trllint.core.prefilter). None: always run. The prefilter must never change results.
     prefilter: ClassVar[Prefilter | None] = None
@@ -85,6 +101,8 @@ class Rule(cst.BatchableCSTVisitor):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         check_declaration(cls.__name__, cls.prefilter)
+        if cls.status not in ("stable", "preview"):
+            raise TypeError(f'{cls.__name__}.status is {cls.status!r}: "stable" or "preview"')
         if "prefilter_settings" in vars(cls):
             raise TypeError(
                 f"{cls.__name__}.prefilter_settings is gone: name the setting in the AnyOf it extends, "
@@ -214,7 +232,9 @@ class Rule(cst.BatchableCSTVisitor):
         message: str | None = None,
         *,
         fix: Fix | None = None,
+        preview: bool = False,
     ) -> None:
+        """Report ``node``; ``preview=True``: a preview behaviour, shown only when preview is on."""
         position = self.get_metadata(PositionProvider, node)
         self.report_at(
             position.start.line,
@@ -223,6 +243,7 @@ class Rule(cst.BatchableCSTVisitor):
             position.end.column,
             message,
             fix=fix,
+            preview=preview,
         )
 
     def report_at(
@@ -234,8 +255,10 @@ class Rule(cst.BatchableCSTVisitor):
         message: str | None = None,
         *,
         fix: Fix | None = None,
+        preview: bool = False,
     ) -> None:
-        """Report at 1-based lines and 0-based columns (LibCST's convention)."""
+        """Report at 1-based lines and 0-based columns (LibCST's convention); ``preview`` as in
+        :meth:`report`."""
         self.findings.append(
             Finding(
                 code=self.code,
@@ -247,6 +270,7 @@ class Rule(cst.BatchableCSTVisitor):
                 end_line=end_line,
                 end_column=end_column + 1,
                 fix=fix.located(self.source) if fix is not None else None,
+                preview=preview,
             )
         )
 

@@ -20,6 +20,10 @@ class RuleSet:
     # per-file-ignores: (glob relative to root, codes it switches off)
     per_file_ignores: list[tuple[str, frozenset[str]]] = field(default_factory=list)
     root: Path = field(default_factory=Path.cwd)
+    # Preview on (--preview, preview = true): the rules' preview findings (reported with
+    # ``preview=True``) are kept; off, the engine drops them. Which rules run is the selection's
+    # business (trllint.app.config leaves preview rules out unless preview is on).
+    preview: bool = False
     # Off only to prove the prefilter changes nothing (tests, TRLLINT_NO_PREFILTER=1): every rule
     # then parses every file it reads.
     use_prefilter: bool = field(default_factory=lambda: os.environ.get("TRLLINT_NO_PREFILTER", "") in ("", "0"))
