@@ -106,3 +106,24 @@ def test_check_hook_leaves_an_excluded_vendored_folder_alone(user_repo):
         (repo / name).unlink()
     shutil.rmtree(repo / "third_party")
     subprocess.run(["git", "rm", "-q", "--cached", "-r", "pyproject.toml", "mine.py", "third_party"], cwd=repo, check=True)
+
+
+def test_hooks_follow_the_configurations_preview(user_repo):
+    # TRL006 is a preview rule: the hook runs it only where the user's configuration turns
+    # preview on, as a run at the terminal does.
+    repo, home = user_repo
+    (repo / "dist_eval.py").write_text(
+        "from accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\n"
+        "def evaluate(batch):\n    if accelerator.is_main_process:\n"
+        "        total = accelerator.reduce(batch, reduction=\"sum\")\n        print(total)\n"
+    )
+    subprocess.run(["git", "add", "dist_eval.py"], cwd=repo, check=True)
+    stable = pre_commit("try-repo", str(REPO), "trllint", "--files", "dist_eval.py", cwd=repo, home=home)
+    assert stable.returncode == 0, stable.stdout + stable.stderr
+    (repo / "pyproject.toml").write_text("[tool.trllint]\npreview = true\n")
+    subprocess.run(["git", "add", "pyproject.toml"], cwd=repo, check=True)
+    preview = pre_commit("try-repo", str(REPO), "trllint", "--files", "dist_eval.py", cwd=repo, home=home)
+    assert preview.returncode == 1 and "TRL006" in preview.stdout, preview.stdout + preview.stderr
+    (repo / "pyproject.toml").unlink()
+    (repo / "dist_eval.py").unlink()
+    subprocess.run(["git", "rm", "-q", "--cached", "pyproject.toml", "dist_eval.py"], cwd=repo, check=True)

@@ -248,11 +248,13 @@ def test_setup_cfg_reads_one_line_values_as_setuptools_does():
     assert [f.line for f in findings] == [2]  # line 5 carries a noqa
 
 
-def test_broken_toml_is_a_finding_on_its_line_not_a_crash():
+def test_broken_toml_is_a_preview_finding_on_its_line_not_a_crash():
     text = '[project]\nname = "x"\ndependencies = ["vllm>=0.7.1",\n  = 3\n]\n'
-    findings = lint_source(SourceFile(text, "pyproject.toml", is_python=False), "pyproject.toml", RuleSet([RULE]))
-    assert [(f.code, f.line) for f in findings] == [("TRL005", 4)]
+    source = SourceFile(text, "pyproject.toml", is_python=False)
+    findings = lint_source(source, "pyproject.toml", RuleSet([RULE], preview=True))
+    assert [(f.code, f.line, f.preview) for f in findings] == [("TRL005", 4, True)]
     assert "invalid TOML" in findings[0].message and findings[0].fix is None
+    assert lint_source(source, "pyproject.toml", RuleSet([RULE])) == []  # preview: not in the default run
 
 
 # ---- suppression and the command line --------------------------------------------------------

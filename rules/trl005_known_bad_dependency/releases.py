@@ -29,6 +29,8 @@ class KnownBad:
     first_good: Version
     symptom: str
     reference: str
+    # A row not yet trusted on unseen code: its findings are preview (shown only with --preview).
+    preview: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -42,9 +44,17 @@ def known_bad() -> tuple[KnownBad, ...]:
             Version(row["first-good"]),
             row["symptom"],
             row["reference"],
+            _flag(row, "preview"),
         )
         for row in rows
     )
+
+
+def _flag(row: dict, key: str) -> bool:
+    value = row.get(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{TABLE.name}: {row.get('package')}: {key!r} must be true or false, got {value!r}")
+    return value
 
 
 def violated_row(requirement: Requirement) -> KnownBad | None:

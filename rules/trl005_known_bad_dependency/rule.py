@@ -52,6 +52,10 @@ class KnownBadDependency(Rule):
         "raise its lower bound to the first good release"
     )
     fixable = "sometimes"
+    # Preview (issue 26): a line it cannot read (local paths, URLs and pip options it does not
+    # know, a broken file) and the rows of known_bad.toml marked `preview = true`. Stable: the
+    # other rows (the GRPO / vLLM one).
+    preview_findings = "unreadable files and malformed requirement lines; known-bad rows marked preview"
     # Any .txt / .in file handed over is read as pip's format: discovery hands over those named
     # like requirements files, those in a requirements/ folder, those they include with -r / -c,
     # and those the user names.
@@ -76,7 +80,7 @@ class KnownBadDependency(Rule):
         for item in items:
             if isinstance(item, Unreadable):
                 message = f"{self.filename}: {item.message}; its dependencies cannot be checked"
-                self._report_span(item.start, item.start, message)
+                self._report_span(item.start, item.start, message, preview=True)
             else:
                 self.check(item)
 
@@ -88,7 +92,7 @@ class KnownBadDependency(Rule):
             requirement = Requirement(declared.text)
         except InvalidRequirement as exc:
             message = f"malformed requirement {declared.text!r}: {_first_line(exc)}; installers refuse it"
-            self._report_span(declared.start, declared.end, message)
+            self._report_span(declared.start, declared.end, message, preview=True)
             return
         if requirement.url:  # a direct reference names one build, not a range
             return
@@ -102,7 +106,7 @@ class KnownBadDependency(Rule):
             f"{spelled} admits {row.package}{row.bad}: {row.symptom}; "
             f"require {row.package}>={row.first_good} (see {row.reference})"
         )
-        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row))
+        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row), preview=row.preview)
 
     def _raise_fix(self, declared: Declared, row: KnownBad) -> Fix | None:
         from .releases import raise_lower_bound
@@ -116,10 +120,10 @@ class KnownBadDependency(Rule):
         reason = Unsafe.DROPS_A_BOUND.text() if edit.unsafe else None
         return self.fix(Edit(at + edit.start, at + edit.end, edit.content), reason=reason)
 
-    def _report_span(self, start: int, end: int, message: str, fix: Fix | None = None) -> None:
+    def _report_span(self, start: int, end: int, message: str, fix: Fix | None = None, *, preview: bool = False) -> None:
         line, column = self.source.position(start)
         end_line, end_column = self.source.position(end)
-        self.report_at(line, column, end_line, end_column, message, fix=fix)
+        self.report_at(line, column, end_line, end_column, message, fix=fix, preview=preview)
 
     # ---- setup.py ----------------------------------------------------------------------
 

@@ -46,6 +46,9 @@ class CollectiveUnderRankGuard(Rule):
     name = "collective-under-rank-guard"
     message = "collective reached by only some ranks: the others never enter it and the job hangs; call it on every rank"
     fixable = "sometimes"
+    # 0 of 34 findings real on public repositories nobody tuned it to (issue 26): preview until
+    # its test-split precision meets the bar (benchmarks/README.md).
+    status = "preview"
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker.
     prefilter = AllOf(AnyOf(*DISTRIBUTED_MARKERS), AnyOf(*COLLECTIVE_MARKERS), AnyOf(*RANK_MARKERS))
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)

@@ -149,12 +149,15 @@ def buggy_and_fixed(
     for target in (buggy, fixed):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, target)
-    check = run_trllint("--no-cache", "--select", code, str(buggy))
+    # --preview: a preview rule (TRL006) is selected only with it, and a stable rule's preview
+    # findings are then fixed and proven too.
+    selection = ("--no-cache", "--preview", "--select", code)
+    check = run_trllint(*selection, str(buggy))
     assert check.returncode == 1 and code in check.stdout, f"trllint does not flag the scenario:\n{check.stdout}{check.stderr}"
-    fix_args = ["--no-cache", "--select", code, "--fix", str(fixed)] + (["--unsafe-fixes"] if unsafe else [])
+    fix_args = [*selection, "--fix", str(fixed)] + (["--unsafe-fixes"] if unsafe else [])
     result = run_trllint(*fix_args)
     assert fixed.read_text() != buggy.read_text(), f"trllint --fix changed nothing:\n{result.stdout}{result.stderr}"
-    recheck = run_trllint("--no-cache", "--select", code, str(fixed))
+    recheck = run_trllint(*selection, str(fixed))
     assert recheck.returncode == 0, f"findings remain after --fix:\n{recheck.stdout}"
     return buggy, fixed
 

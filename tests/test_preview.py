@@ -1,0 +1,304 @@
+"""The preview tier (issue 26), as in Ruff: preview rules (TRL006) and preview findings of stable
+rules (TRL005's lines it cannot read) run only when preview is on, by --preview or ``preview =
+true``, on every path a run takes: the CLI, the configuration, the worker pool, the result cache,
+standard input, --fix and --add-noqa."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from trllint.core.source import SourceFile
+from trllint.engine.fix_loop import fix_source
+from trllint.engine.lint import lint_source
+from trllint.engine.pipeline import add_noqa_bytes
+from trllint.rule.base import AnyOf, Rule
+from trllint.rule.registry import all_rules
+from trllint.rule.ruleset import RuleSet
+
+REPO = Path(__file__).resolve().parents[1]
+
+# TRL006 (a preview rule): a collective only rank 0 enters.
+COLLECTIVE_ON_RANK_ZERO = '''\
+from accelerate import Accelerator
+
+accelerator = Accelerator()
+
+
+def evaluate(batch):
+    if accelerator.is_main_process:
+        total = accelerator.reduce(batch, reduction="sum")
+        print(total)
+'''
+# TRL005: line 1 is the stable GRPO / vLLM range; line 2 a line it calls malformed (preview).
+REQUIREMENTS = "vllm>=0.6\nsrc/pkg\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch) -> Path:
+    (tmp_path / "train.py").write_text(COLLECTIVE_ON_RANK_ZERO)
+    (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def found(result) -> set[tuple[str, str, int]]:
+    return {(f["path"], f["code"], f["line"]) for f in json.loads(result.out)}
+
+
+STABLE = {("requirements.txt", "TRL005", 1)}
+PREVIEW = {("requirements.txt", "TRL005", 2), ("train.py", "TRL006", 8)}
+
+
+# ---- turning it on and off ---------------------------------------------------------------------
+
+
+def test_default_run_reports_neither_preview_rules_nor_preview_findings(cli, project):
+    result = cli("--no-cache", "--format", "json", ".")
+    assert result.code == 1 and found(result) == STABLE
+    assert result.err == ""  # nothing was selected by name: no warning
+
+
+def test_preview_flag_reports_both_and_marks_them(cli, project):
+    result = cli("--no-cache", "--preview", "--format", "json", ".")
+    assert found(result) == STABLE | PREVIEW
+    marked = {(f["path"], f["code"], f["line"]): f["preview"] for f in json.loads(result.out)}
+    assert marked == {("requirements.txt", "TRL005", 1): False, **{key: True for key in PREVIEW}}
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("pyproject.toml", "[tool.trllint]\npreview = true\n"), ("trllint.toml", "preview = true\n")],
+)
+def test_configuration_turns_preview_on_and_no_preview_overrides_it(cli, project, name, text):
+    (project / name).write_text(text)
+    assert found(cli("--no-cache", "--format", "json", ".")) == STABLE | PREVIEW
+    assert found(cli("--no-cache", "--no-preview", "--format", "json", ".")) == STABLE
+    # The last of the two flags wins, as in Ruff.
+    assert found(cli("--no-cache", "--no-preview", "--preview", "--format", "json", ".")) == STABLE | PREVIEW
+
+
+def test_preview_in_the_configuration_must_be_a_boolean(cli, project):
+    (project / "pyproject.toml").write_text('[tool.trllint]\npreview = "yes"\n')
+    result = cli("--no-cache", ".")
+    assert result.code == 2
+    assert "'preview' must be true or false, got 'yes'" in result.err and "Traceback" not in result.err
+
+
+# ---- selecting a preview rule (Ruff's behaviour) -----------------------------------------------
+
+
+def test_preview_rule_selected_by_code_without_preview_warns_and_is_not_run(cli, project):
+    result = cli("--no-cache", "--format", "json", "--select", "TRL006,TRL005", ".")
+    assert found(result) == STABLE
+    assert result.err.count("warning:") == 1
+    assert "selecting TRL006 has no effect because preview is not enabled" in result.err
+    # Named alone, nothing is left to run: a usage error that says why, never "All checks passed!".
+    alone = cli("--no-cache", "--select", "collective-under-rank-guard", ".")
+    assert alone.code == 2 and "no rule is selected: TRL006 needs --preview" in alone.err
+    extended = cli("--no-cache", "--format", "json", "--select", "TRL005", "--extend-select", "TRL006", ".")
+    assert found(extended) == STABLE and "selecting TRL006" in extended.err
+
+
+def test_preview_rule_named_in_the_configuration_warns_too(cli, project):
+    (project / "pyproject.toml").write_text('[tool.trllint]\nextend-select = ["TRL006"]\n')
+    result = cli("--no-cache", "--format", "json", ".")
+    assert found(result) == STABLE and "selecting TRL006 has no effect" in result.err
+
+
+def test_prefixes_and_all_leave_preview_rules_out_silently(cli, project):
+    for selector in ("ALL", "TRL", "TRL00"):
+        result = cli("--no-cache", "--format", "json", "--select", selector, ".")
+        assert found(result) == STABLE and result.err == "", selector
+        on = cli("--no-cache", "--preview", "--format", "json", "--select", selector, ".")
+        assert found(on) == STABLE | PREVIEW, selector
+
+
+def test_with_preview_a_preview_rule_is_selected_by_code_and_ignored_as_any_other(cli, project):
+    assert found(cli("--no-cache", "--preview", "--format", "json", "--select", "TRL006", ".")) == {
+        ("train.py", "TRL006", 8)
+    }
+    ignored = cli("--no-cache", "--preview", "--format", "json", "--ignore", "TRL006", ".")
+    assert found(ignored) == STABLE | {("requirements.txt", "TRL005", 2)} and ignored.err == ""
+
+
+# ---- every path a run takes --------------------------------------------------------------------
+
+
+def test_result_cache_keeps_preview_runs_apart(cli, project):
+    assert found(cli("--format", "json", ".")) == STABLE  # writes the cache without preview
+    with_preview = cli("--preview", "--format", "json", ".")
+    assert found(with_preview) == STABLE | PREVIEW
+    assert found(cli("--format", "json", ".")) == STABLE
+    # A second preview run is served from the cache, preview marks included.
+    again = cli("--preview", "--format", "json", ".")
+    assert json.loads(again.out) == json.loads(with_preview.out)
+    assert len(list((project / ".trllint_cache").glob("results-*.json"))) == 2
+    # The same rules either way (TRL005 alone): only preview tells the two apart.
+    only_trl005 = ("--select", "TRL005", "--format", "json", "requirements.txt")
+    assert found(cli(*only_trl005)) == STABLE
+    assert found(cli("--preview", *only_trl005)) == STABLE | {("requirements.txt", "TRL005", 2)}
+    assert found(cli(*only_trl005)) == STABLE
+
+
+def test_worker_pool_gets_the_preview_flag(cli, project):
+    for index in range(10):  # more than the 8 files below which no pool is started
+        (project / f"train_{index}.py").write_text(COLLECTIVE_ON_RANK_ZERO)
+    one = cli("--no-cache", "--preview", "--jobs", "1", "--format", "json", ".")
+    two = cli("--no-cache", "--preview", "--jobs", "2", "--format", "json", ".")
+    assert json.loads(one.out) == json.loads(two.out)
+    assert sum(f["code"] == "TRL006" for f in json.loads(two.out)) == 11
+    assert not any(f["code"] == "TRL006" for f in json.loads(cli("--no-cache", "--jobs", "2", "--format", "json", ".").out))
+
+
+def test_standard_input(cli, project):
+    def codes(*args: str) -> set[str]:
+        result = cli("--no-cache", "--format", "json", *args, stdin=COLLECTIVE_ON_RANK_ZERO.encode())
+        return {f["code"] for f in json.loads(result.out)}
+
+    assert codes("-") == set()
+    assert codes("--preview", "-") == {"TRL006"}
+    assert codes("--preview", "--stdin-filename", "train.py") == {"TRL006"}
+
+
+def test_fix_applies_a_preview_rules_fix_only_with_preview(cli, project):
+    before = (project / "train.py").read_text()
+    assert cli("--no-cache", "--fix", "train.py").code == 0  # TRL006 does not run: nothing to fix
+    assert (project / "train.py").read_text() == before
+    assert cli("--no-cache", "--preview", "--fix", "train.py").code == 0
+    fixed = (project / "train.py").read_text()
+    assert fixed.index("accelerator.reduce") < fixed.index("if accelerator.is_main_process:")
+
+
+def test_sarif_carries_the_status_of_rules_and_the_preview_of_results(cli, project):
+    sarif = json.loads(cli("--no-cache", "--preview", "--format", "sarif", ".").out)
+    run = sarif["runs"][0]
+    status = {rule["id"]: rule["properties"]["status"] for rule in run["tool"]["driver"]["rules"]}
+    assert status["TRL006"] == "preview" and status["TRL005"] == "stable"
+    preview = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): r.get("properties", {}).get("preview")
+        for r in run["results"]
+    }
+    assert preview == {("TRL005", 1): None, ("TRL005", 2): True, ("TRL006", 8): True}
+
+
+# ---- what a rule says of itself ----------------------------------------------------------------
+
+
+def test_list_rules_and_explain_show_the_status(cli):
+    listing = cli("--list-rules").out.splitlines()
+    assert listing[0].split() == ["CODE", "NAME", "STATUS", "FIX"]
+    status = {line.split()[0]: line.split()[2] for line in listing[1:]}
+    assert status["TRL006"] == "preview"
+    assert status["TRL005"] == "stable+preview"  # stable, with preview findings
+    assert status["TRL001"] == "stable"
+    explained = cli("--explain", "TRL006").out
+    readme = (REPO / "rules" / "trl006_collective_under_rank_guard" / "README.md").read_text(encoding="utf-8")
+    title, _, rest = readme.partition("\n")
+    assert explained.startswith(f"{title}\n\nStatus: preview")
+    assert explained.endswith(rest.lstrip("\n"))
+    assert "Status: stable, in the default selection." in cli("--explain", "TRL001").out
+    assert "In preview (shown only with `--preview`): unreadable files" in cli("--explain", "TRL005").out
+
+
+def test_readme_rule_table_shows_each_rules_status():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \[(TRL\d{3})\]\([^)]*\) \| [a-z-]+ \| ([^|]+) \|", readme, flags=re.M)
+    assert {code for code, _ in rows} == set(all_rules())
+    for code, shown in rows:
+        rule = all_rules()[code].rule
+        assert shown.split(";")[0].strip() == rule.status, code
+        assert ("preview" in shown) == (rule.status == "preview" or bool(rule.preview_findings)), code
+
+
+def test_a_preview_rules_own_page_says_so():
+    for code, info in all_rules().items():
+        page = info.readme.read_text(encoding="utf-8")
+        assert ("A **preview** rule" in page) == (info.rule.status == "preview"), code
+
+
+def test_a_rule_status_is_stable_or_preview():
+    with pytest.raises(TypeError, match='status is .beta.: "stable" or "preview"'):
+
+        class Beta(Rule):  # noqa: F841 (defining it is the test)
+            code = "TST990"
+            name = "beta"
+            message = "m"
+            status = "beta"  # type: ignore[assignment]
+
+
+# ---- the engine: report(..., preview=True) -------------------------------------------------------
+
+
+class PreviewPrint(Rule):
+    """``print(...)``: a stable finding; ``print(..., file=...)`` a preview one, with a fix."""
+
+    code = "TST991"
+    name = "preview-print"
+    message = "print() call"
+    fixable = "sometimes"
+    prefilter = AnyOf("print")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Name) and node.func.value == "print"):
+            return
+        if any(arg.keyword is not None and arg.keyword.value == "file" for arg in node.args):
+            self.report(node, "print() to a file", fix=self.fix(self.replace(node.func, cst.Name("log"))), preview=True)
+        else:
+            self.report(node)
+
+
+TEXT = "print(1)\nprint(2, file=out)\n"
+
+
+def test_preview_findings_are_dropped_unless_the_ruleset_has_preview():
+    source = SourceFile(TEXT, "a.py")
+    stable = lint_source(source, "a.py", RuleSet([PreviewPrint]))
+    assert [(f.line, f.preview) for f in stable] == [(1, False)]
+    both = lint_source(source, "a.py", RuleSet([PreviewPrint], preview=True))
+    assert [(f.line, f.preview) for f in both] == [(1, False), (2, True)]
+
+
+def test_a_preview_findings_fix_and_noqa_need_preview():
+    source = SourceFile(TEXT, "a.py")
+    off = fix_source(source, "a.py", RuleSet([PreviewPrint]), unsafe=True)
+    assert not off.changed
+    on = fix_source(source, "a.py", RuleSet([PreviewPrint], preview=True), unsafe=True)
+    assert on.text == "print(1)\nlog(2, file=out)\n"
+    _, new_bytes = add_noqa_bytes(TEXT.encode(), "a.py", "a.py", RuleSet([PreviewPrint]))
+    assert new_bytes == b"print(1)  # noqa: TST991\nprint(2, file=out)\n"
+    _, with_preview = add_noqa_bytes(TEXT.encode(), "a.py", "a.py", RuleSet([PreviewPrint], preview=True))
+    assert with_preview == b"print(1)  # noqa: TST991\nprint(2, file=out)  # noqa: TST991\n"
+
+
+# ---- TRL005: a known-bad row marked preview -------------------------------------------------------
+
+
+def test_a_known_bad_row_marked_preview_gives_preview_findings(tmp_path, monkeypatch):
+    from trllint.rules.trl005_known_bad_dependency import releases
+
+    table = tmp_path / "known_bad.toml"
+    table.write_text(
+        (REPO / "rules" / "trl005_known_bad_dependency" / "known_bad.toml").read_text()
+        + '\n[[known-bad]]\npackage = "deepspeed"\nbad = "<0.10"\nfirst-good = "0.10.0"\n'
+        'symptom = "a made-up symptom"\nreference = "https://example.invalid"\npreview = true\n'
+    )
+    monkeypatch.setattr(releases, "TABLE", table)
+    releases.known_bad.cache_clear()
+    try:
+        rule = all_rules()["TRL005"].rule
+        source = SourceFile("vllm>=0.6\ndeepspeed>=0.9\n", "requirements.txt", is_python=False)
+        assert [f.line for f in lint_source(source, "requirements.txt", RuleSet([rule]))] == [1]
+        both = lint_source(source, "requirements.txt", RuleSet([rule], preview=True))
+        assert [(f.line, f.preview) for f in both] == [(1, False), (2, True)]
+        table.write_text(table.read_text().replace("preview = true", 'preview = "yes"'))
+        releases.known_bad.cache_clear()
+        with pytest.raises(ValueError, match="'preview' must be true or false"):
+            releases.known_bad()
+    finally:
+        monkeypatch.undo()
+        releases.known_bad.cache_clear()
