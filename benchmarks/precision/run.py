@@ -7,7 +7,8 @@
 2. unpack each into ``<cache>/src/<name>-<version>/`` (a wheel as is; an sdist below its top
    ``name-version/`` folder) and make that folder its own git work tree, as a user's checkout is:
    the cache lies in this repository's ignored files, which the linter would otherwise skip;
-3. lint each with this checkout's trllint, every rule selected (opt-in ones too), JSON output;
+3. lint each with this checkout's trllint, every rule selected (opt-in and preview ones too: the
+   benchmark is what graduates them), JSON output, whose ``preview`` field marks preview findings;
 4. match every finding to ``labels/<CODE>.jsonl`` by (package, version, path, line, code) and print
    findings and strict precision per rule (real / all; debatable and unlabelled count as not
    real), the unlabelled findings and the stale labels (labels no finding matches).
@@ -112,7 +113,7 @@ def unpack(pin: Pin, archive: Path, sources: Path) -> Path:
 def lint(root: Path, config: Path) -> list[dict]:
     """Every finding of every rule in one unpacked package, paths relative to its root."""
     result = subprocess.run(
-        [sys.executable, "-m", "trllint", "--select", "ALL", "--format", "json", "--no-cache",
+        [sys.executable, "-m", "trllint", "--select", "ALL", "--preview", "--format", "json", "--no-cache",
          "--exit-zero", "--config", str(config), "."],
         cwd=root, capture_output=True, text=True, env=_env(),
     )
