@@ -85,7 +85,8 @@ def test_corpus_lints_and_fixes_without_breaking_anything(tmp_path: Path):
         (tree / relative).write_text(text)
         originals[relative] = text.encode()
 
-    lint = run_cli("--no-cache", "--format", "json", ".", cwd=tree, timeout=3000)
+    # --preview: every rule and every finding meets the corpus, preview ones included.
+    lint = run_cli("--no-cache", "--preview", "--format", "json", ".", cwd=tree, timeout=3000)
     assert "Traceback" not in lint.stderr, lint.stderr
     findings = json.loads(lint.stdout)
     per_rule = Counter(f["code"] for f in findings)
@@ -100,7 +101,7 @@ def test_corpus_lints_and_fixes_without_breaking_anything(tmp_path: Path):
             with pytest.raises(cst.ParserSyntaxError):
                 cst.parse_module(originals[finding["path"]])
 
-    fixed = run_cli("--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tree, timeout=3000)
+    fixed = run_cli("--fix", "--unsafe-fixes", "--preview", "--no-cache", ".", cwd=tree, timeout=3000)
     assert "Traceback" not in fixed.stderr and "please report it" not in fixed.stderr, fixed.stderr
     summary = re.search(r"\((\d+) fixed, (\d+) remaining\)", fixed.stdout)
     applied = int(summary.group(1)) if summary else 0
@@ -112,7 +113,7 @@ def test_corpus_lints_and_fixes_without_breaking_anything(tmp_path: Path):
             assert _compiles(data), name
 
     snapshot = {name: (tree / name).read_bytes() for name in changed}
-    again = run_cli("--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tree, timeout=3000)
+    again = run_cli("--fix", "--unsafe-fixes", "--preview", "--no-cache", ".", cwd=tree, timeout=3000)
     assert "fixed" not in again.stdout.splitlines()[-1] or "(0 fixed" in again.stdout, again.stdout[-500:]
     assert {name: (tree / name).read_bytes() for name in changed} == snapshot
 

@@ -78,8 +78,9 @@ def _lint(files: list[Path], ruleset: RuleSet) -> dict[str, list[Finding]]:
 
 
 def _compare(files: list[Path], rules: list) -> int:
-    with_prefilter = _lint(files, RuleSet(rules, use_prefilter=True))
-    without = _lint(files, RuleSet(rules, use_prefilter=False))
+    # Preview on, so that preview findings are compared too.
+    with_prefilter = _lint(files, RuleSet(rules, use_prefilter=True, preview=True))
+    without = _lint(files, RuleSet(rules, use_prefilter=False, preview=True))
     differing = [path for path in with_prefilter if with_prefilter[path] != without[path]]
     assert not differing, "\n".join(
         f"{p}:\n  with prefilter:    {with_prefilter[p]}\n  without prefilter: {without[p]}" for p in differing
@@ -146,8 +147,8 @@ def test_prefilter_counts_configured_names_as_markers(tmp_path):
         files.append(tmp_path / name)
     rules = [info.rule for info in all_rules().values()]
     settings = {"training-step-methods": ["my_step"], "metric-sinks": ["report"]}
-    with_prefilter = _lint(files, RuleSet(rules, settings=settings, use_prefilter=True))
-    without = _lint(files, RuleSet(rules, settings=settings, use_prefilter=False))
+    with_prefilter = _lint(files, RuleSet(rules, settings=settings, use_prefilter=True, preview=True))
+    without = _lint(files, RuleSet(rules, settings=settings, use_prefilter=False, preview=True))
     assert with_prefilter == without
     assert sorted(f.code for found in without.values() for f in found) == ["TRL001", "TRL004"]
 

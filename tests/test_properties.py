@@ -34,7 +34,8 @@ LIBCST_GAPS = ("nests too deeply", "unexpected end of file after a line continua
 
 
 def every_rule() -> RuleSet:
-    return RuleSet([info.rule for info in all_rules().values()] + list(SOUND_FIXING_RULES))
+    # Preview on: the preview findings and their fixes meet the generated programs too.
+    return RuleSet([info.rule for info in all_rules().values()] + list(SOUND_FIXING_RULES), preview=True)
 
 
 def check_program(text: str, *, unsafe: bool, generated: bool = True) -> None:
