@@ -282,6 +282,7 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
     (tmp_path / "setup.cfg").write_text("[options]\ninstall_requires =\n    vllm~=0.7.0\n")
     (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(install_requires=["vllm"])\n')
     (tmp_path / "train.py").write_text('REQUIRES = ["vllm==0.7.0"]  # not a dependency declaration\n')
+    (tmp_path / "grpo.yaml").write_text("use_vllm: true\n")  # a recipe: the project runs TRL's vLLM generation
     monkeypatch.chdir(tmp_path)
 
     assert cli.main(["--no-cache", "--select", "TRL005", "--format", "json", "."]) == 1

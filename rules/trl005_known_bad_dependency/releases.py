@@ -29,6 +29,9 @@ class KnownBad:
     first_good: Version
     symptom: str
     reference: str
+    # A fact of the project's code the bug needs ("trl-vllm-generation": the project runs TRL's
+    # vLLM generation); None when any project that installs the range has it.
+    needs: str | None = None
 
 
 @lru_cache(maxsize=1)
@@ -42,6 +45,7 @@ def known_bad() -> tuple[KnownBad, ...]:
             Version(row["first-good"]),
             row["symptom"],
             row["reference"],
+            row.get("needs"),
         )
         for row in rows
     )

@@ -22,7 +22,9 @@ from trllint.rules.trl005_known_bad_dependency.dependencies import (
 )
 from trllint.core.cst.names import call_name
 from trllint.core.requirements_files import named_as_requirements
-from trllint.core.findings import ReasonKind
+from trllint.core.findings import Evidence, ReasonKind
+from trllint.facts.launch.project import TRL_VLLM_GENERATION, trl_vllm_generation
+from trllint.semantic.project.index import project_root
 from trllint.facts.calls import calls_in
 from trllint.rule.base import Edit, Fix, Rule
 
@@ -95,6 +97,16 @@ class KnownBadDependency(Rule):
         row = violated_row(requirement)
         if row is None:
             return
+        evidence: tuple[Evidence, ...] = ()
+        preview = False
+        if row.needs == TRL_VLLM_GENERATION:
+            if self.source.path is None:
+                preview = True  # text with no project (standard input, a case): the need is unknown
+            else:
+                found = trl_vllm_generation(project_root(self.source.path))
+                if found is None:
+                    return  # vLLM for inference only: the project never runs TRL's vLLM generation
+                evidence = (found,)
         start, end = version_part(declared.text)
         written = declared.text[start:end].strip()
         spelled = f"{requirement.name}{written}" if written else f"{requirement.name} (no version bound)"
@@ -102,7 +114,7 @@ class KnownBadDependency(Rule):
             f"{spelled} admits {row.package}{row.bad}: {row.symptom}; "
             f"require {row.package}>={row.first_good} (see {row.reference})"
         )
-        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row))
+        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row), evidence, preview)
 
     def _raise_fix(self, declared: Declared, row: KnownBad) -> Fix | None:
         from .releases import raise_lower_bound
@@ -116,10 +128,18 @@ class KnownBadDependency(Rule):
         reason = Unsafe.DROPS_A_BOUND.text() if edit.unsafe else None
         return self.fix(Edit(at + edit.start, at + edit.end, edit.content), reason=reason)
 
-    def _report_span(self, start: int, end: int, message: str, fix: Fix | None = None) -> None:
+    def _report_span(
+        self,
+        start: int,
+        end: int,
+        message: str,
+        fix: Fix | None = None,
+        evidence: tuple[Evidence, ...] = (),
+        preview: bool = False,
+    ) -> None:
         line, column = self.source.position(start)
         end_line, end_column = self.source.position(end)
-        self.report_at(line, column, end_line, end_column, message, fix=fix)
+        self.report_at(line, column, end_line, end_column, message, fix=fix, evidence=evidence, preview=preview)
 
     # ---- setup.py ----------------------------------------------------------------------
 

@@ -71,6 +71,19 @@ class Fix:
         return Fix(edits, self.applicability, self.reason)
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """One fact a finding stands on, where it is written: the wrap, the launch configuration, the
+    rank test. ``path`` is as the user names it (relative to where trllint runs, else absolute);
+    ``line`` is 1-based (in a notebook, a line of the notebook's program until the engine maps it
+    to its cell, then ``cell`` says which)."""
+
+    path: str
+    line: int
+    message: str
+    cell: int | None = None
+
+
 @dataclass
 class Finding:
     code: str
@@ -86,6 +99,10 @@ class Finding:
     internal: bool = field(default=False, compare=False)
     # In a notebook, the 1-based cell the finding is in; line and end_line then count in that cell.
     cell: int | None = None
+    # The facts that made the finding (``--show-evidence``, JSON ``evidence``, SARIF ``relatedLocations``).
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
+    # A preview behaviour of its rule: reported only when preview is on.
+    preview: bool = field(default=False, compare=False)
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

@@ -66,6 +66,18 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
         # SARIF has no notebook cells: the region counts lines in the cell this names.
         result["locations"][0]["logicalLocations"] = [{"name": f"cell {finding.cell}", "kind": "notebookCell"}]
         result["properties"] = {"cell": finding.cell}
+    if finding.evidence:
+        result["relatedLocations"] = [
+            {
+                "id": number,
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(evidence.path)},
+                    "region": {"startLine": evidence.line},
+                },
+                "message": {"text": evidence.message},
+            }
+            for number, evidence in enumerate(finding.evidence)
+        ]
     if finding.fix is not None:
         result["fixes"] = [
             {

@@ -24,7 +24,7 @@ from libcst.metadata import PositionProvider, ProviderT, WhitespaceInclusivePosi
 
 # Rules import the data types and the prefilter parts from here (``from trllint.rule.base import
 # Edit, Fix, Rule, AnyOf``); each is defined in its own module.
-from trllint.core.findings import Applicability, Edit, Finding, Fix, Fixable
+from trllint.core.findings import Applicability, Edit, Evidence, Finding, Fix, Fixable
 from trllint.core.cst.private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.rule.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
 from trllint.core.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, check_declaration, token_present
@@ -214,7 +214,11 @@ class Rule(cst.BatchableCSTVisitor):
         message: str | None = None,
         *,
         fix: Fix | None = None,
+        evidence: tuple[Evidence, ...] = (),
+        preview: bool = False,
     ) -> None:
+        """``evidence``: the facts that made the finding (the wrap, the launch config, the rank
+        test); ``preview``: a behaviour of the rule not yet stable, reported only under preview."""
         position = self.get_metadata(PositionProvider, node)
         self.report_at(
             position.start.line,
@@ -223,6 +227,8 @@ class Rule(cst.BatchableCSTVisitor):
             position.end.column,
             message,
             fix=fix,
+            evidence=evidence,
+            preview=preview,
         )
 
     def report_at(
@@ -234,6 +240,8 @@ class Rule(cst.BatchableCSTVisitor):
         message: str | None = None,
         *,
         fix: Fix | None = None,
+        evidence: tuple[Evidence, ...] = (),
+        preview: bool = False,
     ) -> None:
         """Report at 1-based lines and 0-based columns (LibCST's convention)."""
         self.findings.append(
@@ -247,6 +255,8 @@ class Rule(cst.BatchableCSTVisitor):
                 end_line=end_line,
                 end_column=end_column + 1,
                 fix=fix.located(self.source) if fix is not None else None,
+                evidence=evidence,
+                preview=preview,
             )
         )
 
