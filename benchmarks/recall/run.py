@@ -67,9 +67,11 @@ def _precision_split_of():
     if spec is None or spec.loader is None:
         return None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     try:
         spec.loader.exec_module(module)
     except Exception:  # noqa: BLE001 - a file that cannot be imported has no rule to offer
+        del sys.modules[spec.name]
         return None
     return getattr(module, "split_of", None)
 
