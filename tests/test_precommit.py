@@ -38,6 +38,9 @@ def user_repo(tmp_path_factory) -> tuple[Path, Path]:
     home = tmp_path_factory.mktemp("pre-commit-home")
     repo = tmp_path_factory.mktemp("user-repo")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    # How the user's project runs: FSDP (TRL002's bug needs it) and TRL's vLLM generation (TRL005's).
+    (repo / "fsdp.yaml").write_text("distributed_type: FSDP\nnum_processes: 2\n")
+    (repo / "grpo.yaml").write_text("use_vllm: true\n")
     return repo, home
 
 
@@ -68,10 +71,12 @@ def test_fix_hook_takes_notebooks_and_requirements_folders(user_repo):
 
     repo, home = user_repo
     source = [
-        "from accelerate import Accelerator\n",
-        "accelerator = Accelerator()\n",
-        "model = accelerator.prepare(model)\n",
-        "print(model.config.vocab_size)\n",
+        "from accelerate import Accelerator, notebook_launcher\n",
+        "def main():\n",
+        "    accelerator = Accelerator()\n",
+        "    model = accelerator.prepare(model)\n",
+        "    print(model.config.vocab_size)\n",
+        "notebook_launcher(main, num_processes=2)\n",
     ]
     cell = {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [], "source": source}
     notebook = {"cells": [cell], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
@@ -84,7 +89,7 @@ def test_fix_hook_takes_notebooks_and_requirements_folders(user_repo):
     )
     assert result.returncode == 1, result.stdout + result.stderr
     fixed = json.loads((repo / "nb.ipynb").read_text())["cells"][0]["source"]
-    assert fixed[3] == "print(accelerator.unwrap_model(model).config.vocab_size)\n"
+    assert fixed[4] == "    print(accelerator.unwrap_model(model).config.vocab_size)\n"
     assert (repo / "requirements" / "serve.txt").read_text() == "vllm>=0.7.2\n"
 
 

@@ -34,14 +34,17 @@ def evaluate(batch):
         total = accelerator.reduce(batch, reduction="sum")
         print(total)
 '''
-# TRL005: line 1 is the stable GRPO / vLLM range; line 2 a line it calls malformed (preview).
+# TRL005: line 1 is the stable GRPO / vLLM range (the project runs TRL's vLLM generation, below);
+# line 2 a line it calls malformed (preview).
 REQUIREMENTS = "vllm>=0.6\nsrc/pkg\n"
+GRPO_WITH_VLLM = "from trl import GRPOConfig\n\nconfig = GRPOConfig(output_dir='out', use_vllm=True)\n"
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch) -> Path:
     (tmp_path / "train.py").write_text(COLLECTIVE_ON_RANK_ZERO)
     (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
+    (tmp_path / "grpo.py").write_text(GRPO_WITH_VLLM)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -282,16 +285,15 @@ def test_a_known_bad_row_marked_preview_gives_preview_findings(tmp_path, monkeyp
     from trllint.rules.trl005_known_bad_dependency import releases
 
     table = tmp_path / "known_bad.toml"
+    row = 'bad = "<0.10"\nfirst-good = "0.10.0"\nsymptom = "a made-up symptom"\nreference = "https://example.invalid"\n'
     table.write_text(
-        (REPO / "rules" / "trl005_known_bad_dependency" / "known_bad.toml").read_text()
-        + '\n[[known-bad]]\npackage = "deepspeed"\nbad = "<0.10"\nfirst-good = "0.10.0"\n'
-        'symptom = "a made-up symptom"\nreference = "https://example.invalid"\npreview = true\n'
+        f'[[known-bad]]\npackage = "peft"\n{row}\n[[known-bad]]\npackage = "deepspeed"\n{row}preview = true\n'
     )
     monkeypatch.setattr(releases, "TABLE", table)
     releases.known_bad.cache_clear()
     try:
         rule = all_rules()["TRL005"].rule
-        source = SourceFile("vllm>=0.6\ndeepspeed>=0.9\n", "requirements.txt", is_python=False)
+        source = SourceFile("peft>=0.9\ndeepspeed>=0.9\n", "requirements.txt", is_python=False)
         assert [f.line for f in lint_source(source, "requirements.txt", RuleSet([rule]))] == [1]
         both = lint_source(source, "requirements.txt", RuleSet([rule], preview=True))
         assert [(f.line, f.preview) for f in both] == [(1, False), (2, True)]

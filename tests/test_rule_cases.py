@@ -199,9 +199,11 @@ def snapshot_line(case: Case, finding: Finding) -> str:
         shown_fix = f" [unsafe fix: {fix.reason}]"
     else:
         shown_fix = " [safe fix]"
-    # One finding, one line, whatever a message holds.
-    shown_preview = " [preview]" if finding.preview else ""
-    text = f"{finding.message}{shown_fix}{shown_preview}".replace("\n", "\\n")
+    # One finding, one line, whatever a message holds; a preview behaviour says so, and each fact
+    # it stands on follows as ``<- path:line: message``.
+    preview = " [preview]" if finding.preview else ""
+    evidence = "".join(f" <- {e.path}:{e.line}: {e.message}" for e in finding.evidence)
+    text = f"{finding.message}{shown_fix}{preview}{evidence}".replace("\n", "\\n")
     return f"{case_name(case)}:{finding.line}:{finding.column}: {finding.code} {text}"
 
 

@@ -244,7 +244,8 @@ def test_setup_cfg_reads_one_line_values_as_setuptools_does():
         "    vllm  # noqa: TRL005\n    # c\n    trl\n"
     )
     assert [i.text for i in in_setup_cfg(text)] == ["vllm>=0.7.1", "trl", "vllm", "trl"]
-    findings = lint_source(SourceFile(text, "setup.cfg", is_python=False), "setup.cfg", RuleSet([RULE]))
+    # Preview on: a text with no project leaves the vLLM row's need unknown, a preview finding.
+    findings = lint_source(SourceFile(text, "setup.cfg", is_python=False), "setup.cfg", RuleSet([RULE], preview=True))
     assert [f.line for f in findings] == [2]  # line 5 carries a noqa
 
 
@@ -265,17 +266,21 @@ PYPROJECT = '[project]\nname = "x"\nversion = "1"\ndependencies = [\n    "vllm>=
 def test_per_file_ignores_switch_the_rule_off_for_pyproject(tmp_path):
     path = tmp_path / "pyproject.toml"
     source = SourceFile(PYPROJECT, str(path), is_python=False)
-    assert [f.line for f in lint_source(source, path.name, RuleSet([RULE], root=tmp_path))] == [5]
-    ignoring = RuleSet([RULE], root=tmp_path, per_file_ignores=[("pyproject.toml", frozenset({"TRL005"}))])
+    # Preview on: with no project the vLLM row's need is unknown, a preview finding.
+    assert [f.line for f in lint_source(source, path.name, RuleSet([RULE], root=tmp_path, preview=True))] == [5]
+    ignoring = RuleSet(
+        [RULE], root=tmp_path, per_file_ignores=[("pyproject.toml", frozenset({"TRL005"}))], preview=True
+    )
     assert lint_source(source, path.name, ignoring) == []
 
 
 def test_noqa_on_the_line_suppresses_in_requirements_and_setup_py():
     text = "vllm>=0.7.1  # noqa: TRL005\nvllm==0.7.0\n"
     requirements = SourceFile(text, "requirements.txt", is_python=False)
-    assert [f.line for f in lint_source(requirements, "requirements.txt", RuleSet([RULE]))] == [2]
+    ruleset = RuleSet([RULE], preview=True)  # no project: the vLLM row's findings are preview ones
+    assert [f.line for f in lint_source(requirements, "requirements.txt", ruleset)] == [2]
     setup = 'from setuptools import setup\nsetup(install_requires=[\n    "vllm",  # noqa: TRL005\n    "vllm<0.9",\n])\n'
-    assert [f.line for f in lint_source(SourceFile(setup, "setup.py"), "setup.py", RuleSet([RULE]))] == [4]
+    assert [f.line for f in lint_source(SourceFile(setup, "setup.py"), "setup.py", ruleset)] == [4]
 
 
 def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeypatch, capsys):
@@ -284,6 +289,7 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
     (tmp_path / "setup.cfg").write_text("[options]\ninstall_requires =\n    vllm~=0.7.0\n")
     (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(install_requires=["vllm"])\n')
     (tmp_path / "train.py").write_text('REQUIRES = ["vllm==0.7.0"]  # not a dependency declaration\n')
+    (tmp_path / "grpo.yaml").write_text("use_vllm: true\n")  # a recipe: the project runs TRL's vLLM generation
     monkeypatch.chdir(tmp_path)
 
     assert cli.main(["--no-cache", "--select", "TRL005", "--format", "json", "."]) == 1

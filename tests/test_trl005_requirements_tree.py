@@ -21,6 +21,8 @@ def project(tmp_path, monkeypatch):
     root = tmp_path / "project"
     (root / "requirements").mkdir(parents=True)
     (root / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "0"\n', encoding="utf-8")
+    # The project runs TRL's vLLM generation, where the known-bad vLLM range bites.
+    (root / "train_grpo.py").write_text("from trl import GRPOConfig\nargs = GRPOConfig(use_vllm=True)\n", encoding="utf-8")
     monkeypatch.chdir(root)
     return root
 

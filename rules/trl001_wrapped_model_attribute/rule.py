@@ -18,6 +18,9 @@ from trllint.semantic.context import (
 from trllint.semantic.model import ClassFacts
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, parameter_names
 from trllint.facts.accelerators import accelerator_in_scope
+from trllint.core.findings import Evidence
+from trllint.facts.launch.model import launch_of
+from trllint.facts.launch.branches import unwrapped_at
 from trllint.facts.wrapping import (
     wrapping_facts,
     DATA_PARALLEL,
@@ -86,6 +89,15 @@ class WrappedModelAttribute(Rule):
         member = node.attr.value
         if wrapping is None or not wrapping.breaks(member) or self._guarded_by_hasattr(node):
             return
+        if unwrapped_at(self.model, node):
+            return  # the other arm of a test for the wrapper: the model is bare here
+        evidence: tuple[Evidence, ...] = ()
+        backends = wrapping.breaking_backends(member)
+        if backends is not None:  # the launch chooses the wrapper
+            launch = launch_of(self.model, node)
+            if not launch.possible(backends):
+                return  # no launch of this code wraps the model in a wrapper that hides the member
+            evidence = launch.shown(backends)
         receiver = self.source.module.code_for_node(node.value)
         fix = self._cache_fix(node, receiver) if _is_the_trainers_model(receiver, wrapping) else None
         if fix is not None:
@@ -103,7 +115,7 @@ class WrappedModelAttribute(Rule):
                 reason = Unsafe.NEEDS_WHOLE_PARAMETERS.text(member=member, kind=wrapping.kind) if unsafe else None
                 fix = self.fix(Edit(start, end, unwrapped), reason=reason)
         message = f"{receiver}.{member} on a model that may be wrapped ({wrapping.origin}); {advice}"
-        self.report(node, message, fix=fix)
+        self.report(node, message, fix=fix, evidence=evidence)
 
     # ---- what is not a finding ----------------------------------------------------------
 

@@ -17,6 +17,8 @@ from trllint.core.cst import walk
 from trllint.core.findings import ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import fsdp_known_off
+from trllint.facts.launch.backends import Backend
+from trllint.facts.launch.model import launch_of
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.core.cst.names import ImportMap, argument, call_name, is_none, is_true, matches
@@ -26,6 +28,7 @@ from trllint.rule.base import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
 _PLACEMENT_POSITION = 1
 _EVALUATION_POSITION = 2
 _PLACEMENT = "device_placement=True"
+_FSDP = frozenset({Backend.FSDP})
 
 
 class Unsafe(ReasonKind):
@@ -42,6 +45,7 @@ class EvalModePrepareWithoutPlacement(Rule):
         "on the CPU under FSDP (neither wrapped nor moved); pass device_placement=True"
     )
     fixable = "sometimes"
+    preview_findings = "a call in code whose launch does not show FSDP"
     prefilter = AnyOf("prepare_model")
     settings_schema = {"line-length": LINE_LENGTH_SETTING}
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
@@ -64,10 +68,17 @@ class EvalModePrepareWithoutPlacement(Rule):
             return
         if not is_accelerator(node.func.value, self.context) or fsdp_known_off(node, self.context):
             return
+        launch = launch_of(self.model, node)
+        if not launch.possible(_FSDP):
+            return  # no launch of this code uses FSDP
+        evidence = launch.shown(_FSDP)
+        # Without a launch that shows FSDP the finding is a preview behaviour (unknown is silent).
+        message = self.message if evidence else f"{self.message} ({launch.unknown_message(_FSDP)})"
         if placement is None:
-            self.report(node, fix=self._fix(*self._add_placement(node)))
+            fix = self._fix(*self._add_placement(node))
         else:
-            self.report(node, fix=self._fix(self.replace(placement.value, cst.Name("True"))))
+            fix = self._fix(self.replace(placement.value, cst.Name("True")))
+        self.report(node, message, fix=fix, evidence=evidence, preview=not evidence)
 
     def _fix(self, *edits: Edit) -> Fix:
         return self.fix(*edits, reason=Unsafe.PLACED_BY_HAND.text() if self._file_places_models_by_hand else None)

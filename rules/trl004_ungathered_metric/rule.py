@@ -13,6 +13,7 @@ import libcst as cst
 
 from trllint.facts.branches import rank_divergence
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
+from trllint.facts.launch.model import launch_of
 from trllint.facts.accelerators import accelerator_in_scope
 from trllint.facts.rank_flow import (
     rank_flows,
@@ -256,6 +257,8 @@ class UngatheredMetric(Rule):
         self._reported.add(id(value))
         if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
             return
+        if not launch_of(self.model, value).multi_process:
+            return  # one process (a notebook no launcher starts): its value is the whole metric
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
             self.report(value, NO_ACCELERATOR)

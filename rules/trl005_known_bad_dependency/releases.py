@@ -29,6 +29,9 @@ class KnownBad:
     first_good: Version
     symptom: str
     reference: str
+    # A fact of the project's code the bug needs ("trl-vllm-generation": the project runs TRL's
+    # vLLM generation); None when any project that installs the range has it.
+    needs: str | None = None
     # A row not yet trusted on unseen code: its findings are preview (shown only with --preview).
     preview: bool = False
 
@@ -44,7 +47,8 @@ def known_bad() -> tuple[KnownBad, ...]:
             Version(row["first-good"]),
             row["symptom"],
             row["reference"],
-            _flag(row, "preview"),
+            needs=row.get("needs"),
+            preview=_flag(row, "preview"),
         )
         for row in rows
     )

@@ -22,7 +22,9 @@ from trllint.rules.trl005_known_bad_dependency.dependencies import (
 )
 from trllint.core.cst.names import call_name
 from trllint.core.requirements_files import named_as_requirements
-from trllint.core.findings import ReasonKind
+from trllint.core.findings import Evidence, ReasonKind
+from trllint.facts.launch.project import TRL_VLLM_GENERATION, trl_vllm_generation
+from trllint.semantic.project.index import project_scope
 from trllint.facts.calls import calls_in
 from trllint.rule.base import Edit, Fix, Rule
 
@@ -52,10 +54,13 @@ class KnownBadDependency(Rule):
         "raise its lower bound to the first good release"
     )
     fixable = "sometimes"
-    # Preview (issue 26): a line it cannot read (local paths, URLs and pip options it does not
-    # know, a broken file) and the rows of known_bad.toml marked `preview = true`. Stable: the
-    # other rows (the GRPO / vLLM one).
-    preview_findings = "unreadable files and malformed requirement lines; known-bad rows marked preview"
+    # Preview (issue 26): what it cannot read (a malformed line, such as a local path it does not
+    # know; a broken file), the rows of known_bad.toml marked `preview = true`, and a row whose
+    # need cannot be checked (a file of no project). Stable: the GRPO / vLLM row, in a project.
+    preview_findings = (
+        "unreadable files and malformed requirement lines; known-bad rows marked preview; "
+        "a known-bad range in a file of no project (standard input)"
+    )
     # Any .txt / .in file handed over is read as pip's format: discovery hands over those named
     # like requirements files, those in a requirements/ folder, those they include with -r / -c,
     # and those the user names.
@@ -99,6 +104,16 @@ class KnownBadDependency(Rule):
         row = violated_row(requirement)
         if row is None:
             return
+        evidence: tuple[Evidence, ...] = ()
+        preview = row.preview  # a row marked preview in known_bad.toml
+        if row.needs == TRL_VLLM_GENERATION:
+            if self.source.path is None:
+                preview = True  # text with no project (standard input, a case): the need is unknown
+            else:
+                found = trl_vllm_generation(project_scope(self.source.path))
+                if found is None:
+                    return  # vLLM for inference only: the project never runs TRL's vLLM generation
+                evidence = (found,)
         start, end = version_part(declared.text)
         written = declared.text[start:end].strip()
         spelled = f"{requirement.name}{written}" if written else f"{requirement.name} (no version bound)"
@@ -106,7 +121,7 @@ class KnownBadDependency(Rule):
             f"{spelled} admits {row.package}{row.bad}: {row.symptom}; "
             f"require {row.package}>={row.first_good} (see {row.reference})"
         )
-        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row), preview=row.preview)
+        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row), evidence, preview)
 
     def _raise_fix(self, declared: Declared, row: KnownBad) -> Fix | None:
         from .releases import raise_lower_bound
@@ -120,10 +135,18 @@ class KnownBadDependency(Rule):
         reason = Unsafe.DROPS_A_BOUND.text() if edit.unsafe else None
         return self.fix(Edit(at + edit.start, at + edit.end, edit.content), reason=reason)
 
-    def _report_span(self, start: int, end: int, message: str, fix: Fix | None = None, *, preview: bool = False) -> None:
+    def _report_span(
+        self,
+        start: int,
+        end: int,
+        message: str,
+        fix: Fix | None = None,
+        evidence: tuple[Evidence, ...] = (),
+        preview: bool = False,
+    ) -> None:
         line, column = self.source.position(start)
         end_line, end_column = self.source.position(end)
-        self.report_at(line, column, end_line, end_column, message, fix=fix, preview=preview)
+        self.report_at(line, column, end_line, end_column, message, fix=fix, evidence=evidence, preview=preview)
 
     # ---- setup.py ----------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ its tensor arguments in place (``all_reduce``, ``broadcast``), which other ranks
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,6 +20,7 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.facts.accelerators import is_accelerator
+from trllint.facts.launch.backends import DEEPSPEED, SHARDED, Backend, describe
 from trllint.semantic.context import NodeContext, is_trainer_class
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
 from trllint.semantic.model import SemanticModel, imports_of
@@ -75,13 +77,15 @@ _DISTRIBUTED_MODULES = ("torch.distributed.", "deepspeed.comm.")
 _ENGINE_NAMES = ("deepspeed", "model_wrapped")
 
 
-# Calls that are collectives only under some launch configurations (chosen outside the script:
-# `accelerate config`, the Trainer's arguments), and which ones.
-SHARDED_ONLY = {
-    "get_state_dict": "ZeRO-3 and FSDP",
-    "save_model": "ZeRO-3 and FSDP",
-    "save_state": "DeepSpeed and FSDP",
+# Calls that are collectives only under some backends (chosen outside the script: `accelerate
+# config`, the Trainer's arguments), and which: the launch model says whether the code runs so.
+# save_state also enters a barrier under any backend with automatic checkpoint naming.
+SHARDED_ONLY: dict[str, frozenset[Backend]] = {
+    "get_state_dict": SHARDED,
+    "save_model": SHARDED,
+    "save_state": DEEPSPEED | {Backend.FSDP},
 }
+AUTOMATIC_NAMING = "automatic_checkpoint_naming"
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,7 @@ class Collective:
     def described(self) -> str:
         """The label, with the configurations under which it is a collective where that matters."""
         under = SHARDED_ONLY.get(self.kind)
-        return f"{self.label} (a collective under {under})" if under else self.label
+        return f"{self.label} (a collective under {describe(under)})" if under else self.label
 
 
 COLLECTIVE_NAMES = frozenset(
@@ -188,3 +192,9 @@ def _assignments(module: cst.Module) -> list[cst.Assign]:
 
     walk.visit(module, Assignments())
     return found
+
+
+def names_checkpoints_automatically(source: SourceFile) -> bool:
+    """``ProjectConfiguration(automatic_checkpoint_naming=True)``: ``save_state`` then enters a
+    barrier under every backend (it prunes old checkpoints on the main process between two)."""
+    return re.search(AUTOMATIC_NAMING + r"\s*=\s*True", source.text) is not None

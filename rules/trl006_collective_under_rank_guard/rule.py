@@ -12,7 +12,11 @@ import builtins
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
+from trllint.core.findings import Evidence
+from trllint.facts.launch.branches import backends_named
+from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import calls_in
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
@@ -21,7 +25,7 @@ from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Rule
 from trllint.semantic.model import SemanticModel
 
-from .collectives import Collective, collective_of, named_like_collective
+from .collectives import SHARDED_ONLY, Collective, collective_of, named_like_collective, names_checkpoints_automatically
 from .hoisting import hoist_fix, run_by
 
 COLLECTIVE_MARKERS = (
@@ -220,8 +224,29 @@ class CollectiveUnderRankGuard(Rule):
             where = f"{'under' if guard.how == 'if' else 'in the else of'} `if {guard.detail}:`"
             remedy = "call it on every rank: hoist it above the rank test"
         message = f"{collective.described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
+        launch = launch_of(self.model, collective.call)
+        if not launch.multi_process:
+            return  # one process (a notebook no launcher starts): there is no other rank to wait for
+        guard_line = self.get_metadata(PositionProvider, guard.node).start.line
+        evidence = [Evidence(self.source.display_path, guard_line, f"the rank guard: {where}")]
+        preview = False
+        backends = SHARDED_ONLY.get(collective.kind)
+        if backends is not None and isinstance(guard.node, (cst.If, cst.IfExp)) and guard.how == "if":
+            # `if is_main or distributed_type == DEEPSPEED:` lets every rank in under DeepSpeed.
+            backends -= backends_named(guard.node.test)
+            if not backends:
+                return
+        if backends is not None and not (collective.kind == "save_state" and names_checkpoints_automatically(self.source)):
+            shown = launch.shown(backends)
+            if shown:
+                evidence.extend(shown)
+            elif not launch.possible(backends):
+                return  # the project never runs this code under a backend that makes it a collective
+            else:
+                preview = True  # unknown launch: a finding only where the user asks for preview ones
+                message = f"{message} ({launch.unknown_message(backends)})"
         fix = hoist_fix(self, collective, guard.node) if guard.how == "if" else None
-        self.report(collective.call, message, fix=fix)
+        self.report(collective.call, message, fix=fix, evidence=tuple(evidence), preview=preview)
 
     def _code(self, node: cst.CSTNode) -> str:
         return " ".join(self.source.module.code_for_node(node).split())

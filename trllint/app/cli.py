@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     output = parser.add_argument_group("output")
     output.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     output.add_argument("--statistics", action="store_true", help="count findings per rule")
+    output.add_argument(
+        "--show-evidence",
+        action="store_true",
+        help="under each finding, the facts it stands on (the wrap, the launch config, the rank test), one per line",
+    )
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     running = parser.add_argument_group("running")
     running.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
@@ -209,6 +214,7 @@ def _run(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         output_format=args.format,
         statistics=args.statistics,
+        show_evidence=args.show_evidence,
         force_exclude=args.force_exclude,
     )
     if args.add_noqa:

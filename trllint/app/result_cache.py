@@ -21,7 +21,8 @@ from pathlib import Path
 
 from trllint import __version__
 from trllint.app.config import Config
-from trllint.core.findings import Edit, Finding, Fix
+from trllint.core.findings import Edit, Evidence, Finding, Fix
+from trllint.facts.launch.model import LAUNCH_SOURCES
 from trllint.app.pool import process_files
 from trllint.engine.pipeline import FileResult, Mode
 from trllint.rule.ruleset import RuleSet
@@ -50,6 +51,10 @@ def _finding_to_json(f: Finding) -> dict:
         data["preview"] = True
     if f.cell is not None:
         data["cell"] = f.cell
+    if f.preview:
+        data["preview"] = True
+    if f.evidence:
+        data["evidence"] = [[e.path, e.line, e.message, e.cell] for e in f.evidence]
     if f.fix is not None:
         data["fix"] = {
             "applicability": f.fix.applicability,
@@ -67,15 +72,22 @@ def _finding_from_json(data: dict) -> Finding:
             data["fix"]["applicability"],
             data["fix"].get("reason"),
         )
-    return Finding(fix=fix, **{k: v for k, v in data.items() if k != "fix"})
+    evidence = tuple(Evidence(*item) for item in data.get("evidence", ()))
+    return Finding(fix=fix, evidence=evidence, **{k: v for k, v in data.items() if k not in ("fix", "evidence")})
 
 
 # Bumped whenever the layout of an entry changes: older cache files are then simply not read.
 CACHE_FORMAT = 5
 
 
-def _unchanged(path: Path, digest: str) -> bool:
+def _unchanged(dependency: str, digest: str) -> bool:
     from trllint.semantic.project.index import index_for
+
+    if dependency.startswith(LAUNCH_SOURCES):  # a project's launch files, as one digest
+        from trllint.facts.launch.project import project_launch
+
+        return project_launch(Path(dependency[len(LAUNCH_SOURCES) :])).digest == digest
+    path = Path(dependency)
 
     try:
         return index_for(path).content_hash(path.resolve()) == digest
@@ -156,7 +168,7 @@ class ResultCache:
                 except OSError:
                     return None
                 self._remember(key, dict(entry, mtime=stamp[1]))
-            if not all(_unchanged(Path(dep), digest) for dep, digest in entry["dependencies"].items()):
+            if not all(_unchanged(dep, digest) for dep, digest in entry["dependencies"].items()):
                 return None  # a module whose summary the findings read has changed
             return FileResult(
                 display, findings=[_finding_from_json(f) for f in entry["findings"]], dependencies=entry["dependencies"]

@@ -28,6 +28,7 @@ class LintRun:
     use_cache: bool = True
     output_format: str = "text"
     statistics: bool = False
+    show_evidence: bool = False
     force_exclude: bool = False
 
     @property
@@ -110,6 +111,7 @@ class LintRun:
             fix_mode=self.fix and not self.diff,
             unsafe_fixes=self.unsafe_fixes,
             statistics=self.statistics,
+            show_evidence=self.show_evidence,
             paths_missing=paths_missing,
             color=self.output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ,
         )

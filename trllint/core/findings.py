@@ -74,6 +74,19 @@ class Fix:
         return Fix(edits, self.applicability, self.reason)
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """One fact a finding stands on, where it is written: the wrap, the launch configuration, the
+    rank test. ``path`` is as the user names it (relative to where trllint runs, else absolute);
+    ``line`` is 1-based (in a notebook, a line of the notebook's program until the engine maps it
+    to its cell, then ``cell`` says which)."""
+
+    path: str
+    line: int
+    message: str
+    cell: int | None = None
+
+
 @dataclass
 class Finding:
     code: str
@@ -89,6 +102,8 @@ class Finding:
     internal: bool = field(default=False, compare=False)
     # In a notebook, the 1-based cell the finding is in; line and end_line then count in that cell.
     cell: int | None = None
+    # The facts that made the finding (``--show-evidence``, JSON ``evidence``, SARIF ``relatedLocations``).
+    evidence: tuple[Evidence, ...] = field(default=(), compare=False)
     # Reported as a preview behaviour of its rule (``Rule.report(..., preview=True)``): the engine
     # drops it unless preview is on (``RuleSet.preview``). Like ``internal``, where the finding
     # comes from, not what it says: not compared.

@@ -16,6 +16,7 @@ from trllint.engine.inputs import EncodeError, Unreadable, kind_for
 from trllint.engine.lint import lint_source
 from trllint.rule.ruleset import RuleSet
 from trllint.semantic.model import SemanticModel
+from trllint.facts.launch.model import launch_dependencies
 from trllint.semantic.project.file_view import consulted_modules
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def _process_bytes(
     if not mode.rewrites:
         result.findings = [decoded.map_back(f) for f in lint_source(source, decoded.linted_as, ruleset)]
         if isinstance(source.model, SemanticModel) and source.path is not None:
-            result.dependencies = consulted_modules(source.model)
+            result.dependencies = {**consulted_modules(source.model), **launch_dependencies(source.model)}
         source.release()
         return result, None
     from trllint.engine.fix_loop import fix_source  # only --fix and --diff need it

@@ -37,6 +37,7 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, methods_of
+from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
 from trllint.core.prefilter import AnyOf, Token, token_present
@@ -113,6 +114,26 @@ class Wrapping:
         if self.kind == DEEPSPEED:
             return member in _SHADOWED_BY_DEEPSPEED
         return member in HF_MODEL_MEMBERS
+
+    def breaking_backends(self, member: str) -> frozenset[Backend] | None:
+        """The backends under which reading ``member`` through this wrapping breaks, for a
+        wrapping the launch chooses (accelerate's ``prepare``, the Trainer's step argument);
+        None for a wrap the code makes itself (``DistributedDataParallel(...)``), whatever the launch.
+
+        accelerate wraps nothing in one process; the Trainer wraps in ``DataParallel`` there
+        when it sees several GPUs."""
+        if self.kind not in (ACCELERATE, STEP_ARGUMENT):
+            return None
+        backends: set[Backend] = set()
+        if member in HF_MODEL_MEMBERS and member not in self.missing_unwrapped:
+            backends.add(Backend.DDP)
+            if self.kind == STEP_ARGUMENT:
+                backends.add(Backend.ONE_PROCESS)
+        if member in _BROKEN_UNDER_FSDP:
+            backends.add(Backend.FSDP)
+        if member in _SHADOWED_BY_DEEPSPEED:
+            backends.update(LAUNCH_DEEPSPEED)
+        return frozenset(backends)
 
     @property
     def has_module(self) -> bool:

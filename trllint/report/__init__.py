@@ -33,6 +33,8 @@ class RunReport:
     # Paths given on the command line that do not exist: then a clean result is no "all passed".
     paths_missing: int = 0
     color: bool = False
+    # Text: one indented line per fact a finding stands on (``--show-evidence``).
+    show_evidence: bool = False
     diffs: list[str] = field(default_factory=list)
 
     def is_preview(self, finding: Finding) -> bool:

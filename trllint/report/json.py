@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from trllint.report import RunReport
-from trllint.core.findings import Finding
+from trllint.core.findings import Evidence, Finding
 
 
 def finding_to_dict(finding: Finding, report: RunReport) -> dict[str, Any]:
@@ -39,9 +39,18 @@ def finding_to_dict(finding: Finding, report: RunReport) -> dict[str, Any]:
         "url": None,
         # A notebook's cell (1-based, all cells counted); line and end_line then count in the cell.
         "cell": finding.cell,
+        # The facts that made the finding: the wrap, the launch config, the rank test.
+        "evidence": [_evidence(e) for e in finding.evidence],
         # Shown only because preview is on (--preview): a preview rule's, or a preview behaviour.
         "preview": report.is_preview(finding),
     }
+
+
+def _evidence(evidence: Evidence) -> dict[str, Any]:
+    item: dict[str, Any] = {"path": evidence.path, "line": evidence.line, "message": evidence.message}
+    if evidence.cell is not None:
+        item["cell"] = evidence.cell
+    return item
 
 
 def render(report: RunReport) -> str:

@@ -68,6 +68,18 @@ def _result(finding: Finding, index: int, preview: bool) -> dict[str, Any]:
         result["properties"] = {"cell": finding.cell}
     if preview:  # shown only because preview is on
         result.setdefault("properties", {})["preview"] = True
+    if finding.evidence:
+        result["relatedLocations"] = [
+            {
+                "id": number,
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(evidence.path)},
+                    "region": {"startLine": evidence.line},
+                },
+                "message": {"text": evidence.message},
+            }
+            for number, evidence in enumerate(finding.evidence)
+        ]
     if finding.fix is not None:
         result["fixes"] = [
             {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
-from trllint.core.findings import Finding
+from trllint.core.findings import Evidence, Finding
 from trllint.report import RunReport
 
 _BOLD, _RED, _CYAN, _DIM, _RESET = "\033[1m", "\033[31m", "\033[36m", "\033[2m", "\033[0m"
@@ -15,13 +15,21 @@ def render(report: RunReport) -> str:
     if report.statistics:
         return _statistics(report)
     paint = _painter(report.color)
-    lines = [
-        f"{paint(f.path, _BOLD)}:{f'cell {f.cell}:' if f.cell is not None else ''}{f.line}:{f.column}: {paint(f.code, _RED)} "
-        f"{paint('[*] ', _CYAN) if report.fixable(f) else ''}{f.message}{_unsafe_reason(f)}"
-        for f in report.findings
-    ]
+    lines: list[str] = []
+    for f in report.findings:
+        lines.append(
+            f"{paint(f.path, _BOLD)}:{f'cell {f.cell}:' if f.cell is not None else ''}{f.line}:{f.column}: {paint(f.code, _RED)} "
+            f"{paint('[*] ', _CYAN) if report.fixable(f) else ''}{f.message}{_unsafe_reason(f)}"
+        )
+        if report.show_evidence:
+            lines.extend(paint(f"    {_where(e)}: {e.message}", _DIM) for e in f.evidence)
     lines.append(_summary(report))
     return "\n".join(lines) + "\n"
+
+
+def _where(evidence: Evidence) -> str:
+    cell = f"cell {evidence.cell}:" if evidence.cell is not None else ""
+    return f"{evidence.path}:{cell}{evidence.line}"
 
 
 def _unsafe_reason(finding: Finding) -> str:

@@ -33,7 +33,7 @@ from libcst.metadata import PositionProvider, ProviderT, WhitespaceInclusivePosi
 
 # Rules import the data types and the prefilter parts from here (``from trllint.rule.base import
 # Edit, Fix, Rule, AnyOf``); each is defined in its own module.
-from trllint.core.findings import Applicability, Edit, Finding, Fix, Fixable, RuleStatus
+from trllint.core.findings import Applicability, Edit, Evidence, Finding, Fix, Fixable, RuleStatus
 from trllint.core.cst.private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.rule.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
 from trllint.core.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, check_declaration, token_present
@@ -232,9 +232,12 @@ class Rule(cst.BatchableCSTVisitor):
         message: str | None = None,
         *,
         fix: Fix | None = None,
+        evidence: tuple[Evidence, ...] = (),
         preview: bool = False,
     ) -> None:
-        """Report ``node``; ``preview=True``: a preview behaviour, shown only when preview is on."""
+        """Report ``node``. ``evidence``: the facts that made the finding (the wrap, the launch
+        config, the rank test); ``preview=True``: a preview behaviour of the rule, shown only when
+        preview is on (the module's docstring)."""
         position = self.get_metadata(PositionProvider, node)
         self.report_at(
             position.start.line,
@@ -243,6 +246,7 @@ class Rule(cst.BatchableCSTVisitor):
             position.end.column,
             message,
             fix=fix,
+            evidence=evidence,
             preview=preview,
         )
 
@@ -255,6 +259,7 @@ class Rule(cst.BatchableCSTVisitor):
         message: str | None = None,
         *,
         fix: Fix | None = None,
+        evidence: tuple[Evidence, ...] = (),
         preview: bool = False,
     ) -> None:
         """Report at 1-based lines and 0-based columns (LibCST's convention); ``preview`` as in
@@ -270,6 +275,7 @@ class Rule(cst.BatchableCSTVisitor):
                 end_line=end_line,
                 end_column=end_column + 1,
                 fix=fix.located(self.source) if fix is not None else None,
+                evidence=evidence,
                 preview=preview,
             )
         )

@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 
-from trllint.core.findings import Finding
+from trllint.core.findings import Evidence, Finding
 from trllint.core.source import SourceFile
 from trllint.engine.inputs import EncodeError, Unreadable
 from trllint.engine.inputs.python import PYTHON
@@ -133,7 +133,15 @@ class Notebook:
                     for e in fix.edits
                 ),
             )
-        return replace(finding, line=line, end_line=end_line, cell=cell.number, fix=fix)
+        evidence = tuple(self._evidence_in_cells(e, finding.path) for e in finding.evidence)
+        return replace(finding, line=line, end_line=end_line, cell=cell.number, fix=fix, evidence=evidence)
+
+    def _evidence_in_cells(self, evidence: Evidence, path: str) -> Evidence:
+        """A fact read from the notebook's own program moves to its cell, as the finding does."""
+        if evidence.path != path or evidence.cell is not None:
+            return evidence
+        cell, line = self.locate(evidence.line)
+        return evidence if cell is None else replace(evidence, line=line, cell=cell.number)
 
     # ---- writing back ---------------------------------------------------------------------
 

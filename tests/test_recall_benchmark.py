@@ -1,0 +1,126 @@
+"""The recall benchmark (benchmarks/recall/run.py) on a small git repository made here."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "recall" / "run.py"
+_spec = importlib.util.spec_from_file_location("recall_run", _SCRIPT)
+assert _spec and _spec.loader
+recall_run = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = recall_run  # dataclasses look their module up
+_spec.loader.exec_module(recall_run)
+
+BUGGY = """\
+from accelerate import Accelerator
+
+
+def train(model, optimizer, loader):
+    accelerator = Accelerator()
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for batch in loader:
+        loss = model(**batch).loss
+        accelerator.backward(loss)
+    vocab = model.config.vocab_size
+    return vocab
+"""
+
+FIXED = BUGGY.replace("vocab = model.config", "vocab = accelerator.unwrap_model(model).config")
+
+
+def _git(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=folder,
+        capture_output=True, text=True, check=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> tuple[Path, str, str]:
+    """A mirror folder holding acme+trainer/repo, whose last commit fixes a TRL001 bug."""
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    _git(work, "init", "-q")
+    (work / "src" / "train.py").write_text(BUGGY)
+    _git(work, "add", ".")
+    _git(work, "commit", "-qm", "buggy")
+    parent = _git(work, "rev-parse", "HEAD")
+    (work / "src" / "train.py").write_text(FIXED)
+    _git(work, "commit", "-qam", "fix")
+    fix = _git(work, "rev-parse", "HEAD")
+    mirror = tmp_path / "mirror"
+    (mirror / "acme+trainer").mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirror / "acme+trainer" / "repo")], check=True)
+    return mirror, parent, fix
+
+
+def _pairs(tmp_path: Path, parent: str, fix: str, lines: list[int]) -> Path:
+    path = tmp_path / "pairs.toml"
+    path.write_text(
+        "[[pair]]\n"
+        'id = "acme-config"\nproject = "trl"\nrepo = "acme/trainer"\n'
+        f'fix = "{fix}"\nparent = "{parent}"\npath = "src/train.py"\ncode = "TRL001"\n'
+        f"lines = {lines}\n"
+        'description = "model.config read through the accelerate wrapper"\n'
+    )
+    return path
+
+
+def test_a_caught_bug_and_a_silent_fix(tmp_path, mirror, capsys):
+    folder, parent, fix = mirror
+    out = tmp_path / "out.json"
+    code = recall_run.main(["--mirror", str(folder), "--pairs", str(_pairs(tmp_path, parent, fix, [10])),
+                            "--json", str(out)])
+    assert code == 0
+    [row] = json.loads(out.read_text())
+    assert row["caught"] is True and row["fix_silent"] is True
+    assert row["parent_lines"] == [10] and row["fix_lines"] == []
+    assert row["split"] == "dev"  # "trl" is one of the projects the rules were tuned on
+    assert "| TRL001 | 1 / 1, 1 |" in capsys.readouterr().out
+
+
+def test_a_finding_far_from_the_bug_lines_does_not_count(tmp_path, mirror):
+    folder, parent, fix = mirror
+    out = tmp_path / "out.json"
+    recall_run.main(["--mirror", str(folder), "--pairs", str(_pairs(tmp_path, parent, fix, [3])),
+                     "--json", str(out)])
+    [row] = json.loads(out.read_text())
+    assert row["parent_lines"] == [10]
+    assert row["caught"] is False
+
+
+def test_a_missing_snapshot_is_an_error_not_a_miss(tmp_path, mirror, capsys):
+    _, parent, fix = mirror
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code = recall_run.main(["--mirror", str(empty), "--pairs", str(_pairs(tmp_path, parent, fix, [10]))])
+    assert code == 1
+    assert "no git snapshot of acme/trainer" in capsys.readouterr().out
+
+
+def test_fix_region_follows_the_bug_lines_through_the_diff():
+    parent = "a\nb\nbug\nc\n"
+    fixed = "x\na\nb\nfixed 1\nfixed 2\nc\n"
+    assert recall_run.fix_region(parent, fixed, (3,)) == (4, 5)  # replaced: the fix's own lines
+    assert recall_run.fix_region(parent, fixed, (4,)) == (6, 6)  # unchanged: the line moved by one
+
+
+def test_a_pair_without_its_lines_is_refused(tmp_path):
+    path = tmp_path / "pairs.toml"
+    path.write_text('[[pair]]\nid = "x"\nproject = "trl"\nrepo = "a/b"\nfix = "f"\nparent = "p"\n'
+                    'path = "x.py"\ncode = "TRL001"\ndescription = "d"\n')
+    with pytest.raises(SystemExit, match="has no lines"):
+        recall_run.read_pairs(path)
+
+
+def test_the_split_rule_hashes_other_projects():
+    assert recall_run.split_of("trl") == "dev"
+    assert recall_run.split_of("karpathy/nanoGPT") == "test"  # sha256 begins with 3
+    assert recall_run.split_of("huggingface/diffusers") == "dev"  # sha256 begins with f

@@ -1,0 +1,61 @@
+"""The ways a training program can run, and one fact about how a program is run.
+
+A backend is what wraps the model and shards its state: one process (nothing wrapped), DDP,
+FSDP, or a DeepSpeed engine with ZeRO stage 0-2 (parameters whole on every rank) or stage 3
+(parameters sharded). What is a bug depends on it: ``model.config`` fails through DDP and reads
+DeepSpeed's own configuration through an engine; ``get_state_dict`` gathers shards (a
+collective) only under ZeRO-3 and FSDP.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from trllint.core.findings import Evidence
+
+
+class Backend(enum.Enum):
+    ONE_PROCESS = "one process"
+    DDP = "DDP"
+    FSDP = "FSDP"
+    ZERO_UNSHARDED = "DeepSpeed ZeRO stage 0-2"
+    ZERO3 = "DeepSpeed ZeRO-3"
+
+
+DEEPSPEED = frozenset({Backend.ZERO_UNSHARDED, Backend.ZERO3})
+SHARDED = frozenset({Backend.ZERO3, Backend.FSDP})
+MULTI_PROCESS = frozenset({Backend.DDP, Backend.FSDP, *DEEPSPEED})
+ANY = frozenset({Backend.ONE_PROCESS, *MULTI_PROCESS})
+
+
+def deepspeed_stage(stage: object) -> frozenset[Backend]:
+    """The backends a DeepSpeed ZeRO stage names (an unknown stage, ``"auto"``: either)."""
+    if isinstance(stage, str) and stage.strip().isdigit():
+        stage = int(stage.strip())
+    if isinstance(stage, int) and not isinstance(stage, bool):
+        return frozenset({Backend.ZERO3}) if stage >= 3 else frozenset({Backend.ZERO_UNSHARDED})
+    return DEEPSPEED
+
+
+def describe(backends: frozenset[Backend]) -> str:
+    """``DeepSpeed ZeRO-3 or FSDP``: how a message names a set of backends, in a fixed order."""
+    names = [b.value for b in Backend if b in backends]
+    if set(DEEPSPEED) <= backends:
+        names = [n for n in names if not n.startswith("DeepSpeed")]
+        names.insert(min(len(names), 2), "DeepSpeed")
+    return " or ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+@dataclass(frozen=True)
+class LaunchFact:
+    """One thing the project says about how code runs: the backends it allows, and where.
+
+    ``entry``: the program a launch command starts, as the command spells it relative to the
+    project (``examples/train.py``); None for a fact that holds for the project (a configuration
+    file no command names) or for the file it was read from (the code's own ``Accelerator(
+    deepspeed_plugin=...)``)."""
+
+    backends: frozenset[Backend]
+    evidence: tuple[Evidence, ...]  # the command, then the configuration it names
+    entry: str | None = None

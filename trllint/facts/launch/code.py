@@ -1,0 +1,119 @@
+"""What a file's own code says about the launches it supports, read from CPython's tree.
+
+- It builds one: ``Accelerator(deepspeed_plugin=...)`` / ``fsdp_plugin=...``, ``DeepSpeedPlugin(
+  zero_stage=3)``, ``FullyShardedDataParallelPlugin(...)``, ``deepspeed.initialize(...)``,
+  ``TrainingArguments(deepspeed=..., fsdp=...)`` (any ``*Arguments`` / ``*Config``), a bare
+  ``FullyShardedDataParallel(...)`` / ``DistributedDataParallel(...)`` wrap.
+- It handles one: ``accelerator.distributed_type == DistributedType.DEEPSPEED``,
+  ``is_deepspeed_zero3_enabled()``, ``self.is_fsdp_enabled``, ``accelerator.state.deepspeed_plugin``:
+  code that handles DeepSpeed says DeepSpeed is a launch it supports (the diffusers examples'
+  ``save_state`` hang was fixed by such a test).
+- ``notebook_launcher(fn, num_processes=N)`` starts ``fn`` in N processes (None: one per GPU).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from trllint.facts.launch.backends import DEEPSPEED, Backend, deepspeed_stage
+
+_DEEPSPEED_NAMES = ("is_deepspeed_enabled", "deepspeed_plugin", "is_deepspeed_zero3_enabled", "DeepSpeedPlugin", "HfDeepSpeedConfig")
+_FSDP_NAMES = ("is_fsdp_enabled", "fsdp_plugin", "FullyShardedDataParallelPlugin", "is_fsdp2")
+_ZERO3_NAMES = ("is_deepspeed_zero3_enabled", "is_zero3", "zero3_init_flag")
+_FSDP_WRAPS = ("FullyShardedDataParallel", "FSDP", "fully_shard")
+_DDP_WRAPS = ("DistributedDataParallel", "DDP")
+_ARGUMENT_CLASSES = ("Arguments", "Config")
+_DISTRIBUTED_TYPES = {"DEEPSPEED": DEEPSPEED, "FSDP": frozenset({Backend.FSDP}), "MULTI_GPU": frozenset({Backend.DDP})}
+
+
+@dataclass
+class CodeLaunch:
+    """The backends the file's code builds or handles, each with the lines that say so."""
+
+    # backends one line allows (a test of DeepSpeed allows either stage) -> the lines that say so
+    facts: dict[frozenset[Backend], list[tuple[int, str]]] = field(default_factory=dict)
+    # notebook_launcher(fn, ...): the function's name -> (processes: None = one per GPU, line)
+    launched: dict[str, tuple[int | None, int]] = field(default_factory=dict)
+
+    def add(self, backends: frozenset[Backend], line: int, said: str) -> None:
+        lines = self.facts.setdefault(backends, [])
+        if len(lines) < 3:  # a few lines are evidence enough
+            lines.append((line, said))
+
+
+def code_launch(tree: ast.Module) -> CodeLaunch:
+    found = CodeLaunch()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            _call(node, found)
+        elif isinstance(node, ast.Attribute):
+            _attribute(node, found)
+        elif isinstance(node, ast.Name):
+            _name(node.id, node.lineno, found)
+    return found
+
+
+def _last(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _absent(value: ast.expr | None) -> bool:
+    return value is None or (isinstance(value, ast.Constant) and value.value in (None, False, "", 0))
+
+
+def _call(call: ast.Call, found: CodeLaunch) -> None:
+    name = _last(call.func)
+    line = call.lineno
+    if name == "Accelerator":
+        if not _absent(_keyword(call, "deepspeed_plugin")):
+            found.add(DEEPSPEED, line, "Accelerator(deepspeed_plugin=...) builds a DeepSpeed launch")
+        if not _absent(_keyword(call, "fsdp_plugin")):
+            found.add(frozenset({Backend.FSDP}), line, "Accelerator(fsdp_plugin=...) builds an FSDP launch")
+    elif name == "DeepSpeedPlugin":
+        stage = _keyword(call, "zero_stage")
+        backends = deepspeed_stage(stage.value) if isinstance(stage, ast.Constant) else DEEPSPEED
+        found.add(backends, line, "DeepSpeedPlugin(...) builds a DeepSpeed launch")
+    elif name == "initialize" and isinstance(call.func, ast.Attribute) and _last(call.func.value) in ("deepspeed", "ds"):
+        found.add(DEEPSPEED, line, "deepspeed.initialize(...) runs under DeepSpeed")
+    elif name in _FSDP_WRAPS:
+        found.add(frozenset({Backend.FSDP}), line, f"{name}(...) shards the model with FSDP")
+    elif name in _DDP_WRAPS:
+        found.add(frozenset({Backend.DDP}), line, f"{name}(...) wraps the model in DDP")
+    elif name == "notebook_launcher" and call.args:
+        target = call.args[0]
+        processes = _keyword(call, "num_processes")
+        if processes is None and len(call.args) > 2:
+            processes = call.args[2]
+        count = processes.value if isinstance(processes, ast.Constant) and isinstance(processes.value, int) else None
+        if isinstance(target, ast.Name):
+            found.launched[target.id] = (count, line)
+    elif name.endswith(_ARGUMENT_CLASSES):
+        deepspeed = _keyword(call, "deepspeed")
+        if not _absent(deepspeed):
+            found.add(DEEPSPEED, line, f"{name}(deepspeed=...) trains under DeepSpeed")
+        fsdp = _keyword(call, "fsdp")
+        if not _absent(fsdp):
+            found.add(frozenset({Backend.FSDP}), line, f"{name}(fsdp=...) trains under FSDP")
+
+
+def _attribute(node: ast.Attribute, found: CodeLaunch) -> None:
+    if _last(node.value) == "DistributedType" and node.attr in _DISTRIBUTED_TYPES:
+        found.add(_DISTRIBUTED_TYPES[node.attr], node.lineno, f"the code tests DistributedType.{node.attr}")
+    else:
+        _name(node.attr, node.lineno, found)
+
+
+def _name(name: str, line: int, found: CodeLaunch) -> None:
+    if name in _ZERO3_NAMES:
+        found.add(frozenset({Backend.ZERO3}), line, f"the code handles DeepSpeed ZeRO-3 ({name})")
+    elif name in _DEEPSPEED_NAMES:
+        found.add(DEEPSPEED, line, f"the code handles DeepSpeed ({name})")
+    elif name in _FSDP_NAMES:
+        found.add(frozenset({Backend.FSDP}), line, f"the code handles FSDP ({name})")

@@ -1,0 +1,186 @@
+"""The launch model: how the code at a node may run, with the evidence, asked by every rule.
+
+The answer for an entry point (a script, a notebook, a function ``notebook_launcher`` starts)
+is a :class:`Launch`: the facts that say which backends it may run under, and whether they are
+all there is (``closed``). A backend is
+
+- *shown* when a fact allows only backends of the asked set (a launch script with a ZeRO-3
+  config shows ZeRO-3): a backend-dependent finding is made, with that evidence;
+- *ruled out* when the facts are closed and none allows it (a project whose only launch is a
+  ``MULTI_GPU`` config never runs ZeRO-3): the finding is not made;
+- *unknown* otherwise: a backend-dependent finding is not made in the default selection (it may
+  be a preview behaviour that names the backends).
+
+Where the facts come from:
+
+- a file that launch commands name: those commands (and the configs they name), closed;
+- any other file of a project: every multi-process command and every config of the project
+  (the file may be a module the launched programs import), closed when there is one;
+- a notebook: one process (closed), except in a function ``notebook_launcher`` starts (and the
+  notebook functions it calls), which run in its processes;
+- always, the file's own code: the launches it builds or handles (``code.py``).
+
+Nothing is imported or run: configs, scripts and code are read as text.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from trllint.core.findings import Evidence
+from trllint.core.syntax import cpython_tree
+from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
+from trllint.facts.launch.code import CodeLaunch, code_launch
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from trllint.semantic.model import SemanticModel
+
+NOTEBOOK_SUFFIX = ".ipynb"
+# How the result cache names a project's launch files among a result's dependencies.
+LAUNCH_SOURCES = "launch-sources:"
+
+
+@dataclass(frozen=True)
+class Launch:
+    facts: tuple[LaunchFact, ...]
+    closed: bool  # the facts are every way the code runs: a backend none allows is ruled out
+
+    def possible(self, backends: frozenset[Backend]) -> bool:
+        """The code may run under one of ``backends`` (unknown counts as possible)."""
+        return not self.closed or any(fact.backends & backends for fact in self.facts)
+
+    def shown(self, backends: frozenset[Backend]) -> tuple[Evidence, ...]:
+        """The evidence that the code runs under one of ``backends``: the facts that allow
+        nothing else. Empty when none shows it."""
+        evidence: list[Evidence] = []
+        for fact in self.facts:
+            if fact.backends <= backends:
+                evidence.extend(e for e in fact.evidence if e not in evidence)
+        return tuple(evidence)
+
+    def only(self, backends: frozenset[Backend]) -> bool:
+        """Every fact allows only ``backends`` (and there is one): nothing else runs this code."""
+        return self.closed and bool(self.facts) and all(fact.backends <= backends for fact in self.facts)
+
+    @property
+    def multi_process(self) -> bool:
+        """The code may run in several processes."""
+        return self.possible(MULTI_PROCESS)
+
+    def unknown_message(self, backends: frozenset[Backend]) -> str:
+        """How a preview finding says on which launch it depends."""
+        return f"no launch config or script of the project says whether it runs under {describe(backends)}"
+
+
+def launch_of(model: SemanticModel, node: cst.CSTNode | None = None) -> Launch:
+    """How the code at ``node`` (else the file's top level) may run."""
+    source = model.source
+    code = model.once((code_launch,), lambda: _code_of(model))
+    if source.display_path.endswith(NOTEBOOK_SUFFIX):
+        return _notebook_launch(model, code, node)
+    return model.once((launch_of,), lambda: _file_launch(model, code))
+
+
+def launch_dependencies(model: SemanticModel) -> dict[str, str]:
+    """The project launch files a file's answers read, as one entry for the result cache:
+    ``launch-sources:<root>`` -> the digest of every launch file of the project."""
+    root = model.cached((_project_root,))
+    if root is None:
+        return {}
+    from trllint.facts.launch.project import project_launch
+
+    return {f"{LAUNCH_SOURCES}{root}": project_launch(root).digest}
+
+
+def _code_of(model: SemanticModel) -> CodeLaunch:
+    tree = cpython_tree(model.source)
+    return code_launch(tree) if tree is not None else CodeLaunch()
+
+
+def _code_facts(model: SemanticModel, code: CodeLaunch) -> list[LaunchFact]:
+    path = model.source.display_path
+    return [
+        LaunchFact(backends, tuple(Evidence(path, line, said) for line, said in lines))
+        for backends, lines in code.facts.items()
+    ]
+
+
+def _project_root(model: SemanticModel) -> Path:
+    from trllint.semantic.project.index import project_scope
+
+    assert model.source.path is not None
+    return project_scope(model.source.path)
+
+
+def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:
+    own = _code_facts(model, code)
+    path = model.source.path
+    if path is None:  # standard input, a case held in memory: only the code speaks
+        return Launch(tuple(own), closed=False)
+    from trllint.facts.launch.project import project_launch
+
+    root = model.once((_project_root,), lambda: _project_root(model))
+    project = project_launch(root)
+    named = project.commands_for(path)
+    if named:
+        return Launch((*named, *own), closed=True)
+    shared = [fact for fact in project.commands if fact.backends != frozenset({Backend.ONE_PROCESS})]
+    shared += project.configs
+    return Launch((*shared, *own), closed=bool(shared))
+
+
+def _notebook_launch(model: SemanticModel, code: CodeLaunch, node: cst.CSTNode | None) -> Launch:
+    own = _code_facts(model, code)
+    path = model.source.display_path
+    launched = model.once((_notebook_launch,), lambda: _launched_functions(model, code))
+    # The function, or the class of the method, that holds the node and a launcher starts.
+    starter = next(
+        (
+            ancestor.name.value
+            for ancestor in (model.context.ancestors(node) if node is not None else ())
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)) and ancestor.name.value in launched
+        ),
+        None,
+    )
+    if starter is None:
+        one = Evidence(path, 1, "a notebook runs in one process: no notebook_launcher starts this code")
+        return Launch((LaunchFact(frozenset({Backend.ONE_PROCESS}), (one,)),), closed=True)
+    processes, line = launched[starter]
+    if processes == 1:
+        backends = frozenset({Backend.ONE_PROCESS})
+    else:
+        backends = frozenset().union(*(f.backends for f in own)) & MULTI_PROCESS or frozenset({Backend.DDP})
+    started = Evidence(path, line, f"notebook_launcher starts {starter} in {processes or 'one per GPU'} processes")
+    return Launch((LaunchFact(backends, (started,)), *own), closed=True)
+
+
+def _launched_functions(model: SemanticModel, code: CodeLaunch) -> dict[str, tuple[int | None, int]]:
+    """The notebook's functions that ``notebook_launcher`` starts, those they call by name, and
+    the classes they make (whose methods then run in the launcher's processes)."""
+    tree = cpython_tree(model.source)
+    if tree is None or not code.launched:
+        return dict(code.launched)
+    functions: dict[str, ast.AST] = {
+        s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    launched = dict(code.launched)
+    pending = list(launched)
+    while pending:
+        name = pending.pop()
+        body = functions.get(name)
+        if body is None:
+            continue
+        for node in ast.walk(body):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+                if node.func.id not in launched:
+                    launched[node.func.id] = launched[name]
+                    pending.append(node.func.id)
+    return launched
+
+
+__all__ = ["ANY", "Launch", "launch_dependencies", "launch_of"]

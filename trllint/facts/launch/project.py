@@ -1,0 +1,283 @@
+"""What a project's own files say about how its programs are launched.
+
+The project is the tree above the linted file's project marker (``trllint.semantic.project.index``).
+Its launch files are read once per run and root, and only when a rule asks:
+
+- ``*.yaml`` / ``*.yml``: accelerate configs and training recipes (``configs.py``);
+- ``*.json`` that spell ``zero_optimization`` or a DeepSpeed batch size: DeepSpeed configs;
+- shell scripts (``*.sh``, ``*.bash``, ``*.slurm``, ``*.sbatch``, ``*.job``), Makefiles and
+  Markdown files: launch commands (``commands.py``).
+
+The walk skips hidden folders, virtual environments, installed packages, and nested projects
+(a folder with its own ``.git``), and stops at fixed bounds, so a data-heavy tree costs little.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+from trllint.core.findings import Evidence
+from trllint.facts.launch.backends import ANY, DEEPSPEED, Backend, LaunchFact, deepspeed_stage, describe
+from trllint.facts.launch.commands import LaunchCommand, launch_commands
+from trllint.facts.launch.configs import ConfigVerdict, read_deepspeed_json, read_yaml_config
+
+_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".mk")
+_MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
+_SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "dist-packages", "__pycache__", "wandb", "mlruns"})
+# Bounds of one project's walk: entries looked at, files read, and the size of a file read.
+MAX_ENTRIES = 20_000
+MAX_FILES_READ = 2_000
+MAX_FILE_BYTES = 256_000
+_DEEPSPEED_JSON_MARKERS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")
+
+
+@dataclass
+class ProjectLaunch:
+    """The launch facts of one project: commands (each naming its program) and configurations."""
+
+    root: Path
+    commands: list[LaunchFact] = field(default_factory=list)
+    configs: list[LaunchFact] = field(default_factory=list)
+    # Every launch file read, relative path -> content hash: a cached result holds while they do.
+    read: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        text = "\n".join(f"{path} {digest}" for path, digest in sorted(self.read.items()))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def commands_for(self, path: Path) -> list[LaunchFact]:
+        """The commands that start the program at ``path``."""
+        try:
+            relative = PurePosixPath(path.resolve().relative_to(self.root).as_posix())
+        except ValueError:
+            return []
+        return [fact for fact in self.commands if fact.entry is not None and _names(fact.entry, relative)]
+
+
+def _names(program: str, relative: PurePosixPath) -> bool:
+    """The command's program (a path as written, relative to some folder) is the file: its
+    components are the last ones of the file's path."""
+    parts = [p for p in PurePosixPath(program).parts if p not in (".", "")]
+    while parts and parts[0] == "..":
+        parts = parts[1:]
+    if not parts or any(p.startswith("$") or "{" in p for p in parts):
+        return False
+    return list(relative.parts[-len(parts) :]) == parts
+
+
+@lru_cache(maxsize=64)
+def project_launch(root: Path) -> ProjectLaunch:
+    """The launch facts of the project at ``root``, read once per process."""
+    project = ProjectLaunch(root)
+    shell: list[tuple[Path, str]] = []
+    yamls: dict[PurePosixPath, tuple[Path, ConfigVerdict]] = {}
+    jsons: dict[PurePosixPath, tuple[Path, ConfigVerdict]] = {}
+    for path in _launch_files(root):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        relative = PurePosixPath(path.relative_to(root).as_posix())
+        text = data.decode("utf-8", errors="replace")
+        name = path.name
+        if name.endswith((".yaml", ".yml")):
+            if "distributed_type" not in text and "deepspeed" not in text and "fsdp" not in text:
+                continue
+            verdict = read_yaml_config(text)
+            if verdict is not None:
+                yamls[relative] = (path, verdict)
+        elif name.endswith(".json"):
+            if not any(marker in text for marker in _DEEPSPEED_JSON_MARKERS):
+                continue
+            verdict = read_deepspeed_json(text)
+            if verdict is not None:
+                jsons[relative] = (path, verdict)
+        else:
+            shell.append((path, text))
+            if not any(word in text for word in ("launch", "torchrun", "deepspeed", "python")):
+                continue
+        project.read[relative.as_posix()] = hashlib.sha256(data).hexdigest()
+    resolver = _Resolver(root, yamls, jsons)
+    for relative, (path, verdict) in sorted(yamls.items()):
+        project.configs.append(resolver.config_fact(path, verdict))
+    for relative, (path, verdict) in sorted(jsons.items()):
+        project.configs.append(LaunchFact(verdict.backends, (Evidence(shown(path), verdict.line, verdict.message),)))
+    for path, text in shell:
+        for command in launch_commands(text, markdown=path.suffix == ".md"):
+            project.commands.append(resolver.command_fact(path, command))
+    return project
+
+
+def _launch_files(root: Path) -> list[Path]:
+    return [path for path in _project_files(root, (".yaml", ".yml", ".json", ".md", *_SHELL_SUFFIXES)) if path.stat().st_size <= MAX_FILE_BYTES]
+
+
+def _project_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
+    """The project's files whose names end with ``suffixes`` (or are Makefiles), within bounds."""
+    found: list[Path] = []
+    seen = 0
+    pending = [root]
+    while pending and seen < MAX_ENTRIES and len(found) < MAX_FILES_READ:
+        folder = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            name = entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name.startswith(".") or name in _SKIPPED_FOLDERS or _another_project(Path(entry.path)):
+                        continue
+                    pending.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False) and (name.endswith(suffixes) or name in _MAKEFILES):
+                    found.append(Path(entry.path))
+            except OSError:
+                continue
+    return found
+
+
+def _another_project(folder: Path) -> bool:
+    """A nested checkout or a virtual environment: not this project's files."""
+    return (folder / ".git").exists() or (folder / "pyvenv.cfg").exists()
+
+
+def shown(path: Path) -> str:
+    """A path as findings show it: relative to the working folder when below it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        return str(path)
+    return str(path) if relative.startswith("..") else relative
+
+
+class _Resolver:
+    """Turns a command or a configuration into a launch fact, following the files they name."""
+
+    def __init__(
+        self,
+        root: Path,
+        yamls: dict[PurePosixPath, tuple[Path, ConfigVerdict]],
+        jsons: dict[PurePosixPath, tuple[Path, ConfigVerdict]],
+    ) -> None:
+        self.root = root
+        self.yamls = yamls
+        self.jsons = jsons
+
+    def _find(self, written: str, near: Path, table: dict[PurePosixPath, tuple[Path, ConfigVerdict]]) -> tuple[Path, ConfigVerdict] | None:
+        if not written or "$" in written or "{" in written:
+            return None
+        for base in (near.parent, self.root):
+            try:
+                relative = PurePosixPath((base / written).resolve().relative_to(self.root).as_posix())
+            except ValueError:
+                continue
+            if relative in table:
+                return table[relative]
+        parts = [p for p in PurePosixPath(written).parts if p not in (".", "..")]
+        matches = [entry for relative, entry in table.items() if parts and list(relative.parts[-len(parts) :]) == parts]
+        return matches[0] if len(matches) == 1 else None
+
+    def _deepspeed_json(self, written: str, near: Path) -> tuple[frozenset[Backend], tuple[Evidence, ...]]:
+        found = self._find(written, near, self.jsons)
+        if found is None:
+            return DEEPSPEED, ()
+        path, verdict = found
+        return verdict.backends, (Evidence(shown(path), verdict.line, verdict.message),)
+
+    def config_fact(self, path: Path, verdict: ConfigVerdict, entry: str | None = None) -> LaunchFact:
+        evidence: tuple[Evidence, ...] = (Evidence(shown(path), verdict.line, verdict.message),)
+        backends = verdict.backends
+        if verdict.deepspeed_file is not None:
+            backends, more = self._deepspeed_json(verdict.deepspeed_file, path)
+            evidence += more
+        return LaunchFact(backends, evidence, entry)
+
+    def command_fact(self, path: Path, command: LaunchCommand) -> LaunchFact:
+        backends, evidence = self._launcher_backends(path, command)
+        program = self._program_backends(path, command)
+        if program is not None:  # the program's own arguments choose DeepSpeed or FSDP
+            backends, evidence = program[0], evidence + program[1]
+        said = f"`{_short(command.text)}` runs it under {describe(backends)}" if backends != ANY else f"`{_short(command.text)}` launches it (backend not said)"
+        return LaunchFact(backends, (Evidence(shown(path), command.line, said), *evidence), command.program)
+
+    def _launcher_backends(self, path: Path, command: LaunchCommand) -> tuple[frozenset[Backend], tuple[Evidence, ...]]:
+        if command.launcher == "python":
+            return frozenset({Backend.ONE_PROCESS}), ()
+        if command.launcher == "torchrun":
+            return frozenset({Backend.DDP}), ()
+        if command.launcher == "deepspeed":
+            written = command.argument("--deepspeed_config", "--deepspeed", "--deepspeed_config_file") or ""
+            return self._deepspeed_json(written, path)
+        # accelerate launch
+        if command.option("--use_deepspeed") is not None or command.option("--zero_stage") is not None or command.option("--deepspeed_config_file"):
+            named = command.option("--deepspeed_config_file")
+            if named:
+                return self._deepspeed_json(named, path)
+            stage = command.option("--zero_stage")
+            return (deepspeed_stage(stage) if stage else DEEPSPEED), ()
+        if command.option("--use_fsdp") is not None:
+            return frozenset({Backend.FSDP}), ()
+        config = command.option("--config_file")
+        if config is not None:
+            found = self._find(config, path, self.yamls)
+            if found is None:
+                return ANY, ()
+            fact = self.config_fact(found[0], found[1])
+            return fact.backends, fact.evidence
+        if command.option("--multi_gpu") is not None:
+            return frozenset({Backend.DDP}), ()
+        if (command.option("--num_processes") or "").strip() == "1":
+            return frozenset({Backend.ONE_PROCESS}), ()
+        return ANY, ()  # the user's default accelerate config: any backend
+
+    def _program_backends(self, path: Path, command: LaunchCommand) -> tuple[frozenset[Backend], tuple[Evidence, ...]] | None:
+        if command.launcher != "deepspeed":
+            written = command.argument("--deepspeed", "--deepspeed_config")
+            if written:
+                return self._deepspeed_json(written, path)
+        fsdp = command.argument("--fsdp")
+        if fsdp and fsdp.lower() not in ("false", "none", "''", '""'):
+            return frozenset({Backend.FSDP}), ()
+        for written in (command.argument("--config", "--config_file", "--config-file"), *command.positional):
+            if written and written.endswith((".yaml", ".yml")):
+                found = self._find(written, path, self.yamls)
+                if found is not None and not found[1].message.startswith("accelerate config"):
+                    fact = self.config_fact(found[0], found[1])
+                    return fact.backends, fact.evidence
+        return None
+
+
+def _short(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# A known-bad range that bites only where the project runs TRL's vLLM generation (GRPO / Online
+# DPO with ``use_vllm``): a project that installs vLLM for offline inference never meets it.
+TRL_VLLM_GENERATION = "trl-vllm-generation"
+_VLLM_FLAG = re.compile(rb"\buse_vllm\b\s*[:=]\s*(?:True|true|1)\b|--use_vllm\b(?!\s*(?:=\s*)?(?:False|false|0)\b)|\bvllm_mode\b")
+_VLLM_FILES = (".py", ".yaml", ".yml", ".sh", ".bash", ".slurm", ".sbatch", ".md", ".ipynb")
+
+
+@lru_cache(maxsize=64)
+def trl_vllm_generation(root: Path) -> Evidence | None:
+    """Where the project turns TRL's vLLM generation on (``use_vllm=True``, ``use_vllm: true``,
+    ``--use_vllm``, ``vllm_mode``), or None. The project's files are read as bytes, within the
+    walk's bounds; nothing is parsed."""
+    for path in _project_files(root, _VLLM_FILES):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        match = _VLLM_FLAG.search(data)
+        if match is not None:
+            line = data.count(b"\n", 0, match.start()) + 1
+            return Evidence(shown(path), line, "the project runs TRL's vLLM generation here")
+    return None
