@@ -42,7 +42,8 @@ reference = accelerator.prepare_model(model, evaluation_mode=True)
 
 def _lint(name: str, text: str, rules: list) -> list:
     source = read_source(text.encode(), name, name)
-    return lint_source(source, name, RuleSet(rules))
+    # Preview on: a file of no project shows no launch, so TRL002's finding is a preview one.
+    return lint_source(source, name, RuleSet(rules, preview=True))
 
 
 @pytest.mark.parametrize("label", sorted(NEWER_SYNTAX))
@@ -68,7 +69,7 @@ def test_rules_run_and_fix_on_a_file_with_newer_syntax():
     findings = _lint("train.py", TRL002_WITH_ALIAS, [rule])
     assert [(f.code, f.line) for f in findings] == [("TRL002", 6)]
     source = read_source(TRL002_WITH_ALIAS.encode(), "train.py", "train.py")
-    outcome = fix_source(source, "train.py", RuleSet([rule]), unsafe=True)
+    outcome = fix_source(source, "train.py", RuleSet([rule], preview=True), unsafe=True)
     assert outcome.problems == [], "the fix of a file CPython 3.11 cannot compile was refused"
     assert "type Batch = dict[str, list[int]]" in outcome.text
     assert "evaluation_mode=True, device_placement=True" in outcome.text
