@@ -6,7 +6,9 @@ release before 0.7.2; the test machines have neither. What TRL005 changes is whi
 a project's requirements let an installer pick, and that is what this script checks:
 
 1. it writes ``REQUIREMENTS`` (as a project might have it) to ``requirements.txt`` in a temporary
-   folder, and ``trllint --select TRL005`` must flag it;
+   folder, beside a GRPO recipe that turns on TRL's vLLM generation (``use_vllm: true``: the bug
+   needs it, and TRL005 reports the range only where the project shows it), and ``trllint
+   --select TRL005`` must flag it;
 2. ``trllint --fix`` rewrites it (a safe fix), and a second lint must be clean;
 3. with ``packaging``, every vLLM release on PyPI up to 0.8.5 is matched against each vllm line
    before and after: before, some releases with the bug are admitted (the lowest a resolver may
@@ -84,6 +86,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         (work / "requirements.txt").write_text(REQUIREMENTS)
+        (work / "grpo.yaml").write_text("use_vllm: true\n")  # the project runs TRL's vLLM generation
         lint = trllint("requirements.txt", cwd=work)
         print(f"$ trllint --select TRL005 requirements.txt   (exit {lint.returncode})\n{lint.stdout}")
         if lint.returncode != 1 or "TRL005" not in lint.stdout:
