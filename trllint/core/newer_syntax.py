@@ -196,7 +196,12 @@ def newer_in_ast(tree: ast.Module, text: str, target: tuple[int, int], running: 
     found: list[NewerSyntax] = []
     check_fstrings = target < PEP701 <= running  # under 3.11 no such f-string compiles
     for node in ast.walk(tree):
-        if target < (3, 9) and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        # CPython's feature_version finds these too, but places them at their last token.
+        if target < (3, 10) and isinstance(node, ast.Match):
+            found.append(_at((node.lineno, node.col_offset), "a `match` statement", (3, 10)))
+        elif target < (3, 11) and isinstance(node, ast.TryStar):
+            found.append(_at((node.lineno, node.col_offset), "`except*`", (3, 11)))
+        elif target < (3, 9) and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 if not _old_decorator(decorator):
                     found.append(_at(node_at(decorator), "a decorator that is not a dotted name or a call of one", (3, 9)))

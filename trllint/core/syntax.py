@@ -96,6 +96,11 @@ def _older(target: TargetVersion | None) -> bool:
 
 def _newer_than_older_target(source: SourceFile, target: TargetVersion) -> Finding | None:
     """For a file this interpreter parsed: the syntax in it newer than an older target."""
+    tree = source.cpython_tree
+    assert tree is not None  # kept: an older target asks for the tree
+    newer = newer_in_ast(tree, source.text, target.version, RUNNING)
+    if newer is not None:
+        return newer_finding(source, newer, target)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -109,10 +114,7 @@ def _newer_than_older_target(source: SourceFile, target: TargetVersion) -> Findi
             exc.lineno or 1,
             exc.offset or 1,
         )
-    tree = source.cpython_tree
-    assert tree is not None  # kept: an older target asks for the tree
-    newer = newer_in_ast(tree, source.text, target.version, RUNNING)
-    return None if newer is None else newer_finding(source, newer, target)
+    return None
 
 
 def newer_finding(source: SourceFile, newer: NewerSyntax, target: TargetVersion) -> Finding:

@@ -228,20 +228,20 @@ class Notebook:
 
 
 def _run_automagic(cells: list[Cell], read: list[CellLines | None]) -> None:
-    """Automagic for the one-line cells that name a line magic, unless the notebook binds that
-    name (the kernel's namespace, read from the cells): ``ls -la`` runs ``%ls`` where no cell
-    assigns ``ls``."""
-    candidates = [python for python in read if python is not None and python.automagic]
-    if not candidates:
+    """Automagic for the one-line cells that name a line magic, unless a cell above binds that
+    name (the kernel's namespace, read from the cells in order): ``ls -la`` runs ``%ls`` where no
+    cell before it assigns ``ls``."""
+    if not any(python is not None and python.automagic for python in read):
         return
-    bound: set[str] = set()
+    bound: set[str] = set()  # by the cells above, as the kernel runs them in order
     for cell, python in zip(cells, read):
+        if python is not None and python.automagic:
+            if python.automagic not in bound:
+                python.run_automagic()
+            continue
         tree = _tree("".join(python.lines) if python is not None else cell.source)
         if tree is not None:
             bound |= _bound_names(tree)
-    for python in candidates:
-        if python.automagic not in bound:
-            python.run_automagic()
 
 
 def _settle(cell: Cell, python: CellLines | None, target: TargetVersion | None, display: str) -> None:
@@ -338,7 +338,9 @@ def _new_index(old_index: int, opcodes, number: int) -> int:
         if i1 == old_index:
             return j1  # lines inserted at a cell's start belong to that cell (a guard, say)
         if i1 < old_index < i2:
-            if tag == "equal":
+            # Lines changed one for one (fixes on the last line of a cell and the first of the
+            # next, which difflib joins in one block) keep the cut between them.
+            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
                 return j1 + old_index - i1
             raise NotebookError(f"a fix spans cell {number} and the cell before it; not written")
     return opcodes[-1][4] if opcodes else 0
