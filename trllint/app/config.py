@@ -279,9 +279,11 @@ def resolve_target(config: Config, start: Path) -> TargetVersion:
     above ``start`` that has a [project] table), else the running interpreter (Ruff's order)."""
     if config.target is not None:
         return config.target
-    folders = [config.root] if config.path is not None else []
-    start = start.resolve()
-    folders += [start, *start.parents] if start.is_dir() else list(start.parents)
+    if config.path is not None:
+        folders = [config.root]  # the project the configuration belongs to
+    else:
+        start = start.resolve()
+        folders = [start, *start.parents] if start.is_dir() else list(start.parents)
     for folder in folders:
         candidate = folder / CONFIG_FILE
         if not candidate.is_file():
@@ -289,7 +291,12 @@ def resolve_target(config: Config, start: Path) -> TargetVersion:
         data = _read_bytes(candidate)
         if b"requires-python" not in data and b"[project" not in data:
             continue  # a tool's pyproject.toml, not the project's: look further up
-        document = _found[candidate][1] if candidate in _found else _parse_toml(candidate, data)
+        try:
+            document = _parse_toml(candidate, data)
+        except ConfigError:
+            if config.path is not None:
+                raise
+            continue  # not trllint's file, and pip cannot read it either: not the project's
         project = document.get("project")
         if not isinstance(project, dict):
             continue

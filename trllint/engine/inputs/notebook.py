@@ -86,7 +86,7 @@ class Notebook:
             raise NotebookError("not a Jupyter notebook in nbformat 4 (no top-level list of cells)")
         self.is_python = _is_python(document.get("metadata"))
         # Escapes of non-ASCII text (json.dumps's default) or the characters themselves (nbformat's).
-        self.ensure_ascii = not any(ord(c) > 127 for c in self.text) and bool(
+        self.ensure_ascii = self.text.isascii() and bool(
             re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])", self.text)
         )
         self.cells: list[Cell] = []
