@@ -265,3 +265,24 @@ def test_an_ignored_trl000_in_a_notebook_cell_still_lints_the_other_cells(cli, t
     (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert [f["code"] for f in json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)] == ["TRL000", "TRL001"]
     assert [f["code"] for f in json.loads(cli("--no-cache", "--format", "json", "--ignore", "TRL000", "nb.ipynb").out)] == ["TRL001"]
+
+
+# Python 3.13's feature_version no longer rejects these for 3.8: the check reads the brackets.
+WITH_STATEMENTS = {
+    "with (open(a) as b, open(c) as d):\n    pass\n": True,
+    "with (a as b):\n    pass\n": True,
+    "with (\n    open(a) as b,\n    open(c) as d,\n):\n    pass\n": True,
+    "async def f():\n    async with (a as b):\n        pass\n": True,
+    "with (a) as b:\n    pass\n": False,  # a bracketed expression
+    "with (a, b):\n    pass\n": False,  # a tuple, to Python 3.8
+    "with a as b, c as d:\n    pass\n": False,
+    "with (a) as b, (c) as d: pass\n": False,
+}
+
+
+@pytest.mark.parametrize("text", sorted(WITH_STATEMENTS), ids=repr)
+def test_parenthesized_context_managers_need_3_9(text):
+    from trllint.core.newer_syntax import newer_in_ast
+
+    found = newer_in_ast(ast.parse(text), text, (3, 8), RUNNING)
+    assert (found is not None and found.version == (3, 9)) == WITH_STATEMENTS[text]

@@ -201,6 +201,8 @@ def newer_in_ast(tree: ast.Module, text: str, target: tuple[int, int], running: 
             found.append(_at((node.lineno, node.col_offset), "a `match` statement", (3, 10)))
         elif target < (3, 11) and isinstance(node, ast.TryStar):
             found.append(_at((node.lineno, node.col_offset), "`except*`", (3, 11)))
+        elif target < (3, 9) and isinstance(node, (ast.With, ast.AsyncWith)) and _grouped_with(lines, node):
+            found.append(_at((node.lineno, node.col_offset), "parenthesized context managers", (3, 9)))
         elif target < (3, 9) and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for decorator in node.decorator_list:
                 if not _old_decorator(decorator):
@@ -230,6 +232,29 @@ def node_at(node: ast.expr) -> tuple[int, int]:
 
 def _at(position: tuple[int, int], feature: str, version: tuple[int, int]) -> NewerSyntax:
     return NewerSyntax(feature, version, position[0], position[1] + 1)
+
+
+def _grouped_with(lines: list[str], node: ast.With | ast.AsyncWith) -> bool:
+    """``with (a as b, c as d):``: one pair of brackets around items that bind names (``with
+    (a, b):`` is a tuple to Python 3.8, and ``with (a) as b:`` a bracketed expression)."""
+    last = node.items[-1]
+    end = last.optional_vars if last.optional_vars is not None else last.context_expr
+    if not any(item.optional_vars is not None for item in node.items) or end.end_lineno is None:
+        return False
+    head = _segment_between(lines, (node.lineno, node.col_offset), (end.lineno, end.col_offset))
+    after = _segment_between(lines, (end.end_lineno, end.end_col_offset or 0), (node.body[0].lineno, node.body[0].col_offset))
+    opened = head.split(None, 1)[1:] if not isinstance(node, ast.AsyncWith) else head.split(None, 2)[2:]
+    closing = after.lstrip().lstrip(",").lstrip()
+    return bool(opened) and opened[0].startswith("(") and closing.startswith(")") and closing[1:].lstrip().startswith(":")
+
+
+def _segment_between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The text from one CPython position (line, byte column) to another."""
+    if start[0] == end[0]:
+        return lines[start[0] - 1].encode("utf-8")[start[1] : end[1]].decode("utf-8", "replace")
+    head = lines[start[0] - 1].encode("utf-8")[start[1] :].decode("utf-8", "replace")
+    tail = lines[end[0] - 1].encode("utf-8")[: end[1]].decode("utf-8", "replace")
+    return head + "".join(lines[start[0] : end[0] - 1]) + tail
 
 
 def _old_decorator(node: ast.expr) -> bool:
