@@ -29,8 +29,7 @@ import builtins
 import keyword
 import re
 import textwrap
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 PLACEHOLDER = "pass  # trllint: IPython magic"
 # Cell magics whose body is Python run by the kernel, after IPython's own rewriting (`%%time`
@@ -59,7 +58,6 @@ _HELP_END = re.compile(r"(%{0,2}(?!\d)[\w*]+(\.(?!\d)[\w*]+|\[-?[0-9]+\])*)(\?\?
 # IPython's split of a line into its first word and the rest (IPython.core.splitinput).
 _LINE_SPLIT = re.compile(r"^(\s*)([,;/%]|!!?|\?\??)?\s*(%{0,2}[\w.*]*)(.*?$|$)")
 _IPYTHON_PROMPT = re.compile(r"^(((\[nav\]|\[ins\])? )?In \[\d+\]: |\s*\.{3,}: ?)")
-_IPYTHON_FIRST_PROMPT = _IPYTHON_PROMPT
 _DOCTEST_FIRST = re.compile(r"^\s*>>>")
 _DOCTEST_PROMPT = re.compile(r"^\s*(>>>|\.\.\.)[ \t]?")
 
@@ -149,7 +147,7 @@ class OwnRules:
     def clean(self, lines: list[str]) -> list[str]:
         lines = _dedent(lines)
         lines = _strip_doctest_prompts(lines)
-        if _IPYTHON_FIRST_PROMPT.match(lines[0]) or (len(lines) > 1 and _IPYTHON_PROMPT.match(lines[1])):
+        if _IPYTHON_PROMPT.match(lines[0]) or (len(lines) > 1 and _IPYTHON_PROMPT.match(lines[1])):
             lines = [_IPYTHON_PROMPT.sub("", line, count=1) for line in lines]
         return lines
 
