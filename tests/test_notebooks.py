@@ -361,7 +361,22 @@ def test_unsafe_fix_applied_in_a_notebook_says_why_at_the_cells_line(cli, tmp_pa
 # ---- cells as the kernel reads them (issue 28) --------------------------------------------------
 
 
-def test_a_broken_cell_between_two_cells_with_findings_is_one_trl000_in_it(cli, tmp_path):
+@pytest.fixture(params=["own rules", "IPython"])
+def reading(request):
+    """Each test below twice: with the rules used where IPython is not installed, and with
+    IPython's own transformer (skipped where it is not installed)."""
+    from trllint.engine.inputs import ipython_syntax
+
+    if request.param == "IPython":
+        pytest.importorskip("IPython.core.inputtransformer2", reason="IPython is not installed")
+        ipython_syntax.use_ipython(True)
+    else:
+        ipython_syntax.use_ipython(False)
+    yield request.param
+    ipython_syntax.use_ipython(True)
+
+
+def test_a_broken_cell_between_two_cells_with_findings_is_one_trl000_in_it(cli, tmp_path, reading):
     # Cell 6 does not parse; before it cell 5 has a TRL004, after it cell 7 a TRL001: all three are
     # reported, the TRL000 in its own cell at its own line, and --fix writes the other cells only.
     document = training_notebook()
@@ -381,7 +396,7 @@ def test_a_broken_cell_between_two_cells_with_findings_is_one_trl000_in_it(cli, 
     assert "accelerator.unwrap_model(model).config" in after[6]["source"]
 
 
-def test_automagic_one_line_cells_run_as_jupyter_runs_them(cli, tmp_path):
+def test_automagic_one_line_cells_run_as_jupyter_runs_them(cli, tmp_path, reading):
     # IPython's automagic runs a one-line `pip install x` or `cd ..`; a second line, or a name the
     # notebook binds, makes them Python, which Jupyter rejects: TRL000 there, as in Jupyter.
     cells = [
@@ -401,7 +416,7 @@ def test_automagic_one_line_cells_run_as_jupyter_runs_them(cli, tmp_path):
     assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL000", 7, 2), ("TRL000", 9, 1)]
 
 
-def test_prefixed_magics_help_and_cell_magics_give_no_finding_and_keep_their_lines(cli, tmp_path):
+def test_prefixed_magics_help_and_cell_magics_give_no_finding_and_keep_their_lines(cli, tmp_path, reading):
     cells = [
         code("line", ["%load_ext autoreload\n", "%autoreload 2\n", "import torch\n"]),
         code("shell", ["!pip install -q accelerate \\\n", "    deepspeed\n", "files = !ls\n", "t = %timeit -o torch.ones(1)\n"]),
@@ -417,7 +432,7 @@ def test_prefixed_magics_help_and_cell_magics_give_no_finding_and_keep_their_lin
     assert "import torch\n" in program and "!pip" not in program and "%%bash" not in program
 
 
-def test_a_cell_with_prompts_or_indentation_reports_and_fixes_at_its_own_columns(cli, tmp_path):
+def test_a_cell_with_prompts_or_indentation_reports_and_fixes_at_its_own_columns(cli, tmp_path, reading):
     # IPython cuts `>>> ` and a common indentation: findings and fixes stand where the text is.
     document = training_notebook()
     document["cells"][5]["source"] = ['>>> files = !ls\n', '>>> print("vocab", model.config.vocab_size)\n']
@@ -432,7 +447,7 @@ def test_a_cell_with_prompts_or_indentation_reports_and_fixes_at_its_own_columns
     assert after[6]["source"] == ["    print(accelerator.unwrap_model(model).config)\n"]
 
 
-def test_newer_syntax_in_a_cell_is_trl000_for_the_project_target_and_the_rest_is_linted(cli, tmp_path):
+def test_newer_syntax_in_a_cell_is_trl000_for_the_project_target_and_the_rest_is_linted(cli, tmp_path, reading):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.10"\n')
     document = training_notebook()
     document["cells"][3]["source"] = ['names = {"k": 1}\n', 'print(f"{names["k"]}")\n']  # PEP 701: 3.12

@@ -289,7 +289,9 @@ def resolve_target(config: Config, start: Path) -> TargetVersion:
         if not candidate.is_file():
             continue
         data = _read_bytes(candidate)
-        if b"requires-python" not in data and b"[project" not in data:
+        if b"requires-python" not in data:  # parsed only when it may name one (tomllib costs)
+            if b"[project]" in data:
+                break  # the project's, and it names no version: the interpreter's
             continue  # a tool's pyproject.toml, not the project's: look further up
         try:
             document = _parse_toml(candidate, data)

@@ -26,14 +26,16 @@ import symtable
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
 from trllint.core.findings import PARSE_ERROR, Finding, engine_finding
-from trllint.core.newer_syntax import NewerSyntax, newer_in_ast, newer_in_cst
 from trllint.core.source import SourceFile
-from trllint.core.target_version import TargetVersion
+
+if TYPE_CHECKING:
+    from trllint.core.newer_syntax import NewerSyntax
+    from trllint.core.target_version import TargetVersion
 
 # CPython's own limits on nesting, as its messages word them.
 _DEPTH_ERRORS = ("too many nested parentheses", "too many levels of indentation", "too complex", "too many statically nested")
@@ -96,6 +98,8 @@ def _older(target: TargetVersion | None) -> bool:
 
 def _newer_than_older_target(source: SourceFile, target: TargetVersion) -> Finding | None:
     """For a file this interpreter parsed: the syntax in it newer than an older target."""
+    from trllint.core.newer_syntax import newer_in_ast  # only a target older than this Python
+
     tree = source.cpython_tree
     assert tree is not None  # kept: an older target asks for the tree
     newer = newer_in_ast(tree, source.text, target.version, RUNNING)
@@ -186,6 +190,8 @@ def libcst_error(source: SourceFile, verdict: CPythonVerdict) -> Finding | None:
     if verdict.error is None or target is None:
         return None
     # CPython rejected what LibCST reads: grammar newer than CPython, or an error LibCST lets by.
+    from trllint.core.newer_syntax import newer_in_cst
+
     newer = newer_in_cst(module, target.version)
     if newer is not None:
         # Linted like a file that a newer interpreter parsed (the same verdict on every Python).
