@@ -455,3 +455,30 @@ def test_newer_syntax_in_a_cell_is_trl000_for_the_project_target_and_the_rest_is
     findings = json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)
     assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL000", 4, 2), ("TRL004", 5, 8), ("TRL001", 6, 2)]
     assert "needs Python 3.12" in findings[0]["message"] and 'requires-python = ">=3.10"' in findings[0]["message"]
+
+
+def test_a_fix_is_never_written_inside_a_magic_line_or_a_cell_left_out(reading):
+    cells = [
+        code("magic", ["import torch\n", "!nvidia-smi\n", "x = 1\n"]),
+        code("broken", ["def f(:\n", "    pass\n"]),
+        code("bash", ["%%bash\n", "ls\n"]),
+        code("prompt", [">>> y = 2\n", ">>> z = 3\n"]),
+    ]
+    notebook = Notebook(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode())
+    program = notebook.program
+    assert program.splitlines()[1] == "pass  # trllint: IPython magic"
+    assert notebook.with_program(program.replace("x = 1", "x = 2")) != notebook.with_program(program)
+    for changed in (
+        program.replace("pass  # trllint: IPython magic", "pass  # edited"),  # inside the magic's placeholder
+        program.replace("pass  # trllint: IPython magic\n", ""),  # the magic line removed
+        program.replace("# trllint: cell not linted, it does not parse (TRL000)\n", "", 1),  # the broken cell
+        program.replace("# trllint: IPython cell magic\n", "x = 0\n", 1),  # the %%bash cell
+        program.replace("y = 2\n", "y = 2\nw = 4\n"),  # a line added where a prompt was cut
+    ):
+        with pytest.raises(NotebookError, match="not written"):
+            notebook.with_program(changed)
+    # A guard that indents the magic's block indents the magic with it.
+    guarded = program.replace("pass  # trllint: IPython magic\nx = 1\n", "if ok:\n    pass  # trllint: IPython magic\n    x = 1\n")
+    assert json.loads(notebook.with_program(guarded))["cells"][0]["source"] == [
+        "import torch\n", "if ok:\n", "    !nvidia-smi\n", "    x = 1\n"
+    ]
