@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -482,3 +483,24 @@ def test_a_fix_is_never_written_inside_a_magic_line_or_a_cell_left_out(reading):
     assert json.loads(notebook.with_program(guarded))["cells"][0]["source"] == [
         "import torch\n", "if ok:\n", "    !nvidia-smi\n", "    x = 1\n"
     ]
+
+
+def test_a_notebook_that_ran_on_a_newer_python_may_use_its_syntax_unless_the_project_says_otherwise(cli, tmp_path):
+    # With no target configured, the running Python stands in; the Python the notebook last ran on
+    # (Colab's 3.12, recorded by Jupyter) raises it, never lowers it. A project's target wins.
+    def notebook(version: str) -> str:
+        cells = [code("f", ['row = {"name": 1}\n', 'print(f"{row["name"]}")\n']), code("m", "match 1:\n    case _:\n        pass\n")]
+        metadata = {"language_info": {"name": "python", "version": version}}
+        return json.dumps({"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5})
+
+    (tmp_path / "colab.ipynb").write_text(notebook("3.12.11"))
+    (tmp_path / "old.ipynb").write_text(notebook("3.8.5"))
+    findings = json.loads(cli("--no-cache", "--format", "json", ".").out)
+    # old.ipynb ran on 3.8, but its target stays the running Python: the PEP 701 f-string is new
+    # only there (before 3.12), `match` never (3.10 is older than any Python trllint runs on).
+    expected = [] if sys.version_info >= (3, 12) else [("old.ipynb", 1, 2)]
+    assert [(f["path"], f["cell"], f["line"]) for f in findings] == expected
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.9"\n')
+    findings = json.loads(cli("--no-cache", "--format", "json", ".").out)
+    assert [(f["path"], f["cell"], f["line"]) for f in findings] == [("colab.ipynb", 1, 2), ("old.ipynb", 1, 2)]
+    assert 'the target is Python 3.9 (requires-python = ">=3.9")' in findings[0]["message"]

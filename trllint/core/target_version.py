@@ -20,6 +20,9 @@ class TargetVersion:
     # Where it came from, as the TRL000 message says it: `target-version = "py310"`,
     # `requires-python = ">=3.10"`, or the running interpreter.
     origin: str
+    # Nothing named it: the running interpreter stands in (a notebook that last ran on a newer
+    # Python may raise it, trllint.engine.inputs.notebook).
+    assumed: bool = False
 
     def __str__(self) -> str:
         return f"{self.version[0]}.{self.version[1]}"
@@ -29,6 +32,7 @@ def running_interpreter() -> TargetVersion:
     return TargetVersion(
         (sys.version_info[0], sys.version_info[1]),
         "the Python running trllint; set target-version or requires-python",
+        assumed=True,
     )
 
 

@@ -7,7 +7,7 @@ read, places each finding back in the file (a notebook's cell) and encodes the f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -108,6 +108,8 @@ def _process_bytes(
         return result, None
     if decoded is None:  # nothing in it is for the rules (a notebook of another language)
         return result, None
+    if decoded.target is not None and decoded.target != ruleset.target:
+        ruleset = replace(ruleset, target=decoded.target)
     source = decoded.source
     if len(source.text) > MAX_FILE_BYTES:  # a notebook's program, past the limit its bytes have
         if ruleset.reports_syntax_errors(display):

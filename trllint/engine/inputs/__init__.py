@@ -39,6 +39,8 @@ class Decoded(Protocol):
     # TRL000s for parts of the file left out of ``source`` (a notebook's cell that does not parse),
     # placed as the rules' findings are (``map_back`` places them in the file).
     unlinted: list[Finding]
+    # The Python version the file says it runs on, over an assumed target (a notebook's kernel).
+    target: TargetVersion | None
 
     def map_back(self, finding: Finding) -> Finding:
         """The finding placed in the file (a notebook's program line becomes a cell and its line)."""

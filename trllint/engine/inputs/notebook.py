@@ -85,6 +85,8 @@ class Notebook:
         if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
             raise NotebookError("not a Jupyter notebook in nbformat 4 (no top-level list of cells)")
         self.is_python = _is_python(document.get("metadata"))
+        self.target = _kernel_target(document.get("metadata"), target)
+        target = self.target
         # Escapes of non-ASCII text (json.dumps's default) or the characters themselves (nbformat's).
         self.ensure_ascii = self.text.isascii() and bool(
             re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])", self.text)
@@ -356,6 +358,23 @@ def _compiles(text: str) -> bool:
     return True
 
 
+def _kernel_target(metadata: object, target: TargetVersion | None) -> TargetVersion | None:
+    """An assumed target (the running interpreter) raised to the Python the notebook last ran on
+    (``language_info.version``, which Jupyter records): a notebook that ran on Colab's 3.12 may use
+    3.12's f-strings. Never lowered: that version says where it ran, not the oldest it supports."""
+    if target is None or not target.assumed or not isinstance(metadata, dict):
+        return target
+    info = metadata.get("language_info")
+    recorded = info.get("version") if isinstance(info, dict) else None
+    match = re.match(r"(\d+)\.(\d+)", recorded) if isinstance(recorded, str) else None
+    if match is None:
+        return target
+    version = (int(match.group(1)), int(match.group(2)))
+    if version <= target.version:
+        return target
+    return TargetVersion(version, f"the Python the notebook last ran on, {recorded} in its metadata", assumed=True)
+
+
 def _is_python(metadata: object) -> bool:
     """Whether the kernel runs Python (an R or Julia notebook is not ours to read)."""
     if not isinstance(metadata, dict):
@@ -414,6 +433,7 @@ class NotebookDocument:
         self.notebook = notebook
         self.source = SourceFile(text=notebook.program, display_path=display)
         self.linted_as = filename + ".py"  # the code cells are Python: the Python rules read them
+        self.target = notebook.target
         # A TRL000 for each cell that does not parse, on its program lines (comments to the rules).
         self.unlinted = [
             replace(cell.error, path=display, line=cell.first_line + cell.error.line - 1,

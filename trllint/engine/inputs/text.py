@@ -27,6 +27,7 @@ class TextDocument:
     source: SourceFile
     linted_as: str
     unlinted: list[Finding] = field(default_factory=list)  # the whole text is linted
+    target: TargetVersion | None = None  # the run's
 
     def map_back(self, finding: Finding) -> Finding:
         return finding
