@@ -16,7 +16,8 @@ reuses its quotes inside `{}` (`f"{row["name"]}"`, PEP 701) under 3.11.
 
 The target is `target-version` in `[tool.trllint]` (`"py310"`, as in Ruff), else the lowest
 version `requires-python` admits in the project's `pyproject.toml`, else the Python running
-trllint; the message names the version the syntax needs and where the target came from.
+trllint (for a notebook, the newer Python it last ran on, if its metadata says so); the message
+names the version the syntax needs and where the target came from.
 
 In a notebook each code cell is checked as Jupyter runs it, after IPython's own syntax (`%magic`,
 `%%cell magic`, `!shell`, `x = !cmd`, `obj?`, and a one-line cell such as `pip install x` or
