@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from trllint.app.config import ConfigError, find_config, load_config, parse_code_list, resolve_target
+    from trllint.app.config import ConfigError, find_config, load_config, parse_code_list
+    from trllint.app.target import resolve_target
     from trllint.rule.registry import available_rules, resolve_code
 
     if args.jobs is not None and args.jobs < 1:
