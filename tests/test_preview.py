@@ -36,7 +36,7 @@ def evaluate(batch):
 '''
 # TRL005: line 1 is the stable GRPO / vLLM range (the project runs TRL's vLLM generation, below);
 # line 2 a line it calls malformed (preview).
-REQUIREMENTS = "vllm>=0.6\nsrc/pkg\n"
+REQUIREMENTS = "vllm>=0.6\ntorch=2.5.1\n"
 GRPO_WITH_VLLM = "from trl import GRPOConfig\n\nconfig = GRPOConfig(output_dir='out', use_vllm=True)\n"
 
 
