@@ -159,3 +159,28 @@ def test_a_pinned_commit_is_written_out_as_its_own_work_tree(tmp_path):
     assert (root / "examples" / "train.py").read_text() == "print('train')\n"
     assert not (root / "setup.py").exists()  # only the pinned folder
     assert (root / ".git").is_dir()
+
+
+def test_a_snapshot_that_lacks_a_big_blob_is_written_out_without_it(tmp_path, capsys):
+    import subprocess
+
+    work = tmp_path / "upstream"
+    work.mkdir()
+    (work / "train.py").write_text("print('train')\n")
+    (work / "data.json").write_text("[1, 2, 3]\n")
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    data_blob = subprocess.run([*git, "rev-parse", "HEAD:data.json"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    # The snapshot's store drops files over its size limit: remove that blob's loose object.
+    (work / ".git" / "objects" / data_blob[:2] / data_blob[2:]).unlink()
+    mirror = tmp_path / "mirror" / "owner+repo"
+    mirror.parent.mkdir()
+    (work / ".git").rename(mirror)
+    root = precision_run.materialise(precision_run.Pin("owner/repo", commit), mirror.parent, tmp_path / "src")
+    assert (root / "train.py").read_text() == "print('train')\n"
+    assert not (root / "data.json").exists()
+    assert "left out: owner+repo-" in capsys.readouterr().err

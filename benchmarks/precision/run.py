@@ -141,13 +141,58 @@ def materialise(pin: Pin, mirror: Path | None, sources: Path) -> Path:
          *([pin.folder_in_repo] if pin.folder_in_repo else [])],
         capture_output=True,
     )
-    if archive.returncode != 0:
-        shutil.rmtree(root)
-        raise SystemExit(f"git archive of {pin.name}@{pin.version} failed: {archive.stderr.decode(errors='replace')}")
-    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    if archive.returncode == 0:
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    else:
+        # A snapshot may lack big blobs (data files, LFS): write out the blobs it has, one by one.
+        missing = _write_blobs(git_dir, pin, root)
+        if missing is None:
+            shutil.rmtree(root)
+            raise SystemExit(f"git archive of {pin.name}@{pin.version} failed: "
+                             f"{archive.stderr.decode(errors='replace')}")
+        for path in missing:
+            print(f"not in the snapshot, left out: {pin.folder}/{path}", file=sys.stderr)
     _own_work_tree(root)
     marker.write_text(wanted)
     return root
+
+
+def _write_blobs(git_dir: Path, pin: Pin, root: Path) -> list[str] | None:
+    """Write every regular file of the pinned tree that the git directory holds; the paths it lacks.
+
+    None when the commit itself cannot be read."""
+    listing = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", "--full-tree", pin.version,
+         *([pin.folder_in_repo] if pin.folder_in_repo else [])],
+        capture_output=True,
+    )
+    if listing.returncode != 0:
+        return None
+    files: list[tuple[str, str]] = []  # (blob id, path): regular files only (no links, no submodules)
+    for entry in listing.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
+        if not entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        mode, kind, blob = meta.split()
+        if kind == "blob" and mode in ("100644", "100755"):
+            files.append((blob, path))
+    request = "".join(f"{blob}\n" for blob, _ in files).encode()
+    batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"], input=request,
+                           capture_output=True, check=True).stdout
+    missing, at = [], 0
+    for blob, path in files:
+        end = batch.index(b"\n", at)
+        header = batch[at:end].split()
+        at = end + 1
+        if header[-1] == b"missing":
+            missing.append(path)
+            continue
+        size = int(header[2])
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(batch[at:at + size])
+        at += size + 1  # the content, then a newline
+    return missing
 
 
 def _own_work_tree(root: Path) -> None:
