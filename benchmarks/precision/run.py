@@ -222,7 +222,8 @@ def download(pin: Pin, downloads: Path, extra: Path | None) -> Path:
     if archive is None:
         downloads.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(downloads),
+            # The source is read, never installed: a release for a newer Python is fine.
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--ignore-requires-python", "-q", "-d", str(downloads),
              f"{pin.name}=={pin.version}"],
         )
         archive = find_archive(pin, downloads)
