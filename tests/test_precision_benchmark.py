@@ -184,3 +184,15 @@ def test_a_snapshot_that_lacks_a_big_blob_is_written_out_without_it(tmp_path, ca
     assert (root / "train.py").read_text() == "print('train')\n"
     assert not (root / "data.json").exists()
     assert "left out: owner+repo-" in capsys.readouterr().err
+
+
+def test_the_pinned_corpus_parses_and_holds_sixty_projects_on_both_splits():
+    here = _SCRIPT.parent
+    pins = precision_run.read_pins(here / "packages.txt") + precision_run.read_repo_pins(here / "repos.txt")
+    projects = {p.name for p in pins}
+    assert len(projects) >= 60
+    assert len({p.folder for p in pins}) == len(pins)  # no two pins share a cache folder
+    splits = {p.split for p in pins}
+    assert splits == {"dev", "test"}
+    # Every tuned release is declared dev, and every declared name is pinned.
+    assert precision_run.DECLARED_DEV <= projects
