@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 # What may stand in front of the launcher on the same command.
 _PREFIXES = frozenset({"srun", "nohup", "exec", "time", "env", "sudo", "mpirun", "command", "-", "$", ">", "uv", "run", "poetry"})
+_MAKE_PREFIXES = ("@", "-", "+")
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(?:\S*/)?python(?:3(?:\.\d+)?)?$")
 # ``python -m X`` that is a launcher, and which.
@@ -110,8 +111,13 @@ def _words(text: str) -> list[str]:
 
 def _command(text: str, line: int) -> LaunchCommand | None:
     words = _words(text)
+    if words and words[0][:1] in _MAKE_PREFIXES:
+        # A Makefile recipe's `@` (silent), `-` (errors ignored), `+`: glued to the command.
+        words[0] = words[0].lstrip("".join(_MAKE_PREFIXES))
+        if not words[0]:
+            words = words[1:]
     index = 0
-    while index < len(words) and (words[index] in _PREFIXES or _ENV_ASSIGNMENT.match(words[index]) or words[index].startswith("@")):
+    while index < len(words) and (words[index] in _PREFIXES or _ENV_ASSIGNMENT.match(words[index])):
         index += 1
     words = words[index:]
     if not words:
