@@ -33,6 +33,7 @@ _SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "dist-packages", 
 MAX_ENTRIES = 20_000
 MAX_FILES_READ = 2_000
 MAX_FILE_BYTES = 256_000
+_DDP_OR_DEEPSPEED = frozenset({Backend.DDP, *DEEPSPEED})
 _DEEPSPEED_JSON_MARKERS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")
 
 
@@ -214,8 +215,10 @@ class _Resolver:
         if command.launcher == "torchrun":
             return frozenset({Backend.DDP}), ()
         if command.launcher == "deepspeed":
-            written = command.argument("--deepspeed_config", "--deepspeed", "--deepspeed_config_file") or ""
-            return self._deepspeed_json(written, path)
+            # The launcher only starts the processes: the program builds DeepSpeed when it is
+            # given a config (`--deepspeed ds.json`, below) or calls deepspeed.initialize itself
+            # (its code says so); an accelerate or Trainer program given none runs under DDP.
+            return _DDP_OR_DEEPSPEED, ()
         # accelerate launch
         if command.option("--use_deepspeed") is not None or command.option("--zero_stage") is not None or command.option("--deepspeed_config_file"):
             named = command.option("--deepspeed_config_file")
@@ -239,10 +242,13 @@ class _Resolver:
         return ANY, ()  # the user's default accelerate config: any backend
 
     def _program_backends(self, path: Path, command: LaunchCommand) -> tuple[frozenset[Backend], tuple[Evidence, ...]] | None:
-        if command.launcher != "deepspeed":
-            written = command.argument("--deepspeed", "--deepspeed_config")
-            if written:
-                return self._deepspeed_json(written, path)
+        # The Trainer's `--deepspeed ds.json`; deepspeed.add_config_arguments' `--deepspeed
+        # --deepspeed_config ds.json` (there `--deepspeed` is a flag).
+        written = command.argument("--deepspeed_config", "--deepspeed_config_file")
+        if not written:
+            written = command.argument("--deepspeed")
+        if written is not None:
+            return self._deepspeed_json(written, path)
         fsdp = command.argument("--fsdp")
         if fsdp and fsdp.lower() not in ("false", "none", "''", '""'):
             return frozenset({Backend.FSDP}), ()
