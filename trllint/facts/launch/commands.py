@@ -119,6 +119,9 @@ def _command(text: str, line: int) -> LaunchCommand | None:
     index = 0
     while index < len(words) and (words[index] in _PREFIXES or _ENV_ASSIGNMENT.match(words[index])):
         index += 1
+    if 0 < index < len(words) and words[index].startswith("-"):
+        # A wrapper's own options (`srun --ntasks 8 torchrun ...`): the command starts at the launcher.
+        index = next((i for i in range(index, len(words)) if _launcher_word(words[i])), len(words))
     words = words[index:]
     if not words:
         return None
@@ -143,6 +146,11 @@ def _command(text: str, line: int) -> LaunchCommand | None:
         return None
     arguments, positional = _program_arguments(after)
     return LaunchCommand(launcher, program, line, options, arguments, positional, " ".join(words))
+
+
+def _launcher_word(word: str) -> bool:
+    head = word.rsplit("/", 1)[-1]
+    return head in ("accelerate", "accelerate-launch", "torchrun", "deepspeed") or _PYTHON.match(head) is not None
 
 
 def _split_options(words: list[str], launcher: str) -> tuple[dict[str, str], str | None, list[str]]:
