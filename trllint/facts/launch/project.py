@@ -62,14 +62,28 @@ class ProjectLaunch:
 
 
 def _names(program: str, relative: PurePosixPath) -> bool:
-    """The command's program (a path as written, relative to some folder) is the file: its
-    components are the last ones of the file's path."""
-    parts = [p for p in PurePosixPath(program).parts if p not in (".", "")]
-    while parts and parts[0] == "..":
-        parts = parts[1:]
+    """The command's program (a path as written, relative to some folder, or absolute on the
+    machine that runs it) is the file: the shorter of the two paths ends the other."""
+    parts = _parts(program)
     if not parts or any(p.startswith("$") or "{" in p for p in parts):
         return False
-    return list(relative.parts[-len(parts) :]) == parts
+    return _same_ending(parts, list(relative.parts), absolute=program.startswith("/"))
+
+
+def _parts(written: str) -> list[str]:
+    """A path's components, without `.`, a leading `..` or the root (`/fsx/me/repo/train.py`)."""
+    parts = [p for p in PurePosixPath(written).parts if p not in (".", "", "/")]
+    while parts and parts[0] == "..":
+        parts = parts[1:]
+    return parts
+
+
+def _same_ending(written: list[str], relative: list[str], *, absolute: bool) -> bool:
+    """``written`` ends ``relative`` (``train.py`` names ``src/train.py``); or, written as an
+    absolute path on the machine that runs it, ``relative`` ends ``written``."""
+    if 0 < len(written) <= len(relative):
+        return relative[-len(written) :] == written
+    return absolute and bool(relative) and written[-len(relative) :] == relative
 
 
 @lru_cache(maxsize=64)
@@ -132,6 +146,8 @@ def _project_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
             continue
         for entry in entries:
             seen += 1
+            if seen > MAX_ENTRIES or len(found) >= MAX_FILES_READ:
+                break  # a data folder of many files: the bounds hold within a folder too
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
@@ -182,8 +198,9 @@ class _Resolver:
                 continue
             if relative in table:
                 return table[relative]
-        parts = [p for p in PurePosixPath(written).parts if p not in (".", "..")]
-        matches = [entry for relative, entry in table.items() if parts and list(relative.parts[-len(parts) :]) == parts]
+        parts = _parts(written)
+        absolute = written.startswith("/")
+        matches = [entry for relative, entry in table.items() if _same_ending(parts, list(relative.parts), absolute=absolute)]
         return matches[0] if len(matches) == 1 else None
 
     def _deepspeed_json(self, written: str, near: Path) -> tuple[frozenset[Backend], tuple[Evidence, ...]]:
@@ -287,3 +304,11 @@ def trl_vllm_generation(root: Path) -> Evidence | None:
             line = data.count(b"\n", 0, match.start()) + 1
             return Evidence(shown(path), line, "the project runs TRL's vLLM generation here")
     return None
+
+
+def forget_launch_files() -> None:
+    """Read every project's launch files afresh: a run's answers (and the result cache's check
+    of its digests) must see the files as they are now, not as an earlier run in this process
+    read them (the tests' in-process CLI, an editor integration)."""
+    project_launch.cache_clear()
+    trl_vllm_generation.cache_clear()
