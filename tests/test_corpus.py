@@ -79,6 +79,8 @@ def test_corpus_lints_and_fixes_without_breaking_anything(tmp_path: Path):
     # Valid Python 3.12 and 3.13 that the test interpreter (3.11) may not compile (issue 21).
     from tests.test_newer_syntax import NEWER_SYNTAX
 
+    # The target is the newest these need: without one it is the running interpreter (issue 28).
+    (tree / "trllint.toml").write_text('target-version = "py313"\n')
     for label, text in NEWER_SYNTAX.items():
         relative = f"newer_python/{label}.py"
         (tree / relative).parent.mkdir(parents=True, exist_ok=True)

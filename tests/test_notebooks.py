@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -379,3 +380,150 @@ def test_unsafe_fix_applied_in_a_notebook_says_why_at_the_cells_line(cli, tmp_pa
     assert "nb.ipynb:6:" in result.err and "unsafe fix applied: the gather may hang" in result.err, result.err
     fixed = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
     assert "gather(" in "".join(fixed["cells"][1]["source"])
+
+
+# ---- cells as the kernel reads them (issue 28) --------------------------------------------------
+
+
+@pytest.fixture(params=["own rules", "IPython"])
+def reading(request):
+    """Each test below twice: with the rules used where IPython is not installed, and with
+    IPython's own transformer (skipped where it is not installed)."""
+    from trllint.engine.inputs import ipython_syntax
+
+    if request.param == "IPython":
+        pytest.importorskip("IPython.core.inputtransformer2", reason="IPython is not installed")
+        ipython_syntax.use_ipython(True)
+    else:
+        ipython_syntax.use_ipython(False)
+    yield request.param
+    ipython_syntax.use_ipython(True)
+
+
+def test_a_broken_cell_between_two_cells_with_findings_is_one_trl000_in_it(cli, tmp_path, reading):
+    # Cell 6 does not parse; before it cell 5 has a TRL004, after it cell 7 a TRL001: all three are
+    # reported, the TRL000 in its own cell at its own line, and --fix writes the other cells only.
+    document = training_notebook()
+    broken = code("broken", ["import os\n", 'print("unterminated\n', "x = 1\n"])
+    document["cells"] = document["cells"][:5] + [broken] + document["cells"][5:]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    findings = json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)
+    assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL004", 5, 8), ("TRL000", 6, 2), ("TRL001", 7, 2)]
+    assert findings[1]["column"] == 7 and "unterminated string literal" in findings[1]["message"]
+    assert findings[1]["fix"] is None
+
+    result = cli("--no-cache", "--fix", "nb.ipynb")
+    assert result.code == 1 and "2 fixed, 1 remaining" in result.out
+    after = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert after[5]["source"] == broken["source"]
+    assert "accelerator.unwrap_model(model).config" in after[6]["source"]
+
+
+def test_automagic_one_line_cells_run_as_jupyter_runs_them(cli, tmp_path, reading):
+    # IPython's automagic runs a one-line `pip install x` or `cd ..`; a second line, or a name the
+    # notebook binds, makes them Python, which Jupyter rejects: TRL000 there, as in Jupyter.
+    cells = [
+        code("pip", "pip install accelerate transformers"),
+        code("cd", ["cd ..\n"]),
+        code("ls", "ls -la"),
+        code("conda", "  conda install -y pytorch"),
+        code("assign", "pip_version = 3\nenv = {}\n"),  # binds `env`: the `env` cell below is Python
+        code("env", "env"),
+        code("two_lines", "# dependencies\npip install trl\n"),
+        code("shadowed", "cd = 1\n"),
+        code("cd_again", "cd ..\n"),
+    ]
+    path = tmp_path / "magic.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    findings = json.loads(cli("--no-cache", "--format", "json", "magic.ipynb").out)
+    assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL000", 7, 2), ("TRL000", 9, 1)]
+
+
+def test_prefixed_magics_help_and_cell_magics_give_no_finding_and_keep_their_lines(cli, tmp_path, reading):
+    cells = [
+        code("line", ["%load_ext autoreload\n", "%autoreload 2\n", "import torch\n"]),
+        code("shell", ["!pip install -q accelerate \\\n", "    deepspeed\n", "files = !ls\n", "t = %timeit -o torch.ones(1)\n"]),
+        code("help", ["torch.ones?\n", "??torch\n"]),
+        code("bash", ["%%bash\n", "for x in 1 2; do\n", "  echo $x\n", "done\n"]),
+        code("time", ["%%time\n", "pip install x\n"]),  # the body is a one-line cell: automagic
+    ]
+    path = tmp_path / "magics.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+    assert cli("--no-cache", "magics.ipynb").out == "All checks passed!\n"
+    program = Notebook(path.read_bytes()).program
+    assert program.count("\n") == sum(len(c["source"]) for c in cells)  # a line for each line
+    assert "import torch\n" in program and "!pip" not in program and "%%bash" not in program
+
+
+def test_a_cell_with_prompts_or_indentation_reports_and_fixes_at_its_own_columns(cli, tmp_path, reading):
+    # IPython cuts `>>> ` and a common indentation: findings and fixes stand where the text is.
+    document = training_notebook()
+    document["cells"][5]["source"] = ['>>> files = !ls\n', '>>> print("vocab", model.config.vocab_size)\n']
+    document["cells"].append(code("indented", ["    print(model.config)\n"]))
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    findings = json.loads(cli("--no-cache", "--format", "json", "--select", "TRL001", "nb.ipynb").out)
+    assert [(f["cell"], f["line"], f["column"]) for f in findings] == [(6, 2, 20), (7, 1, 11)]
+    cli("--no-cache", "--fix", "--select", "TRL001", "nb.ipynb")
+    after = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    assert after[5]["source"] == ['>>> files = !ls\n', '>>> print("vocab", accelerator.unwrap_model(model).config.vocab_size)\n']
+    assert after[6]["source"] == ["    print(accelerator.unwrap_model(model).config)\n"]
+
+
+def test_newer_syntax_in_a_cell_is_trl000_for_the_project_target_and_the_rest_is_linted(cli, tmp_path, reading):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.10"\n')
+    document = training_notebook()
+    document["cells"][3]["source"] = ['names = {"k": 1}\n', 'print(f"{names["k"]}")\n']  # PEP 701: 3.12
+    (tmp_path / "nb.ipynb").write_text(json.dumps(document, indent=1), encoding="utf-8")
+    findings = json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)
+    assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL000", 4, 2), ("TRL004", 5, 8), ("TRL001", 6, 2)]
+    assert "needs Python 3.12" in findings[0]["message"] and 'requires-python = ">=3.10"' in findings[0]["message"]
+
+
+def test_a_fix_is_never_written_inside_a_magic_line_or_a_cell_left_out(reading):
+    cells = [
+        code("magic", ["import torch\n", "!nvidia-smi\n", "x = 1\n"]),
+        code("broken", ["def f(:\n", "    pass\n"]),
+        code("bash", ["%%bash\n", "ls\n"]),
+        code("prompt", [">>> y = 2\n", ">>> z = 3\n"]),
+    ]
+    notebook = Notebook(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode())
+    program = notebook.program
+    assert program.splitlines()[1] == "pass  # trllint: IPython magic"
+    assert notebook.with_program(program.replace("x = 1", "x = 2")) != notebook.with_program(program)
+    for changed in (
+        program.replace("pass  # trllint: IPython magic", "pass  # edited"),  # inside the magic's placeholder
+        program.replace("pass  # trllint: IPython magic\n", ""),  # the magic line removed
+        program.replace("# trllint: cell not linted, it does not parse (TRL000)\n", "", 1),  # the broken cell
+        program.replace("# trllint: IPython cell magic\n", "x = 0\n", 1),  # the %%bash cell
+        program.replace("y = 2\n", "y = 2\nw = 4\n"),  # a line added where a prompt was cut
+    ):
+        with pytest.raises(NotebookError, match="not written"):
+            notebook.with_program(changed)
+    # A guard that indents the magic's block indents the magic with it.
+    guarded = program.replace("pass  # trllint: IPython magic\nx = 1\n", "if ok:\n    pass  # trllint: IPython magic\n    x = 1\n")
+    assert json.loads(notebook.with_program(guarded))["cells"][0]["source"] == [
+        "import torch\n", "if ok:\n", "    !nvidia-smi\n", "    x = 1\n"
+    ]
+
+
+def test_a_notebook_that_ran_on_a_newer_python_may_use_its_syntax_unless_the_project_says_otherwise(cli, tmp_path):
+    # With no target configured, the running Python stands in; the Python the notebook last ran on
+    # (Colab's 3.12, recorded by Jupyter) raises it, never lowers it. A project's target wins.
+    def notebook(version: str) -> str:
+        cells = [code("f", ['row = {"name": 1}\n', 'print(f"{row["name"]}")\n']), code("m", "match 1:\n    case _:\n        pass\n")]
+        metadata = {"language_info": {"name": "python", "version": version}}
+        return json.dumps({"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5})
+
+    (tmp_path / "colab.ipynb").write_text(notebook("3.12.11"))
+    (tmp_path / "old.ipynb").write_text(notebook("3.8.5"))
+    findings = json.loads(cli("--no-cache", "--format", "json", ".").out)
+    # old.ipynb ran on 3.8, but its target stays the running Python: the PEP 701 f-string is new
+    # only there (before 3.12), `match` never (3.10 is older than any Python trllint runs on).
+    expected = [] if sys.version_info >= (3, 12) else [("old.ipynb", 1, 2)]
+    assert [(f["path"], f["cell"], f["line"]) for f in findings] == expected
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.9"\n')
+    findings = json.loads(cli("--no-cache", "--format", "json", ".").out)
+    assert [(f["path"], f["cell"], f["line"]) for f in findings] == [("colab.ipynb", 1, 2), ("old.ipynb", 1, 2)]
+    assert 'the target is Python 3.9 (requires-python = ">=3.9")' in findings[0]["message"]

@@ -27,7 +27,7 @@ TRLLINT_FOR_ONE_FILE = {
     "trllint.rule.ruleset", "trllint.core.suppression", "trllint.core.syntax", "trllint.core.positions", "trllint.app.memory",
     "trllint.app", "trllint.core", "trllint.core.cst", "trllint.engine", "trllint.rule",
     "trllint.engine.pipeline", "trllint.engine.inputs", "trllint.engine.inputs.python", "trllint.engine.inputs.text",
-    "trllint.core.requirements_files",
+    "trllint.core.requirements_files", "trllint.core.target_version", "trllint.app.target",
 }  # fmt: skip
 # What the rules read to answer (the model, the facts, LibCST helpers): as much as the rules ask.
 ANALYSES = ("trllint.rules.", "trllint.semantic", "trllint.facts", "trllint.core.cst.", "trllint.rule.edits")

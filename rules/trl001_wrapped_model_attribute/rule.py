@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -17,7 +18,8 @@ from trllint.semantic.context import (
 )
 from trllint.semantic.model import ClassFacts
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, parameter_names
-from trllint.facts.accelerators import accelerator_in_scope
+from trllint.facts.accelerators import accelerator_in_scope, accelerator_may_be_none
+from trllint.rules.trl001_wrapped_model_attribute.neighbours import neighbour_through_wrapper
 from trllint.core.findings import Evidence
 from trllint.facts.launch.model import launch_of
 from trllint.facts.launch.branches import unwrapped_at
@@ -51,6 +53,10 @@ class Unsafe(ReasonKind):
 
     NEEDS_WHOLE_PARAMETERS = (
         "{member}() on the unwrapped module needs every parameter on this rank ({kind} may shard them)"
+    )
+    NEIGHBOUR_STILL_WRAPPED = "{read} on line {line} still goes through the wrapper: the fix repairs this read and leaves that one"
+    ACCELERATOR_MAY_BE_NONE = (
+        "{missing}: the fixed code would call unwrap_model on None where the original ran"
     )
 
 
@@ -113,8 +119,19 @@ class WrappedModelAttribute(Rule):
                 start, end = self.span_of(node.value)
                 unsafe = member in _NEEDS_WHOLE_PARAMETERS and wrapping.kind != DATA_PARALLEL
                 reason = Unsafe.NEEDS_WHOLE_PARAMETERS.text(member=member, kind=wrapping.kind) if unsafe else None
+                accelerator = unwrapped.split(".unwrap_model(", 1)[0] if ".unwrap_model(" in unwrapped else None
+                # The fix names an accelerator: it stands on that accelerator being bound on every path.
+                missing = accelerator_may_be_none(self.model, accelerator, node) if accelerator else None
+                if missing is not None:
+                    reason = Unsafe.ACCELERATOR_MAY_BE_NONE.text(missing=missing)
                 fix = self.fix(Edit(start, end, unwrapped), reason=reason)
         message = f"{receiver}.{member} on a model that may be wrapped ({wrapping.origin}); {advice}"
+        if fix is not None and fix.applicability == "safe":
+            neighbour = neighbour_through_wrapper(self.model, node, receiver, HF_MODEL_MEMBERS)
+            if neighbour is not None:
+                line = self.get_metadata(PositionProvider, neighbour).start.line
+                reason = Unsafe.NEIGHBOUR_STILL_WRAPPED.text(read=f"{receiver}.{neighbour.attr.value}", line=line)
+                fix = replace(fix, applicability="unsafe", reason=reason)
         self.report(node, message, fix=fix, evidence=evidence)
 
     # ---- what is not a finding ----------------------------------------------------------

@@ -9,6 +9,7 @@ from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.rule.base import Edit
 from trllint.core.source import SourceFile
 
+from .devices import cpu_moves, without_cpu_moves
 from .metric_syntax import parenthesized
 
 
@@ -20,7 +21,9 @@ def gather_callee(site: GatherSite, accelerator: str) -> str:
 
 
 def gathered_argument(site: GatherSite) -> cst.BaseExpression:
-    tensor = site.tensor.with_changes(lpar=[], rpar=[])
+    """What the gather takes: the value, on its device (NCCL gathers GPU tensors only: a
+    ``.cpu()`` of the value's chain moves to after the gather, see :func:`gather_expression`)."""
+    tensor = without_cpu_moves(site.tensor).with_changes(lpar=[], rpar=[])
     if site.cast_to_float:  # mean() of an integer tensor raises
         tensor = cst.Call(func=cst.Attribute(value=parenthesized(tensor), attr=cst.Name("float")))
     return tensor
@@ -29,7 +32,8 @@ def gathered_argument(site: GatherSite) -> cst.BaseExpression:
 def gather_expression(site: GatherSite, accelerator: str) -> cst.BaseExpression:
     """The ranks' values gathered, then reduced again (one value per rank)."""
     gathered = cst.Call(func=cst.parse_expression(gather_callee(site, accelerator)), args=[cst.Arg(gathered_argument(site))])
-    return cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
+    reduced = cst.Call(func=cst.Attribute(value=gathered, attr=cst.Name(site.reduce_after)))
+    return cst.Call(func=cst.Attribute(value=reduced, attr=cst.Name("cpu"))) if cpu_moves(site.tensor) else reduced
 
 
 def wrapped_to_line_length(edit: Edit, site: GatherSite, accelerator: str, source: SourceFile, line_length: int) -> Edit:
@@ -44,4 +48,5 @@ def wrapped_to_line_length(edit: Edit, site: GatherSite, accelerator: str, sourc
         return edit
     argument = source.module.code_for_node(gathered_argument(site))
     inside = arguments_on_their_own_line(argument, indent_of(text), source.module)
-    return Edit(edit.start, edit.end, f"{gather_callee(site, accelerator)}({inside}).{site.reduce_after}()")
+    moved = ".cpu()" if cpu_moves(site.tensor) else ""
+    return Edit(edit.start, edit.end, f"{gather_callee(site, accelerator)}({inside}).{site.reduce_after}(){moved}")

@@ -11,10 +11,12 @@ import re
 
 import libcst as cst
 
+from trllint.core.findings import ReasonKind
+
 from trllint.facts.branches import rank_divergence
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.facts.launch.model import launch_of
-from trllint.facts.accelerators import accelerator_in_scope
+from trllint.facts.accelerators import accelerator_in_scope, accelerator_may_be_none
 from trllint.facts.rank_flow import (
     rank_flows,
     DISTRIBUTED_MARKERS,
@@ -26,6 +28,7 @@ from trllint.facts.rank_flow import (
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting, Token
 
+from .devices import made_on_cpu
 from .gather_fix import gather_expression, wrapped_to_line_length
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
 from trllint.semantic.model import SemanticModel
@@ -44,6 +47,16 @@ from .metric_syntax import (
 # TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
 # store_metrics), so an override's dict reaches a sink without a call in the same file.
 TRAINER_METRIC_HELPERS = ("get_batch_loss_metrics", "get_batch_metrics")
+
+
+class Unsafe(ReasonKind):
+    """Why the gather fix is not proven to work on every process group (the fact it misses)."""
+
+    ACCELERATOR_MAY_BE_NONE = "{missing}: the fixed code would gather through None where the original ran"
+    MADE_ON_CPU = (
+        "the value is made on the CPU by {factory}(...) with no device, and NCCL gathers GPU tensors only: "
+        "make it on the accelerator's device first"
+    )
 # Every value this rule checks reaches one of these: a sink call (`.log`, `log_metrics`,
 # `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
 # (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
@@ -269,7 +282,10 @@ class UngatheredMetric(Rule):
             self.report(value, message)
             return
         edits = [self._gather(site, accelerator) for site in sites]
-        self.report(value, message, fix=self.fix(*edits, reason=self._unsafe_reason(sites, line, flow)))
+        # The fix names the accelerator: it stands on that accelerator being bound on every path.
+        missing = accelerator_may_be_none(self.model, accelerator, value)
+        reason = Unsafe.ACCELERATOR_MAY_BE_NONE.text(missing=missing) if missing else self._unsafe_reason(sites, line, flow)
+        self.report(value, message, fix=self.fix(*edits, reason=reason))
 
     def _unsafe_reason(self, sites: list[GatherSite], line: cst.CSTNode, flow: RankFlow) -> str | None:
         """Why the gathers may fail or change a number (the first site's reason), else why some
@@ -277,6 +293,10 @@ class UngatheredMetric(Rule):
         for site in sites:
             if site.unsafe is not None:
                 return site.unsafe_reason
+        for site in sites:
+            factory = made_on_cpu(site.tensor)
+            if factory is not None:
+                return Unsafe.MADE_ON_CPU.text(factory=factory)
         model = SemanticModel.of(self.source)
         for site in sites:
             # A gather is a collective: a rank that skips it leaves the others waiting forever.

@@ -24,7 +24,7 @@ from trllint.core.cst.names import call_name
 from trllint.core.requirements_files import named_as_requirements
 from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.launch.project import TRL_VLLM_GENERATION, trl_vllm_generation
-from trllint.semantic.project.index import project_root
+from trllint.semantic.project.index import project_scope
 from trllint.facts.calls import calls_in
 from trllint.rule.base import Edit, Fix, Rule
 
@@ -103,7 +103,7 @@ class KnownBadDependency(Rule):
             if self.source.path is None:
                 preview = True  # text with no project (standard input, a case): the need is unknown
             else:
-                found = trl_vllm_generation(project_root(self.source.path))
+                found = trl_vllm_generation(project_scope(self.source.path))
                 if found is None:
                     return  # vLLM for inference only: the project never runs TRL's vLLM generation
                 evidence = (found,)

@@ -13,7 +13,11 @@ Offered only where the move cannot change what the guarded ranks compute:
 - the ``else`` enters no collective (the ranks would meet them in another order);
 - every name the call reads is bound on every rank (none is assigned under a rank test).
 
-It is ``safe`` when the call only adds work on the other ranks: it returns a new value (or only
+It is ``unsafe`` whenever another collective of the same kind in the function is entered by some
+ranks only: every rank must then enter the same sequence of collectives, and a hoist adds one
+call on the ranks that meet the other one (an early exit's barrier, a staggered pair).
+
+Otherwise it is ``safe`` when the call only adds work on the other ranks: it returns a new value (or only
 synchronises) and writes files from the main process only, and the name it binds is read nowhere
 outside the ``if``. Otherwise (``save_state``: every rank writes its own files; a bound name read
 after the ``if``) it is ``unsafe``.
@@ -66,6 +70,15 @@ def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst
     else:
         edits = (Edit(guard_start, guard_start, moved), Edit(statement_start, statement_end, ""))
     read_elsewhere = bool(target) and _read_outside(scope, guard.body, target)
+    other = _other_guarded_entry(rule, collective, scope)
+    if other is not None:
+        # The fact a hoist stands on: every rank then enters the same sequence of collectives.
+        line = rule.get_metadata(PositionProvider, other.call).start.line
+        reason = (
+            f"only some ranks reach {other.label} on line {line} too: after the hoist some ranks may enter "
+            "it once more than the others, and the job hangs"
+        )
+        return rule.fix(*edits, reason=reason)
     if collective.hoist == "unsafe":
         reason = f"every rank now runs {collective.label}(), and each writes its own files"
     elif read_elsewhere:
@@ -73,6 +86,44 @@ def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst
     else:
         reason = None
     return rule.fix(*edits, reason=reason)
+
+
+def _other_guarded_entry(rule: CollectiveUnderRankGuard, collective: Collective, scope: cst.CSTNode) -> Collective | None:
+    """Another collective of the same kind in ``scope`` that only some ranks reach (under a rank
+    test, or after a rank test's early exit, matched or not): the ranks' counts of it are settled
+    there, and a hoist would add one on some of them."""
+    for call in run_by(scope):
+        if call is collective.call:
+            continue
+        other = rule.collective_or_entering_call(call)
+        if other is not None and other.kind == collective.kind and _some_ranks_only(rule, call, scope):
+            return other
+    return None
+
+
+def _some_ranks_only(rule: CollectiveUnderRankGuard, call: cst.Call, scope: cst.CSTNode) -> bool:
+    child: cst.CSTNode = call
+    for ancestor in rule.context.ancestors(call):
+        if ancestor is scope:
+            return False
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test and splits_ranks(rule.model, ancestor.test):
+            return True
+        if isinstance(ancestor, cst.IndentedBlock):
+            for statement in ancestor.body:
+                if statement is child:
+                    break
+                if isinstance(statement, cst.If) and splits_ranks(rule.model, statement.test) and _ends_in_exit(statement.body):
+                    return True
+        child = ancestor
+    return False
+
+
+def _ends_in_exit(body: cst.BaseSuite) -> bool:
+    statements = getattr(body, "body", ())
+    last = statements[-1] if statements else None
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        return isinstance(last.body[-1], (cst.Return, cst.Continue, cst.Break, cst.Raise))
+    return False
 
 
 def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: bool = False) -> list:

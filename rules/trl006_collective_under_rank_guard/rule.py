@@ -76,7 +76,7 @@ class CollectiveUnderRankGuard(Rule):
         module = model.source.module
         self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
         for call in calls:
-            collective = self._collective_or_entering_call(call)
+            collective = self.collective_or_entering_call(call)
             if collective is None:
                 continue
             guard = self.guard_of(collective)
@@ -85,7 +85,7 @@ class CollectiveUnderRankGuard(Rule):
 
     # ---- what is a collective --------------------------------------------------------------
 
-    def _collective_or_entering_call(self, call: cst.Call) -> Collective | None:
+    def collective_or_entering_call(self, call: cst.Call) -> Collective | None:
         collective = collective_of(call, self.context)
         if collective is not None:
             return collective
@@ -118,7 +118,7 @@ class CollectiveUnderRankGuard(Rule):
             self._entering[key] = None  # recursion reads as no collective
             found = None
             for call in run_by(function.body):
-                collective = self._collective_or_entering_call(call)
+                collective = self.collective_or_entering_call(call)
                 if collective is not None and self.guard_of(collective) is None:
                     found = collective
                     break
@@ -129,7 +129,7 @@ class CollectiveUnderRankGuard(Rule):
         """True when running ``node`` enters a collective (of ``kind``, when one is named); with
         ``nested``, functions defined in ``node`` count too (``study.optimize(_objective)`` runs one)."""
         for call in run_by(node, nested=nested):
-            collective = self._collective_or_entering_call(call)
+            collective = self.collective_or_entering_call(call)
             if collective is not None and kind in (None, collective.kind):
                 return True
         return False

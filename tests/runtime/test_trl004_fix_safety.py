@@ -111,3 +111,60 @@ def test_trl004_fix_on_two_ranks(tmp_path: Path, fix_class: FixClass) -> None:
     assert fixed != written, fix.stdout + fix.stderr
     assert run_trllint("--no-cache", "--select", "TRL004", str(script)).returncode == 0
     assert _logged(script, fix_class.data)[fix_class.key] == pytest.approx(fix_class.truth(fix_class.data))
+
+
+# ---- issue #27: a CPU tensor handed to a gather ------------------------------------------------
+
+# What trllint wrote before the fix knew the value's device: the CPU copy, gathered.
+GATHERED_ON_THE_CPU = "accelerator.gather(correct.cpu().mean()).mean()"
+
+
+def _cpu_tensor_run(script: Path, *, cpu: bool = True) -> tuple[bool, str, dict | None]:
+    data_path, out = script.parent / "data.json", script.parent / "logged.json"
+    data_path.write_text(json.dumps(ACCURACY_DATA))
+    args = ("--data", str(data_path), "--out", str(out))
+    run = accelerate_launch(script, CPU_DDP, script_args=args, cpu=cpu, env={"TRLLINT_TRACK_CPU_MOVES": "1"})
+    return run.ok, run.output, json.loads(out.read_text()) if run.ok else None
+
+
+def _fixed_cpu_tensor(tmp_path: Path) -> tuple[Path, Path]:
+    """trllint's fix of the scenario, and the CPU-side gather it used to write."""
+    fixed = tmp_path / "fixed" / "cpu_tensor.py"
+    fixed.parent.mkdir()
+    shutil.copy(SCENARIOS / "cpu_tensor.py", fixed)
+    assert run_trllint("--no-cache", "--select", "TRL004", "--fix", str(fixed)).returncode == 0
+    assert "accelerator.gather(correct.mean()).mean().cpu()" in fixed.read_text()
+    naive = tmp_path / "naive" / "cpu_tensor.py"
+    naive.parent.mkdir()
+    naive.write_text(fixed.read_text().replace("accelerator.gather(correct.mean()).mean().cpu()", GATHERED_ON_THE_CPU))
+    return fixed, naive
+
+
+def test_cpu_tensor_fix_gathers_on_the_device_then_moves_to_the_cpu(tmp_path: Path) -> None:
+    # On two CPU ranks every tensor is on the CPU; the harness tells whether the gathered value
+    # went through .cpu() (launch_step.track_cpu_moves), which NCCL would refuse.
+    fixed, naive = _fixed_cpu_tensor(tmp_path)
+    ok, output, record = _cpu_tensor_run(fixed)
+    assert ok and record is not None, output[-4000:]
+    assert record["gathered_from_cpu"] == [False]
+    assert record["logged"]["accuracy"] == pytest.approx(_accuracy_truth(ACCURACY_DATA))
+    # The check can fail: the CPU-side gather trllint used to write is caught by it.
+    ok, output, record = _cpu_tensor_run(naive)
+    assert ok and record is not None, output[-4000:]
+    assert record["gathered_from_cpu"] == [True]
+
+
+@pytest.mark.gpu
+def test_cpu_tensor_gathered_on_the_cpu_fails_under_nccl_and_the_fix_runs(tmp_path: Path) -> None:
+    from tests.runtime.launch import cuda_device_count
+
+    if cuda_device_count() < 2:
+        pytest.skip("an NCCL gather between ranks needs two GPUs")
+    fixed, naive = _fixed_cpu_tensor(tmp_path)
+    ok, output, _ = _cpu_tensor_run(naive, cpu=False)
+    assert not ok, "NCCL gathered a CPU tensor"
+    assert "cpu" in output.lower() and ("cuda" in output.lower() or "backend" in output.lower()), output[-4000:]
+    ok, output, record = _cpu_tensor_run(fixed, cpu=False)
+    assert ok and record is not None, output[-4000:]
+    assert record["gathered_from_cpu"] == [False]
+    assert record["logged"]["accuracy"] == pytest.approx(_accuracy_truth(ACCURACY_DATA))

@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from trllint.app.config import ConfigError, find_config, load_config, parse_code_list
+    from trllint.app.target import resolve_target
     from trllint.rule.registry import available_rules, resolve_code
 
     if args.jobs is not None and args.jobs < 1:
@@ -109,6 +110,12 @@ def _run(args: argparse.Namespace) -> int:
             sys.stdout.write(f"{code:<8} {info.rule.name:<{width}}  {info.rule.fixable}\n")
         return EXIT_CLEAN
     if args.explain:
+        from trllint.app.engine_codes import ENGINE_DOCS, engine_code
+
+        engine = engine_code(args.explain)
+        if engine is not None:
+            sys.stdout.write(ENGINE_DOCS[engine][1])
+            return EXIT_CLEAN
         explained = resolve_code(args.explain)
         if explained is None:
             return _usage_error(f"unknown rule {args.explain!r} (see `trllint --list-rules`)")
@@ -129,16 +136,18 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         config_path: Path | None
+        start = Path(stdin_filename).parent if reads_stdin else Path(os.path.commonpath(
+            [str(Path(p).absolute()) for p in paths]
+        ))
+        start = start if start.exists() else Path.cwd()
         if args.config:
             config_path = Path(args.config)
             if not config_path.is_file():
                 return _usage_error(f"{args.config}: no such configuration file")
         else:
-            start = Path(stdin_filename).parent if reads_stdin else Path(os.path.commonpath(
-                [str(Path(p).absolute()) for p in paths]
-            ))
-            config_path = find_config(start if start.exists() else Path.cwd())
+            config_path = find_config(start)
         config = load_config(config_path)
+        config.target = resolve_target(config, start)
         if args.select is not None:
             config.cli_select = parse_code_list(args.select)
             if not config.cli_select:
@@ -148,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.extend_select is not None:
             config.cli_extend_select = parse_code_list(args.extend_select)
         codes = config.selected_codes()
-        if not codes:
+        if not codes and not config.selects_syntax_errors():
             # A run of no rule would print "All checks passed!": a false clean result in CI.
             return _usage_error("no rule is selected: select and ignore leave none")
     except ConfigError as exc:

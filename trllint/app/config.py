@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trllint.core.findings import PARSE_ERROR
+from trllint.core.target_version import TargetVersion, parse_target_version
 from trllint.rule.registry import RuleInfo, available_rules
 from trllint.rule.base import Setting
 from trllint.rule.ruleset import RuleSet
@@ -22,7 +24,7 @@ STANDALONE_CONFIG_FILES = (".trllint.toml", "trllint.toml")
 
 # Keys the engine owns; rules add their own settings through Rule.settings_schema.
 _LIST_OF_STRINGS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "extend-ignore")
-_ENGINE_KEYS = set(_LIST_OF_STRINGS) | {"per-file-ignores"}
+_ENGINE_KEYS = set(_LIST_OF_STRINGS) | {"per-file-ignores", "target-version"}
 
 
 class ConfigError(Exception):
@@ -38,6 +40,9 @@ class Config:
     exclude: list[str] | None = None
     extend_exclude: list[str] = field(default_factory=list)
     rule_settings: dict[str, Any] = field(default_factory=dict)
+    # The Python version the code must run on: syntax newer than it is a TRL000
+    # (trllint.app.target.resolve_target fills it when the file names none).
+    target: TargetVersion | None = None
     # Where the configuration came from; patterns are relative to this folder.
     root: Path = field(default_factory=Path.cwd)
     path: Path | None = None
@@ -49,6 +54,7 @@ class Config:
     cli_ignore: list[str] = field(default_factory=list)
 
     def selected_codes(self) -> list[str]:
+        """The rules selected (TRL000 is not a rule: :meth:`reports_syntax_errors`)."""
         rules = available_rules()
         chosen = set(expand_selectors(self.select, rules)) if self.select is not None else set(rules)
         chosen |= set(expand_selectors(self.extend_select, rules))
@@ -57,18 +63,35 @@ class Config:
             chosen = set(expand_selectors(self.cli_select, rules))
         chosen |= set(expand_selectors(self.cli_extend_select, rules))
         chosen -= set(expand_selectors(self.cli_ignore, rules))
-        return sorted(chosen)
+        return sorted(chosen & set(rules))
+
+    def reports_syntax_errors(self) -> bool:
+        """TRL000 is reported unless an ignore names it (a selection that leaves it out does not
+        hide a file that does not parse); a command-line --select starts afresh, as for rules."""
+        rules = available_rules()
+        reported = PARSE_ERROR[0] not in expand_selectors(self.ignore, rules)
+        if self.cli_select is not None:
+            reported = True
+        return reported and PARSE_ERROR[0] not in expand_selectors(self.cli_ignore, rules)
+
+    def selects_syntax_errors(self) -> bool:
+        """Whether a selection names TRL000 itself (``--select TRL000``: a syntax check, no rule)."""
+        rules = available_rules()
+        chosen = self.cli_select if self.cli_select is not None else (self.select or []) + self.extend_select
+        return self.reports_syntax_errors() and PARSE_ERROR[0] in expand_selectors(chosen + self.cli_extend_select, rules)
 
     def ruleset(self, codes: list[str]) -> RuleSet:
         rules = available_rules()
         return RuleSet(
-            rules=[rules[code].rule for code in codes],
+            rules=[rules[code].rule for code in codes if code in rules],
             settings=dict(self.rule_settings),
             per_file_ignores=[
                 (pattern, frozenset(expand_selectors(selectors, rules)))
                 for pattern, selectors in self.per_file_ignores.items()
             ],
             root=self.root,
+            target=self.target,
+            syntax_errors_ignored=not self.reports_syntax_errors(),
         )
 
     def settings_fingerprint(self) -> str:
@@ -80,6 +103,8 @@ class Config:
                 "codes": self.selected_codes(),
                 "settings": self.rule_settings,
                 "per_file_ignores": self.per_file_ignores,
+                "target": str(self.target) if self.target else None,
+                "syntax_errors": self.reports_syntax_errors(),
             },
             sort_keys=True,
             default=str,
@@ -87,15 +112,18 @@ class Config:
 
 
 def expand_selectors(selectors: list[str], rules: dict[str, RuleInfo]) -> list[str]:
-    """Codes for a list of codes, code prefixes (``TRL00``), rule names or ``ALL``."""
+    """Codes for a list of codes, code prefixes (``TRL00``), rule names or ``ALL``; TRL000
+    (``unreadable-or-invalid-source``, the engine's) among them, which the caller tells apart."""
+    names = {code: info.rule.name for code, info in rules.items()}
+    names[PARSE_ERROR[0]] = PARSE_ERROR[1]
     codes: list[str] = []
     for selector in selectors:
         key = selector.strip()
         if key.upper() == "ALL":
-            codes.extend(rules)
+            codes.extend(names)
             continue
-        matched = [code for code in rules if code.startswith(key.upper())] if key else []
-        matched += [code for code, info in rules.items() if info.rule.name == key]
+        matched = [code for code in names if code.startswith(key.upper())] if key else []
+        matched += [code for code, name in names.items() if name == key]
         if not matched:
             raise ConfigError(f"unknown rule code or name {selector!r} (see `trllint --list-rules`)")
         codes.extend(matched)
@@ -214,6 +242,13 @@ def config_from_table(table: dict[str, Any], path: Path | None, where: str | Non
         raise ConfigError(f"{where} 'per-file-ignores' must be a table of glob = [codes]")
     for pattern, codes in pfi.items():
         _expect_list_of_strings(codes, f"{where} per-file-ignores {pattern!r}")
+    target = None
+    if "target-version" in table:
+        value = table["target-version"]
+        version = parse_target_version(value) if isinstance(value, str) else None
+        if version is None:
+            raise ConfigError(f"{where} 'target-version' must be one of \"py37\" to \"py314\", got {value!r}")
+        target = TargetVersion(version, f"target-version = {value!r}".replace("'", '"'))
     rule_settings: dict[str, Any] = {}
     for key, setting in schema.items():
         if key in table:
@@ -226,6 +261,7 @@ def config_from_table(table: dict[str, Any], path: Path | None, where: str | Non
         exclude=table.get("exclude"),
         extend_exclude=list(table.get("extend-exclude", [])),
         rule_settings=rule_settings,
+        target=target,
         root=path.parent if path else Path.cwd(),
         path=path,
     )

@@ -43,21 +43,24 @@ def read_source(data: bytes, display_path: str, filename: str) -> SourceFile | F
 def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Finding]:
     """All findings in one file, noqa comments applied, sorted by position."""
     rules = ruleset.for_file(source.display_path, filename, source.text, source)
+    reports_syntax = ruleset.reports_syntax_errors(source.display_path)
     if not rules:
         # No rule could match, so LibCST is spared (unless CPython rejects the file); a broken
         # file is still reported whatever rules are selected.
-        if source.is_python and kind_for(filename).always_read:
-            error = syntax_error(source)
+        if source.is_python and kind_for(filename).always_read and reports_syntax:
+            error = syntax_error(source, ruleset.target)
             return [error] if error is not None else []
         return []
     findings: list[Finding] = []
     if source.is_python:
-        verdict = cpython_verdict(source)
+        verdict = cpython_verdict(source, target=ruleset.target)
         if verdict.too_deep is not None:
-            return [verdict.too_deep]
+            return [verdict.too_deep] if reports_syntax else []
         error = libcst_error(source, verdict)
         if error is not None:
-            return [error]
+            return [error] if reports_syntax else []
+        if verdict.newer is not None and reports_syntax:
+            findings.append(verdict.newer)  # it parses: the rules still read it
         findings.extend(_run_visitors(source, rules, ruleset))
     else:
         for rule_class in rules:

@@ -7,7 +7,7 @@ read, places each finding back in the file (a notebook's cell) and encodes the f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,21 +98,29 @@ def _process_bytes(
     kind = kind_for(filename)
     result = FileResult(display)
     if len(data) > MAX_FILE_BYTES * kind.size_factor:
-        result.findings.append(too_large(display, len(data)))
+        if ruleset.reports_syntax_errors(display):
+            result.findings.append(too_large(display, len(data)))
         return result, None
     try:
-        decoded = kind.decode(data, display, filename, path)
+        decoded = kind.decode(data, display, filename, path, target=ruleset.target)
     except Unreadable as exc:
-        result.findings.append(engine_finding(PARSE_ERROR, display, str(exc)))
+        if ruleset.reports_syntax_errors(display):
+            result.findings.append(engine_finding(PARSE_ERROR, display, str(exc)))
         return result, None
     if decoded is None:  # nothing in it is for the rules (a notebook of another language)
         return result, None
+    if decoded.target is not None and decoded.target != ruleset.target:
+        ruleset = replace(ruleset, target=decoded.target)
     source = decoded.source
     if len(source.text) > MAX_FILE_BYTES:  # a notebook's program, past the limit its bytes have
-        result.findings.append(too_large(display, len(source.text)))
+        if ruleset.reports_syntax_errors(display):
+            result.findings.append(too_large(display, len(source.text)))
         return result, None
+    unlinted = decoded.unlinted if ruleset.reports_syntax_errors(display) else []
     if not mode.rewrites:
-        result.findings = [decoded.map_back(f) for f in lint_source(source, decoded.linted_as, ruleset)]
+        result.findings = sorted(
+            (decoded.map_back(f) for f in unlinted + lint_source(source, decoded.linted_as, ruleset)), key=Finding.sort_key
+        )
         if isinstance(source.model, SemanticModel) and source.path is not None:
             result.dependencies = {**consulted_modules(source.model), **launch_dependencies(source.model)}
         source.release()
@@ -132,7 +140,7 @@ def _process_bytes(
         else:
             result.fixed = outcome.applied
             result.unsafe_applied = [decoded.map_back(f) for f in outcome.unsafe_applied]
-    result.findings = [decoded.map_back(f) for f in findings]
+    result.findings = sorted((decoded.map_back(f) for f in unlinted + findings), key=Finding.sort_key)
     if new_bytes is not None and mode.diff:
         result.diff = unified_diff(*decoded.diff_texts(outcome.text, new_bytes), display)
     return result, new_bytes
@@ -145,7 +153,7 @@ def add_noqa_bytes(data: bytes, display: str, filename: str, ruleset: RuleSet) -
     outcome = NoqaOutcome()
     kind = kind_for(filename)
     try:
-        decoded = kind.decode(data, display, filename)
+        decoded = kind.decode(data, display, filename, target=ruleset.target)
     except Unreadable as exc:
         outcome.skipped.append((engine_finding(PARSE_ERROR, display, str(exc)), "the file cannot be read"))
         return outcome, None

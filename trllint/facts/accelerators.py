@@ -9,12 +9,12 @@ under another name (``def f(acc): acc.prepare_model(...)``) is not recognised.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.semantic.context import NodeContext
+from trllint.semantic.context import NodeContext, methods_of
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches, parameter_names
 from trllint.core.prefilter import AnyOf
@@ -289,3 +289,61 @@ def _both(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
 def accelerator_in_scope(model: SemanticModel, node: cst.CSTNode) -> str | None:
     """The accelerator a fix may name at ``node``: bound on every path before it, or None."""
     return accelerator_at(node, model.context)
+
+
+def accelerator_may_be_none(model: SemanticModel, accelerator: str, node: cst.CSTNode) -> str | None:
+    """Why ``accelerator`` (what :func:`accelerator_in_scope` names at ``node``) may be None
+    there, or None when it is bound to an accelerator on every path. A fix that names it stands
+    on this fact: where it is missing, the fix is unsafe and says why.
+
+    ``self.accelerator`` counts as bound only when no method of the class (``__init__`` or another
+    constructor) stores a value that may be None in it: ``self.accelerator = accelerator`` from
+    ``accelerator: Accelerator | None = None``, or ``None`` itself. A local or a parameter is
+    asked of the path-sensitive nullness analysis at ``node``.
+    """
+    from trllint.facts.nullness import may_be_none, parameter_none_reasons
+
+    context = model.context
+    if accelerator.startswith("self.") and accelerator.count(".") == 1:
+        cls = context.enclosing_class(node)
+        if cls is not None:
+            for method in methods_of(cls).values():
+                reason = _stores_optional(method, accelerator, parameter_none_reasons)
+                if reason is not None:
+                    return f"{accelerator} may be None: {method.name.value}() stores {reason}"
+    if may_be_none(model, accelerator, node):
+        return f"{accelerator} may be None here"
+    return None
+
+
+def _stores_optional(method: cst.FunctionDef, attribute: str, none_reasons: Callable[[cst.Param], frozenset[str]]) -> str | None:
+    """What ``method`` stores in ``attribute`` that may be None (None itself, or a parameter that
+    defaults to None or is annotated Optional), else None."""
+    params = {p.name.value: p for p in (*method.params.params, *method.params.kwonly_params, *method.params.posonly_params)}
+    found: str | None = None
+
+    class Stores(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found
+            if found is None and any(attribute in assigned_names(t.target) for t in node.targets):
+                found = _optional_value(node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            nonlocal found
+            if found is None and node.value is not None and attribute in assigned_names(node.target):
+                found = _optional_value(node.value)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is method  # a nested function stores when it runs, not here
+
+    def _optional_value(value: cst.BaseExpression) -> str | None:
+        if isinstance(value, cst.Name) and value.value == "None":
+            return "None"
+        if isinstance(value, cst.Name) and value.value in params:
+            reasons = none_reasons(params[value.value])
+            if reasons:
+                return f"`{value.value}`, which {sorted(reasons)[0].replace(f'parameter `{value.value}` ', '')}"
+        return None
+
+    walk.visit(method, Stores())
+    return found

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trllint.core.findings import PARSE_ERROR
+from trllint.core.target_version import TargetVersion
 from trllint.rule.base import Rule
 
 
@@ -23,6 +25,12 @@ class RuleSet:
     # Off only to prove the prefilter changes nothing (tests, TRLLINT_NO_PREFILTER=1): every rule
     # then parses every file it reads.
     use_prefilter: bool = field(default_factory=lambda: os.environ.get("TRLLINT_NO_PREFILTER", "") in ("", "0"))
+    # The Python version the code must run on: newer syntax is a TRL000. None: any version that
+    # LibCST reads (the configuration always names one: trllint.app.config).
+    target: TargetVersion | None = None
+    # TRL000 is reported unless ignored (``ignore``, or per file): a selection that does not name
+    # it still reports a file that does not parse.
+    syntax_errors_ignored: bool = False
 
     def file_patterns(self) -> tuple[str, ...]:
         # Python files are always read: one that does not parse is a TRL000 whatever is selected.
@@ -55,6 +63,9 @@ class RuleSet:
             if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern):
                 ignored |= codes
         return frozenset(ignored)
+
+    def reports_syntax_errors(self, path: str) -> bool:
+        return not self.syntax_errors_ignored and PARSE_ERROR[0] not in self.codes_ignored_for(path)
 
     def settings_for(self, rule: type[Rule]) -> dict[str, Any]:
         return {k: v for k, v in self.settings.items() if k in rule.settings_schema}

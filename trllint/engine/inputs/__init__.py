@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from trllint.core.findings import Finding
     from trllint.core.source import SourceFile
+    from trllint.core.target_version import TargetVersion
 
 # The files a folder walk reads whatever rules are selected: Python (one that does not parse is
 # a TRL000 whatever is selected) and notebooks (their code cells are Python).
@@ -35,6 +36,11 @@ class Decoded(Protocol):
     source: SourceFile
     # The file name the rules are told (a notebook's code cells are Python: ``x.ipynb.py``).
     linted_as: str
+    # TRL000s for parts of the file left out of ``source`` (a notebook's cell that does not parse),
+    # placed as the rules' findings are (``map_back`` places them in the file).
+    unlinted: list[Finding]
+    # The Python version the file says it runs on, over an assumed target (a notebook's kernel).
+    target: TargetVersion | None
 
     def map_back(self, finding: Finding) -> Finding:
         """The finding placed in the file (a notebook's program line becomes a cell and its line)."""
@@ -60,9 +66,12 @@ class InputKind(Protocol):
     def taken_by_walk(self, path: PurePath) -> bool:
         """Whether a folder walk reads this file (of the ``.txt`` files, only requirements files)."""
 
-    def decode(self, data: bytes, display: str, filename: str, path: Path | None = None) -> Decoded | None:
+    def decode(
+        self, data: bytes, display: str, filename: str, path: Path | None = None, target: TargetVersion | None = None
+    ) -> Decoded | None:
         """The file as the rules read it, or None when nothing in it is for them (an R notebook);
-        raises :class:`Unreadable`. ``path``: where the file lives, which places it in its project."""
+        raises :class:`Unreadable`. ``path``: where the file lives, which places it in its project;
+        ``target``: the Python version its code must run on."""
 
     def validate(self, before: SourceFile, after_text: str) -> str | None:
         """Why ``after_text`` (the fixed source) must not be written, or None when it is sound."""

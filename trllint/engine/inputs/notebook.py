@@ -1,11 +1,14 @@
 """Jupyter notebooks: the code cells linted as one program, findings and fixes mapped back to cells.
 
 The code cells, in order, make one Python program, so a model prepared in cell 2 and read in
-cell 5 is seen as it runs. IPython magics and shell lines (``%time``, ``!pip``, ``x = !ls``, a
-``%%bash`` cell) are not Python: while linting, each line becomes a ``pass`` placeholder (a
-statement, so an indented block that held one still parses), each line of a cell magic in
-another language a comment (the body of ``%%time`` is Python, and linted), and they are put back
-on write. A fix is written by
+cell 5 is seen as it runs. Each cell is first read as the kernel reads it
+(trllint.engine.inputs.ipython_syntax): IPython's syntax (``%time``, ``!pip``, ``x = !ls``,
+``obj?``, a one-line ``pip install x`` under automagic) becomes a ``pass`` placeholder (a
+statement, so an indented block that held one still parses), each line of a cell magic in another
+language a comment (the body of ``%%time`` is Python, and linted), prompts and a common
+indentation are cut; all is put back on write. A cell that still does not parse is one TRL000 in
+that cell, and its lines are comments in the program, so the other cells are linted without it.
+A fix is written by
 replacing only the ``source`` values of the cells it changed, in the file's own JSON style, so
 outputs, metadata, cell ids, indentation, key order and the trailing newline stay byte for byte.
 """
@@ -18,26 +21,24 @@ import difflib
 import json
 import re
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 from trllint.core.findings import Evidence, Finding
 from trllint.core.source import SourceFile
+from trllint.core.syntax import blocking_error
+from trllint.core.target_version import TargetVersion
 from trllint.engine.inputs import EncodeError, Unreadable
+from trllint.engine.inputs.ipython_syntax import LINES, PLACEHOLDER, CellLines, cell_as_python, line_break
 from trllint.engine.inputs.python import PYTHON
 
-PLACEHOLDER = "pass  # trllint: IPython magic"
-# Cell magics whose body is Python run by the kernel (`%%time` around a training loop): the
-# magic line is a placeholder and the body is linted.
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
-# Each line of any other cell magic (%%bash, %%writefile): comments, since its indentation means
-# nothing to Python.
+# Each line of a cell magic in another language (%%bash, %%writefile) or of a cell that does not
+# parse: comments, since its indentation means nothing to Python.
 CELL_MAGIC_PLACEHOLDER = "# trllint: IPython cell magic"
+UNPARSED_PLACEHOLDER = "# trllint: cell not linted, it does not parse (TRL000)"
 _PLACEHOLDER_LINE = re.compile(r"^(?P<indent>[ \t]*)" + re.escape(PLACEHOLDER) + r"$")
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_LINES = LINES
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-# A line IPython rewrites: `%magic`, `!shell`, `?help`, `name?`, `x = !ls`, `x = %time f()`.
-_MAGIC = re.compile(r"^[ \t]*(?:[%!?]|[\w.]+\?{1,2}\s*$|[\w.,\s()\[\]]+=\s*[%!])")
 
 
 class NotebookError(ValueError):
@@ -54,10 +55,24 @@ class Cell:
     program_lines: list[str]  # the lines linted: magics replaced, the last one ending in a newline
     magics: list[tuple[str, str]]  # the replaced lines, in order, each with its placeholder's indent
     first_line: int = 0  # the program line the cell starts on
+    cut: list[str] = field(default_factory=list)  # per line: the prompt or indentation cut from it
+    # Why none of the cell is Python to the program (a cell magic, a cell that does not parse):
+    # its program lines are comments, and a fix that touches them is not written.
+    not_python: str | None = None
+    error: Finding | None = None  # the cell's TRL000, its line counted in the cell
+
+    def cut_at(self, line: int) -> str:
+        """What was cut from the start of the cell's ``line`` (1-based): columns move by it."""
+        return self.cut[line - 1] if 0 < line <= len(self.cut) else ""
+
+    def in_cell(self, position: tuple[int, int]) -> tuple[int, int]:
+        """A program (line, column) as the cell's."""
+        line = position[0] - self.first_line + 1
+        return line, position[1] + len(self.cut_at(line))
 
 
 class Notebook:
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, target: TargetVersion | None = None, display: str = "<notebook>") -> None:
         self.bom = data.startswith(codecs.BOM_UTF8)
         try:
             self.text = data[3 if self.bom else 0 :].decode("utf-8")
@@ -70,14 +85,26 @@ class Notebook:
         if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
             raise NotebookError("not a Jupyter notebook in nbformat 4 (no top-level list of cells)")
         self.is_python = _is_python(document.get("metadata"))
+        self.target = _kernel_target(document.get("metadata"), target)
+        target = self.target
         # Escapes of non-ASCII text (json.dumps's default) or the characters themselves (nbformat's).
-        self.ensure_ascii = not any(ord(c) > 127 for c in self.text) and bool(
+        self.ensure_ascii = self.text.isascii() and bool(
             re.search(r"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])", self.text)
         )
         self.cells: list[Cell] = []
+        read: list[CellLines | None] = []
         for number, (cell, span, elements) in enumerate(self._cell_sources(document["cells"]), start=1):
             if cell is not None:
-                self.cells.append(cell_from(number, cell, span, elements))
+                text = "".join(cell) if isinstance(cell, list) else cell
+                # A cell that compiles is Python as it stands, unless it is one line that
+                # automagic may run (``ls -la`` is Python too).
+                one_line = sum(1 for line in _LINES.findall(text) if line.strip()) <= 1
+                python = cell_as_python(text) if one_line or not _compiles(text) else None
+                self.cells.append(Cell(number, text, isinstance(cell, list), span, elements, [], []))
+                read.append(python)
+        _run_automagic(self.cells, read)
+        for cell, python in zip(self.cells, read):
+            _settle(cell, python, target, display)
         line = 1
         for cell in self.cells:
             cell.first_line = line
@@ -127,14 +154,23 @@ class Notebook:
                 edits=tuple(
                     replace(
                         e,
-                        start_position=(e.start_position[0] - cell.first_line + 1, e.start_position[1]),
-                        end_position=(e.end_position[0] - cell.first_line + 1, e.end_position[1]),
+                        start_position=cell.in_cell(e.start_position),
+                        end_position=cell.in_cell(e.end_position),
                     )
                     for e in fix.edits
                 ),
             )
         evidence = tuple(self._evidence_in_cells(e, finding.path) for e in finding.evidence)
-        return replace(finding, line=line, end_line=end_line, cell=cell.number, fix=fix, evidence=evidence)
+        return replace(
+            finding,
+            line=line,
+            end_line=end_line,
+            column=finding.column + len(cell.cut_at(line)),
+            end_column=finding.end_column + len(cell.cut_at(end_line)),
+            cell=cell.number,
+            fix=fix,
+            evidence=evidence,
+        )
 
     def _evidence_in_cells(self, evidence: Evidence, path: str) -> Evidence:
         """A fact read from the notebook's own program moves to its cell, as the finding does."""
@@ -202,58 +238,104 @@ class Notebook:
         return "[" + opening + body + closing + "]"
 
 
-def cell_from(number: int, source: str | list[str], span: tuple[int, int], elements: list) -> Cell:
-    text = "".join(source) if isinstance(source, list) else source
-    lines = _LINES.findall(text)
-    magics: list[tuple[str, str]] = []
-    if lines and not _compiles(text):
-        lines, magics = _without_magics(lines)
-    if lines and not lines[-1].endswith(("\n", "\r")):
-        lines[-1] += "\n"
-    return Cell(number, text, isinstance(source, list), span, elements, lines, magics)
+def _run_automagic(cells: list[Cell], read: list[CellLines | None]) -> None:
+    """Automagic for the one-line cells that name a line magic, unless a cell above binds that
+    name (the kernel's namespace, read from the cells in order): ``ls -la`` runs ``%ls`` where no
+    cell before it assigns ``ls``."""
+    if not any(python is not None and python.automagic for python in read):
+        return
+    bound: set[str] = set()  # by the cells above, as the kernel runs them in order
+    for cell, python in zip(cells, read):
+        if python is not None and python.automagic:
+            if python.automagic not in bound:
+                python.run_automagic()
+            continue
+        tree = _tree("".join(python.lines) if python is not None else cell.source)
+        if tree is not None:
+            bound |= _bound_names(tree)
 
 
-def _without_magics(lines: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    first = lines[0].strip()
-    if first.startswith("%%") and (first[2:].split() or [""])[0] not in PYTHON_CELL_MAGICS:
-        # A cell magic that runs another language (%%bash, %%writefile): none of it is Python.
-        return [CELL_MAGIC_PLACEHOLDER + _line_break(line) for line in lines], [(line, "") for line in lines]
-    out: list[str] = []
-    magics: list[tuple[str, str]] = []
-    continued = False
-    indent = ""
-    for line in lines:
-        if continued or _MAGIC.match(line):
-            if not continued:  # the lines that continue a magic stand at its indentation
-                indent = line[: len(line) - len(line.lstrip(" \t"))]
-            out.append(indent + PLACEHOLDER + _line_break(line))
-            magics.append((line, indent))
-            continued = line.rstrip("\r\n").endswith("\\")  # `!pip install a \` goes on
-        else:
-            out.append(line)
-    return out, magics
+def _settle(cell: Cell, python: CellLines | None, target: TargetVersion | None, display: str) -> None:
+    """The cell's program lines: its Python, or comments when it is no Python to the program."""
+    lines = _LINES.findall(cell.source) if python is None else python.lines
+    cell.cut = [""] * len(lines) if python is None else python.cut
+    if python is not None and python.cell_magic is not None:
+        cell.not_python = f"an IPython cell magic (%%{python.cell_magic})"
+    elif python is not None:
+        text = "".join(lines)
+        error = None if _compiles(text) else blocking_error(SourceFile(text, display), target)
+        if error is not None:
+            cell.not_python, cell.error = "a cell that does not parse", error
+    if cell.not_python is not None:
+        placeholder = CELL_MAGIC_PLACEHOLDER if cell.error is None else UNPARSED_PLACEHOLDER
+        cell.program_lines = [placeholder + line_break(line) for line in lines]
+        cell.magics = []
+        cell.cut = [""] * len(lines)
+    else:
+        cell.program_lines = list(lines)
+        originals = _LINES.findall(cell.source)
+        cell.magics = [
+            (original, line[: len(line) - len(line.lstrip(" \t"))])
+            for original, line, is_magic in zip(originals, lines, python.magic if python else [False] * len(lines))
+            if is_magic
+        ]
+    if cell.program_lines and not cell.program_lines[-1].endswith(("\n", "\r")):
+        cell.program_lines[-1] += "\n"
+
+
+def _tree(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """The names a cell binds in the kernel's namespace (not inside a function or a class)."""
+    names: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        pending.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _restore_magics(cell: Cell, lines: list[str]) -> str:
-    if cell.program_lines and cell.program_lines[0].startswith(CELL_MAGIC_PLACEHOLDER):
+    if cell.not_python is not None:
         if lines != cell.program_lines:
-            raise NotebookError(f"cell {cell.number}: a fix changed a cell that is an IPython cell magic; not written")
+            raise NotebookError(f"cell {cell.number}: a fix changed {cell.not_python}; not written")
         return cell.source
+    cuts = any(cell.cut)
+    if cuts and len(lines) != len(cell.program_lines):
+        raise NotebookError(
+            f"cell {cell.number}: a fix added or removed lines in a cell whose prompts or indentation IPython cuts; not written"
+        )
     magics = iter(cell.magics)
     out: list[str] = []
-    for line in lines:
+    for index, line in enumerate(lines):
         match = _PLACEHOLDER_LINE.match(line.rstrip("\r\n"))
         if match is None:
-            out.append(line)
+            out.append((cell.cut[index] if cuts else "") + line)
             continue
         magic = next(magics, None)
         if magic is None:
             raise NotebookError(f"cell {cell.number}: a fix moved an IPython magic line; not written")
         original, old_indent = magic
         # A fix that indented the block (a guard) indents the magic with it.
-        shifted = original.startswith(old_indent) and match.group("indent") != old_indent
+        shifted = not cuts and original.startswith(old_indent) and match.group("indent") != old_indent
         body = match.group("indent") + original[len(old_indent) :] if shifted else original
-        out.append(body.rstrip("\r\n") + _line_break(line))
+        out.append(body.rstrip("\r\n") + line_break(line))
     if next(magics, None) is not None:
         raise NotebookError(f"cell {cell.number}: a fix removed an IPython magic line; not written")
     text = "".join(out)
@@ -267,14 +349,12 @@ def _new_index(old_index: int, opcodes, number: int) -> int:
         if i1 == old_index:
             return j1  # lines inserted at a cell's start belong to that cell (a guard, say)
         if i1 < old_index < i2:
-            if tag == "equal":
+            # Lines changed one for one (fixes on the last line of a cell and the first of the
+            # next, which difflib joins in one block) keep the cut between them.
+            if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
                 return j1 + old_index - i1
             raise NotebookError(f"a fix spans cell {number} and the cell before it; not written")
     return opcodes[-1][4] if opcodes else 0
-
-
-def _line_break(line: str) -> str:
-    return line[len(line.rstrip("\r\n")) :]
 
 
 def _compiles(text: str) -> bool:
@@ -285,6 +365,23 @@ def _compiles(text: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def _kernel_target(metadata: object, target: TargetVersion | None) -> TargetVersion | None:
+    """An assumed target (the running interpreter) raised to the Python the notebook last ran on
+    (``language_info.version``, which Jupyter records): a notebook that ran on Colab's 3.12 may use
+    3.12's f-strings. Never lowered: that version says where it ran, not the oldest it supports."""
+    if target is None or not target.assumed or not isinstance(metadata, dict):
+        return target
+    info = metadata.get("language_info")
+    recorded = info.get("version") if isinstance(info, dict) else None
+    match = re.match(r"(\d+)\.(\d+)", recorded) if isinstance(recorded, str) else None
+    if match is None:
+        return target
+    version = (int(match.group(1)), int(match.group(2)))
+    if version <= target.version:
+        return target
+    return TargetVersion(version, f"the Python the notebook last ran on, {recorded} in its metadata", assumed=True)
 
 
 def _is_python(metadata: object) -> bool:
@@ -345,6 +442,14 @@ class NotebookDocument:
         self.notebook = notebook
         self.source = SourceFile(text=notebook.program, display_path=display)
         self.linted_as = filename + ".py"  # the code cells are Python: the Python rules read them
+        self.target = notebook.target
+        # A TRL000 for each cell that does not parse, on its program lines (comments to the rules).
+        self.unlinted = [
+            replace(cell.error, path=display, line=cell.first_line + cell.error.line - 1,
+                    end_line=cell.first_line + cell.error.end_line - 1)
+            for cell in notebook.cells
+            if cell.error is not None
+        ]
 
     def map_back(self, finding: Finding) -> Finding:
         return self.notebook.finding_in_cells(finding)
@@ -371,10 +476,12 @@ class NotebookKind:
     def taken_by_walk(self, path: PurePath) -> bool:
         return True
 
-    def decode(self, data: bytes, display: str, filename: str, path: Path | None = None) -> NotebookDocument | None:
+    def decode(
+        self, data: bytes, display: str, filename: str, path: Path | None = None, target: TargetVersion | None = None
+    ) -> NotebookDocument | None:
         # ``path`` is not given to the program: the cells are not a module of the project.
         try:
-            notebook = Notebook(data)
+            notebook = Notebook(data, target, display)
         except NotebookError as exc:
             raise Unreadable(f"cannot read notebook: {exc}") from None
         if not notebook.is_python or not notebook.cells:

@@ -3,11 +3,12 @@ requirements kinds, which differ in how they decode and what "still sound" means
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from trllint.core.findings import Finding
 from trllint.core.source import SourceDecodeError, SourceFile
+from trllint.core.target_version import TargetVersion
 from trllint.engine.inputs import EncodeError, Unreadable
 
 
@@ -25,6 +26,8 @@ class TextDocument:
 
     source: SourceFile
     linted_as: str
+    unlinted: list[Finding] = field(default_factory=list)  # the whole text is linted
+    target: TargetVersion | None = None  # the run's
 
     def map_back(self, finding: Finding) -> Finding:
         return finding
@@ -52,7 +55,9 @@ class TextKind:
     def taken_by_walk(self, path: PurePath) -> bool:
         return True
 
-    def decode(self, data: bytes, display: str, filename: str, path: Path | None = None) -> TextDocument:
+    def decode(
+        self, data: bytes, display: str, filename: str, path: Path | None = None, target: TargetVersion | None = None
+    ) -> TextDocument:
         source = decode_text(data, display, is_python=self.is_python)
         source.path = path
         return TextDocument(source, filename)

@@ -111,10 +111,10 @@ def _code_facts(model: SemanticModel, code: CodeLaunch) -> list[LaunchFact]:
 
 
 def _project_root(model: SemanticModel) -> Path:
-    from trllint.semantic.project.index import project_root
+    from trllint.semantic.project.index import project_scope
 
     assert model.source.path is not None
-    return project_root(model.source.path)
+    return project_scope(model.source.path)
 
 
 def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:

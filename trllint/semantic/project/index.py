@@ -59,6 +59,12 @@ def project_root(path: Path) -> Path:
     return _project_of_folder(path.resolve().parent)[0]
 
 
+def project_scope(path: Path) -> Path:
+    """The folder that holds the project's own files: its root, or for an installed package the
+    package's folder (site-packages holds many projects)."""
+    return _project_of_folder(path.resolve().parent)[1]
+
+
 @lru_cache(maxsize=4096)
 def _project_of_folder(folder: Path) -> tuple[Path, Path]:
     """(root, scope): where imports are searched from, and the folder a module must lie in.

@@ -1,0 +1,53 @@
+"""Reads beside a fixed one that still go through the wrapper.
+
+Unwrapping ``self.model.generation_config`` on one line while ``self.model.generate_batch(...)``
+three lines down still calls through the wrapper repairs one line and leaves its neighbour: the
+fix is safe only when no other member of the same receiver in the function is one a wrapper may
+hide. A member is safe through a wrapper when the wrapper is itself an ``nn.Module`` that has it
+(``parameters``, ``train``, ``state_dict``, calling the model); a member this rule reports is
+fixed in the same run; anything else (a method the model class defines, ``generate_batch``,
+``estimate_mfu``) is a neighbour the fix leaves broken.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.semantic.model import SemanticModel
+
+# What a wrapper (DDP, FSDP, a DeepSpeed engine: all nn.Modules) answers itself.
+MODULE_MEMBERS = frozenset(
+    {
+        "forward", "__call__", "training", "train", "eval", "parameters", "named_parameters", "buffers",
+        "named_buffers", "children", "named_children", "modules", "named_modules", "state_dict",
+        "load_state_dict", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "zero_grad",
+        "requires_grad_", "apply", "register_buffer", "register_parameter", "register_forward_hook",
+        "register_forward_pre_hook", "register_full_backward_hook", "register_module", "add_module",
+        "get_submodule", "get_parameter", "get_buffer", "extra_repr", "module", "no_sync", "join",
+        "device", "dtype", "backward", "step", "_modules", "_parameters", "__class__", "__dict__",
+    }
+)
+
+
+def neighbour_through_wrapper(model: SemanticModel, read: cst.Attribute, receiver: str, reported: frozenset[str]) -> cst.Attribute | None:
+    """Another read of ``receiver.<member>`` in the function holding ``read`` that a wrapper may
+    hide and that this rule does not fix (``reported``: the members it reports), or None."""
+    function = model.context.enclosing_function(read)
+    if function is None:
+        return None
+    code_for = model.source.module.code_for_node
+    found: cst.Attribute | None = None
+
+    class Reads(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal found
+            member = node.attr.value
+            if found is not None or node is read or member in MODULE_MEMBERS or member in reported:
+                return
+            if member.startswith("__") or code_for(node.value) != receiver:
+                return
+            found = node
+
+    walk.visit(function, Reads())
+    return found
