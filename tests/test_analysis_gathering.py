@@ -242,3 +242,62 @@ def test_the_rank_itself_differs_per_rank_and_tests_every_rank_agrees_on_do_not(
     }
     assert not flow.depends_on_rank(cst.parse_expression("args.local_rank != -1"), line)
     assert flow.depends_on_rank(cst.parse_expression("args.local_rank == 0"), line)
+
+
+def _last_state(code: str, function: str = "step") -> Rank:
+    _, flow = _flow(code, function)
+    value, line = _last_value(flow)
+    return flow.state(value, line)
+
+
+def test_reduced_in_place_by_a_loop_a_helper_or_a_broadcast():
+    head = """
+        import torch.distributed as dist
+
+        def mean_in_place(t):
+            dist.all_reduce(t)
+            t /= dist.get_world_size()
+
+        def reduce_a_copy(t):
+            t = t.clone()
+            dist.all_reduce(t)
+
+    """
+    cases = {
+        "for t in (correct, total):\n        dist.all_reduce(t)\n    log(correct / total)": Rank.GLOBAL,
+        "for t in (total,):\n        dist.all_reduce(t)\n    log(correct / total)": Rank.PER_RANK,
+        "for k in sums:\n        dist.all_reduce(sums[k])\n    log(sums)": Rank.GLOBAL,
+        "for v in sums.values():\n        dist.all_reduce(v)\n    log(sums)": Rank.GLOBAL,
+        "mean_in_place(correct)\n    log(correct)": Rank.GLOBAL,
+        "reduce_a_copy(correct)\n    log(correct)": Rank.PER_RANK,
+        "dist.broadcast(correct, 0)\n    log(correct)": Rank.GLOBAL,
+    }
+    for body, expected in cases.items():
+        code = head + (
+            "def step(batch):\n"
+            "    correct = (batch['logits'].argmax(-1) == batch['labels']).sum()\n"
+            "    total = batch['labels'].sum()\n"
+            "    sums = {'correct': correct}\n"
+            f"    {body}\n"
+        )
+        assert _last_state(textwrap.dedent(head) + textwrap.dedent(code[len(head):])) == expected, body
+
+
+def test_counters_rates_and_an_exhausted_loader_hold_no_rank_data():
+    code = """
+        import time
+
+        def step(batch_idx: int, batch_size, batch_losses, start):
+            {body}
+    """
+    cases = {
+        "log(batch_idx)": Rank.NO_DATA,  # typed int: a counter
+        "log(batch_size)": Rank.NO_DATA,  # named as a size
+        "log(batch_losses)": Rank.PER_RANK,
+        "log(batch_losses.sum() / (time.time() - start))": Rank.NO_DATA,  # a rate over wall-clock time
+        "log(batch_losses.sum() / batch_size)": Rank.PER_RANK,
+        "x = next(iter(batch_losses), None)\n    log(x is None)": Rank.NO_DATA,
+        "x = next(iter(batch_losses))\n    log(x > 0)": Rank.PER_RANK,
+    }
+    for body, expected in cases.items():
+        assert _last_state(textwrap.dedent(code).replace("{body}", body)) == expected, body

@@ -104,6 +104,11 @@ def test_only_rank_tests():
         ("local_rank not in [-1, 0]", "local_rank == 0"),
         ("dist.get_rank() != 0", "dist.get_rank() == 0"),
         ("rank > 0", "rank == 0"),
+        # staggered turns: even ranks on entry, odd ranks on exit
+        ("rank % 2 == 0", "rank % 2 == 1"),
+        # rank 0 first, with a condition every rank answers alike (in either order)
+        ('args.local_rank not in [-1, 0] and mode == "train"', 'args.local_rank == 0 and mode == "train"'),
+        ('mode == "train" and args.local_rank not in [-1, 0]', 'args.local_rank == 0 and mode  ==  "train"'),
     ],
 )
 def test_opposite_tests_pair(first, second):
@@ -118,7 +123,14 @@ def test_different_rank_facts_do_not_pair():
     main = facts.guard_key(cst.parse_expression("accelerator.is_main_process"))
     local = facts.guard_key(cst.parse_expression("not accelerator.is_local_main_process"))
     assert main[0] != local[0]
-    assert facts.guard_key(cst.parse_expression("rank % 8 == 0 and flag")) is None
+    keys = {
+        text: facts.guard_key(cst.parse_expression(text))[0]
+        for text in ("rank % 8 == 0 and flag", "rank == 0 and flag", "rank % 8 == 0", "rank % 8 != 0 and other")
+    }
+    assert len(set(keys.values())) == len(keys)  # another modulus, another condition: no pair
+    # Two rank tests joined: no one key says which ranks pass.
+    assert facts.guard_key(cst.parse_expression("rank == 0 and dist.get_rank() % 2 == 0")) is None
+    assert facts.guard_key(cst.parse_expression("rank == 0 and accelerator.is_local_main_process")) is None
 
 
 def test_main_only_decorators():
@@ -186,3 +198,73 @@ def test_rank_read_from_the_environment_pairs_across_spellings():
     other_key, other_holds = guard_key(model, cst.parse_expression('int(os.getenv("LOCAL_RANK", 0)) != 0'))
     assert key == other_key == "LOCAL_RANK"
     assert holds == ALL_RANKS - other_holds == frozenset({0})
+
+
+MATRIX_RANKS = """
+    import torch
+    import torch.nn as nn
+    from peft import LoraConfig
+
+    class LoRALinear(nn.Module):
+        def __init__(self, base, rank=8, alpha=16):
+            super().__init__()
+            self.rank = rank
+            self.scaling = alpha / rank
+            self.lora_a = nn.Parameter(torch.zeros(rank, base.in_features))
+
+        def forward(self, x):
+            if self.rank > 0:
+                return x
+
+    def adapter_config(config):
+        r = config.rank
+        if r > 0:
+            return LoraConfig(r=r)
+
+    def adapter_size(model_args, hidden):
+        return nn.Linear(hidden, model_args.rank)
+
+    def worker(rank, world_size, config):
+        if rank == 0:
+            print(config.rank)
+
+    def setup(args):
+        process = args.rank
+        return process == 0
+"""
+
+
+def _test_in(facts_source: str, function: str, text: str) -> cst.BaseExpression:
+    """The first expression spelled ``text`` inside ``function`` of the module."""
+    module = cst.parse_module(textwrap.dedent(facts_source))
+    found: list[cst.BaseExpression] = []
+
+    class Find(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node.name.value == function
+
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            if module.code_for_node(node) == text:
+                found.append(node)
+
+    module.visit(Find())
+    return found[0], RankFacts(module)
+
+
+@pytest.mark.parametrize(
+    "function, test, splits",
+    [
+        ("forward", "self.rank > 0", False),  # a LoRA layer's rank: `self.rank = rank` with rank=8
+        ("adapter_config", "r > 0", False),  # `r = config.rank` handed to LoraConfig(r=r)
+        ("worker", "rank == 0", True),  # a process's rank, in the same file
+        ("setup", "process == 0", True),  # `args.rank`: only `model_args.rank` sized a layer
+    ],
+)
+def test_a_matrix_rank_is_no_process_rank(function, test, splits):
+    node, facts = _test_in(MATRIX_RANKS, function, test)
+    assert facts.splits_ranks(node) is splits
+
+
+def test_a_config_rank_with_no_matrix_use_stays_a_process_rank():
+    node, facts = _test_in("def f(config):\n    r = config.rank\n    if r > 0:\n        pass\n", "f", "r > 0")
+    assert facts.splits_ranks(node)

@@ -409,7 +409,7 @@ def test_a_broken_cell_between_two_cells_with_findings_is_one_trl000_in_it(cli, 
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(document, indent=1), encoding="utf-8")
     findings = json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)
-    assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL004", 5, 8), ("TRL000", 6, 2), ("TRL001", 7, 2)]
+    assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL004", 5, 9), ("TRL000", 6, 2), ("TRL001", 7, 3)]
     assert findings[1]["column"] == 7 and "unterminated string literal" in findings[1]["message"]
     assert findings[1]["fix"] is None
 
@@ -459,16 +459,19 @@ def test_prefixed_magics_help_and_cell_magics_give_no_finding_and_keep_their_lin
 def test_a_cell_with_prompts_or_indentation_reports_and_fixes_at_its_own_columns(cli, tmp_path, reading):
     # IPython cuts `>>> ` and a common indentation: findings and fixes stand where the text is.
     document = training_notebook()
-    document["cells"][5]["source"] = ['>>> files = !ls\n', '>>> print("vocab", model.config.vocab_size)\n']
-    document["cells"].append(code("indented", ["    print(model.config)\n"]))
+    document["cells"][5]["source"] = [
+        ">>> def report(accelerator, model):\n", "...     files = !ls\n",
+        '...     print("vocab", model.config.vocab_size)\n', "...     extra(model)\n",
+    ]
+    document["cells"].insert(6, code("indented", ["    def extra(model):\n", "        print(model.config)\n"]))
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(document, indent=1), encoding="utf-8")
     findings = json.loads(cli("--no-cache", "--format", "json", "--select", "TRL001", "nb.ipynb").out)
-    assert [(f["cell"], f["line"], f["column"]) for f in findings] == [(6, 2, 20), (7, 1, 11)]
+    assert [(f["cell"], f["line"], f["column"]) for f in findings] == [(6, 3, 24), (7, 2, 15)]
     cli("--no-cache", "--fix", "--select", "TRL001", "nb.ipynb")
     after = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    assert after[5]["source"] == ['>>> files = !ls\n', '>>> print("vocab", accelerator.unwrap_model(model).config.vocab_size)\n']
-    assert after[6]["source"] == ["    print(accelerator.unwrap_model(model).config)\n"]
+    assert after[5]["source"][2] == '...     print("vocab", accelerator.unwrap_model(model).config.vocab_size)\n'
+    assert after[6]["source"] == ["    def extra(model):\n", "        print(model.config)\n"]  # no accelerator in scope: no fix
 
 
 def test_newer_syntax_in_a_cell_is_trl000_for_the_project_target_and_the_rest_is_linted(cli, tmp_path, reading):
@@ -477,7 +480,7 @@ def test_newer_syntax_in_a_cell_is_trl000_for_the_project_target_and_the_rest_is
     document["cells"][3]["source"] = ['names = {"k": 1}\n', 'print(f"{names["k"]}")\n']  # PEP 701: 3.12
     (tmp_path / "nb.ipynb").write_text(json.dumps(document, indent=1), encoding="utf-8")
     findings = json.loads(cli("--no-cache", "--format", "json", "nb.ipynb").out)
-    assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL000", 4, 2), ("TRL004", 5, 8), ("TRL001", 6, 2)]
+    assert [(f["code"], f["cell"], f["line"]) for f in findings] == [("TRL000", 4, 2), ("TRL004", 5, 9), ("TRL001", 6, 3)]
     assert "needs Python 3.12" in findings[0]["message"] and 'requires-python = ">=3.10"' in findings[0]["message"]
 
 

@@ -305,3 +305,46 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
     assert (tmp_path / "setup.cfg").read_text() == "[options]\ninstall_requires =\n    vllm~=0.7.2\n"
     fixed_setup = 'from setuptools import setup\nsetup(install_requires=["vllm>=0.7.2"])\n'
     assert (tmp_path / "setup.py").read_text() == fixed_setup
+
+
+# ---- frozen environments and local paths ---------------------------------------------------------
+
+# What `pip freeze` writes of an inference benchmark's environment: exact pins, dependencies included.
+FROZEN_INFERENCE = "".join(f"{name}==1.0.{i}\n" for i, name in enumerate(
+    ("aiohttp", "anyio", "certifi", "charset-normalizer", "fastapi", "filelock", "fsspec", "huggingface-hub", "idna",
+     "Jinja2", "numpy", "packaging", "pydantic", "PyYAML", "requests", "safetensors", "tokenizers", "torch",
+     "transformers", "urllib3")
+)) + "vllm==0.6.3\n"
+
+
+def test_a_frozen_environment_without_trl_cannot_run_trl_vllm_generation(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')
+    (tmp_path / "grpo.yaml").write_text("use_vllm: true\n")  # the project runs TRL's vLLM generation elsewhere
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "requirements.txt").write_text(FROZEN_INFERENCE)
+    (tmp_path / "requirements.txt").write_text("trl>=0.15\nvllm>=0.6\n")  # the trainer's own ranges
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "--select", "TRL005", "--format", "json", "."]) == 1
+    assert {(f["path"], f["line"]) for f in json.loads(capsys.readouterr().out)} == {("requirements.txt", 2)}
+
+    # The same freeze with trl in it is an environment that runs it: the pin is reported.
+    (tmp_path / "benchmarks" / "requirements.txt").write_text(FROZEN_INFERENCE + "trl==0.14.0\n")
+    assert cli.main(["--no-cache", "--select", "TRL005", "--format", "json", "."]) == 1
+    assert {(f["path"], f["line"]) for f in json.loads(capsys.readouterr().out)} == {
+        ("requirements.txt", 2), (str(Path("benchmarks", "requirements.txt")), 21)
+    }
+
+
+def test_a_short_file_of_exact_pins_is_no_frozen_environment():
+    from trllint.rules.trl005_known_bad_dependency.dependencies import LOCK_MINIMUM_PINS, frozen_environment
+
+    pins = [f"package{i}==1.{i}" for i in range(LOCK_MINIMUM_PINS)]
+    assert frozen_environment(list(in_requirements_file("\n".join(pins)))) is not None
+    assert frozen_environment(list(in_requirements_file("\n".join(pins[1:])))) is None
+    ranged = [*pins, "vllm>=0.6"]  # one range: a declaration, not a record of one environment
+    assert frozen_environment(list(in_requirements_file("\n".join(ranged)))) is None
+
+
+@pytest.mark.parametrize("line", ["packages/foo", "foo/bar[extra]", "src\\tools", "file:../shared/utils", "./local", "-e ."])
+def test_local_paths_are_not_requirements(line):
+    assert list(in_requirements_file(f"{line}\nvllm>=0.7.2\n"))[0].text == "vllm>=0.7.2"

@@ -42,7 +42,17 @@ Item = Declared | Unreadable
 # Per-requirement options (--hash, --config-settings, ...) follow the requirement after a space.
 _OPTION = re.compile(r"\s+--?[A-Za-z]")
 # Lines that name something other than a PEP 508 requirement: paths, archives, URLs, variables.
-_NOT_A_REQUIREMENT = re.compile(r"^(?:[./~\\]|[A-Za-z][A-Za-z0-9+.-]*://)|\$\{|\.(?:whl|zip|tar\.gz|tar\.bz2|tgz)$")
+_NOT_A_REQUIREMENT = re.compile(
+    r"^(?:[./~\\]|[A-Za-z][A-Za-z0-9+.-]*://|file:)|\$\{|\.(?:whl|zip|tar\.gz|tar\.bz2|tgz)$"
+)
+# pip takes a line for a local path when its name holds a path separator (`packages/foo`,
+# `src\tools`, `foo/bar[extra]`): a PEP 508 name never does, only a URL after ` @ ` may.
+_PATH_SEPARATOR = re.compile(r"[/\\]")
+
+
+def _is_local_path(requirement: str) -> bool:
+    head = requirement.split(";", 1)[0]
+    return "@" not in head and bool(_PATH_SEPARATOR.search(head))
 
 
 def in_requirements_file(text: str) -> Iterator[Item]:
@@ -63,11 +73,33 @@ def in_requirements_file(text: str) -> Iterator[Item]:
         own = PIP_COMMENT.sub("", body.removesuffix("\\"))
         requirement = _OPTION.split(own, maxsplit=1)[0]
         stripped = requirement.strip()
-        if not stripped or stripped.startswith("-") or _NOT_A_REQUIREMENT.search(stripped):
+        if not stripped or stripped.startswith("-") or _NOT_A_REQUIREMENT.search(stripped) or _is_local_path(stripped):
             continue
         hashed = "--hash" in own or any("--hash" in line for line in continuation)
         start = first.start() + len(requirement) - len(requirement.lstrip())
         yield Declared(stripped, start, start + len(stripped), None if hashed else start)
+
+
+# A frozen environment: what `pip freeze` (or a lock tool) wrote of one installed environment,
+# every requirement pinned to one release, transitive dependencies included. It records the
+# environment an author had, not the ranges the project supports, and it is complete: a package
+# it does not list was not installed. A short file of exact pins is a choice made by hand and
+# is read as one (`vllm==0.7.0` beside two other pins), so a lock needs this many pins at least.
+LOCK_MINIMUM_PINS = 20
+_EXACT_PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*===?\s*[A-Za-z0-9][A-Za-z0-9.+!_-]*$")
+
+
+def frozen_environment(items: list[Item]) -> frozenset[str] | None:
+    """The names (normalised as PEP 503 does) a frozen environment's requirements file pins, or
+    None when the file is not one: every requirement is `name==version` with no extras, markers
+    or ranges, and there are at least ``LOCK_MINIMUM_PINS`` of them."""
+    names = set()
+    for item in items:
+        match = _EXACT_PIN.match(item.text) if isinstance(item, Declared) else None
+        if match is None:
+            return None
+        names.add(re.sub(r"[-_.]+", "-", match.group("name")).lower())
+    return frozenset(names) if len(names) >= LOCK_MINIMUM_PINS else None
 
 
 # ---- setup.cfg ------------------------------------------------------------------------------

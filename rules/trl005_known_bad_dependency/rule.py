@@ -16,6 +16,7 @@ from libcst.metadata import PositionProvider
 from trllint.rules.trl005_known_bad_dependency.dependencies import (
     Declared,
     Unreadable,
+    frozen_environment,
     in_pyproject,
     in_requirements_file,
     in_setup_cfg,
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 _SETUP_CALLS = ("setup", "setuptools.setup", "distutils.core.setup")
 # setup() keywords whose strings are requirements.
 _SETUP_KEYWORDS = ("install_requires", "extras_require")
+# The package a row's need runs in: TRL's vLLM generation needs trl installed beside vllm.
+_NEEDED_PACKAGE = {TRL_VLLM_GENERATION: "trl"}
 
 
 class Unsafe(ReasonKind):
@@ -58,6 +61,8 @@ class KnownBadDependency(Rule):
     # like requirements files, those in a requirements/ folder, those they include with -r / -c,
     # and those the user names.
     file_patterns = ("pyproject.toml", "setup.cfg", "setup.py", "*.txt", "*.in")
+    # The names a frozen environment (`pip freeze > requirements.txt`) pins, when the file is one.
+    _frozen: frozenset[str] | None = None
 
     # ---- text files --------------------------------------------------------------------
 
@@ -68,13 +73,12 @@ class KnownBadDependency(Rule):
         elif self.filename == "setup.cfg":
             items = in_setup_cfg(text)
         else:
-            items = in_requirements_file(text)
-            if not named_as_requirements(self.filename):
+            items = list(in_requirements_file(text))
+            if not named_as_requirements(self.filename) and not _all_requirements(items):
                 # Not named as a requirements file (included, in requirements/, or named by the
                 # user): read as one only when every line is one, so a README.txt stays silent.
-                items = list(items)
-                if not _all_requirements(items):
-                    return
+                return
+            self._frozen = frozen_environment(items)
         for item in items:
             if isinstance(item, Unreadable):
                 message = f"{self.filename}: {item.message}; its dependencies cannot be checked"
@@ -99,6 +103,12 @@ class KnownBadDependency(Rule):
             return
         evidence: tuple[Evidence, ...] = ()
         preview = False
+        needed = _NEEDED_PACKAGE.get(row.needs or "")
+        if needed is not None and self._frozen is not None and needed not in self._frozen:
+            # A frozen environment lists every package it had: without trl, the bug's need (TRL's
+            # vLLM generation) cannot arise in it, whatever else the project runs (an inference
+            # benchmark's `pip freeze` beside a GRPO trainer).
+            return
         if row.needs == TRL_VLLM_GENERATION:
             if self.source.path is None:
                 preview = True  # text with no project (standard input, a case): the need is unknown

@@ -172,6 +172,8 @@ class CollectiveUnderRankGuard(Rule):
             # side, code the linter cannot read on the other (a server whose callbacks send the
             # matching broadcast): the other ranks may well meet it. Unknown is silent.
             return True
+        if in_body and isinstance(test_node, cst.If) and self._met_after_exit(test_node, kind):
+            return True
         key = guard_key(self.model, test_node.test)
         if key is None:
             return False
@@ -184,6 +186,36 @@ class CollectiveUnderRankGuard(Rule):
             for side, holds in ((sibling.body, sibling_key[1]), (sibling.orelse, ALL_RANKS - sibling_key[1])):
                 if side is not None and holds == ALL_RANKS - runs_on and self.enters_kind(side, kind, nested=True):
                     return True
+        return False
+
+    def _met_after_exit(self, test_node: cst.If, kind: str) -> bool:
+        """``if rank != 0: dist.barrier(); return`` then ``dist.barrier()`` later on: the ranks that
+        enter the ``if`` meet the collective there and leave; the others skip it and meet the same
+        collective after the ``if``, before their own exit (the end of the function, for a
+        ``return``; of the loop's turn, for ``continue`` or ``break``)."""
+        exit_kind = _exit_of(test_node.body)
+        if exit_kind is None:
+            return False
+        child: cst.CSTNode = test_node
+        for ancestor in self.context.ancestors(test_node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(ancestor, (cst.For, cst.While)) and exit_kind != "return":
+                return False
+            if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+                position = next((i for i, statement in enumerate(ancestor.body) if statement is child), None)
+                for statement in ancestor.body[position + 1 :] if position is not None else ():
+                    if self._every_rank_enters(statement, kind):
+                        return True
+            child = ancestor
+        return False
+
+    def _every_rank_enters(self, node: cst.CSTNode, kind: str) -> bool:
+        """``node`` runs a collective of ``kind`` that no rank guard of its own keeps ranks from."""
+        for call in run_by(node):
+            collective = self.collective_or_entering_call(call)
+            if collective is not None and collective.kind == kind and self.guard_of(collective) is None:
+                return True
         return False
 
     def _runs_unseen_code(self, node: cst.CSTNode) -> bool:

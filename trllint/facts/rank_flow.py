@@ -66,6 +66,8 @@ GATHERING_CALLS = frozenset(
 IN_PLACE_COLLECTIVES = {
     "all_reduce": ("tensor", 0),
     "reduce": ("tensor", 0),
+    "broadcast": ("tensor", 0),  # every rank ends with the source rank's tensor
+    "broadcast_object_list": ("object_list", 0),
     "all_gather": ("tensor_list", 0),
     "all_gather_into_tensor": ("output_tensor", 0),
     "all_gather_object": ("object_list", 0),
@@ -108,6 +110,33 @@ NO_DATA_BUILTINS = frozenset({"len", "range", "isinstance", "hasattr", "type", "
 DATA_PARAMETER_HINTS = (
     "batch", "input", "output", "logit", "logp", "loss", "label", "reward", "pred", "completion", "sample",
     "example", "target", "mask", "hidden", "embed",
+)
+
+
+# A parameter named like data but holding its position or size (`batch_idx`, `batch_size`,
+# `sample_index`, `num_labels`): a counter or a setting, not this rank's tensors.
+_COUNTER_NAME = re.compile(r"(?:_idx|_index|_size|_step|_steps|_epoch|_len)$|^(?:num|n)_")
+# Annotations of Python scalars: a parameter typed `batch_idx: int` holds no tensor to gather.
+_SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
+
+
+def _named_like_data(param: cst.Param) -> bool:
+    """A parameter that carries a batch or what the model made of it, by its name (``inputs``,
+    ``chosen_logps``), unless its name or its annotation says it is a counter or a scalar."""
+    name = param.name.value.lower()
+    if not any(hint in name for hint in DATA_PARAMETER_HINTS) or _COUNTER_NAME.search(name):
+        return False
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    return dotted_name(annotation) not in _SCALAR_ANNOTATIONS if annotation is not None else True
+
+
+# Clocks: a quantity divided by a duration they measure is a speed (tokens per second,
+# samples per second). In synchronous data-parallel training every rank's step takes the same
+# wall-clock time and a rate is a measurement of the process, meant per device: it describes
+# no rank's slice of the data, and the mean over the ranks a gather would log barely moves it.
+_CLOCKS = frozenset(
+    {"time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns", "time.monotonic_ns",
+     "timeit.default_timer"}
 )
 
 
@@ -203,6 +232,57 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 # Which functions of a module return a value reduced across ranks, and which return what the
 # linter cannot judge (see FileRankFlows.returns_global, returns_unknown).
 RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 1, _returns_across_ranks)
+
+
+def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:
+    """The positions of the parameters ``function`` reduces in place across ranks
+    (``def all_reduce_mean(t): dist.all_reduce(t); t /= world_size``): each is handed to an
+    in-place torch.distributed collective in the function's own statements and never rebound
+    there (after ``t = t.clone()`` the collective reduces a copy the caller never sees; ``t /= n``
+    divides the same tensor)."""
+    positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    rebound: set[str] = set()
+    outputs: set[str] = set()
+
+    class Body(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function  # a nested function runs when called, not here
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            rebound.update(assigned_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            rebound.update(assigned_names(node.target))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            full = imports.resolve(call_name(node))
+            method = last_attribute(full)
+            if method in IN_PLACE_COLLECTIVES and _is_torch_distributed(full):
+                output = argument(node, *IN_PLACE_COLLECTIVES[method])
+                name = dotted_name(output.value) if output is not None else None
+                if name is not None:
+                    outputs.add(name)
+
+    if positional:
+        walk.visit(function, Body())
+    return [i for i, name in enumerate(positional) if name in outputs and name not in rebound]
+
+
+def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
+    """``f`` -> the positions of the parameters the module's function ``f`` reduces in place."""
+    answer: dict[str, list[int]] = {}
+    for statement in model.source.module.body:
+        if isinstance(statement, cst.FunctionDef):
+            positions = reduced_parameters(statement, model.imports)
+            if positions:
+                answer[statement.name.value] = positions
+            else:
+                answer.pop(statement.name.value, None)  # a later definition of the name wins
+    return answer
+
+
+# Which functions of a module all-reduce (or broadcast) an argument in place, and which.
+REDUCES_IN_PLACE = ModuleFact("rank-flow.reduces-in-place", 1, _reduces_in_place)
 
 
 def is_global(model: SemanticModel, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -308,8 +388,10 @@ class RankFlow:
         passed_to: Callable[[cst.FunctionDef, str], Rank | None] = lambda function, name: None,
         is_project_call: Callable[[cst.Call], bool] = lambda call: False,
         ranks: RankFacts | None = None,  # the file's rank tests; without them, only the usual names
+        reduced_arguments: Callable[[cst.Call], list[int]] = lambda call: [],
     ) -> None:
         self.scope = scope
+        self._reduced_arguments = reduced_arguments
         self._ranks = ranks if ranks is not None else RankFacts(cst.Module([]))
         self._passed_to = passed_to
         self._is_project_call = is_project_call
@@ -396,7 +478,7 @@ class RankFlow:
             plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
             if self._ranks.is_rank_index(param.name):
                 plain_state = Rank.PER_RANK  # `def worker(rank, world_size)`: each process its own
-            if param.default is None and any(hint in name.lower() for hint in DATA_PARAMETER_HINTS):
+            if param.default is None and _named_like_data(param):
                 self._bind(name, self._deferred(None, function, False, partial(self._data_parameter, function, name)), 0)
             else:
                 self._bind(name, Binding(None, plain_state, function, False), 0)
@@ -439,6 +521,8 @@ class RankFlow:
                         self._bind(name, self._deferred(None, statement, False, state), order)
         before_body = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(getattr(statement, "body", None))
+        if isinstance(statement, cst.For):
+            self._bind_reduced_by_loop(statement)
         if isinstance(statement, cst.Match):
             for case in statement.cases:
                 self._walk(case.body)
@@ -484,6 +568,8 @@ class RankFlow:
                 self._bind(name, self._deferred(small.value, line, False, joined), order)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             self._bind_collective_output(small.value, line, order)
+            for name in self._names_reduced_by_helper(small.value):
+                self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
 
     def _bind_target(
         self, target: cst.BaseExpression, value: cst.BaseExpression, line: cst.CSTNode, order: int, plain: bool
@@ -533,6 +619,72 @@ class RankFlow:
         name = dotted_name(output.value) if output is not None else None
         if name is not None:
             self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
+
+    def _names_reduced_by_helper(self, call: cst.Call) -> list[str]:
+        """The names a helper reduces in place (``all_reduce_mean(loss)``: see ``reduced_parameters``)."""
+        positions = self._reduced_arguments(call)
+        if not positions:
+            return []
+        plain: list[cst.Arg] = []
+        for arg in call.args:
+            if arg.star:
+                break  # `f(*tensors)`: which parameter gets which is not written here
+            if arg.keyword is None:
+                plain.append(arg)
+        return [name for i in positions if i < len(plain) and (name := dotted_name(plain[i].value)) is not None]
+
+    def _bind_reduced_by_loop(self, loop: cst.For) -> None:
+        """``for t in (correct, total): dist.all_reduce(t)``, ``for v in sums.values(): ...`` and
+        ``for k in sums: dist.all_reduce(sums[k])``: every element the loop visits is reduced in
+        place, so after the loop each of the names (or the whole container) is global."""
+        target = dotted_name(loop.target)
+        if target is None:
+            return
+        reduced = self._reduced_in_place(loop.body)
+        iterable = loop.iter
+        names: list[str | None] = []
+        if isinstance(iterable, (cst.Tuple, cst.List)) and target in reduced:
+            names = [dotted_name(element.value) for element in iterable.elements]
+        elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+            container = dotted_name(iterable.func.value)
+            method = iterable.func.attr.value
+            if (method == "values" and target in reduced) or (method == "keys" and f"{container}[{target}]" in reduced):
+                names = [container]
+        elif f"{dotted_name(iterable)}[{target}]" in reduced:
+            names = [dotted_name(iterable)]
+        known = [name for name in names if name is not None]
+        if not known or len(known) != len(names):
+            return
+        marker = cst.Pass()  # a statement of its own in the order: after the loop
+        self._synthetic.append(marker)
+        order = self._next(marker)
+        for name in known:
+            self._bind(name, Binding(None, Rank.GLOBAL, loop, False), order)
+
+    def _reduced_in_place(self, body: cst.BaseSuite) -> set[str]:
+        """What the loop body's own statements reduce in place: ``t`` for ``dist.all_reduce(t)``,
+        ``sums[key]`` for ``dist.all_reduce(sums[key])``."""
+        found: set[str] = set()
+        lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        for line in lines:
+            for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
+                call = small.value if isinstance(small, cst.Expr) else None
+                if not isinstance(call, cst.Call):
+                    continue
+                found.update(self._names_reduced_by_helper(call))
+                full = self._imports.resolve(call_name(call))
+                method = last_attribute(full)
+                if method not in IN_PLACE_COLLECTIVES or not _is_torch_distributed(full):
+                    continue
+                output = argument(call, *IN_PLACE_COLLECTIVES[method])
+                if output is None:
+                    continue
+                value = output.value
+                if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
+                    found.add(f"{dotted_name(value.value)}[{dotted_name(value.slice[0].slice.value)}]")
+                elif dotted_name(value) is not None:
+                    found.add(dotted_name(value) or "")
+        return found
 
     def _bind(self, name: str, binding: Binding, order: int) -> None:
         self._bindings.setdefault(name, []).append((order, binding))
@@ -595,6 +747,12 @@ class RankFlow:
     # ---- evaluating an expression ------------------------------------------------------------
 
     def _state(self, node: cst.CSTNode, order: int) -> Rank:
+        if (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, (cst.Divide, cst.FloorDivide))
+            and self._reads_clock(node.right, order, 0)
+        ):
+            return Rank.NO_DATA  # a rate over wall-clock time (see _CLOCKS)
         if isinstance(node, (cst.Name, cst.Attribute)):
             name = dotted_name(node)
             binding = self._lookup(name, order) if name else None
@@ -625,6 +783,9 @@ class RankFlow:
                 return Rank.NO_DATA
             if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
                 return Rank.NO_DATA
+            if isinstance(node.func, cst.Name) and method in ("next", "iter") and node.args:
+                # `next(batches)`, `iter(loader)`: an element of what is iterated, as a `for` reads it.
+                return self._iterable_state(node.args[0].value, order)
             parts: list[cst.CSTNode] = [arg.value for arg in node.args]
             if isinstance(node.func, cst.Attribute):
                 parts.append(node.func.value)
@@ -646,6 +807,8 @@ class RankFlow:
             return Rank.PER_RANK  # `os.environ["LOCAL_RANK"]`
         if isinstance(node, cst.Comparison) and self._ranks.agreed_by_every_rank(node):
             return Rank.NO_DATA  # `local_rank != -1`: the same answer on every rank
+        if isinstance(node, cst.Comparison) and self._loader_exhausted(node, order):
+            return Rank.NO_DATA
         if isinstance(node, cst.CompFor):
             parts = [node.iter, *(c.test for c in node.ifs)]
             if node.inner_for_in is not None:
@@ -653,6 +816,39 @@ class RankFlow:
             return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
         # Operators, displays, subscripts, comprehensions: what their parts hold.
         return max((self._state(child, order) for child in syntax_children(node)), default=Rank.NO_DATA)
+
+    def _loader_exhausted(self, test: cst.Comparison, order: int) -> bool:
+        """``batch is None`` after ``batch = next(iterator, None)``: the data runs out on every rank
+        at the same step (a DistributedSampler pads each rank's shard to the same length, and
+        accelerate's prepared loaders give every rank the same number of batches), so the test is
+        None on every rank at once, whatever the batch holds."""
+        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)):
+            return False
+        comparator = test.comparisons[0].comparator
+        if not (isinstance(comparator, cst.Name) and comparator.value == "None"):
+            return False
+        binding = self._lookup(dotted_name(test.left) or "", order)
+        value = binding.value if binding is not None else None
+        return (
+            isinstance(value, cst.Call)
+            and call_name(value) == "next"
+            and len(value.args) == 2
+            and isinstance(value.args[1].value, cst.Name)
+            and value.args[1].value.value == "None"
+        )
+
+    def _reads_clock(self, node: cst.CSTNode, order: int, depth: int) -> bool:
+        """``node`` is a duration read from a clock: ``time.time() - start``, or a name bound to one."""
+        if depth > 3:
+            return False
+        if isinstance(node, cst.Call):
+            return self._imports.resolve(call_name(node)) in _CLOCKS
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            binding = self._lookup(dotted_name(node) or "", order)
+            return binding is not None and binding.value is not None and self._reads_clock(binding.value, order, depth + 1)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Subtract, cst.Divide, cst.Multiply)):
+            return self._reads_clock(node.left, order, depth + 1)  # `(time.time() - t0) / 60`, `... * 1000`
+        return False
 
     # ---- where to gather ----------------------------------------------------------------
 
@@ -806,6 +1002,7 @@ class FileRankFlows:
         self._called: dict[int, ProjectReturns | None] = {}
         self._bases: dict[int, list[Definition]] = {}
         self._passed: dict[tuple[int, str], Rank | None] = {}
+        self._reduced: dict[int, list[int]] = {}  # a function of this file -> reduced_parameters
 
     def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -838,6 +1035,7 @@ class FileRankFlows:
                 self.passed_to,
                 lambda call: self.called_summary(call, cls) is not None,
                 rank_facts(SemanticModel.of(self.source)),
+                lambda call: self.reduced_arguments(call, cls),
             )
         return self.flows[id(scope)]
 
@@ -955,6 +1153,34 @@ class FileRankFlows:
             return None
         answer = self.project.fact(function, RETURNS_ACROSS_RANKS)
         return None if answer is None else ProjectReturns(*answer.get(function.name, ()))
+
+    def reduced_arguments(self, call: cst.Call, cls: cst.ClassDef | None = None) -> list[int]:
+        """The positions of the arguments ``call`` reduces in place across ranks: a function of
+        this file (or a method of ``self``'s class here) read directly, one of another module of
+        the project through its ``REDUCES_IN_PLACE``; [] for anything else."""
+        name = call_name(call)
+        if name is None or not any(arg.keyword is None and dotted_name(arg.value) for arg in call.args):
+            return []  # no argument a name holds: nothing for the caller to read reduced
+        head, _, rest = name.partition(".")
+        if (not rest and head in self.functions) or (head in ("self", "cls") and rest in self.functions):
+            definitions = self.functions[rest or head]
+            if len(definitions) != 1:
+                return []
+            if id(definitions[0]) not in self._reduced:
+                self._reduced[id(definitions[0])] = reduced_parameters(definitions[0], self.imports)
+            positions = self._reduced[id(definitions[0])]
+            if id(definitions[0]) in self._class_of:  # a method: its first parameter is `self`
+                return [i - 1 for i in positions if i > 0] if rest else []
+            return [] if rest else positions
+        if head not in self._relative_imports and (
+            head not in self.imports.aliases or (self.imports.resolve(name) or "").split(".")[0] in LOCAL_COMPUTE_LIBRARIES
+        ):
+            return []  # a builtin, a local callable, or a library's function (torch's own are matched by name)
+        function = self.project.function(name) if self.project is not None else None
+        if function is None or self.project is None:
+            return []
+        answer = self.project.fact(function, REDUCES_IN_PLACE)
+        return list(answer.get(function.name, ())) if answer is not None else []
 
     def is_global_call(self, call: cst.Call, cls: cst.ClassDef | None = None) -> bool:
         """A call to a project function, not of this file, whose summary says it returns a reduced value."""

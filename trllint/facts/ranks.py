@@ -76,6 +76,13 @@ MAIN_ONLY_DECORATORS = frozenset(
     {"on_main_process", "on_local_main_process", "on_last_process", "on_process", "on_local_process", "rank_zero_only"}
 )
 
+# Uses that make a rank-named value a matrix rank (LoRA's `r`), not this process's rank: a layer
+# or tensor dimension (`nn.Linear(in_features, rank)`, `torch.zeros(rank, out)`), the divisor of a
+# LoRA alpha (`alpha / rank`), or the `r=` of a LoRA config. A process's rank picks a device, a
+# shard, a seed or rank 0's work; it never sizes a weight.
+_LOW_RANK_SHAPES = frozenset({"Linear", "Embedding", "zeros", "ones", "randn", "rand", "empty"})
+_LOW_RANK_KEYWORDS = frozenset({"r", "lora_r", "lora_rank"})
+
 # What a file must spell to test the rank at all: every rank fact above starts from one of these
 # (a `get_*rank()` call and the RANK variables spell "rank"/"RANK"; a name bound to a rank test
 # is bound from one). A prefilter part for rules that need a rank test in the file.
@@ -114,6 +121,11 @@ class RankFacts:
         self._index_tails: set[str] = set()  # the last part of each index name
         self._predicate_names: set[str] = set()
         self._predicate_tails: set[str] = set()
+        # Matrix ranks (see _LOW_RANK_SHAPES): attributes by dotted name, file-wide (`self.rank`,
+        # `config.rank`), and the Name nodes of each function's own names (`rank`, `r`).
+        self._low_rank_attributes: set[str] = set()
+        self._low_rank_nodes: set[int] = set()
+        self._find_matrix_ranks(module)
         self._follow_assignments(module)
 
     @classmethod
@@ -146,7 +158,7 @@ class RankFacts:
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
-        return any(self.reads_rank(child) for child in walk.syntax_children(node))
+        return any(self.reads_rank(child) for child in _read_children(node))
 
     def agreed_by_every_rank(self, test: cst.Comparison) -> bool:
         """True when ``test`` compares the rank but every rank answers it alike: ranks are 0, 1,
@@ -183,19 +195,21 @@ class RankFacts:
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
-        return any(self.reads_rank_index(child) for child in walk.syntax_children(node))
+        return any(self.reads_rank_index(child) for child in _read_children(node))
 
     def is_rank_index(self, node: cst.CSTNode) -> bool:
         """True when ``node`` itself is this process's rank (not something built from it):
         ``rank``, ``args.local_rank``, ``dist.get_rank()``, ``os.environ["LOCAL_RANK"]``, or a
         name the file assigns only such values."""
         if isinstance(node, cst.Name):
-            return node.value in RANK_INDEXES or node.value in self._index_names
+            return (node.value in RANK_INDEXES or node.value in self._index_names) and id(node) not in self._low_rank_nodes
         if isinstance(node, cst.Attribute):
             # The dotted name only when the last part could match (most attributes cannot).
             tail = node.attr.value
             return (tail in RANK_INDEXES or tail in self._index_tails) and (
-                (name := dotted_name(node)) is not None and (tail in RANK_INDEXES or name in self._index_names)
+                (name := dotted_name(node)) is not None
+                and (tail in RANK_INDEXES or name in self._index_names)
+                and name not in self._low_rank_attributes
             )
         if isinstance(node, cst.Call):
             called = last_attribute(dotted_name(node.func)) or ""
@@ -204,10 +218,22 @@ class RankFacts:
 
     def guard_key(self, test: cst.BaseExpression) -> GuardKey | None:
         """The rank fact ``test`` checks and the ranks it holds on, so that ``if not is_main:`` pairs
-        with ``if is_main:`` and ``local_rank not in [-1, 0]`` with ``local_rank == 0``."""
+        with ``if is_main:`` and ``local_rank not in [-1, 0]`` with ``local_rank == 0``. A rank test
+        joined by ``and`` to conditions every rank answers alike (``mode == "train"``) keys on those
+        conditions too: two such tests pair when they share them, since then every rank or none
+        goes on to the rank test."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             inner = self.guard_key(test.expression)
             return (inner[0], ALL_RANKS - inner[1]) if inner is not None else None
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            operands = _and_operands(test)
+            rank_tests = [o for o in operands if self.splits_ranks(o)]
+            shared = [o for o in operands if not self.splits_ranks(o)]
+            key = self.guard_key(rank_tests[0]) if len(rank_tests) == 1 else None
+            if key is None or any(self.reads_rank(o) for o in shared):
+                return None
+            conditions = sorted(" ".join(cst.Module([]).code_for_node(o).split()) for o in shared)
+            return (" and ".join([key[0], *conditions]), key[1])
         if self.is_rank_predicate(test):
             function = test.func if isinstance(test, cst.Call) else test
             name = dotted_name(function) or ""
@@ -217,7 +243,7 @@ class RankFacts:
             holds = self._holds_on(test)
             if holds is not None:
                 rank = test.left if self.reads_rank_index(test.left) else target.comparator
-                return (last_attribute(_rank_text(rank)) or "", holds)
+                return (_key_name(_rank_text(rank)), holds)
             positive = isinstance(target.operator, (cst.Equal, cst.Is))
             if positive or isinstance(target.operator, (cst.NotEqual, cst.IsNot)):
                 left, right = _text(test.left), _text(target.comparator)
@@ -258,7 +284,7 @@ class RankFacts:
         if not self.reads_rank_index(rank):
             rank, other, flipped = other, rank, True
         if not self.reads_rank_index(rank) or _rank_text(rank) is None:
-            return None  # `rank % 8 == 0`, `int(os.environ["RANK"]) + 1 == n`: some arithmetic on it
+            return None  # `int(os.environ["RANK"]) + 1 == n`: some arithmetic on it
         constants = _integer_constants(other)
         if constants is None:
             return None
@@ -268,7 +294,8 @@ class RankFacts:
         check = _CHECKS.get(operator)
         if check is None or (len(constants) != 1 and operator not in (cst.In, cst.NotIn)):
             return None
-        return frozenset(r for r in sorted(ALL_RANKS) if check(r, constants))
+        modulus = _modulus(rank)  # `rank % 2 == 0`: the test holds on the ranks whose remainder matches
+        return frozenset(r for r in sorted(ALL_RANKS) if check(r % modulus if modulus else r, constants))
 
     # ---- names bound to rank tests ----------------------------------------------------------
 
@@ -286,6 +313,39 @@ class RankFacts:
             or _RANK_CALL.match(name)
             for name in names
         )
+
+    def _find_matrix_ranks(self, module: cst.Module) -> None:
+        """The rank-named values each function uses as a matrix rank (``_LOW_RANK_SHAPES``), with
+        the names assigned from them or to them there (``self.rank = rank``, ``r = config.rank``),
+        and parameters named like a rank with a positive default (``rank=4``: no process's rank
+        has one)."""
+        functions: list[cst.FunctionDef] = []
+
+        class Functions(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                functions.append(node)
+
+        walk.visit(module, Functions())
+        for function in functions:
+            if not walk.identifiers(function) & RANK_INDEXES:
+                continue
+            used, links = _matrix_rank_uses(function)
+            if not used:
+                continue
+            for _ in range(2):  # `self.rank = rank` then `nn.Linear(d, self.rank)`: both ways
+                for target, value in links:
+                    if target in used or value in used:
+                        used |= {target, value}
+            self._low_rank_attributes.update(name for name in used if "." in name)
+            plain = {name for name in used if "." not in name}
+
+            class Reads(cst.CSTVisitor):
+                def visit_Name(self, node: cst.Name) -> None:
+                    if node.value in plain:
+                        nodes.add(id(node))
+
+            nodes = self._low_rank_nodes
+            walk.visit(function, Reads())
 
     def _follow_assignments(self, module: cst.Module) -> None:
         assignments: dict[str, list[cst.BaseExpression | None]] = {}  # None: a value not known
@@ -374,6 +434,60 @@ def agreed_by_every_rank(model: SemanticModel, test: cst.Comparison) -> bool:
     return rank_facts(model).agreed_by_every_rank(test)
 
 
+def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """What ``node`` reads: an attribute's object, not its attribute name (``config.rank`` reads
+    ``config``; whether ``.rank`` is a rank is the whole attribute's question)."""
+    return [node.value] if isinstance(node, cst.Attribute) else walk.syntax_children(node)
+
+
+def _matrix_rank_uses(function: cst.FunctionDef) -> tuple[set[str], list[tuple[str, str]]]:
+    """The dotted names ``function`` uses as a matrix rank (a dimension, a LoRA divisor or ``r=``),
+    and the plain assignments (target, value) between dotted names in it."""
+    used: set[str] = set()
+    links: list[tuple[str, str]] = []
+    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+        default = _integer_constants(param.default) if param.default is not None else None
+        if param.name.value in RANK_INDEXES and default is not None and len(default) == 1 and default[0] > 0:
+            used.add(param.name.value)
+
+    def matrix_rank(expr: cst.BaseExpression) -> None:
+        # Any name: `nn.Linear(d, r)` makes `r` a matrix rank, and `r = config.rank` its source.
+        if isinstance(expr, cst.Call) and dotted_name(expr.func) == "int" and len(expr.args) == 1:
+            expr = expr.args[0].value
+        name = dotted_name(expr)
+        if name is not None:
+            used.add(name)
+
+    class Uses(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if last_attribute(dotted_name(node.func)) in _LOW_RANK_SHAPES:
+                for arg in node.args:
+                    if arg.keyword is None:
+                        matrix_rank(arg.value)
+                        for element in arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else ():
+                            matrix_rank(element.value)
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value in _LOW_RANK_KEYWORDS:
+                    matrix_rank(arg.value)
+
+        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+            if isinstance(node.operator, cst.Divide) and any("alpha" in n for n in walk.identifiers(node.left)):
+                matrix_rank(node.right)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value.args[0].value if (
+                isinstance(node.value, cst.Call) and dotted_name(node.value.func) == "int" and len(node.value.args) == 1
+            ) else node.value
+            source = dotted_name(value)
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name is not None and source is not None:
+                    links.append((name, source))
+
+    walk.visit(function, Uses())
+    return used, links
+
+
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:
     if not (isinstance(value, cst.Call) and last_attribute(dotted_name(value.func)) in ("tqdm", "trange")):
         return False
@@ -412,11 +526,40 @@ def _rank_variable(node: cst.CSTNode) -> str | None:
 def _rank_text(node: cst.BaseExpression) -> str | None:
     """How a rank read is named, so that two tests on the same rank pair: ``args.local_rank``,
     ``dist.get_rank()``; an environment read by its variable (``int(os.environ["RANK"])`` and
-    ``os.getenv("RANK", 0)`` are both ``RANK``). None for arithmetic on a rank (``rank % 8``)."""
+    ``os.getenv("RANK", 0)`` are both ``RANK``); ``rank % 2`` by the rank and the modulus. None
+    for other arithmetic on a rank (``rank + 1``)."""
+    modulus = _modulus(node)
+    if modulus and isinstance(node, cst.BinaryOperation):
+        inner = _rank_text(node.left)
+        return f"{inner} % {modulus}" if inner is not None else None
     if isinstance(node, cst.Call) and dotted_name(node.func) in ("int", "str") and len(node.args) == 1:
         node = node.args[0].value
     variable = _rank_variable(node)
     return variable if variable is not None else _text(node)
+
+
+def _modulus(node: cst.BaseExpression) -> int | None:
+    """``k`` for ``rank % k`` with a positive integer ``k`` (ranks staggered in turns), else None."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)):
+        return None
+    constants = _integer_constants(node.right)
+    return constants[0] if constants is not None and len(constants) == 1 and constants[0] > 0 else None
+
+
+def _key_name(rank_text: str | None) -> str:
+    """The name a guard key gives a rank read: its last part (``args.local_rank`` and
+    ``local_rank`` pair), with a modulus kept whole (``rank % 2``)."""
+    if rank_text is not None and " % " in rank_text:
+        read, modulus = rank_text.rsplit(" % ", 1)
+        return f"{last_attribute(read) or read} % {modulus}"
+    return last_attribute(rank_text) or ""
+
+
+def _and_operands(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of ``a and b and c`` (parentheses aside)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_and_operands(test.left), *_and_operands(test.right)]
+    return [test]
 
 
 def _integer_constants(node: cst.BaseExpression) -> list[int] | None:

@@ -25,17 +25,18 @@ Nothing is imported or run: configs, scripts and code are read as text.
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence
 from trllint.core.syntax import cpython_tree
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
 from trllint.facts.launch.code import CodeLaunch, code_launch
-
-import libcst as cst
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -99,7 +100,10 @@ def launch_dependencies(model: SemanticModel) -> dict[str, str]:
 
 def _code_of(model: SemanticModel) -> CodeLaunch:
     tree = cpython_tree(model.source)
-    return code_launch(tree) if tree is not None else CodeLaunch()
+    if tree is not None:
+        return code_launch(tree)
+    # Syntax newer than this interpreter (LibCST read it): the notebook launchers at least.
+    return _launchers_in(model)
 
 
 def _code_facts(model: SemanticModel, code: CodeLaunch) -> list[LaunchFact]:
@@ -161,26 +165,61 @@ def _notebook_launch(model: SemanticModel, code: CodeLaunch, node: cst.CSTNode |
 
 def _launched_functions(model: SemanticModel, code: CodeLaunch) -> dict[str, tuple[int | None, int]]:
     """The notebook's functions that ``notebook_launcher`` starts, those they call by name, and
-    the classes they make (whose methods then run in the launcher's processes)."""
-    tree = cpython_tree(model.source)
-    if tree is None or not code.launched:
-        return dict(code.launched)
-    functions: dict[str, ast.AST] = {
-        s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    }
+    the classes they make (whose methods then run in the launcher's processes). Read from
+    LibCST's tree: a notebook may use syntax newer than the interpreter running trllint."""
+    if not code.launched:
+        return {}
+    body = model.source.module.body
+    definitions = {s.name.value: s for s in body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
     launched = dict(code.launched)
     pending = list(launched)
     while pending:
         name = pending.pop()
-        body = functions.get(name)
-        if body is None:
+        definition = definitions.get(name)
+        if definition is None:
             continue
-        for node in ast.walk(body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
-                if node.func.id not in launched:
-                    launched[node.func.id] = launched[name]
-                    pending.append(node.func.id)
+        for called in _names_called(definition):
+            if called in definitions and called not in launched:
+                launched[called] = launched[name]
+                pending.append(called)
     return launched
+
+
+def _names_called(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            if isinstance(call.func, cst.Name):
+                names.add(call.func.value)
+
+    walk.visit(node, Calls())
+    return names
+
+
+def _launchers_in(model: SemanticModel) -> CodeLaunch:
+    """``notebook_launcher(fn, ...)`` calls, from LibCST's tree: what a notebook needs when
+    CPython (older than the notebook's syntax) cannot read it."""
+    code = CodeLaunch()
+
+    class Launchers(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            if name != "notebook_launcher" or not call.args or not isinstance(call.args[0].value, cst.Name):
+                return
+            processes = argument(call, "num_processes", 2)
+            count = processes.value.evaluated_value if processes is not None and isinstance(processes.value, cst.Integer) else None
+            code.launched[call.args[0].value.value] = (count, _line_of(model, call))
+
+    walk.visit(model.source.module, Launchers())
+    return code
+
+
+def _line_of(model: SemanticModel, node: cst.CSTNode) -> int:
+    text = model.source.module.code_for_node(node)
+    offset = model.source.text.find(text)
+    return model.source.text.count("\n", 0, offset) + 1 if offset >= 0 else 1
 
 
 __all__ = ["ANY", "Launch", "launch_dependencies", "launch_of"]
