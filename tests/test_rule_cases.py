@@ -202,9 +202,20 @@ def snapshot_line(case: Case, finding: Finding) -> str:
     # One finding, one line, whatever a message holds; a preview behaviour says so, and each fact
     # it stands on follows as ``<- path:line: message``.
     preview = " [preview]" if finding.preview else ""
-    evidence = "".join(f" <- {e.path}:{e.line}: {e.message}" for e in finding.evidence)
+    evidence = "".join(f" <- {_evidence_path(case, e.path)}:{e.line}: {e.message}" for e in finding.evidence)
     text = f"{finding.message}{shown_fix}{preview}{evidence}".replace("\n", "\\n")
     return f"{case_name(case)}:{finding.line}:{finding.column}: {finding.code} {text}"
+
+
+def _evidence_path(case: Case, path: str) -> str:
+    """A project file's path as the case's project sees it: the snapshot does not depend on the
+    folder the tests run from (findings show paths relative to the working folder)."""
+    if case.project is None:
+        return path
+    try:
+        return Path(path).resolve().relative_to(case.project.resolve()).as_posix()
+    except ValueError:
+        return path
 
 
 def case_name(case: Case) -> str:

@@ -103,6 +103,11 @@ def complete_copy(tmp_path: Path):
     return folder, runtime, readme
 
 
+def _remove(case: Path) -> None:
+    """A one-file case, or a project case's folder."""
+    shutil.rmtree(case) if case.is_dir() else case.unlink()
+
+
 def _remove_section(readme: Path, title: str) -> None:
     text = readme.read_text(encoding="utf-8")
     readme.write_text(re.sub(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", "", text, flags=re.M | re.S), encoding="utf-8")
@@ -111,8 +116,8 @@ def _remove_section(readme: Path, title: str) -> None:
 REMOVALS = {
     "__init__.py": (lambda f, r: (f / "__init__.py").unlink(), "no __init__.py"),
     "scenario": (lambda f, r: (f / "scenario.py").unlink(), "no scenario.py"),
-    "bad cases": (lambda f, r: [p.unlink() for p in (f / "cases").glob("bad_*") if ".fixed." not in p.name], "no bad case"),
-    "good cases": (lambda f, r: [p.unlink() for p in (f / "cases").glob("good_*")], "no good case"),
+    "bad cases": (lambda f, r: [_remove(p) for p in (f / "cases").glob("bad_*") if ".fixed." not in p.name], "no bad case"),
+    "good cases": (lambda f, r: [_remove(p) for p in (f / "cases").glob("good_*")], "no good case"),
     "fixed cases": (lambda f, r: [p.unlink() for p in (f / "cases").glob("*.fixed.*")], "but no fixed case"),
     "runtime test": (lambda f, r: [p.unlink() for p in r.iterdir()], "no runtime test tests/runtime/test_"),
     **{

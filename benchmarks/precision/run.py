@@ -1,17 +1,26 @@
-"""Precision on real code: lint pinned releases of real training code and compare with labels.
+"""Precision on real code: lint pinned real training code and compare with labels.
 
-    python benchmarks/precision/run.py [--downloads DIR] [--cache DIR] [--packages trl,verl]
+    python benchmarks/precision/run.py [--split dev|test|all] [--mirror DIR] [--downloads DIR]
+                                       [--cache DIR] [--packages trl,karpathy/nanoGPT]
 
-1. ``pip download --no-deps`` every pinned package of ``packages.txt`` into ``<cache>/downloads``
+1. ``pip download --no-deps`` every pinned release of ``packages.txt`` into ``<cache>/downloads``
    (skipped for a package whose wheel or sdist is already there or in ``--downloads DIR``);
-2. unpack each into ``<cache>/src/<name>-<version>/`` (a wheel as is; an sdist below its top
-   ``name-version/`` folder) and make that folder its own git work tree, as a user's checkout is:
-   the cache lies in this repository's ignored files, which the linter would otherwise skip;
-3. lint each with this checkout's trllint, every rule selected (opt-in and preview ones too: the
-   benchmark is what graduates them), JSON output, whose ``preview`` field marks preview findings;
-4. match every finding to ``labels/<CODE>.jsonl`` by (package, version, path, line, code) and print
+   unpack each into ``<cache>/src/<name>-<version>/`` (a wheel as is; an sdist below its top
+   ``name-version/`` folder);
+2. write every repository commit pinned in ``repos.txt`` (``owner/name@<commit>[:folder]``) out of
+   its git directory under ``--mirror DIR`` (``DIR/owner+name/repo`` or ``DIR/owner+name``) with
+   ``git archive <commit> [folder] | tar -x`` into ``<cache>/src/owner+name-<commit[:12]>/``;
+3. make each such folder its own git work tree, as a user's checkout is: the cache lies in this
+   repository's ignored files, which the linter would otherwise skip;
+4. lint each with this checkout's trllint, every rule selected (opt-in and preview ones too),
+   JSON output;
+5. match every finding to ``labels/<CODE>.jsonl`` by (package, version, path, line, code) and print
    findings and strict precision per rule (real / all; debatable and unlabelled count as not
-   real), the unlabelled findings and the stale labels (labels no finding matches).
+   real) for each split, the unlabelled findings and the stale labels (labels no finding matches).
+
+The split (``split_of``) is by project and fixed: the nineteen releases the rules were tuned on
+are dev by declaration; every other project is test when the first hex digit of the SHA-256 of
+its name (the PyPI name, or ``owner/name``, as written in the pin file) is 0-7, else dev.
 
 Exit 1 while any finding is unlabelled. Not in CI: it downloads.
 """
@@ -19,7 +28,9 @@ Exit 1 while any finding is unlabelled. Not in CI: it downloads.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -35,14 +46,46 @@ VERDICTS = ("real", "wrong", "debatable")
 NOT_LINTED = "TRL000"  # a file the linter could not read or parse: no rule's finding, not labelled
 
 
+# The releases of packages.txt the rules were tuned on before issue 26: dev, whatever their hash.
+DECLARED_DEV = frozenset({
+    "trl", "accelerate", "peft", "transformers", "deepspeed", "llamafactory", "axolotl", "openrlhf",
+    "verl", "ms-swift", "alignment-handbook", "unsloth", "areal", "xtuner", "llm-foundry",
+    "torchtune", "nemo-aligner", "liger-kernel",
+})
+SPLITS = ("dev", "test")
+
+
+def split_of(name: str) -> str:
+    """The project's split, decided once: never change this rule or a project's name."""
+    if name in DECLARED_DEV:
+        return "dev"
+    return "test" if hashlib.sha256(name.encode("utf-8")).hexdigest()[0] < "8" else "dev"
+
+
 @dataclass(frozen=True)
 class Pin:
+    """A pinned release (``version`` a PyPI version) or repository commit (``version`` 40 hex digits)."""
+
     name: str
     version: str
+    folder_in_repo: str = ""  # a repository pin: only this folder of the commit is linted
+
+    @property
+    def is_repo(self) -> bool:
+        return "/" in self.name
 
     @property
     def folder(self) -> str:
+        if self.is_repo:
+            return f"{self.name.replace('/', '+')}-{self.version[:12]}"
         return f"{self.name}-{self.version}"
+
+    @property
+    def split(self) -> str:
+        return split_of(self.name)
+
+
+_REPO_PIN = re.compile(r"(?P<name>[A-Za-z0-9][\w.-]*/[\w.-]+)@(?P<commit>[0-9a-f]{40})(?::(?P<folder>[^\s:]+))?")
 
 
 def read_pins(path: Path) -> list[Pin]:
@@ -53,6 +96,108 @@ def read_pins(path: Path) -> list[Pin]:
             name, _, version = line.partition("==")
             pins.append(Pin(name.strip(), version.strip()))
     return pins
+
+
+def read_repo_pins(path: Path) -> list[Pin]:
+    """``owner/name@<40-hex commit>[:folder]`` per line; anything else is refused with its line."""
+    pins = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        match = _REPO_PIN.fullmatch(line)
+        if match is None:
+            raise SystemExit(f"{path.name}:{number}: expected owner/name@<40 hex digits>[:folder], got {line!r}")
+        pins.append(Pin(match["name"], match["commit"], match["folder"] or ""))
+    return pins
+
+
+def find_git_dir(pin: Pin, mirror: Path) -> Path | None:
+    """The pin's git directory under ``mirror``: ``owner+name/repo`` (a fetched snapshot) or ``owner+name``."""
+    base = mirror / pin.name.replace("/", "+")
+    for candidate in (base / "repo", base, base / ".git"):
+        if (candidate / "objects").is_dir() and (candidate / "HEAD").is_file():
+            return candidate
+    return None
+
+
+def materialise(pin: Pin, mirror: Path | None, sources: Path) -> Path:
+    """Write the pinned commit (its folder only, if one is named) into ``sources``, once."""
+    root = sources / pin.folder
+    marker = root / ".unpacked-from"
+    wanted = f"{pin.version}:{pin.folder_in_repo}"
+    if marker.is_file() and marker.read_text() == wanted:
+        return root
+    git_dir = find_git_dir(pin, mirror) if mirror else None
+    if git_dir is None:
+        where = f"under {mirror}" if mirror else "(no --mirror DIR given)"
+        raise SystemExit(f"no git directory of {pin.name} {where}: fetch a snapshot of the repository "
+                         f"holding commit {pin.version} first (see benchmarks/README.md)")
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "archive", "--format=tar", pin.version,
+         *([pin.folder_in_repo] if pin.folder_in_repo else [])],
+        capture_output=True,
+    )
+    if archive.returncode == 0:
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    else:
+        # A snapshot may lack big blobs (data files, LFS): write out the blobs it has, one by one.
+        missing = _write_blobs(git_dir, pin, root)
+        if missing is None:
+            shutil.rmtree(root)
+            raise SystemExit(f"git archive of {pin.name}@{pin.version} failed: "
+                             f"{archive.stderr.decode(errors='replace')}")
+        for path in missing:
+            print(f"not in the snapshot, left out: {pin.folder}/{path}", file=sys.stderr)
+    _own_work_tree(root)
+    marker.write_text(wanted)
+    return root
+
+
+def _write_blobs(git_dir: Path, pin: Pin, root: Path) -> list[str] | None:
+    """Write every regular file of the pinned tree that the git directory holds; the paths it lacks.
+
+    None when the commit itself cannot be read."""
+    listing = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", "--full-tree", pin.version,
+         *([pin.folder_in_repo] if pin.folder_in_repo else [])],
+        capture_output=True,
+    )
+    if listing.returncode != 0:
+        return None
+    files: list[tuple[str, str]] = []  # (blob id, path): regular files only (no links, no submodules)
+    for entry in listing.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
+        if not entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        mode, kind, blob = meta.split()
+        if kind == "blob" and mode in ("100644", "100755"):
+            files.append((blob, path))
+    request = "".join(f"{blob}\n" for blob, _ in files).encode()
+    batch = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch"], input=request,
+                           capture_output=True, check=True).stdout
+    missing, at = [], 0
+    for blob, path in files:
+        end = batch.index(b"\n", at)
+        header = batch[at:end].split()
+        at = end + 1
+        if header[-1] == b"missing":
+            missing.append(path)
+            continue
+        size = int(header[2])
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(batch[at:at + size])
+        at += size + 1  # the content, then a newline
+    return missing
+
+
+def _own_work_tree(root: Path) -> None:
+    # The linter honours .gitignore, and the cache is ignored by this repository.
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
 
 
 def _dist_name(name: str) -> str:
@@ -77,7 +222,8 @@ def download(pin: Pin, downloads: Path, extra: Path | None) -> Path:
     if archive is None:
         downloads.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(downloads),
+            # The source is read, never installed: a release for a newer Python is fine.
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--ignore-requires-python", "-q", "-d", str(downloads),
              f"{pin.name}=={pin.version}"],
         )
         archive = find_archive(pin, downloads)
@@ -104,16 +250,22 @@ def unpack(pin: Pin, archive: Path, sources: Path) -> Path:
         for child in top.iterdir():
             child.rename(root / child.name)
         shutil.rmtree(root / "_sdist")
-    # Its own work tree: the linter honours .gitignore, and the cache is ignored by this repository.
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    _own_work_tree(root)
     marker.write_text(archive.name)
     return root
 
 
-def lint(root: Path, config: Path) -> list[dict]:
-    """Every finding of every rule in one unpacked package, paths relative to its root."""
+def _preview_flag() -> list[str]:
+    """``--preview`` where this checkout's trllint has a preview tier: every rule, preview ones too."""
+    help_text = subprocess.run([sys.executable, "-m", "trllint", "--help"], capture_output=True, text=True,
+                               env=_env()).stdout
+    return ["--preview"] if "--preview" in help_text else []
+
+
+def lint(root: Path, config: Path, preview: list[str]) -> list[dict]:
+    """Every finding of every rule in one unpacked project, paths relative to its root."""
     result = subprocess.run(
-        [sys.executable, "-m", "trllint", "--select", "ALL", "--preview", "--format", "json", "--no-cache",
+        [sys.executable, "-m", "trllint", "--select", "ALL", *preview, "--format", "json", "--no-cache",
          "--exit-zero", "--config", str(config), "."],
         cwd=root, capture_output=True, text=True, env=_env(),
     )
@@ -214,33 +366,70 @@ def _row(name: str, counts: Counter) -> str:
     return f"| {name} | " + " | ".join(str(c) for c in cells) + f" | {shown} |"
 
 
+def select_pins(pins: list[Pin], split: str, wanted: str | None) -> list[Pin]:
+    """The pins of one split (``all``: every pin), narrowed to ``wanted`` (names, name==version, owner/name)."""
+    chosen = [p for p in pins if split == "all" or p.split == split]
+    if wanted:
+        names = {w.strip() for w in wanted.split(",")}
+        chosen = [p for p in chosen if p.name in names or f"{p.name}=={p.version}" in names]
+    return chosen
+
+
+def split_report(findings: list[Key], labels: dict[Key, dict], pins: list[Pin]) -> tuple[str, Comparison]:
+    """One table per split present among ``pins``, then (for both) one over all of them."""
+    parts = []
+    for split in SPLITS:
+        members = [p for p in pins if p.split == split]
+        if not members:
+            continue
+        names = {p.name for p in members}
+        comparison = compare([k for k in findings if k[0] in names], labels, {(p.name, p.version) for p in members})
+        parts.append(f"### {split}: {len(members)} pins\n\n{table(comparison)}")
+    whole = compare(findings, labels, {(p.name, p.version) for p in pins})
+    if len(parts) > 1:
+        parts.append(f"### all: {len(pins)} pins\n\n{table(whole)}")
+    return "\n\n".join(parts), whole
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="all",
+                        help="lint the projects of this split only (default: all, with a table per split)")
+    parser.add_argument("--list", action="store_true", help="print every pin with its split, lint nothing")
+    parser.add_argument("--mirror", type=Path,
+                        help="a folder of git directories, DIR/owner+name/repo or DIR/owner+name, holding the "
+                             "commits of repos.txt (without it, repositories not already in the cache fail)")
     parser.add_argument("--downloads", type=Path, help="a folder of wheels and sdists to read first")
     parser.add_argument("--cache", type=Path, default=HERE / "cache", help="git-ignored work folder")
-    parser.add_argument("--packages", help="comma-separated names or name==version: only these pins")
+    parser.add_argument("--packages", help="comma-separated names, name==version or owner/name: only these pins")
     parser.add_argument("--labels", type=Path, default=HERE / "labels")
     parser.add_argument("--findings", type=Path, help="also write every finding as JSON lines here")
     parser.add_argument("--snapshot", type=Path,
-                        help="also write each package's whole JSON output (fixes included) to DIR/<name>-<version>.json, "
+                        help="also write each project's whole JSON output (fixes included) to DIR/<folder>.json, "
                              "to compare two commits with diff -r: a refactoring must leave it byte-identical")
     args = parser.parse_args(argv)
 
-    pins = read_pins(HERE / "packages.txt")
-    if args.packages:
-        wanted = {p.strip() for p in args.packages.split(",")}
-        pins = [p for p in pins if p.name in wanted or f"{p.name}=={p.version}" in wanted]
+    every_pin = read_pins(HERE / "packages.txt") + read_repo_pins(HERE / "repos.txt")
+    pins = select_pins(every_pin, args.split, args.packages)
+    if args.list:
+        for pin in pins:
+            print(f"{pin.split}\t{pin.name}\t{pin.version}{':' + pin.folder_in_repo if pin.folder_in_repo else ''}")
+        return 0
     downloads = args.cache / "downloads"
     sources = args.cache / "src"
     config = args.cache / "pyproject.toml"
     args.cache.mkdir(parents=True, exist_ok=True)
     config.write_text("# every rule, no excludes beyond the defaults\n[tool.trllint]\n")
+    preview = _preview_flag()
 
     findings: list[Key] = []
     by_key: dict[Key, dict] = {}
     for pin in pins:
-        root = unpack(pin, download(pin, downloads, args.downloads), sources)
-        linted = lint(root, config)
+        if pin.is_repo:
+            root = materialise(pin, args.mirror, sources)
+        else:
+            root = unpack(pin, download(pin, downloads, args.downloads), sources)
+        linted = lint(root, config, preview)
         if args.snapshot:
             args.snapshot.mkdir(parents=True, exist_ok=True)
             (args.snapshot / f"{pin.folder}.json").write_text(json.dumps(linted, indent=1, sort_keys=True), encoding="utf-8")
@@ -251,16 +440,16 @@ def main(argv: list[str] | None = None) -> int:
             key = finding_key(pin, finding)
             findings.append(key)
             by_key[key] = finding
-        print(f"linted {pin.name}=={pin.version}", file=sys.stderr)
+        print(f"linted {pin.name}=={pin.version} ({pin.split})", file=sys.stderr)
 
     labels = read_labels(args.labels)
-    comparison = compare(findings, labels, {(p.name, p.version) for p in pins})
+    report, comparison = split_report(findings, labels, pins)
     if args.findings:
         with open(args.findings, "w", encoding="utf-8") as out:
             for key in sorted(by_key):
                 out.write(json.dumps({**dict(zip(("package", "version", "path", "line", "code"), key)),
-                                      "message": by_key[key]["message"]}) + "\n")
-    print(table(comparison))
+                                      "split": split_of(key[0]), "message": by_key[key]["message"]}) + "\n")
+    print(report)
     if comparison.unlabelled:
         print(f"\n{len(comparison.unlabelled)} unlabelled findings:")
         for key in comparison.unlabelled:

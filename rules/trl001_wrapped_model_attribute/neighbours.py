@@ -36,18 +36,22 @@ def neighbour_through_wrapper(model: SemanticModel, read: cst.Attribute, receive
     function = model.context.enclosing_function(read)
     if function is None:
         return None
+    reads = model.once((neighbour_through_wrapper, id(function), reported), lambda: _hidden_reads(model, function, reported))
+    return next((node for node in reads.get(receiver, ()) if node is not read), None)
+
+
+def _hidden_reads(model: SemanticModel, function: cst.FunctionDef, reported: frozenset[str]) -> dict[str, list[cst.Attribute]]:
+    """Receiver -> its member reads in ``function`` that a wrapper may hide: read once per function."""
     code_for = model.source.module.code_for_node
-    found: cst.Attribute | None = None
+    found: dict[str, list[cst.Attribute]] = {}
 
     class Reads(cst.CSTVisitor):
         def visit_Attribute(self, node: cst.Attribute) -> None:
-            nonlocal found
             member = node.attr.value
-            if found is not None or node is read or member in MODULE_MEMBERS or member in reported:
+            if member in MODULE_MEMBERS or member in reported or member.startswith("__"):
                 return
-            if member.startswith("__") or code_for(node.value) != receiver:
-                return
-            found = node
+            if isinstance(node.value, (cst.Name, cst.Attribute)):
+                found.setdefault(code_for(node.value), []).append(node)
 
     walk.visit(function, Reads())
     return found

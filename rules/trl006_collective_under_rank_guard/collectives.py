@@ -194,7 +194,9 @@ def _assignments(module: cst.Module) -> list[cst.Assign]:
     return found
 
 
-def names_checkpoints_automatically(source: SourceFile) -> bool:
-    """``ProjectConfiguration(automatic_checkpoint_naming=True)``: ``save_state`` then enters a
-    barrier under every backend (it prunes old checkpoints on the main process between two)."""
-    return re.search(AUTOMATIC_NAMING + r"\s*=\s*True", source.text) is not None
+def names_checkpoints_automatically(source: SourceFile) -> int | None:
+    """The line of ``ProjectConfiguration(automatic_checkpoint_naming=True)``, or None: ``save_state``
+    then enters a barrier under every backend (it prunes old checkpoints on the main process
+    between two)."""
+    match = re.search(AUTOMATIC_NAMING + r"\s*=\s*True", source.text)
+    return None if match is None else source.text.count("\n", 0, match.start()) + 1

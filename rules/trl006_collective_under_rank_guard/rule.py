@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from trllint.core.findings import Evidence
+from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import calls_in
@@ -25,7 +26,14 @@ from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Rule
 from trllint.semantic.model import SemanticModel
 
-from .collectives import SHARDED_ONLY, Collective, collective_of, named_like_collective, names_checkpoints_automatically
+from .collectives import (
+    AUTOMATIC_NAMING,
+    SHARDED_ONLY,
+    Collective,
+    collective_of,
+    named_like_collective,
+    names_checkpoints_automatically,
+)
 from .hoisting import hoist_fix, run_by
 
 COLLECTIVE_MARKERS = (
@@ -59,8 +67,12 @@ class CollectiveUnderRankGuard(Rule):
 
     def check_module(self, model: SemanticModel) -> None:
         calls = calls_in(model)
-        if not runs_distributed(self.source) or not any(named_like_collective(c) for c in calls):
+        if not any(named_like_collective(c) for c in calls):
             return  # no collective, so no call of this file's functions enters one either
+        if not runs_distributed(self.source) and not launch_of(model).shown(MULTI_PROCESS):
+            # Neither imports nor a launch say several processes (a Trainer script that a
+            # `deepspeed` command starts, or that builds TrainingArguments(deepspeed=...), does).
+            return
         # What the questions below and the hoisting fix read (hoisting.py: rule.context, rule.model).
         self.context = model.context
         self._entering: dict[int, Collective | None] = {}
@@ -255,7 +267,9 @@ class CollectiveUnderRankGuard(Rule):
         else:
             where = f"{'under' if guard.how == 'if' else 'in the else of'} `if {guard.detail}:`"
             remedy = "call it on every rank: hoist it above the rank test"
-        message = f"{collective.described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
+        automatic = names_checkpoints_automatically(self.source) if collective.kind == "save_state" else None
+        described = f"{collective.label} (a collective: automatic checkpoint naming)" if automatic else collective.described
+        message = f"{described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
         launch = launch_of(self.model, collective.call)
         if not launch.multi_process:
             return  # one process (a notebook no launcher starts): there is no other rank to wait for
@@ -268,7 +282,10 @@ class CollectiveUnderRankGuard(Rule):
             backends -= backends_named(guard.node.test)
             if not backends:
                 return
-        if backends is not None and not (collective.kind == "save_state" and names_checkpoints_automatically(self.source)):
+        if automatic is not None:
+            said = f"{AUTOMATIC_NAMING}=True: save_state enters a barrier under every backend"
+            evidence.append(Evidence(self.source.display_path, automatic, said))
+        elif backends is not None:
             shown = launch.shown(backends)
             if shown:
                 evidence.extend(shown)

@@ -65,6 +65,11 @@ class LintRun:
 
     def _process(self, jobs, ruleset) -> list[FileResult]:
         workers = self.jobs or default_jobs()
+        # Launch files may have changed since a run earlier in this process. Only a process that
+        # has read them holds them (importing the reader costs hashlib on every run).
+        launch_files = sys.modules.get("trllint.facts.launch.project")
+        if launch_files is not None:
+            launch_files.forget_launch_files()
         if self.use_cache:
             from trllint.semantic.project.index import use_cache_folder
             from trllint.app.result_cache import CACHE_DIR

@@ -307,12 +307,55 @@ def accelerator_may_be_none(model: SemanticModel, accelerator: str, node: cst.CS
     if accelerator.startswith("self.") and accelerator.count(".") == 1:
         cls = context.enclosing_class(node)
         if cls is not None:
-            for method in methods_of(cls).values():
-                reason = _stores_optional(method, accelerator, parameter_none_reasons)
-                if reason is not None:
-                    return f"{accelerator} may be None: {method.name.value}() stores {reason}"
+            # What the class's methods store: read once per class and attribute, however many fixes ask.
+            return model.once(
+                (accelerator_may_be_none, id(cls), accelerator),
+                lambda: _optional_store_in(cls, accelerator, parameter_none_reasons),
+            )
+    scope = context.enclosing_function(node) or model.source.module
+    if model.once((accelerator_may_be_none, id(scope), accelerator), lambda: _binds_only_accelerators(model, scope, accelerator)):
+        return None  # every binding in the scope is an accelerator: no path can make it None
     if may_be_none(model, accelerator, node):
         return f"{accelerator} may be None here"
+    return None
+
+
+def _binds_only_accelerators(model: SemanticModel, scope: cst.CSTNode, name: str) -> bool:
+    """Every binding of ``name`` in ``scope`` is an accelerator (``Accelerator(...)``, or a
+    parameter with no None default nor Optional annotation); asked once per scope and name, so
+    the path-sensitive question is left for the scopes that may bind None."""
+    from trllint.facts.nullness import parameter_none_reasons
+
+    if isinstance(scope, cst.FunctionDef):
+        for param in (*scope.params.params, *scope.params.kwonly_params, *scope.params.posonly_params):
+            if param.name.value == name and parameter_none_reasons(param):
+                return False
+    imports = model.imports
+    only = True
+
+    class Bindings(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal only
+            if any(name in assigned_names(t.target) for t in node.targets) and not _is_accelerator_by_name_or_call(node.value, imports):
+                only = False
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            nonlocal only
+            if name in assigned_names(node.target) and (node.value is None or not _is_accelerator_by_name_or_call(node.value, imports)):
+                only = False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is scope
+
+    walk.visit(scope, Bindings())
+    return only
+
+
+def _optional_store_in(cls: cst.ClassDef, accelerator: str, none_reasons: Callable[[cst.Param], frozenset[str]]) -> str | None:
+    for method in methods_of(cls).values():
+        reason = _stores_optional(method, accelerator, none_reasons)
+        if reason is not None:
+            return f"{accelerator} may be None: {method.name.value}() stores {reason}"
     return None
 
 

@@ -42,8 +42,8 @@ def describe(backends: frozenset[Backend]) -> str:
     """``DeepSpeed ZeRO-3 or FSDP``: how a message names a set of backends, in a fixed order."""
     names = [b.value for b in Backend if b in backends]
     if set(DEEPSPEED) <= backends:
-        names = [n for n in names if not n.startswith("DeepSpeed")]
-        names.insert(min(len(names), 2), "DeepSpeed")
+        # Both stages: "DeepSpeed", where the stages stand in the enum's order (last).
+        names = [n for n in names if not n.startswith("DeepSpeed")] + ["DeepSpeed"]
     return " or ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " or " + names[-1]
 
 

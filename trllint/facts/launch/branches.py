@@ -78,7 +78,7 @@ def _always_ends(body: cst.BaseSuite) -> bool:
     last = statements[-1]
     if isinstance(last, cst.SimpleStatementLine):
         return bool(last.body) and isinstance(last.body[-1], _ENDS)
-    return False
+    return isinstance(last, _ENDS)  # `if <test>: return x` on one line: the suite holds the statements
 
 
 def says_wrapped(test: cst.BaseExpression, receiver: str, *, negated: bool) -> bool:

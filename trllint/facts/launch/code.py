@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from trllint.facts.launch.backends import DEEPSPEED, Backend, deepspeed_stage
 
-_DEEPSPEED_NAMES = ("is_deepspeed_enabled", "deepspeed_plugin", "is_deepspeed_zero3_enabled", "DeepSpeedPlugin", "HfDeepSpeedConfig")
+# (A DeepSpeedPlugin(...) call says its stage itself: its name alone would add either stage.)
+_DEEPSPEED_NAMES = ("is_deepspeed_enabled", "deepspeed_plugin", "is_deepspeed_zero3_enabled", "HfDeepSpeedConfig")
 _FSDP_NAMES = ("is_fsdp_enabled", "fsdp_plugin", "FullyShardedDataParallelPlugin", "is_fsdp2")
 _ZERO3_NAMES = ("is_deepspeed_zero3_enabled", "is_zero3", "zero3_init_flag")
 _FSDP_WRAPS = ("FullyShardedDataParallel", "FSDP", "fully_shard")
@@ -72,7 +73,9 @@ def _call(call: ast.Call, found: CodeLaunch) -> None:
     name = _last(call.func)
     line = call.lineno
     if name == "Accelerator":
-        if not _absent(_keyword(call, "deepspeed_plugin")):
+        plugin = _keyword(call, "deepspeed_plugin")
+        # `deepspeed_plugin=DeepSpeedPlugin(zero_stage=2)`: the plugin's own call says the stage.
+        if not _absent(plugin) and not (isinstance(plugin, ast.Call) and _last(plugin.func) == "DeepSpeedPlugin"):
             found.add(DEEPSPEED, line, "Accelerator(deepspeed_plugin=...) builds a DeepSpeed launch")
         if not _absent(_keyword(call, "fsdp_plugin")):
             found.add(frozenset({Backend.FSDP}), line, "Accelerator(fsdp_plugin=...) builds an FSDP launch")

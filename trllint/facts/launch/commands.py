@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 # What may stand in front of the launcher on the same command.
 _PREFIXES = frozenset({"srun", "nohup", "exec", "time", "env", "sudo", "mpirun", "command", "-", "$", ">", "uv", "run", "poetry"})
+_MAKE_PREFIXES = ("@", "-", "+")
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(?:\S*/)?python(?:3(?:\.\d+)?)?$")
 # ``python -m X`` that is a launcher, and which.
@@ -110,9 +111,17 @@ def _words(text: str) -> list[str]:
 
 def _command(text: str, line: int) -> LaunchCommand | None:
     words = _words(text)
+    if words and words[0][:1] in _MAKE_PREFIXES:
+        # A Makefile recipe's `@` (silent), `-` (errors ignored), `+`: glued to the command.
+        words[0] = words[0].lstrip("".join(_MAKE_PREFIXES))
+        if not words[0]:
+            words = words[1:]
     index = 0
-    while index < len(words) and (words[index] in _PREFIXES or _ENV_ASSIGNMENT.match(words[index]) or words[index].startswith("@")):
+    while index < len(words) and (words[index] in _PREFIXES or _ENV_ASSIGNMENT.match(words[index])):
         index += 1
+    if 0 < index < len(words) and words[index].startswith("-"):
+        # A wrapper's own options (`srun --ntasks 8 torchrun ...`): the command starts at the launcher.
+        index = next((i for i in range(index, len(words)) if _launcher_word(words[i])), len(words))
     words = words[index:]
     if not words:
         return None
@@ -137,6 +146,11 @@ def _command(text: str, line: int) -> LaunchCommand | None:
         return None
     arguments, positional = _program_arguments(after)
     return LaunchCommand(launcher, program, line, options, arguments, positional, " ".join(words))
+
+
+def _launcher_word(word: str) -> bool:
+    head = word.rsplit("/", 1)[-1]
+    return head in ("accelerate", "accelerate-launch", "torchrun", "deepspeed") or _PYTHON.match(head) is not None
 
 
 def _split_options(words: list[str], launcher: str) -> tuple[dict[str, str], str | None, list[str]]:

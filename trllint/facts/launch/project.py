@@ -33,6 +33,7 @@ _SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "dist-packages", 
 MAX_ENTRIES = 20_000
 MAX_FILES_READ = 2_000
 MAX_FILE_BYTES = 256_000
+_DDP_OR_DEEPSPEED = frozenset({Backend.DDP, *DEEPSPEED})
 _DEEPSPEED_JSON_MARKERS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")
 
 
@@ -61,14 +62,28 @@ class ProjectLaunch:
 
 
 def _names(program: str, relative: PurePosixPath) -> bool:
-    """The command's program (a path as written, relative to some folder) is the file: its
-    components are the last ones of the file's path."""
-    parts = [p for p in PurePosixPath(program).parts if p not in (".", "")]
-    while parts and parts[0] == "..":
-        parts = parts[1:]
+    """The command's program (a path as written, relative to some folder, or absolute on the
+    machine that runs it) is the file: the shorter of the two paths ends the other."""
+    parts = _parts(program)
     if not parts or any(p.startswith("$") or "{" in p for p in parts):
         return False
-    return list(relative.parts[-len(parts) :]) == parts
+    return _same_ending(parts, list(relative.parts), absolute=program.startswith("/"))
+
+
+def _parts(written: str) -> list[str]:
+    """A path's components, without `.`, a leading `..` or the root (`/fsx/me/repo/train.py`)."""
+    parts = [p for p in PurePosixPath(written).parts if p not in (".", "", "/")]
+    while parts and parts[0] == "..":
+        parts = parts[1:]
+    return parts
+
+
+def _same_ending(written: list[str], relative: list[str], *, absolute: bool) -> bool:
+    """``written`` ends ``relative`` (``train.py`` names ``src/train.py``); or, written as an
+    absolute path on the machine that runs it, ``relative`` ends ``written``."""
+    if 0 < len(written) <= len(relative):
+        return relative[-len(written) :] == written
+    return absolute and bool(relative) and written[-len(relative) :] == relative
 
 
 @lru_cache(maxsize=64)
@@ -131,6 +146,8 @@ def _project_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
             continue
         for entry in entries:
             seen += 1
+            if seen > MAX_ENTRIES or len(found) >= MAX_FILES_READ:
+                break  # a data folder of many files: the bounds hold within a folder too
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
@@ -181,8 +198,9 @@ class _Resolver:
                 continue
             if relative in table:
                 return table[relative]
-        parts = [p for p in PurePosixPath(written).parts if p not in (".", "..")]
-        matches = [entry for relative, entry in table.items() if parts and list(relative.parts[-len(parts) :]) == parts]
+        parts = _parts(written)
+        absolute = written.startswith("/")
+        matches = [entry for relative, entry in table.items() if _same_ending(parts, list(relative.parts), absolute=absolute)]
         return matches[0] if len(matches) == 1 else None
 
     def _deepspeed_json(self, written: str, near: Path) -> tuple[frozenset[Backend], tuple[Evidence, ...]]:
@@ -214,8 +232,10 @@ class _Resolver:
         if command.launcher == "torchrun":
             return frozenset({Backend.DDP}), ()
         if command.launcher == "deepspeed":
-            written = command.argument("--deepspeed_config", "--deepspeed", "--deepspeed_config_file") or ""
-            return self._deepspeed_json(written, path)
+            # The launcher only starts the processes: the program builds DeepSpeed when it is
+            # given a config (`--deepspeed ds.json`, below) or calls deepspeed.initialize itself
+            # (its code says so); an accelerate or Trainer program given none runs under DDP.
+            return _DDP_OR_DEEPSPEED, ()
         # accelerate launch
         if command.option("--use_deepspeed") is not None or command.option("--zero_stage") is not None or command.option("--deepspeed_config_file"):
             named = command.option("--deepspeed_config_file")
@@ -239,10 +259,13 @@ class _Resolver:
         return ANY, ()  # the user's default accelerate config: any backend
 
     def _program_backends(self, path: Path, command: LaunchCommand) -> tuple[frozenset[Backend], tuple[Evidence, ...]] | None:
-        if command.launcher != "deepspeed":
-            written = command.argument("--deepspeed", "--deepspeed_config")
-            if written:
-                return self._deepspeed_json(written, path)
+        # The Trainer's `--deepspeed ds.json`; deepspeed.add_config_arguments' `--deepspeed
+        # --deepspeed_config ds.json` (there `--deepspeed` is a flag).
+        written = command.argument("--deepspeed_config", "--deepspeed_config_file")
+        if not written:
+            written = command.argument("--deepspeed")
+        if written is not None:
+            return self._deepspeed_json(written, path)
         fsdp = command.argument("--fsdp")
         if fsdp and fsdp.lower() not in ("false", "none", "''", '""'):
             return frozenset({Backend.FSDP}), ()
@@ -281,3 +304,11 @@ def trl_vllm_generation(root: Path) -> Evidence | None:
             line = data.count(b"\n", 0, match.start()) + 1
             return Evidence(shown(path), line, "the project runs TRL's vLLM generation here")
     return None
+
+
+def forget_launch_files() -> None:
+    """Read every project's launch files afresh: a run's answers (and the result cache's check
+    of its digests) must see the files as they are now, not as an earlier run in this process
+    read them (the tests' in-process CLI, an editor integration)."""
+    project_launch.cache_clear()
+    trl_vllm_generation.cache_clear()

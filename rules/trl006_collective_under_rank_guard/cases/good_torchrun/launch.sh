@@ -1,0 +1,2 @@
+#!/bin/bash
+torchrun --standalone --nnodes 1 --nproc_per_node 8 train.py --output_dir outputs/ddp "$@"
