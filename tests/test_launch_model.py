@@ -612,12 +612,13 @@ def cli_project(project):
 
 
 def test_a_changed_launch_config_lints_a_cached_file_again(cli_project, cli):
-    assert cli("--select", "TRL006", "--format", "json", ".").out.strip() == "[]"  # DDP: no collective
+    # TRL006 is a preview rule: these tests select it with --preview.
+    assert cli("--preview", "--select", "TRL006", "--format", "json", ".").out.strip() == "[]"  # DDP: no collective
     (cli_project / "configs" / "run.yaml").write_text("distributed_type: FSDP\n", encoding="utf-8")
-    findings = json.loads(cli("--select", "TRL006", "--format", "json", ".").out)
+    findings = json.loads(cli("--preview", "--select", "TRL006", "--format", "json", ".").out)
     assert [(f["path"], f["line"]) for f in findings] == [("train.py", 9)]
     (cli_project / "configs" / "run.yaml").write_text("distributed_type: MULTI_GPU\n", encoding="utf-8")
-    assert cli("--select", "TRL006", "--format", "json", ".").out.strip() == "[]"
+    assert cli("--preview", "--select", "TRL006", "--format", "json", ".").out.strip() == "[]"
     assert list((cli_project / ".trllint_cache").glob("results-*.json"))
 
 
@@ -627,18 +628,18 @@ UNKNOWN = "no launch config or script of the project says"
 def test_a_new_launch_script_lints_a_cached_file_again(cli_project, cli):
     (cli_project / "scripts" / "train.sh").unlink()
     (cli_project / "configs" / "run.yaml").unlink()
-    unknown = json.loads(cli("--select", "TRL006", "--format", "json", ".").out)
+    unknown = json.loads(cli("--preview", "--select", "TRL006", "--format", "json", ".").out)
     assert all(UNKNOWN in f["message"] for f in unknown)  # a preview finding at most
     (cli_project / "Makefile").write_text("train:\n\taccelerate launch --use_deepspeed --zero_stage 3 train.py\n", encoding="utf-8")
-    shown = json.loads(cli("--select", "TRL006", "--format", "json", ".").out)
+    shown = json.loads(cli("--preview", "--select", "TRL006", "--format", "json", ".").out)
     assert [(f["line"], UNKNOWN in f["message"]) for f in shown] == [(9, False)]
     assert shown[0]["evidence"][1]["path"] == "Makefile"
 
 
 def test_show_evidence_prints_one_indented_line_per_fact(cli_project, cli):
     (cli_project / "configs" / "run.yaml").write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n", encoding="utf-8")
-    plain = cli("--select", "TRL006", "--no-cache", ".").out
-    shown = cli("--select", "TRL006", "--no-cache", "--show-evidence", ".").out
+    plain = cli("--preview", "--select", "TRL006", "--no-cache", ".").out
+    shown = cli("--preview", "--select", "TRL006", "--no-cache", "--show-evidence", ".").out
     assert "TRL006" in plain and "scripts/train.sh" not in plain
     lines = shown.splitlines()
     first = next(n for n, line in enumerate(lines) if "TRL006" in line)
@@ -652,14 +653,14 @@ def test_show_evidence_prints_one_indented_line_per_fact(cli_project, cli):
 
 def test_json_and_sarif_carry_the_evidence(cli_project, cli):
     (cli_project / "configs" / "run.yaml").write_text("distributed_type: FSDP\n", encoding="utf-8")
-    findings = json.loads(cli("--select", "TRL006", "--no-cache", "--format", "json", ".").out)
+    findings = json.loads(cli("--preview", "--select", "TRL006", "--no-cache", "--format", "json", ".").out)
     assert findings[0]["evidence"] == [
         {"path": "train.py", "line": 8, "message": "the rank guard: under `if accelerator.is_main_process:`"},
         {"path": "scripts/train.sh", "line": 1,
          "message": "`accelerate launch --config_file configs/run.yaml train.py` runs it under FSDP"},
         {"path": "configs/run.yaml", "line": 1, "message": "accelerate config: distributed_type FSDP"},
     ]
-    sarif = json.loads(cli("--select", "TRL006", "--no-cache", "--format", "sarif", ".").out)
+    sarif = json.loads(cli("--preview", "--select", "TRL006", "--no-cache", "--format", "sarif", ".").out)
     related = sarif["runs"][0]["results"][0]["relatedLocations"]
     assert [(r["physicalLocation"]["artifactLocation"]["uri"], r["physicalLocation"]["region"]["startLine"]) for r in related] == [
         ("train.py", 8), ("scripts/train.sh", 1), ("configs/run.yaml", 1)
