@@ -246,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=Path, default=HERE / "pairs.toml")
     parser.add_argument("--only", help="comma-separated pair ids")
     parser.add_argument("--json", type=Path, help="also write every pair's outcome here")
+    parser.add_argument(
+        "--default-selection", action="store_true", help="lint without --preview: the recall of what users get by default"
+    )
     args = parser.parse_args(argv)
     if not args.mirror.is_dir():
         parser.error(f"--mirror {args.mirror} is not a folder")
@@ -256,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"no such pair: {', '.join(sorted(unknown))}")
         pairs = [p for p in pairs if p.id in wanted]
-    preview = has_preview_flag()
+    preview = has_preview_flag() and not args.default_selection
     with tempfile.TemporaryDirectory(prefix="trllint-recall-") as tmp:
         outcomes = [evaluate(pair, args.mirror, Path(tmp), preview) for pair in pairs]
     print(f"trllint {'with' if preview else 'without'} --preview, {len(pairs)} pairs, NEAR={NEAR}\n")

@@ -11,9 +11,12 @@ fixed in the same run; anything else (a method the model class defines, ``genera
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from trllint.core.cst import walk
+from trllint.core.cst.names import assigned_names
 from trllint.semantic.model import SemanticModel
 
 # What a wrapper (DDP, FSDP, a DeepSpeed engine: all nn.Modules) answers itself.
@@ -31,27 +34,47 @@ MODULE_MEMBERS = frozenset(
 
 
 def neighbour_through_wrapper(model: SemanticModel, read: cst.Attribute, receiver: str, reported: frozenset[str]) -> cst.Attribute | None:
-    """Another read of ``receiver.<member>`` in the function holding ``read`` that a wrapper may
-    hide and that this rule does not fix (``reported``: the members it reports), or None."""
+    """Another read of ``receiver.<member>`` in the function holding ``read``, of the same binding
+    of ``receiver`` (no assignment to it in between), that a wrapper may hide and that this rule
+    does not fix (``reported``: the members it reports), or None."""
     function = model.context.enclosing_function(read)
     if function is None:
         return None
-    reads = model.once((neighbour_through_wrapper, id(function), reported), lambda: _hidden_reads(model, function, reported))
-    return next((node for node in reads.get(receiver, ()) if node is not read), None)
+    events = model.once((neighbour_through_wrapper, id(function), reported), lambda: _events(model, function, reported))
+    position = next((i for i, event in enumerate(events) if event.node is read), None)
+    if position is None:
+        return None
+    mine = [i for i, event in enumerate(events) if event.name == receiver]
+    start = max((i for i in mine if i < position and events[i].kind == BIND), default=-1)
+    end = min((i for i in mine if i > position and events[i].kind == BIND), default=len(events))
+    return next((events[i].node for i in mine if start < i < end and events[i].kind == HIDDEN), None)
 
 
-def _hidden_reads(model: SemanticModel, function: cst.FunctionDef, reported: frozenset[str]) -> dict[str, list[cst.Attribute]]:
-    """Receiver -> its member reads in ``function`` that a wrapper may hide: read once per function."""
+BIND, HIDDEN, REPORTED = "bind", "hidden", "reported"
+
+
+@dataclass(frozen=True)
+class _Event:
+    name: str  # the receiver read, or the name assigned
+    kind: str  # BIND, HIDDEN (a member a wrapper may hide), REPORTED (a member this rule fixes)
+    node: cst.Attribute | None = None
+
+
+def _events(model: SemanticModel, function: cst.FunctionDef, reported: frozenset[str]) -> list[_Event]:
+    """The function's member reads and assignments in source order: read once per function."""
     code_for = model.source.module.code_for_node
-    found: dict[str, list[cst.Attribute]] = {}
+    events: list[_Event] = []
 
     class Reads(cst.CSTVisitor):
         def visit_Attribute(self, node: cst.Attribute) -> None:
             member = node.attr.value
-            if member in MODULE_MEMBERS or member in reported or member.startswith("__"):
+            if member in MODULE_MEMBERS or member.startswith("__") or not isinstance(node.value, (cst.Name, cst.Attribute)):
                 return
-            if isinstance(node.value, (cst.Name, cst.Attribute)):
-                found.setdefault(code_for(node.value), []).append(node)
+            events.append(_Event(code_for(node.value), REPORTED if member in reported else HIDDEN, node))
+
+        def leave_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                events.extend(_Event(name, BIND) for name in assigned_names(target.target))
 
     walk.visit(function, Reads())
-    return found
+    return events

@@ -70,7 +70,9 @@ def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst
     else:
         edits = (Edit(guard_start, guard_start, moved), Edit(statement_start, statement_end, ""))
     read_elsewhere = bool(target) and _read_outside(scope, guard.body, target)
-    other = _other_guarded_entry(rule, collective, scope)
+    # A method's ranks meet the class's other methods too (a context manager's __enter__ / __exit__).
+    cls = rule.context.enclosing_class(guard)
+    other = _other_guarded_entry(rule, collective, cls if cls is not None else scope)
     if other is not None:
         # The fact a hoist stands on: every rank then enters the same sequence of collectives.
         line = rule.get_metadata(PositionProvider, other.call).start.line
@@ -92,7 +94,7 @@ def _other_guarded_entry(rule: CollectiveUnderRankGuard, collective: Collective,
     """Another collective of the same kind in ``scope`` that only some ranks reach (under a rank
     test, or after a rank test's early exit, matched or not): the ranks' counts of it are settled
     there, and a hoist would add one on some of them."""
-    for call in run_by(scope):
+    for call in run_by(scope, nested=isinstance(scope, cst.ClassDef)):
         if call is collective.call:
             continue
         other = rule.collective_or_entering_call(call)
@@ -104,7 +106,7 @@ def _other_guarded_entry(rule: CollectiveUnderRankGuard, collective: Collective,
 def _some_ranks_only(rule: CollectiveUnderRankGuard, call: cst.Call, scope: cst.CSTNode) -> bool:
     child: cst.CSTNode = call
     for ancestor in rule.context.ancestors(call):
-        if ancestor is scope:
+        if ancestor is scope or isinstance(ancestor, cst.FunctionDef):
             return False
         if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test and splits_ranks(rule.model, ancestor.test):
             return True

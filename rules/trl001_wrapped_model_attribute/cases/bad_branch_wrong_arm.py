@@ -68,3 +68,13 @@ def pad_token(model):
     model = accelerator.prepare(model)
     # expect: TRL001
     return hasattr(model, "module") and model.config.pad_token_id
+
+
+def in_channels(model, args):
+    model = accelerator.prepare(model)
+    # diffusers' DreamBooth: a guard on several conditions, one of them the process count, says
+    # nothing about the wrapper when it is false (any other condition may be false instead).
+    if args.train_text_encoder and args.gradient_accumulation_steps > 1 and accelerator.num_processes > 1:
+        raise ValueError("gradient accumulation is not supported when training two models")
+    # expect: TRL001
+    return model.config.in_channels

@@ -87,11 +87,12 @@ def says_wrapped(test: cst.BaseExpression, receiver: str, *, negated: bool) -> b
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return says_wrapped(test.expression, receiver, negated=not negated)
     if isinstance(test, cst.BooleanOperation):
-        combine = isinstance(test.operator, cst.Or) != negated
+        # True whenever wrapped: `A or B` needs either operand to say so, `A and B` both. True only
+        # when bare (negated): `A and B` needs either, `A or B` both.
+        either = isinstance(test.operator, cst.Or) != negated
         left = says_wrapped(test.left, receiver, negated=negated)
         right = says_wrapped(test.right, receiver, negated=negated)
-        # not (A or B) = bare needs both; (A and B) false for a bare model needs either.
-        return (left and right) if combine else (left or right)
+        return (left or right) if either else (left and right)
     if negated:
         return _bare_test(test, receiver)
     return _wrapped_test(test, receiver)
