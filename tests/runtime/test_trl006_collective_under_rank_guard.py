@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed
+from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed, run_trllint
 
 RULE_FOLDER = "trl006_collective_under_rank_guard"
 # As in scenario.py: the data, two examples per rank per step, SGD from zero.
@@ -69,3 +69,27 @@ def test_cpu_rank_zero_hangs_in_reduce_until_the_fix(tmp_path):
     weight, bias = expected_weights()
     assert saved["state"]["weight"].item() == pytest.approx(weight, rel=1e-5)
     assert saved["state"]["bias"].item() == pytest.approx(bias, rel=1e-5)
+
+
+def test_a_hoist_that_changes_the_barrier_count_is_unsafe_and_still_hangs(tmp_path):
+    # Issue #27: the hoist of the second of rank 0's two barriers used to be labelled safe. It is
+    # unsafe now: --fix leaves the file, and what --unsafe-fixes writes still hangs (rank 0 enters
+    # two barriers, the others one), which is why.
+    from tests.runtime.launch import scenario_path
+
+    source = scenario_path(RULE_FOLDER, "scenario_hoist_count.py")
+    written = tmp_path / "written" / "scenario.py"
+    hoisted = tmp_path / "hoisted" / "scenario.py"
+    for target in (written, hoisted):
+        target.parent.mkdir()
+        target.write_text(source.read_text())
+    run_trllint("--no-cache", "--preview", "--select", "TRL006", "--fix", str(written))
+    assert written.read_text() == source.read_text(), "--fix applied a hoist that changes the barrier count"
+    report = run_trllint("--no-cache", "--preview", "--select", "TRL006", "--unsafe-fixes", str(hoisted))
+    assert "after the hoist some ranks may enter it once more than the others" in report.stdout, report.stdout
+    run_trllint("--no-cache", "--preview", "--select", "TRL006", "--fix", "--unsafe-fixes", str(hoisted))
+    assert hoisted.read_text() != source.read_text()
+    for script in (written, hoisted):
+        ok, output, _ = launch(script)
+        assert not ok, f"{script.parent.name}: the ranks' barrier counts were matched"
+        assert "TRL006 rank=1 done" not in output or "TRL006 rank=0 done" not in output, output[-3000:]
