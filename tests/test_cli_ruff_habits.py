@@ -134,3 +134,21 @@ def test_the_readme_shows_every_configuration_key():
     missing = [key for key in sorted(_ENGINE_KEYS | set(settings_schema())) if f"\n{key} =" not in section
                and f"[tool.trllint.{key}]" not in section]
     assert not missing, f"README's Configuration section does not show: {missing}"
+
+
+def test_output_file_takes_the_report_and_output_format_is_format(project, capsys):
+    # Ruff's --output-file / -o and --output-format (issue #29, point 9).
+    import json
+
+    assert main(["--no-cache", "--output-format", "json", "--output-file", "report.json", "train.py"]) == 1
+    assert capsys.readouterr().out == ""
+    report = json.loads((project / "report.json").read_text(encoding="utf-8"))
+    assert [f["code"] for f in report] and {f["code"] for f in report} == {"TRL004"}
+    assert main(["--no-cache", "-o", "report.txt", "train.py"]) == 1
+    assert "TRL004" in (project / "report.txt").read_text(encoding="utf-8") and capsys.readouterr().out == ""
+
+
+def test_an_output_file_that_cannot_be_written_is_a_clear_usage_error(project, capsys):
+    assert main(["--no-cache", "--output-file", str(project / "missing" / "report.txt"), "train.py"]) == 2
+    captured = capsys.readouterr()
+    assert "cannot write the report to" in captured.err and "Traceback" not in captured.err

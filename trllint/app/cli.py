@@ -51,7 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-preview", dest="preview", action="store_const", const=False, help="turn preview off, whatever the configuration says"
     )
     output = parser.add_argument_group("output")
-    output.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    output.add_argument(
+        "--format", "--output-format", dest="format", choices=("text", "json", "sarif", "github"), default="text",
+        help="the report's format (--output-format: Ruff's name for it)",
+    )
+    output.add_argument("--output-file", "-o", metavar="PATH", type=Path, help="write the report to PATH instead of standard output")
     output.add_argument("--statistics", action="store_true", help="count findings per rule")
     output.add_argument(
         "--show-evidence",
@@ -222,6 +226,7 @@ def _run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         use_cache=not args.no_cache,
         output_format=args.format,
+        output_file=args.output_file,
         statistics=args.statistics,
         show_evidence=args.show_evidence,
         force_exclude=args.force_exclude,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ class LintRun:
     jobs: int | None = None
     use_cache: bool = True
     output_format: str = "text"
+    # --output-file: the report goes there instead of standard output (as Ruff's).
+    output_file: Path | None = None
     statistics: bool = False
     show_evidence: bool = False
     force_exclude: bool = False
@@ -100,6 +103,15 @@ class LintRun:
         return self._report([result])
 
     def _report(self, results: list[FileResult], stream=None, paths_missing: int = 0) -> int:
+        if stream is None and self.output_file is not None:
+            buffer = io.StringIO()
+            code = self._report(results, stream=buffer, paths_missing=paths_missing)
+            try:
+                self.output_file.write_text(buffer.getvalue(), encoding="utf-8")
+            except OSError as exc:
+                sys.stderr.write(f"trllint: cannot write the report to {self.output_file}: {exc.strerror or exc}\n")
+                return EXIT_USAGE
+            return code
         stream = stream or sys.stdout
         findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
         problems = [(r.path, p) for r in results for p in r.problems]
