@@ -152,3 +152,24 @@ def test_an_output_file_that_cannot_be_written_is_a_clear_usage_error(project, c
     assert main(["--no-cache", "--output-file", str(project / "missing" / "report.txt"), "train.py"]) == 2
     captured = capsys.readouterr()
     assert "cannot write the report to" in captured.err and "Traceback" not in captured.err
+
+
+ONE_SAFE_FIX = """\
+from accelerate import Accelerator
+
+accelerator = Accelerator()
+model, loader = accelerator.prepare(model, loader)
+for batch in loader:
+    correct = (model(batch["x"]).argmax(-1) == batch["y"]).float()
+    accelerator.log({"accuracy": correct.mean()})
+"""
+
+
+def test_exit_non_zero_on_fix_fails_a_run_that_fixed_something(project, capsys):
+    # Ruff's --exit-non-zero-on-fix: a CI step that fixes must still fail when it changed a file.
+    (project / "fixed.py").write_text(ONE_SAFE_FIX, encoding="utf-8")
+    assert main(["--no-cache", "--select", "TRL004", "--fix", "fixed.py"]) == 0  # all fixed: exit 0 ...
+    (project / "again.py").write_text(ONE_SAFE_FIX, encoding="utf-8")
+    assert main(["--no-cache", "--select", "TRL004", "--fix", "--exit-non-zero-on-fix", "again.py"]) == 1  # ... unless asked
+    assert "gather(" in (project / "again.py").read_text(encoding="utf-8")
+    assert main(["--no-cache", "--select", "TRL004", "--fix", "--exit-non-zero-on-fix", "again.py"]) == 0  # nothing left

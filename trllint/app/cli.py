@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="under each finding, the facts it stands on (the wrap, the launch config, the rank test), one per line",
     )
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    output.add_argument(
+        "--exit-non-zero-on-fix", action="store_true", help="with --fix, exit 1 when a fix was applied, even if no finding remains"
+    )
     running = parser.add_argument_group("running")
     running.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     running.add_argument(
@@ -227,6 +230,7 @@ def _run(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         output_format=args.format,
         output_file=args.output_file,
+        exit_non_zero_on_fix=args.exit_non_zero_on_fix,
         statistics=args.statistics,
         show_evidence=args.show_evidence,
         force_exclude=args.force_exclude,

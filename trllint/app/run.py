@@ -30,6 +30,8 @@ class LintRun:
     output_format: str = "text"
     # --output-file: the report goes there instead of standard output (as Ruff's).
     output_file: Path | None = None
+    # --exit-non-zero-on-fix: a run that fixed something exits 1 even when nothing remains (Ruff's).
+    exit_non_zero_on_fix: bool = False
     statistics: bool = False
     show_evidence: bool = False
     force_exclude: bool = False
@@ -153,4 +155,5 @@ class LintRun:
                 stream.write(render(self.output_format, report))
             return EXIT_FINDINGS if diffs or findings or problems else EXIT_CLEAN
         stream.write(render(self.output_format, report))
-        return EXIT_FINDINGS if findings or problems else EXIT_CLEAN
+        fixed_something = self.exit_non_zero_on_fix and report.fix_mode and report.fixed > 0
+        return EXIT_FINDINGS if findings or problems or fixed_something else EXIT_CLEAN
