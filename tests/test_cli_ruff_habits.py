@@ -173,3 +173,13 @@ def test_exit_non_zero_on_fix_fails_a_run_that_fixed_something(project, capsys):
     assert main(["--no-cache", "--select", "TRL004", "--fix", "--exit-non-zero-on-fix", "again.py"]) == 1  # ... unless asked
     assert "gather(" in (project / "again.py").read_text(encoding="utf-8")
     assert main(["--no-cache", "--select", "TRL004", "--fix", "--exit-non-zero-on-fix", "again.py"]) == 0  # nothing left
+
+
+def test_quiet_prints_the_findings_without_the_summary(project, capsys):
+    # Ruff's -q / --quiet: the findings only; a clean run prints nothing.
+    assert main(["--no-cache", "-q", "train.py"]) == 1
+    out = capsys.readouterr().out
+    assert "TRL004" in out and "Found" not in out
+    (project / "clean.py").write_text("x = 1\n", encoding="utf-8")
+    assert main(["--no-cache", "--quiet", "clean.py"]) == 0
+    assert capsys.readouterr().out == ""

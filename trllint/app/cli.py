@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="under each finding, the facts it stands on (the wrap, the launch config, the rank test), one per line",
     )
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    output.add_argument("--quiet", "-q", action="store_true", help="text: print the findings only, without the closing summary")
     output.add_argument(
         "--exit-non-zero-on-fix", action="store_true", help="with --fix, exit 1 when a fix was applied, even if no finding remains"
     )
@@ -233,6 +234,7 @@ def _run(args: argparse.Namespace) -> int:
         exit_non_zero_on_fix=args.exit_non_zero_on_fix,
         statistics=args.statistics,
         show_evidence=args.show_evidence,
+        quiet=args.quiet,
         force_exclude=args.force_exclude,
     )
     if args.add_noqa:

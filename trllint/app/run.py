@@ -34,6 +34,7 @@ class LintRun:
     exit_non_zero_on_fix: bool = False
     statistics: bool = False
     show_evidence: bool = False
+    quiet: bool = False
     force_exclude: bool = False
 
     @property
@@ -131,6 +132,7 @@ class LintRun:
             unsafe_fixes=self.unsafe_fixes,
             statistics=self.statistics,
             show_evidence=self.show_evidence,
+            quiet=self.quiet,
             paths_missing=paths_missing,
             color=self.output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ,
         )

@@ -35,6 +35,8 @@ class RunReport:
     color: bool = False
     # Text: one indented line per fact a finding stands on (``--show-evidence``).
     show_evidence: bool = False
+    # Text: the findings only, no closing summary line (``-q``, as Ruff's --quiet).
+    quiet: bool = False
     diffs: list[str] = field(default_factory=list)
 
     def is_preview(self, finding: Finding) -> bool:

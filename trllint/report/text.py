@@ -23,7 +23,10 @@ def render(report: RunReport) -> str:
         )
         if report.show_evidence:
             lines.extend(paint(f"    {_where(e)}: {e.message}", _DIM) for e in f.evidence)
-    lines.append(_summary(report))
+    if not report.quiet:
+        lines.append(_summary(report))
+    if not lines:
+        return ""
     return "\n".join(lines) + "\n"
 
 
