@@ -32,6 +32,7 @@ from libcst.metadata import PositionProvider
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names
+from trllint.facts.branches import always_exits
 from trllint.facts.ranks import only_rank_tests, splits_ranks
 from trllint.rule.base import Edit, Fix
 
@@ -114,17 +115,9 @@ def _some_ranks_only(rule: CollectiveUnderRankGuard, call: cst.Call, scope: cst.
             for statement in ancestor.body:
                 if statement is child:
                     break
-                if isinstance(statement, cst.If) and splits_ranks(rule.model, statement.test) and _ends_in_exit(statement.body):
+                if isinstance(statement, cst.If) and splits_ranks(rule.model, statement.test) and always_exits(statement.body):
                     return True
         child = ancestor
-    return False
-
-
-def _ends_in_exit(body: cst.BaseSuite) -> bool:
-    statements = getattr(body, "body", ())
-    last = statements[-1] if statements else None
-    if isinstance(last, cst.SimpleStatementLine) and last.body:
-        return isinstance(last.body[-1], (cst.Return, cst.Continue, cst.Break, cst.Raise))
     return False
 
 

@@ -29,42 +29,68 @@ from trllint.facts.ranks import reads_rank
 from trllint.core.cst.names import dotted_name, is_none
 from trllint.core.findings import ReasonKind
 
-# What a test says about FSDP when it is true, and when it is false: True (FSDP on), False (FSDP
-# off) or None (nothing known).
+# What a test says about a property (FSDP on, the model bare) when it is true, and when it is
+# false: True (it holds), False (it does not) or None (nothing known).
 Knowledge = tuple[bool | None, bool | None]
 _UNKNOWN: Knowledge = (None, None)
 
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
-def fsdp_known_off(node: cst.CSTNode, context: NodeContext) -> bool:
-    """True when every path that reaches ``node`` has ruled FSDP out."""
+def proves(test: cst.BaseExpression, outcome: bool, leaf: Callable[[cst.BaseExpression], Knowledge]) -> bool:
+    """True when ``test`` evaluating to ``outcome`` proves a property; ``leaf`` reads what a single
+    test (no ``not``/``and``/``or``) says of it: (holds when true, holds when false), each True,
+    False or None (nothing known)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return proves(test.expression, not outcome, leaf)
+    if isinstance(test, cst.BooleanOperation):
+        left = proves(test.left, outcome, leaf)
+        right = proves(test.right, outcome, leaf)
+        # `a and b` true, or `a or b` false: both operands had that outcome; otherwise either may have.
+        both_had_outcome = isinstance(test.operator, cst.And) == outcome
+        return (left or right) if both_had_outcome else (left and right)
+    when_true, when_false = leaf(test)
+    return (when_true if outcome else when_false) is True
+
+
+def holds_at(node: cst.CSTNode, context: NodeContext, leaf: Callable[[cst.BaseExpression], Knowledge]) -> bool:
+    """True when every path that reaches ``node`` in its function passed a test proving the
+    property ``leaf`` reads: a branch taken on it (``if``/``else``, a conditional expression,
+    the right operand of ``and``/``or``), or an earlier statement of an enclosing block that
+    leaves unless it holds (``if <test>: return``, ``assert <test>``). A test outside the
+    function says nothing of when the function runs."""
     child: cst.CSTNode = node
     for ancestor in context.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return False
         if isinstance(ancestor, (cst.If, cst.IfExp)):
-            if child is ancestor.body and rules_out_fsdp(ancestor.test, outcome=True):
+            if child is ancestor.body and proves(ancestor.test, True, leaf):
                 return True
-            if child is ancestor.orelse and rules_out_fsdp(ancestor.test, outcome=False):
+            if child is ancestor.orelse and proves(ancestor.test, False, leaf):
+                return True
+        elif isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right:
+            if proves(ancestor.left, isinstance(ancestor.operator, cst.And), leaf):
                 return True
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            if any(_leaves_unless_fsdp_off(earlier) for earlier in _earlier_siblings(ancestor.body, child)):
+            if any(_leaves_unless(earlier, leaf) for earlier in _earlier_siblings(ancestor.body, child)):
                 return True
         child = ancestor
     return False
 
 
+def fsdp_known_off(node: cst.CSTNode, context: NodeContext) -> bool:
+    """True when every path that reaches ``node`` has ruled FSDP out."""
+    return holds_at(node, context, _fsdp_off)
+
+
 def rules_out_fsdp(test: cst.BaseExpression, *, outcome: bool) -> bool:
     """True when ``test`` evaluating to ``outcome`` proves FSDP off."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return rules_out_fsdp(test.expression, outcome=not outcome)
-    if isinstance(test, cst.BooleanOperation):
-        left = rules_out_fsdp(test.left, outcome=outcome)
-        right = rules_out_fsdp(test.right, outcome=outcome)
-        # `a and b` true, or `a or b` false: both operands had that outcome; otherwise either may have.
-        both_had_outcome = isinstance(test.operator, cst.And) == outcome
-        return (left or right) if both_had_outcome else (left and right)
+    return proves(test, outcome, _fsdp_off)
+
+
+def _fsdp_off(test: cst.BaseExpression) -> Knowledge:
     when_true, when_false = fsdp_knowledge(test)
-    return (when_true if outcome else when_false) is False
+    return (None if when_true is None else not when_true, None if when_false is None else not when_false)
 
 
 def fsdp_knowledge(test: cst.BaseExpression) -> Knowledge:
@@ -150,29 +176,29 @@ def _earlier_siblings(statements: Sequence[cst.CSTNode], child: cst.CSTNode) -> 
     return []
 
 
-def _leaves_unless_fsdp_off(statement: cst.CSTNode) -> bool:
-    """True when control passes ``statement`` only with FSDP off."""
+def _leaves_unless(statement: cst.CSTNode, leaf: Callable[[cst.BaseExpression], Knowledge]) -> bool:
+    """True when control passes ``statement`` only where the property holds."""
     if isinstance(statement, cst.SimpleStatementLine):
-        return any(_leaves_unless_fsdp_off(small) for small in statement.body)
+        return any(_leaves_unless(small, leaf) for small in statement.body)
     if isinstance(statement, cst.Assert):
-        return rules_out_fsdp(statement.test, outcome=True)
+        return proves(statement.test, True, leaf)
     if isinstance(statement, cst.If):
-        body_exits = _always_exits(statement.body)
-        else_exits = statement.orelse is not None and _always_exits(statement.orelse)
+        body_exits = always_exits(statement.body)
+        else_exits = statement.orelse is not None and always_exits(statement.orelse)
         if body_exits and not else_exits:
             # Falling through means the test was false (for an elif chain, the first test at least).
-            return rules_out_fsdp(statement.test, outcome=False)
+            return proves(statement.test, False, leaf)
         if else_exits and not body_exits and isinstance(statement.orelse, cst.Else):
-            return rules_out_fsdp(statement.test, outcome=True)
+            return proves(statement.test, True, leaf)
     return False
 
 
-def _always_exits(block: cst.CSTNode) -> bool:
+def always_exits(block: cst.CSTNode) -> bool:
     """True when no path through ``block`` (a suite, an ``else`` or an ``elif``) falls out of its end."""
     if isinstance(block, cst.Else):
-        return _always_exits(block.body)
+        return always_exits(block.body)
     if isinstance(block, cst.If):
-        return _always_exits(block.body) and block.orelse is not None and _always_exits(block.orelse)
+        return always_exits(block.body) and block.orelse is not None and always_exits(block.orelse)
     statements = getattr(block, "body", ())
     if not statements:
         return False
@@ -182,7 +208,7 @@ def _always_exits(block: cst.CSTNode) -> bool:
     if isinstance(last, cst.SimpleStatementLine):
         return bool(last.body) and isinstance(last.body[-1], _EXITS)
     if isinstance(last, cst.If):
-        return _always_exits(last)
+        return always_exits(last)
     return False
 
 

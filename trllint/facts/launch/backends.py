@@ -28,6 +28,20 @@ SHARDED = frozenset({Backend.ZERO3, Backend.FSDP})
 MULTI_PROCESS = frozenset({Backend.DDP, Backend.FSDP, *DEEPSPEED})
 ANY = frozenset({Backend.ONE_PROCESS, *MULTI_PROCESS})
 
+# What code that tests the backend names, read by the code's own launch facts (code.py) and by
+# the branches that settle the backend at a node (branches.py): accelerate's DistributedType
+# members, and the flags the Trainer and transformers set (true exactly under these backends).
+DISTRIBUTED_TYPE_BACKENDS: dict[str, frozenset[Backend]] = {
+    "DEEPSPEED": DEEPSPEED,
+    "FSDP": frozenset({Backend.FSDP}),
+    "MULTI_GPU": frozenset({Backend.DDP}),
+}
+BACKEND_FLAGS: dict[str, frozenset[Backend]] = {
+    "is_deepspeed_enabled": DEEPSPEED,
+    "is_deepspeed_zero3_enabled": frozenset({Backend.ZERO3}),
+    "is_fsdp_enabled": frozenset({Backend.FSDP}),
+}
+
 
 def deepspeed_stage(stage: object) -> frozenset[Backend]:
     """The backends a DeepSpeed ZeRO stage names (an unknown stage, ``"auto"``: either)."""

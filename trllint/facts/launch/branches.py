@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from trllint.core.cst.names import call_name, dotted_name, last_attribute
-from trllint.facts.launch.backends import DEEPSPEED, Backend
+from trllint.facts.branches import Knowledge, holds_at
+from trllint.facts.launch.backends import BACKEND_FLAGS, DISTRIBUTED_TYPE_BACKENDS, Backend
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -36,66 +37,18 @@ WRAPPER_CLASSES = frozenset(
     {"DistributedDataParallel", "DDP", "DataParallel", "FullyShardedDataParallel", "FSDP", "DeepSpeedEngine", "PipelineEngine"}
 )
 _PROCESS_COUNTS = ("num_processes", "world_size", "n_gpu", "num_gpus", "_n_gpu", "WORLD_SIZE")
-_ENDS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
 def unwrapped_at(model: SemanticModel, read: cst.Attribute) -> bool:
-    """The receiver of ``read`` is bare here: it sits where a test that says wrapped is false."""
+    """The receiver of ``read`` is bare here: it sits where a test that says wrapped is false
+    (the shared branch walk of ``trllint.facts.branches``, asked of the property "bare")."""
     receiver = model.source.module.code_for_node(read.value)
-    child: cst.CSTNode = read
-    for ancestor in model.context.ancestors(read):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return False
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
-            in_body = child is ancestor.body
-            if says_wrapped(ancestor.test, receiver, negated=in_body):
-                return True
-        if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right:
-            # `not hasattr(m, "module") and m.config`, `hasattr(m, "module") or m.config`
-            if says_wrapped(ancestor.left, receiver, negated=isinstance(ancestor.operator, cst.And)):
-                return True
-        if isinstance(ancestor, cst.IndentedBlock) and _ended_before(ancestor, child, receiver):
-            return True
-        child = ancestor
-    return False
 
+    def bare(test: cst.BaseExpression) -> Knowledge:
+        # Bare when true (one process), bare when false (a test every wrapped model passes).
+        return (True if _bare_test(test, receiver) else None, True if _wrapped_test(test, receiver) else None)
 
-def _ended_before(block: cst.IndentedBlock, child: cst.CSTNode, receiver: str) -> bool:
-    """``if <says wrapped>: ... return`` earlier in the block: after it, the model is bare."""
-    for statement in block.body:
-        if statement is child:
-            return False
-        if isinstance(statement, cst.If) and statement.orelse is None and _always_ends(statement.body):
-            if says_wrapped(statement.test, receiver, negated=False):
-                return True
-    return False
-
-
-def _always_ends(body: cst.BaseSuite) -> bool:
-    statements = getattr(body, "body", ())
-    if not statements:
-        return False
-    last = statements[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return bool(last.body) and isinstance(last.body[-1], _ENDS)
-    return isinstance(last, _ENDS)  # `if <test>: return x` on one line: the suite holds the statements
-
-
-def says_wrapped(test: cst.BaseExpression, receiver: str, *, negated: bool) -> bool:
-    """With ``negated`` False: ``test`` is true whenever ``receiver`` is wrapped (so false means
-    bare). With ``negated`` True: ``test`` is true only when ``receiver`` is bare."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return says_wrapped(test.expression, receiver, negated=not negated)
-    if isinstance(test, cst.BooleanOperation):
-        # True whenever wrapped: `A or B` needs either operand to say so, `A and B` both. True only
-        # when bare (negated): `A and B` needs either, `A or B` both.
-        either = isinstance(test.operator, cst.Or) != negated
-        left = says_wrapped(test.left, receiver, negated=negated)
-        right = says_wrapped(test.right, receiver, negated=negated)
-        return (left or right) if either else (left and right)
-    if negated:
-        return _bare_test(test, receiver)
-    return _wrapped_test(test, receiver)
+    return holds_at(read, model.context, bare)
 
 
 def _wrapped_test(test: cst.BaseExpression, receiver: str) -> bool:
@@ -154,14 +107,6 @@ def _distributed_type(node: cst.BaseExpression) -> bool:
     return name is not None and (last_attribute(name) or name) == "distributed_type"
 
 
-_BACKEND_TYPES = {"DEEPSPEED": DEEPSPEED, "FSDP": frozenset({Backend.FSDP}), "MULTI_GPU": frozenset({Backend.DDP})}
-_BACKEND_FLAGS = {
-    "is_deepspeed_enabled": DEEPSPEED,
-    "is_deepspeed_zero3_enabled": frozenset({Backend.ZERO3}),
-    "is_fsdp_enabled": frozenset({Backend.FSDP}),
-}
-
-
 def backends_named(test: cst.BaseExpression) -> frozenset[Backend]:
     """The backends under which ``test`` is true for certain (empty: none known)."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
@@ -169,9 +114,9 @@ def backends_named(test: cst.BaseExpression) -> frozenset[Backend]:
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         if _distributed_type(test.left) and isinstance(target.operator, (cst.Equal, cst.Is)):
-            return _BACKEND_TYPES.get(last_attribute(dotted_name(target.comparator) or "") or "", frozenset())
+            return DISTRIBUTED_TYPE_BACKENDS.get(last_attribute(dotted_name(target.comparator) or "") or "", frozenset())
         return frozenset()
     node = test.func if isinstance(test, cst.Call) else test
     name = dotted_name(node)
-    return _BACKEND_FLAGS.get((last_attribute(name) or name) if name else "", frozenset())
+    return BACKEND_FLAGS.get((last_attribute(name) or name) if name else "", frozenset())
 

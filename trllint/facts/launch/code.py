@@ -16,16 +16,16 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from trllint.facts.launch.backends import DEEPSPEED, Backend, deepspeed_stage
+from trllint.facts.launch.backends import BACKEND_FLAGS, DEEPSPEED, DISTRIBUTED_TYPE_BACKENDS, Backend, deepspeed_stage, describe
 
 # (A DeepSpeedPlugin(...) call says its stage itself: its name alone would add either stage.)
-_DEEPSPEED_NAMES = ("is_deepspeed_enabled", "deepspeed_plugin", "is_deepspeed_zero3_enabled", "HfDeepSpeedConfig")
-_FSDP_NAMES = ("is_fsdp_enabled", "fsdp_plugin", "FullyShardedDataParallelPlugin", "is_fsdp2")
-_ZERO3_NAMES = ("is_deepspeed_zero3_enabled", "is_zero3", "zero3_init_flag")
+# Beyond the backend flags (backends.BACKEND_FLAGS): names only code that handles a backend reads.
+_DEEPSPEED_NAMES = ("deepspeed_plugin", "HfDeepSpeedConfig")
+_FSDP_NAMES = ("fsdp_plugin", "FullyShardedDataParallelPlugin", "is_fsdp2")
+_ZERO3_NAMES = ("is_zero3", "zero3_init_flag")
 _FSDP_WRAPS = ("FullyShardedDataParallel", "FSDP", "fully_shard")
 _DDP_WRAPS = ("DistributedDataParallel", "DDP")
 _ARGUMENT_CLASSES = ("Arguments", "Config")
-_DISTRIBUTED_TYPES = {"DEEPSPEED": DEEPSPEED, "FSDP": frozenset({Backend.FSDP}), "MULTI_GPU": frozenset({Backend.DDP})}
 
 
 @dataclass
@@ -107,14 +107,16 @@ def _call(call: ast.Call, found: CodeLaunch) -> None:
 
 
 def _attribute(node: ast.Attribute, found: CodeLaunch) -> None:
-    if _last(node.value) == "DistributedType" and node.attr in _DISTRIBUTED_TYPES:
-        found.add(_DISTRIBUTED_TYPES[node.attr], node.lineno, f"the code tests DistributedType.{node.attr}")
+    if _last(node.value) == "DistributedType" and node.attr in DISTRIBUTED_TYPE_BACKENDS:
+        found.add(DISTRIBUTED_TYPE_BACKENDS[node.attr], node.lineno, f"the code tests DistributedType.{node.attr}")
     else:
         _name(node.attr, node.lineno, found)
 
 
 def _name(name: str, line: int, found: CodeLaunch) -> None:
-    if name in _ZERO3_NAMES:
+    if name in BACKEND_FLAGS:
+        found.add(BACKEND_FLAGS[name], line, f"the code handles {describe(BACKEND_FLAGS[name])} ({name})")
+    elif name in _ZERO3_NAMES:
         found.add(frozenset({Backend.ZERO3}), line, f"the code handles DeepSpeed ZeRO-3 ({name})")
     elif name in _DEEPSPEED_NAMES:
         found.add(DEEPSPEED, line, f"the code handles DeepSpeed ({name})")
