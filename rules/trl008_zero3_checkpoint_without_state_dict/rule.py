@@ -1,0 +1,230 @@
+"""TRL008 zero3-checkpoint-without-state-dict: ``save_pretrained`` of a ZeRO-3 model with no gathered state dict.
+
+Under DeepSpeed ZeRO-3 each parameter of the model holds a placeholder of shape ``[0]``; the
+weights live in the engine's partitions. ``accelerator.unwrap_model(model).save_pretrained(out)``
+(or ``engine.module.save_pretrained(out)``) reads the placeholders: a checkpoint of a few
+kilobytes that ``from_pretrained`` refuses with size mismatches. ``state_dict=
+accelerator.get_state_dict(model)`` gathers the partitions first (a collective: every rank calls it).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
+from trllint.core.findings import Evidence, ReasonKind
+from trllint.facts.accelerators import is_accelerator
+from trllint.facts.branches import rank_divergence
+from trllint.facts.calls import calls_in
+from trllint.facts.launch.backends import Backend
+from trllint.facts.launch.branches import backends_named
+from trllint.facts.launch.model import launch_of
+from trllint.facts.ranks import main_only_decorator
+from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Rule
+from trllint.semantic.context import CONTEXT_METADATA
+from trllint.semantic.model import SemanticModel
+
+ZERO3 = frozenset({Backend.ZERO3})
+_GATHER_FLAG_SET = re.compile(r"""zero3_save_16bit_model\s*=\s*True|["']stage3_gather_16bit_weights_on_model_save["']\s*:\s*True""")
+# Context managers under which the parameters are whole, so a plain state_dict() is the real one.
+_GATHERING_CONTEXTS = ("GatheredParameters", "summon_full_params", "unwrap_model_for_generation")
+
+
+class Unsafe(ReasonKind):
+    """The fact the fix stands on that the linter cannot prove."""
+
+    GATHER_FLAG = (
+        "accelerator.get_state_dict raises under ZeRO-3 unless the DeepSpeed config sets "
+        "stage3_gather_16bit_weights_on_model_save (zero3_save_16bit_model in an accelerate config); "
+        "no launch config read says it does"
+    )
+
+
+class Zero3CheckpointWithoutStateDict(Rule):
+    code = "TRL008"
+    name = "zero3-checkpoint-without-state-dict"
+    message = (
+        "save_pretrained of a model DeepSpeed ZeRO-3 partitions, with no state_dict=: it writes the "
+        "parameters' empty placeholders; pass state_dict=accelerator.get_state_dict(model)"
+    )
+    fixable = "sometimes"
+    status = "preview"
+    prefilter = AllOf(AnyOf("save_pretrained"), AnyOf("unwrap_model", ".module"))
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
+
+    def check_module(self, model: SemanticModel) -> None:
+        for call in calls_in(model):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "save_pretrained"):
+                continue
+            if argument(call, "state_dict", 2) is not None or any(a.star == "**" for a in call.args):
+                continue  # a state dict is passed (or may be, through **kwargs)
+            unwrap = self._unwrap_call(func.value, call)
+            if unwrap is None and not _engine_module(func.value):
+                continue
+            if self._params_whole_here(call):
+                continue
+            self._check(call, func.value, unwrap)
+
+    # ---- which model: one whose parameters ZeRO-3 partitions ---------------------------------
+
+    def _unwrap_call(self, receiver: cst.BaseExpression, at: cst.Call) -> cst.Call | None:
+        """``accelerator.unwrap_model(m)``: the receiver itself, or what every assignment of the
+        receiver's name in its scope binds (a name bound to anything else is unknown)."""
+        if isinstance(receiver, cst.Call):
+            return receiver if self._is_unwrap(receiver) else None
+        if not isinstance(receiver, cst.Name):
+            return None
+        scope = self.model.context.enclosing_function(at) or self.source.module
+        values = _values_assigned(scope, receiver.value)
+        code = {self.source.module.code_for_node(v) for v in values}
+        if values and len(code) == 1 and isinstance(values[0], cst.Call) and self._is_unwrap(values[0]):
+            return values[0]
+        return None
+
+    def _is_unwrap(self, call: cst.Call) -> bool:
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "unwrap_model"
+            and bool(call.args)
+            and is_accelerator(func.value, self.model.context)
+        )
+
+    def _params_whole_here(self, call: cst.Call) -> bool:
+        """The call runs where ZeRO-3 is known off (a backend test's other arm) or where the
+        parameters are gathered (``with deepspeed.zero.GatheredParameters(...):``)."""
+        child: cst.CSTNode = call
+        for ancestor in self.model.context.ancestors(call):
+            if isinstance(ancestor, cst.With) and child is ancestor.body:
+                if any(_gathers(item.item) for item in ancestor.items):
+                    return True
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
+                named = backends_named(ancestor.test)
+                in_body = child is ancestor.body
+                if named and (Backend.ZERO3 not in named if in_body else Backend.ZERO3 in named):
+                    return True
+            child = ancestor
+        return False
+
+    # ---- the finding and its fix ------------------------------------------------------------
+
+    def _check(self, call: cst.Call, receiver: cst.BaseExpression, unwrap: cst.Call | None) -> None:
+        launch = launch_of(self.model, call)
+        shown = launch.shown(ZERO3)
+        if not shown and not launch.possible(ZERO3):
+            return  # the project never runs this code under ZeRO-3
+        message = self.message
+        if unwrap is None:
+            message = (
+                "save_pretrained of the model a DeepSpeed ZeRO-3 engine partitions, with no state_dict=: it "
+                "writes the parameters' empty placeholders; gather them first (accelerator.get_state_dict(engine), "
+                "or save inside deepspeed.zero.GatheredParameters(..., modifier_rank=0) on every rank)"
+            )
+        if not shown:
+            message = f"{message} ({launch.unknown_message(ZERO3)})"
+        fix = None
+        if unwrap is not None:
+            guard = self._rank_guard(call)
+            if guard is None:
+                fix = self._fix(call, unwrap)
+            else:
+                message = (
+                    f"{message}; get_state_dict is a collective, so call it on every rank before "
+                    f"the rank test ({guard}) and pass its result"
+                )
+        self.report(call.func, message, fix=fix, evidence=shown, preview=not shown)
+
+    def _rank_guard(self, call: cst.Call) -> str | None:
+        """Why some ranks may not reach ``call`` (a collective added there would hang), or None."""
+        function = self.model.context.enclosing_function(call)
+        decorator = main_only_decorator(function) if function is not None else None
+        if decorator is not None:
+            return f"the function is decorated @{decorator}"
+        divergence = rank_divergence(self.model, call, lambda _test, _node: False)
+        return divergence.text if divergence is not None else None
+
+    def _fix(self, call: cst.Call, unwrap: cst.Call) -> Fix | None:
+        if not call.args:
+            return None
+        accelerator = self.source.module.code_for_node(unwrap.func.value)  # type: ignore[attr-defined]
+        wrapped = self.source.module.code_for_node(unwrap.args[0].value)
+        added = [f"state_dict={accelerator}.get_state_dict({wrapped})"]
+        if argument(call, "is_main_process", 1) is None:
+            # get_state_dict returns the gathered weights on the main process and None on the
+            # others, whose save_pretrained would write their placeholders over the same files.
+            added.insert(0, f"is_main_process={accelerator}.is_main_process")
+        reason = None if _gathers_16bit_weights(self.source.text) else Unsafe.GATHER_FLAG.text()
+        return self.fix(self._append_keywords(call.args[-1], added), reason=reason)
+
+    def _append_keywords(self, last: cst.Arg, keywords: list[str]) -> Edit:
+        """After the last argument: ``, kw=...`` on its line, or one line each, at its indentation,
+        when the arguments stand one a line with a trailing comma."""
+        _, value_end = self.span_of(last.value)
+        start = self.get_metadata(PositionProvider, last)
+        line = self.source.lines[start.start.line - 1]
+        indent = line[: start.start.column]
+        if isinstance(last.comma, cst.Comma) and not indent.strip():
+            comma_end = self.source.text.index(",", value_end) + 1
+            return Edit(comma_end, comma_end, "".join(f"\n{indent}{k}," for k in keywords))
+        return Edit(value_end, value_end, "".join(f", {k}" for k in keywords))
+
+
+def _gathers_16bit_weights(text: str) -> bool:
+    """The file's own DeepSpeed settings let get_state_dict gather: ``DeepSpeedPlugin(...,
+    zero3_save_16bit_model=True)`` or a config dict with ``"stage3_gather_16bit_weights_on_model_save": True``."""
+    return bool(_GATHER_FLAG_SET.search(text))
+
+
+def _engine_module(receiver: cst.BaseExpression) -> bool:
+    """``engine.module`` / ``model.module``: the model a DeepSpeed engine (or another wrapper) holds."""
+    return isinstance(receiver, cst.Attribute) and receiver.attr.value == "module"
+
+
+def _gathers(expression: cst.BaseExpression) -> bool:
+    name = call_name(expression) if isinstance(expression, cst.Call) else dotted_name(expression)
+    return (last_attribute(name) or name or "") in _GATHERING_CONTEXTS
+
+
+def _values_assigned(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Every value assigned to ``name`` in ``scope`` (nested functions and classes left out)."""
+    values: list[cst.BaseExpression] = []
+
+    class Assignments(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is scope
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == name:
+                    values.append(node.value)
+                elif not isinstance(target.target, cst.Name) and name in _names_in_target(target.target):
+                    values.append(target.target)  # unpacked: not a single known value
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value == name and node.value is not None:
+                values.append(node.value)
+
+    scope.visit(Assignments())
+    return values
+
+
+def _names_in_target(target: cst.BaseExpression) -> set[str]:
+    return {n.value for n in _walk_names(target)}
+
+
+def _walk_names(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(Names())
+    return found
