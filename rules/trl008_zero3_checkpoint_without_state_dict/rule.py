@@ -14,23 +14,21 @@ import re
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
+from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence, ReasonKind
-from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import rank_divergence
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import Backend
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
 from trllint.facts.ranks import main_only_decorator
+from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel
 
 ZERO3 = frozenset({Backend.ZERO3})
 _GATHER_FLAG_SET = re.compile(r"""zero3_save_16bit_model\s*=\s*True|["']stage3_gather_16bit_weights_on_model_save["']\s*:\s*True""")
-# Context managers under which the parameters are whole, so a plain state_dict() is the real one.
-_GATHERING_CONTEXTS = ("GatheredParameters", "summon_full_params", "unwrap_model_for_generation")
 
 
 class Unsafe(ReasonKind):
@@ -62,7 +60,7 @@ class Zero3CheckpointWithoutStateDict(Rule):
                 continue
             if argument(call, "state_dict", 2) is not None or any(a.star == "**" for a in call.args):
                 continue  # a state dict is passed (or may be, through **kwargs)
-            unwrap = self._unwrap_call(func.value, call)
+            unwrap = unwrap_call_of(model, func.value, call)
             if unwrap is None and not _engine_module(func.value):
                 continue
             if self._params_whole_here(call):
@@ -71,37 +69,13 @@ class Zero3CheckpointWithoutStateDict(Rule):
 
     # ---- which model: one whose parameters ZeRO-3 partitions ---------------------------------
 
-    def _unwrap_call(self, receiver: cst.BaseExpression, at: cst.Call) -> cst.Call | None:
-        """``accelerator.unwrap_model(m)``: the receiver itself, or what every assignment of the
-        receiver's name in its scope binds (a name bound to anything else is unknown)."""
-        if isinstance(receiver, cst.Call):
-            return receiver if self._is_unwrap(receiver) else None
-        if not isinstance(receiver, cst.Name):
-            return None
-        scope = self.model.context.enclosing_function(at) or self.source.module
-        values = _values_assigned(scope, receiver.value)
-        code = {self.source.module.code_for_node(v) for v in values}
-        if values and len(code) == 1 and isinstance(values[0], cst.Call) and self._is_unwrap(values[0]):
-            return values[0]
-        return None
-
-    def _is_unwrap(self, call: cst.Call) -> bool:
-        func = call.func
-        return (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == "unwrap_model"
-            and bool(call.args)
-            and is_accelerator(func.value, self.model.context)
-        )
-
     def _params_whole_here(self, call: cst.Call) -> bool:
         """The call runs where ZeRO-3 is known off (a backend test's other arm) or where the
         parameters are gathered (``with deepspeed.zero.GatheredParameters(...):``)."""
+        if params_gathered_at(self.model, call):
+            return True
         child: cst.CSTNode = call
         for ancestor in self.model.context.ancestors(call):
-            if isinstance(ancestor, cst.With) and child is ancestor.body:
-                if any(_gathers(item.item) for item in ancestor.items):
-                    return True
             if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
                 named = backends_named(ancestor.test)
                 in_body = child is ancestor.body
@@ -182,49 +156,3 @@ def _gathers_16bit_weights(text: str) -> bool:
 def _engine_module(receiver: cst.BaseExpression) -> bool:
     """``engine.module`` / ``model.module``: the model a DeepSpeed engine (or another wrapper) holds."""
     return isinstance(receiver, cst.Attribute) and receiver.attr.value == "module"
-
-
-def _gathers(expression: cst.BaseExpression) -> bool:
-    name = call_name(expression) if isinstance(expression, cst.Call) else dotted_name(expression)
-    return (last_attribute(name) or name or "") in _GATHERING_CONTEXTS
-
-
-def _values_assigned(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    """Every value assigned to ``name`` in ``scope`` (nested functions and classes left out)."""
-    values: list[cst.BaseExpression] = []
-
-    class Assignments(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is scope
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name:
-                    values.append(node.value)
-                elif not isinstance(target.target, cst.Name) and name in _names_in_target(target.target):
-                    values.append(target.target)  # unpacked: not a single known value
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if isinstance(node.target, cst.Name) and node.target.value == name and node.value is not None:
-                values.append(node.value)
-
-    scope.visit(Assignments())
-    return values
-
-
-def _names_in_target(target: cst.BaseExpression) -> set[str]:
-    return {n.value for n in _walk_names(target)}
-
-
-def _walk_names(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-    node.visit(Names())
-    return found
