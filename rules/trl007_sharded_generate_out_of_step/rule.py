@@ -1,0 +1,209 @@
+"""TRL007 sharded-generate-out-of-step: ``generate`` or a forward of a ZeRO-3 / FSDP model that the
+ranks do not run alike.
+
+Under DeepSpeed ZeRO-3 and FSDP every forward step gathers the parameters from every rank: a
+collective. ``model.generate(...)`` under ``if accelerator.is_main_process:`` makes rank 0 wait
+in the first gather for ranks that never come. transformers keeps the ranks in step through a
+generation (``synced_gpus``) when it sees ZeRO-3 or FSDP; ``synced_gpus=False`` turns that off,
+and the ranks hang as soon as one stops generating before the others.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from trllint.core.cst.names import argument, dotted_name
+from trllint.core.findings import Evidence, ReasonKind
+from trllint.facts.accelerators import is_accelerator
+from trllint.facts.branches import rank_divergence
+from trllint.facts.calls import calls_in
+from trllint.facts.launch.backends import SHARDED, describe
+from trllint.facts.launch.branches import backends_named
+from trllint.facts.launch.model import launch_of
+from trllint.facts.ranks import main_only_decorator
+from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
+from trllint.rule.base import AllOf, AnyOf, Rule
+from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class
+from trllint.semantic.model import SemanticModel
+
+from .hoisting import hoist_generate
+
+SHARDED_TEXT = describe(SHARDED)
+
+
+class Unsafe(ReasonKind):
+    """The fact a fix stands on that the linter cannot prove."""
+
+    NOT_ONLY_SHARDED = (
+        "synced_gpus=True all-reduces at every step: without a process group (one process) it fails, and "
+        "under DDP every rank must then call generate as often as the others; no launch shows this code "
+        "runs only under " + SHARDED_TEXT
+    )
+
+
+class ShardedGenerateOutOfStep(Rule):
+    code = "TRL007"
+    name = "sharded-generate-out-of-step"
+    message = "generate or forward of a sharded model that the ranks do not run alike: the job hangs"
+    fixable = "sometimes"
+    status = "preview"
+    prefilter = AllOf(AnyOf("generate", "unwrap_model", ".module"), AnyOf("generate", "synced_gpus", "is_main_process",
+                                                                          "rank", "on_main_process", "process_zero"))
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
+
+    def check_module(self, model: SemanticModel) -> None:
+        for call in calls_in(model):
+            label = self._sharded_forward(call)
+            if label is None or params_gathered_at(model, call) or self._sharding_ruled_out_here(call):
+                continue
+            guard = self._rank_guard(call)
+            if guard is not None:
+                self._report_guarded(call, label, guard)
+                continue
+            synced = argument(call, "synced_gpus")
+            if label.endswith(".generate") and synced is not None and _is_false(synced.value):
+                self._report_unsynced(call, label, synced)
+
+    # ---- which calls run a forward of a sharded model ----------------------------------------
+
+    def _sharded_forward(self, call: cst.Call) -> str | None:
+        """``<model>.generate`` or ``<model>`` (a forward), where the model is one accelerate,
+        DeepSpeed or FSDP shards; None for any other call."""
+        func = call.func
+        code = self.source.module.code_for_node
+        if isinstance(func, cst.Attribute) and func.attr.value == "generate":
+            return f"{code(func.value)}.generate" if self._sharded_model(func.value, call) else None
+        if isinstance(func, (cst.Name, cst.Attribute)) and self._sharded_model(func, call, forward=True):
+            return f"{code(func)} (a forward)"
+        return None
+
+    def _sharded_model(self, receiver: cst.BaseExpression, at: cst.Call, *, forward: bool = False) -> bool:
+        if unwrap_call_of(self.model, receiver, at) is not None:
+            return True
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "module":
+            return True  # engine.module / model.module: the model a DeepSpeed engine or FSDP holds
+        name = dotted_name(receiver)
+        if name is None:
+            return False
+        if not forward and name in ("trainer.model", "self.model"):
+            # The Trainer's model: its parameters are the engine's under ZeRO-3 / FSDP.
+            cls = self.model.context.enclosing_class(at)
+            return name == "trainer.model" or (cls is not None and is_trainer_class(cls))
+        return isinstance(receiver, cst.Name) and self._prepared(receiver, at)
+
+    def _prepared(self, receiver: cst.Name, at: cst.Call) -> bool:
+        """A name every binding of which in its scope comes from ``accelerator.prepare(...)``."""
+        scope = self.model.context.enclosing_function(at) or self.source.module
+        values = _prepare_bindings(scope, receiver.value)
+        return bool(values) and all(
+            isinstance(v, cst.Call)
+            and isinstance(v.func, cst.Attribute)
+            and v.func.attr.value in ("prepare", "prepare_model")
+            and is_accelerator(v.func.value, self.model.context)
+            and argument(v, "evaluation_mode") is None
+            for v in values
+        )
+
+    def _sharding_ruled_out_here(self, call: cst.Call) -> bool:
+        """The call sits where a backend test says neither ZeRO-3 nor FSDP runs."""
+        child: cst.CSTNode = call
+        for ancestor in self.model.context.ancestors(call):
+            if isinstance(ancestor, cst.FunctionDef):
+                return False
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
+                named = backends_named(ancestor.test)
+                if named and ((child is ancestor.body) != bool(named & SHARDED)):
+                    return True  # the body of a test for another backend, or the else of a sharded one
+            child = ancestor
+        return False
+
+    def _rank_guard(self, call: cst.Call) -> tuple[str, cst.CSTNode | None] | None:
+        function = self.model.context.enclosing_function(call)
+        decorator = main_only_decorator(function) if function is not None else None
+        if decorator is not None:
+            return f"in a function decorated @{decorator}, which runs on some ranks only", None
+        divergence = rank_divergence(self.model, call, lambda _test, _node: False)
+        if divergence is None:
+            return None
+        guard = next((a for a in self.model.context.ancestors(call) if isinstance(a, cst.If)), None)
+        return divergence.text, guard
+
+    # ---- the findings ---------------------------------------------------------------------------
+
+    def _launch(self, call: cst.Call) -> tuple[tuple[Evidence, ...], str | None] | None:
+        """The evidence the launch is sharded, and the preview note when no launch says; None when
+        the project never runs this code under ZeRO-3 or FSDP."""
+        launch = launch_of(self.model, call)
+        shown = launch.shown(SHARDED)
+        if shown:
+            return shown, None
+        if not launch.possible(SHARDED):
+            return None
+        return (), launch.unknown_message(SHARDED)
+
+    def _report_guarded(self, call: cst.Call, label: str, guard: tuple[str, cst.CSTNode | None]) -> None:
+        decided = self._launch(call)
+        if decided is None:
+            return
+        evidence, unknown = decided
+        why, guard_node = guard
+        message = (
+            f"{label} runs on some ranks only ({why}): under {SHARDED_TEXT} each forward step gathers the "
+            "parameters from every rank, so the others never join and the job hangs; run it on every rank "
+            "and keep only the printing under the rank test"
+        )
+        if unknown:
+            message = f"{message} ({unknown})"
+        if guard_node is not None:
+            line = self.get_metadata(PositionProvider, guard_node).start.line
+            evidence = (Evidence(self.source.display_path, line, f"the rank guard: {why}"), *evidence)
+        fix = hoist_generate(self, call, guard_node) if isinstance(guard_node, cst.If) else None
+        self.report(call, message, fix=fix, evidence=evidence, preview=unknown is not None)
+
+    def _report_unsynced(self, call: cst.Call, label: str, synced: cst.Arg) -> None:
+        decided = self._launch(call)
+        if decided is None:
+            return
+        evidence, unknown = decided
+        message = (
+            f"{label}(..., synced_gpus=False) under {SHARDED_TEXT}: a rank that finishes its sequences first "
+            "stops running forward steps while the others wait in its parameter gathers, and the job hangs; "
+            "pass synced_gpus=True"
+        )
+        if unknown:
+            message = f"{message} ({unknown})"
+        launch = launch_of(self.model, call)
+        reason = None if launch.only(SHARDED) else Unsafe.NOT_ONLY_SHARDED.text()
+        fix = self.fix(self.replace(synced.value, cst.Name("True")), reason=reason)
+        self.report(synced, message, fix=fix, evidence=evidence, preview=unknown is not None)
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _prepare_bindings(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression | None]:
+    """The value each binding of ``name`` in ``scope`` comes from; an unpacked binding
+    (``model, optimizer = accelerator.prepare(model, optimizer)``) counts as the call it unpacks."""
+    values: list[cst.BaseExpression | None] = []
+
+    class Bindings(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is scope
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    if target.target.value == name:
+                        values.append(node.value)
+                elif isinstance(target.target, (cst.Tuple, cst.List)) and any(
+                    isinstance(e.value, cst.Name) and e.value.value == name for e in target.target.elements
+                ):
+                    values.append(node.value)
+
+    scope.visit(Bindings())
+    return values
