@@ -54,6 +54,28 @@ def test_zero3_on_two_cpu_ranks_rank_zero_generate_hangs_until_fixed(tmp_path):
     check_rank_zero_hangs_in_generate_until_fixed(tmp_path, 2, {"CUDA_VISIBLE_DEVICES": ""})
 
 
+def test_zero3_on_two_cpu_ranks_unsynced_generate_hangs_until_fixed(tmp_path):
+    # synced_gpus=False on every rank: the prompts differ in length, rank 1 finishes first and
+    # leaves rank 0 waiting in the next parameter gather. The fix (synced_gpus=True) is unsafe:
+    # nothing shows the code runs only under ZeRO-3 or FSDP.
+    buggy, fixed = buggy_and_fixed(RULE, CODE, tmp_path, unsafe=True, scenario="scenario_unsynced.py")
+    assert "synced_gpus=True" in fixed.read_text()
+    env = {"CUDA_VISIBLE_DEVICES": ""}
+    args = ("--timeout", str(GROUP_TIMEOUT_S))
+
+    hung = accelerate_launch(buggy, zero3(2), script_args=args, cpu=False, env=env, timeout=LAUNCH_TIMEOUT_S)
+    assert not hung.ok, "the buggy scenario finished: the ranks stayed in step"
+    assert "TRL007 rank=1 completion" in hung.output  # rank 1 finished its shorter generation
+    assert "TRL007 rank=0 completion" not in hung.output  # rank 0 never did
+    assert re.search(r"Timed out waiting \d+ms for (recv|send) operation to complete", hung.output), hung.output[-4000:]
+
+    repaired = accelerate_launch(fixed, zero3(2), script_args=args, cpu=False, env=env, timeout=LAUNCH_TIMEOUT_S)
+    assert repaired.ok, repaired.output[-4000:]
+    completions = dict(re.findall(r"TRL007 rank=(\d) completion \[([\d, ]+)\]", repaired.output))
+    assert sorted(completions) == ["0", "1"], repaired.output[-4000:]
+    assert all(len(tokens.split(", ")) == 12 for tokens in completions.values())  # both reached max_length
+
+
 @pytest.mark.gpu
 def test_zero3_on_two_gpus_rank_zero_generate_hangs_until_fixed(tmp_path):
     # NCCL needs one GPU per rank: two ranks, two GPUs (skips on a one-GPU machine).
