@@ -28,6 +28,7 @@ from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel
 
 ZERO3 = frozenset({Backend.ZERO3})
+MAX_LINE = 120  # a longer line of arguments gets the new keywords on lines of their own
 _GATHER_FLAG_SET = re.compile(r"""zero3_save_16bit_model\s*=\s*True|["']stage3_gather_16bit_weights_on_model_save["']\s*:\s*True""")
 
 
@@ -132,11 +133,12 @@ class Zero3CheckpointWithoutStateDict(Rule):
             # others, whose save_pretrained would write their placeholders over the same files.
             added.insert(0, f"is_main_process={accelerator}.is_main_process")
         reason = None if _gathers_16bit_weights(self.source.text) else Unsafe.GATHER_FLAG.text()
-        return self.fix(self._append_keywords(call.args[-1], added), reason=reason)
+        return self.fix(self._append_keywords(call, call.args[-1], added), reason=reason)
 
-    def _append_keywords(self, last: cst.Arg, keywords: list[str]) -> Edit:
+    def _append_keywords(self, call: cst.Call, last: cst.Arg, keywords: list[str]) -> Edit:
         """After the last argument: ``, kw=...`` on its line, or one line each, at its indentation,
-        when the arguments stand one a line with a trailing comma."""
+        when the arguments stand one a line with a trailing comma, or on lines of their own that
+        would grow past ``MAX_LINE``."""
         _, value_end = self.span_of(last.value)
         start = self.get_metadata(PositionProvider, last)
         line = self.source.lines[start.start.line - 1]
@@ -144,7 +146,15 @@ class Zero3CheckpointWithoutStateDict(Rule):
         if isinstance(last.comma, cst.Comma) and not indent.strip():
             comma_end = self.source.text.index(",", value_end) + 1
             return Edit(comma_end, comma_end, "".join(f"\n{indent}{k}," for k in keywords))
-        return Edit(value_end, value_end, "".join(f", {k}" for k in keywords))
+        inline = "".join(f", {k}" for k in keywords)
+        end_line = self.get_metadata(PositionProvider, last).end
+        line_text = self.source.lines[end_line.line - 1]
+        call_line = self.get_metadata(PositionProvider, call).start.line
+        if end_line.line > call_line and len(line_text) + len(inline) > MAX_LINE:
+            # The arguments have lines of their own: one more line each, at the last one's indentation.
+            own_indent = line_text[: len(line_text) - len(line_text.lstrip())]
+            return Edit(value_end, value_end, "".join(f",\n{own_indent}{k}" for k in keywords))
+        return Edit(value_end, value_end, inline)
 
 
 def _gathers_16bit_weights(text: str) -> bool:

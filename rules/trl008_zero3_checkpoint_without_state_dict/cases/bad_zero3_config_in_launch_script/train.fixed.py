@@ -37,7 +37,8 @@ def main():
     unwrapped_model = accelerator.unwrap_model(model)
     # expect: TRL008
     unwrapped_model.save_pretrained(
-        args.output_dir, is_main_process=accelerator.is_main_process, save_function=accelerator.save, state_dict=accelerator.get_state_dict(model)
+        args.output_dir, is_main_process=accelerator.is_main_process, save_function=accelerator.save,
+        state_dict=accelerator.get_state_dict(model)
     )
     if accelerator.is_main_process:
         tokenizer.save_pretrained(args.output_dir)
