@@ -21,7 +21,7 @@ from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import SHARDED, describe
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
-from trllint.facts.ranks import main_only_decorator
+from trllint.facts.ranks import RANK_MARKERS, main_only_decorator
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.rule.base import AllOf, AnyOf, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class
@@ -48,8 +48,9 @@ class ShardedGenerateOutOfStep(Rule):
     message = "generate or forward of a sharded model that the ranks do not run alike: the job hangs"
     fixable = "sometimes"
     status = "preview"
-    prefilter = AllOf(AnyOf("generate", "unwrap_model", ".module"), AnyOf("generate", "synced_gpus", "is_main_process",
-                                                                          "rank", "on_main_process", "process_zero"))
+    # A sharded model (unwrapped, an engine's module, prepared, the Trainer's: all spell
+    # `generate` or one of these), and what keeps the ranks apart: a rank test or synced_gpus.
+    prefilter = AllOf(AnyOf("generate", "unwrap_model", ".module", "prepare"), AnyOf("synced_gpus", *RANK_MARKERS))
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:
