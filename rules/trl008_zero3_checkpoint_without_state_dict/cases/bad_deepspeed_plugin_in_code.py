@@ -39,3 +39,10 @@ def save_engine_module(engine, output_dir):
     # The model a DeepSpeed engine holds: the same placeholders (no accelerator to gather with).
     # expect: TRL008
     engine.module.save_pretrained(output_dir)
+
+
+def save_rebound(model, output_dir):
+    model = accelerator.unwrap_model(model)
+    # The engine is out of reach by its name now: no fix.
+    # expect: TRL008
+    model.save_pretrained(output_dir, is_main_process=accelerator.is_main_process)
