@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from trllint.core.cst import walk
 from trllint.core.cst.names import argument, assigned_names
 from trllint.core.findings import ReasonKind
 from trllint.facts.ranks import only_rank_tests, splits_ranks
@@ -155,7 +156,7 @@ def _bound_under_rank_tests(rule: ShardedGenerateOutOfStep, scope: cst.CSTNode, 
             if self.depth:
                 bound.update(assigned_names(target.target))
 
-    scope.visit(Targets())
+    walk.visit(scope, Targets())
     return bound
 
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from trllint.core.cst import walk
 from trllint.core.cst.names import argument, dotted_name
 from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.accelerators import is_accelerator
-from trllint.facts.branches import rank_divergence
+from trllint.facts.branches import Divergence, RankDivergence
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import SHARDED, describe
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
-from trllint.facts.ranks import RANK_MARKERS, main_only_decorator
+from trllint.facts.ranks import RANK_MARKERS, main_only_decorator, reads_rank
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.rule.base import AllOf, AnyOf, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class
@@ -54,6 +55,8 @@ class ShardedGenerateOutOfStep(Rule):
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:
+        self._exits: dict[int, tuple[dict[int, int], tuple[int, cst.BaseExpression] | None]] = {}
+        self._bindings: dict[tuple[int, str], list[cst.BaseExpression | None]] = {}
         for call in calls_in(model):
             label = self._sharded_forward(call)
             if label is None or params_gathered_at(model, call) or self._sharding_ruled_out_here(call):
@@ -96,7 +99,10 @@ class ShardedGenerateOutOfStep(Rule):
     def _prepared(self, receiver: cst.Name, at: cst.Call) -> bool:
         """A name every binding of which in its scope comes from ``accelerator.prepare(...)``."""
         scope = self.model.context.enclosing_function(at) or self.source.module
-        values = _prepare_bindings(scope, receiver.value)
+        key = (id(scope), receiver.value)
+        if key not in self._bindings:
+            self._bindings[key] = _prepare_bindings(scope, receiver.value)
+        values = self._bindings[key]
         return bool(values) and all(
             isinstance(v, cst.Call)
             and isinstance(v.func, cst.Attribute)
@@ -120,15 +126,48 @@ class ShardedGenerateOutOfStep(Rule):
         return False
 
     def _rank_guard(self, call: cst.Call) -> tuple[str, cst.CSTNode | None] | None:
+        """Why some ranks may not reach ``call`` in its function, and the ``if`` that decides (the
+        ``facts.branches.rank_divergence`` questions on rank reads, each block's early exits
+        found once: a loop of many guarded calls stays linear)."""
         function = self.model.context.enclosing_function(call)
         decorator = main_only_decorator(function) if function is not None else None
         if decorator is not None:
             return f"in a function decorated @{decorator}, which runs on some ranks only", None
-        divergence = rank_divergence(self.model, call, lambda _test, _node: False)
-        if divergence is None:
+        child: cst.CSTNode = call
+        for ancestor in self.model.context.ancestors(call):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+                return None
+            if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test:
+                if reads_rank(self.model, ancestor.test):
+                    return RankDivergence(Divergence.RANK_GUARD, self._shown(ancestor.test)).text, ancestor
+            if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right and reads_rank(self.model, ancestor.left):
+                return RankDivergence(Divergence.SHORT_CIRCUIT, self._shown(ancestor.left)).text, None
+            if isinstance(ancestor, cst.IndentedBlock):
+                exit_test = self._early_exit_before(ancestor, child)
+                if exit_test is not None:
+                    return RankDivergence(Divergence.EARLY_EXIT, self._shown(exit_test)).text, None
+            child = ancestor
+        return None
+
+    def _early_exit_before(self, block: cst.IndentedBlock, child: cst.CSTNode) -> cst.BaseExpression | None:
+        """The test of the first ``if <rank test>: return`` (or break/continue) of ``block``, when
+        it comes before ``child``."""
+        if id(block) not in self._exits:
+            positions = {id(statement): index for index, statement in enumerate(block.body)}
+            first = next(
+                ((i, st.test) for i, st in enumerate(block.body) if isinstance(st, cst.If) and reads_rank(self.model, st.test)
+                 and _leaves(st)),
+                None,
+            )
+            self._exits[id(block)] = (positions, first)
+        positions, first = self._exits[id(block)]
+        if first is None or positions.get(id(child), -1) <= first[0]:
             return None
-        guard = next((a for a in self.model.context.ancestors(call) if isinstance(a, cst.If)), None)
-        return divergence.text, guard
+        return first[1]
+
+    def _shown(self, node: cst.CSTNode) -> str:
+        text = " ".join(self.source.module.code_for_node(node).split())
+        return text if len(text) <= 60 else text[:57] + "..."
 
     # ---- the findings ---------------------------------------------------------------------------
 
@@ -180,6 +219,22 @@ class ShardedGenerateOutOfStep(Rule):
         self.report(synced, message, fix=fix, evidence=evidence, preview=unknown is not None)
 
 
+def _leaves(statement: cst.If) -> bool:
+    """A return, break or continue in the ``if`` (not in a function or loop defined inside it)."""
+    found = False
+
+    class Exits(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            found = found or isinstance(node, (cst.Return, cst.Break, cst.Continue))
+            return not found and not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.For, cst.While))
+
+    statement.body.visit(Exits())
+    if statement.orelse is not None:
+        statement.orelse.visit(Exits())
+    return found
+
+
 def _is_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
 
@@ -206,5 +261,5 @@ def _prepare_bindings(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression 
                 ):
                     values.append(node.value)
 
-    scope.visit(Bindings())
+    walk.visit(scope, Bindings())
     return values

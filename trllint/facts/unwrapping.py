@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from trllint.core.cst import walk
 from trllint.core.cst.names import call_name, dotted_name, last_attribute
 from trllint.facts.accelerators import is_accelerator
 from trllint.semantic.model import SemanticModel
@@ -36,7 +37,7 @@ def unwrap_call_of(model: SemanticModel, receiver: cst.BaseExpression, at: cst.C
     if not isinstance(receiver, cst.Name):
         return None
     scope = model.context.enclosing_function(at) or model.source.module
-    values = assigned_values(scope, receiver.value)
+    values = assigned_values(model, scope, receiver.value)
     if not values or any(v is None for v in values):
         return None
     texts = {model.source.module.code_for_node(v) for v in values if v is not None}
@@ -64,10 +65,27 @@ def _gathers(expression: cst.BaseExpression) -> bool:
     return (last_attribute(name) or name or "") in GATHERING_CONTEXTS
 
 
-def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression | None]:
+def assigned_values(model: SemanticModel, scope: cst.CSTNode, name: str) -> list[cst.BaseExpression | None]:
     """The value of each assignment of ``name`` in ``scope`` (nested functions and classes left
     out); None for a binding whose value is not one expression (unpacking, ``for``, ``with``)."""
-    values: list[cst.BaseExpression | None] = []
+    return bindings_in(model, scope).get(name, [])
+
+
+def bindings_in(model: SemanticModel, scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]]:
+    """Name -> the value of each of its assignments in ``scope`` (``assigned_values``), one walk
+    per scope and file."""
+    return model.once((bindings_in, id(scope)), lambda: _bindings(scope))
+
+
+def _bindings(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]]:
+    values: dict[str, list[cst.BaseExpression | None]] = {}
+
+    def bind(target: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Name):
+            values.setdefault(target.value, []).append(value)
+        else:
+            for name in _names_bound(target):
+                values.setdefault(name, []).append(None)
 
     class Assignments(cst.CSTVisitor):
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -76,43 +94,33 @@ def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression | 
         def visit_ClassDef(self, node: cst.ClassDef) -> bool:
             return False
 
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    if target.target.value == name:
-                        values.append(node.value)
-                elif _binds(target.target, name):
-                    values.append(None)
+                bind(target.target, node.value)
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if isinstance(node.target, cst.Name) and node.target.value == name:
-                values.append(node.value)
+            if node.value is not None:
+                bind(node.target, node.value)
 
         def visit_For(self, node: cst.For) -> None:
-            if _binds(node.target, name):
-                values.append(None)
+            bind(node.target, None)
 
         def visit_AsName(self, node: cst.AsName) -> None:
-            if _binds(node.name, name):
-                values.append(None)
+            bind(node.name, None)
 
-    scope.visit(Assignments())
+    walk.visit(scope, Assignments())
     return values
 
 
-def _binds(target: cst.CSTNode, name: str) -> bool:
-    found = False
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value == name
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            return False  # `self.x = ...` binds no local name
-
-        def visit_Subscript(self, node: cst.Subscript) -> bool:
-            return False
-
-    target.visit(Names())
-    return found
+def _names_bound(target: cst.CSTNode) -> list[str]:
+    """The local names an unpacking target binds (``self.x`` and ``d[k]`` bind none)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _names_bound(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_bound(target.value)
+    return []
