@@ -27,7 +27,6 @@ from trllint.app.pool import process_files
 from trllint.engine.pipeline import FileResult, Mode
 from trllint.rule.ruleset import RuleSet
 
-CACHE_DIR = ".trllint_cache"
 
 
 @lru_cache(maxsize=1)
@@ -104,7 +103,7 @@ class ResultCache:
 
     @classmethod
     def for_run(cls, config: Config, codes: list[str]) -> ResultCache | None:
-        folder = config.root / CACHE_DIR
+        folder = config.cache_folder()
         material = f"{CACHE_FORMAT}\0{_code_fingerprint()}\0{config.settings_fingerprint()}\0{sorted(codes)}"
         cache = cls(folder, hashlib.sha256(material.encode()).hexdigest()[:20])
         cache.entries = cache._load()
@@ -140,8 +139,8 @@ class ResultCache:
         for (path, display), result in zip(misses, fresh):
             key = str(path.absolute())
             results[key] = result
-            if result.problems or result.sha256 is None or key not in stamps:
-                continue  # an unreadable file is asked again next time
+            if result.problems or result.warnings or result.sha256 is None or key not in stamps:
+                continue  # an unreadable or skipped file is asked again next time (and warned of)
             size, mtime = stamps[key]
             self._remember(key, {
                 "size": size,

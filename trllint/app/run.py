@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from trllint.app.config import Config
 from trllint.app.discovery import DEFAULT_EXCLUDES, discover, display_path
 from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from trllint.app.pool import default_jobs, process_files
+from trllint.core.findings import UNUSED_NOQA
 from trllint.engine.pipeline import FileResult, Mode, process_bytes
 from trllint.rule.registry import available_rules
 from trllint.report import RuleDoc, RunReport, render
@@ -36,6 +38,14 @@ class LintRun:
     show_evidence: bool = False
     quiet: bool = False
     force_exclude: bool = False
+    # --fix-only: fix, and neither report nor fail on what remains (Ruff's).
+    fix_only: bool = False
+    # --show-fixes: after fixing, each file's fixes by code.
+    show_fixes: bool = False
+    # --color: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), always, never.
+    color: str = "auto"
+    # -v: what the run found and chose, on standard error.
+    verbose: bool = False
 
     @property
     def mode(self) -> Mode:
@@ -43,13 +53,27 @@ class LintRun:
 
     def lint_paths(self, paths: list[str]) -> int:
         ruleset = self.config.ruleset(self.codes)
+        started = time.perf_counter()
         found, jobs = self._discover(paths, ruleset)
         if not jobs and not found.missing:
             # Ruff warns too: an empty run is more often a wrong path than a clean tree.
             sys.stderr.write(f"trllint: warning: no file to lint under {', '.join(paths)}\n")
+        self._say(f"{len(jobs)} {'file' if len(jobs) == 1 else 'files'} to lint, {self.jobs or default_jobs()} workers")
         results = self._process(jobs, ruleset)
         status = self._report(results, paths_missing=len(found.missing))
+        self._say(f"done in {time.perf_counter() - started:.2f} s")
         return EXIT_USAGE if found.missing else status
+
+    def show_files(self, paths: list[str]) -> int:
+        """--show-files: the files a run would lint, one per line (Ruff's)."""
+        found, jobs = self._discover(paths, self.config.ruleset(self.codes))
+        for path in sorted(str(path.absolute()) for path, _ in jobs):
+            sys.stdout.write(f"{path}\n")
+        return EXIT_USAGE if found.missing else EXIT_CLEAN
+
+    def _say(self, message: str) -> None:
+        if self.verbose:
+            sys.stderr.write(f"trllint: {message}\n")
 
     def add_noqa(self, paths: list[str]) -> int:
         from trllint.app.add_noqa import add_noqa
@@ -78,16 +102,16 @@ class LintRun:
             launch_files.forget_launch_files()
         if self.use_cache:
             from trllint.semantic.project.index import use_cache_folder
-            from trllint.app.result_cache import CACHE_DIR
 
             # Summaries of imported project modules are kept beside the results (set before the
             # workers fork, so they inherit it).
-            use_cache_folder(self.config.root / CACHE_DIR)
+            use_cache_folder(self.config.cache_folder())
         if self.use_cache and not self.mode.rewrites:
             from trllint.app.result_cache import ResultCache
 
             cache = ResultCache.for_run(self.config, self.codes)
             if cache is not None:
+                self._say(f"result cache: {cache.file}")
                 return cache.process(jobs, ruleset, self.mode, workers=workers)
         return process_files(jobs, ruleset, self.mode, workers=workers, digest=False)
 
@@ -120,6 +144,11 @@ class LintRun:
         problems = [(r.path, p) for r in results for p in r.problems]
         for path, problem in problems:
             sys.stderr.write(f"trllint: error: {path}: {problem}\n")
+        for result in results:
+            for warning in result.warnings:
+                sys.stderr.write(f"trllint: warning: {result.path}: {warning}\n")
+        if self.fix_only and not self.diff:
+            return self._report_fixes_only(results, stream, problems)
         report = RunReport(
             findings=findings,
             rules={
@@ -134,7 +163,7 @@ class LintRun:
             show_evidence=self.show_evidence,
             quiet=self.quiet,
             paths_missing=paths_missing,
-            color=self.output_format == "text" and stream.isatty() and "NO_COLOR" not in os.environ,
+            color=self.output_format == "text" and self._colored(stream),
         )
         if self.output_format == "text" and (self.fix or self.diff):
             # Why each unsafe fix is unsafe, applied or waiting for --unsafe-fixes (the diff hides it).
@@ -149,13 +178,56 @@ class LintRun:
                                          f"(--unsafe-fixes): {finding.fix.reason}\n")
         if self.diff:
             diffs = "".join(r.diff for r in results)
-            stream.write(diffs)
-            if self.output_format == "text":
+            if self.output_format == "json":
+                # One JSON document, as every JSON output: each changed file's diff.
+                import json
+
+                changed = [{"filename": r.path, "diff": r.diff, "fixes": r.fixed} for r in results if r.diff]
+                stream.write(json.dumps(changed, indent=2) + "\n")
+            else:
+                stream.write(diffs)
                 fixable = sum(r.fixed for r in results)
                 sys.stderr.write(f"Would fix {fixable} {'finding' if fixable == 1 else 'findings'}.\n")
-            else:
-                stream.write(render(self.output_format, report))
             return EXIT_FINDINGS if diffs or findings or problems else EXIT_CLEAN
         stream.write(render(self.output_format, report))
+        if self.show_fixes and report.fix_mode and self.output_format == "text":
+            stream.write(_fixes_by_file(results))
         fixed_something = self.exit_non_zero_on_fix and report.fix_mode and report.fixed > 0
         return EXIT_FINDINGS if findings or problems or fixed_something else EXIT_CLEAN
+
+    def _report_fixes_only(self, results: list[FileResult], stream, problems) -> int:
+        """--fix-only: what was fixed; what remains is neither shown nor an error."""
+        fixed = sum(r.fixed for r in results)
+        if self.output_format == "text":
+            if not self.quiet:
+                stream.write(f"Fixed {fixed} {'finding' if fixed == 1 else 'findings'}.\n" if fixed else "No findings fixed.\n")
+            if self.show_fixes:
+                stream.write(_fixes_by_file(results))
+        else:
+            stream.write(render(self.output_format, RunReport(findings=[], rules={}, fixed=fixed, fix_mode=True)))
+        return EXIT_FINDINGS if problems or (self.exit_non_zero_on_fix and fixed) else EXIT_CLEAN
+
+    def _colored(self, stream) -> bool:
+        if self.color != "auto":
+            return self.color == "always"
+        if os.environ.get("FORCE_COLOR"):
+            return True
+        return stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def _fixes_by_file(results: list[FileResult]) -> str:
+    """Ruff's --show-fixes list: each fixed file, then how many fixes of each code it got."""
+    from collections import Counter
+
+    names = {code: info.rule.name for code, info in available_rules().items()}
+    names[UNUSED_NOQA[0]] = UNUSED_NOQA[1]
+    fixed = [r for r in results if r.fixed_codes]
+    if not fixed:
+        return ""
+    total = sum(len(r.fixed_codes) for r in fixed)
+    lines = [f"Fixed {total} {'finding' if total == 1 else 'findings'}:"]
+    for result in sorted(fixed, key=lambda r: r.path):
+        lines.append(f"- {result.path}:")
+        for code, count in sorted(Counter(result.fixed_codes).items()):
+            lines.append(f"    {count} × {code} ({names.get(code, code)})")
+    return "\n".join(lines) + "\n"

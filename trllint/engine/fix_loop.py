@@ -28,6 +28,8 @@ class FixOutcome:
     problems: list[str] = field(default_factory=list)
     # The findings whose unsafe fixes were applied (their Fix says why it is unsafe).
     unsafe_applied: list[Finding] = field(default_factory=list)
+    # The code of each fix applied, in order (``--show-fixes``).
+    applied_codes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -95,6 +97,7 @@ def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: b
     applied = 0
     problems: list[str] = []
     unsafe_applied: list[Finding] = []
+    applied_codes: list[str] = []
     for _ in range(MAX_ROUNDS):
         fixes = [f.fix for f in findings if applicable(f.fix, unsafe)]
         if not fixes:
@@ -113,9 +116,10 @@ def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: b
             break
         current = current.with_text(new_text)
         applied += len(taken)
+        applied_codes += [f.code for f in findings if f.fix in taken]
         unsafe_applied += [f for f in findings if f.fix in taken and f.fix.applicability == "unsafe"]
         findings = lint_source(current, filename, ruleset)
     else:
         if any(applicable(f.fix, unsafe) for f in findings):
             problems.append(f"fixes did not settle after {MAX_ROUNDS} rounds; please report it")
-    return FixOutcome(current.text, findings, applied, problems, unsafe_applied)
+    return FixOutcome(current.text, findings, applied, problems, unsafe_applied, applied_codes)
