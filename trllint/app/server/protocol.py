@@ -24,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from trllint import __version__
+from trllint.app import memory
 from trllint.app.server.documents import (
     OpenFile,
     Part,
@@ -152,6 +153,7 @@ class TrllintServer(LanguageServer):
         _forget_launch_files()
         for uri in uris:
             self.lint_now(uri)
+        memory.after_file()
 
     def lint_now(self, uri: str) -> Linted | None:
         file = self.open_file(uri)
@@ -489,4 +491,9 @@ def build_server() -> TrllintServer:
 
 
 def serve() -> None:
-    build_server().start_io()
+    server = build_server()
+    available_rules()  # the rules loaded before the collector freezes what start-up built
+    # A process that parses file after file, as a run of many files does (trllint.app.memory):
+    # start-up frozen, collections rarer, the young generations collected after each batch.
+    memory.prepare()
+    server.start_io()
