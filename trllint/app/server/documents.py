@@ -65,7 +65,7 @@ class OpenFile:
         return _python_bytes(self.parts[0].text) if kind_for(self.filename).is_python else self.parts[0].text.encode("utf-8")
 
     def _notebook_json(self) -> str:
-        cells = [
+        cells: list[dict[str, Any]] = [
             {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": part.text}
             if part.is_code and part.language == "python"
             # A markup cell, or a code cell in another language (a %%R cell the client tells apart): not Python.

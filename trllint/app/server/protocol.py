@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
@@ -109,7 +110,7 @@ class TrllintServer(LanguageServer):
                     )
                 )
             filename = name if name.endswith(".ipynb") else name + ".ipynb"
-            metadata = notebook.metadata if isinstance(notebook.metadata, dict) else {}
+            metadata: dict[str, Any] = notebook.metadata if isinstance(notebook.metadata, dict) else {}
             return OpenFile(uri, path, filename, parts, is_notebook=True, metadata=metadata)
         document = self.workspace.text_documents.get(unquote(uri))
         if document is None:
