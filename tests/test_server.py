@@ -372,9 +372,9 @@ async def test_an_edit_to_an_imported_module_relints_the_file_that_imports_it(cl
         "self.policy = policy\n        self.optimizer = self.accelerator.prepare(optimizer)",
     )
     replace_all(client, base, unprepared, 2)
-    assert await diagnostics(client, rloo) == []
+    # (opening base.py re-lints rloo.py too, with its finding: that publish may come after the pop)
+    assert await diagnostics(client, rloo, lambda found: not found) == []
     # closed without saving: the file on disk prepares it again
-    client.diagnostics.pop(rloo, None)
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(base)))
-    (again,) = await diagnostics(client, rloo)
+    (again,) = await diagnostics(client, rloo, lambda found: len(found) == 1)
     assert again.code == "TRL001"
