@@ -20,9 +20,10 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="trllint",
-        usage="trllint [check] [options] [PATH ...]",
+        usage="trllint [check] [options] [PATH ...]\n       trllint server",
         description="Find and fix the bugs that only appear when training runs on several GPUs. "
-        "`trllint check PATH` is the same as `trllint PATH`.",
+        "`trllint check PATH` is the same as `trllint PATH`; `trllint server` runs the language server "
+        "for editors (needs `pip install 'trllint[server]'`).",
     )
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads standard input"
@@ -153,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["check"]:
         argv = argv[1:]  # `trllint check PATH`, Ruff's spelling of the default command
+    elif argv[:1] == ["server"]:
+        from trllint.app.server import main as server_main  # the language server (Ruff's `ruff server`)
+
+        return server_main(argv[1:])
     args = build_parser().parse_args(argv)
     from trllint.app import memory
 

@@ -85,6 +85,12 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
+def apply_fix(source: SourceFile, fix: Fix) -> str:
+    """``source.text`` with one fix applied, in the file's line breaks (an editor's quick fix of
+    one finding; the loop below applies many)."""
+    return apply_edits(source.text, _in_file_newlines(sorted(fix.edits, key=lambda e: (e.start, e.end)), source))
+
+
 def still_valid(before: SourceFile, after_text: str, filename: str) -> str | None:
     """Why ``after_text`` must not be written, or None when it is sound (the file's kind knows
     what sound means: Python that parses, TOML that loads)."""

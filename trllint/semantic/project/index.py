@@ -162,12 +162,18 @@ class ProjectIndex:
         candidate = base / "__init__.py"
         return candidate if candidate.is_file() and self._inside(candidate) else None
 
+    def forget(self, path: Path) -> None:
+        """Read ``path`` afresh: it was edited, saved, created or deleted (an editor's server).
+        What was computed from its old content stays, keyed by that content."""
+        self._hashes.pop(path, None)
+        self._resolved.clear()  # a created or deleted module changes where imports lead
+
     # ---- facts about a module -------------------------------------------------------------
 
     def content_hash(self, path: Path) -> str | None:
         if path not in self._hashes:
             try:
-                data = path.read_bytes()
+                data = read_module(path)
             except OSError:
                 data = None
             self._hashes[path] = (
@@ -194,7 +200,7 @@ class ProjectIndex:
         key = (digest, tokens)
         if key not in self._spells:
             try:
-                text = path.read_bytes().decode("utf-8", errors="replace")
+                text = read_module(path).decode("utf-8", errors="replace")
             except OSError:
                 text = ""
             self._spells[key] = tokens.holds(text, {})
@@ -298,7 +304,7 @@ def _parse(path: Path) -> SourceFile:
     """The module parsed by LibCST, for a fact that must read it (raises when it cannot be)."""
     from trllint.core.source import SourceFile
 
-    source = SourceFile.from_bytes(path.read_bytes(), str(path))
+    source = SourceFile.from_bytes(read_module(path), str(path))
     try:
         source.module
     except BaseException:
@@ -312,7 +318,7 @@ def _outline(path: Path) -> ModuleOutline | None:
     from trllint.core.syntax import cpython_tree
 
     try:
-        source = SourceFile.from_bytes(path.read_bytes(), str(path))
+        source = SourceFile.from_bytes(read_module(path), str(path))
     except (OSError, SourceDecodeError):
         return None
     tree = cpython_tree(source)  # the syntax check's parse: its warnings silenced, its failures None
@@ -334,6 +340,34 @@ def use_cache_folder(folder: Path | None) -> None:
     _CACHE_FOLDER[0] = folder
     _INDEXES.clear()
     _project_of_folder.cache_clear()
+
+
+# An editor's buffers of project modules, read in place of the files on disk (trllint server): a
+# file linted in the editor sees the modules it imports as they are typed, saved or not.
+_UNSAVED: dict[Path, bytes] = {}
+
+
+def read_module(path: Path) -> bytes:
+    """A project module's bytes: its editor buffer when one is open, else the file."""
+    data = _UNSAVED.get(path)
+    return path.read_bytes() if data is None else data
+
+
+def use_unsaved(path: Path, data: bytes | None) -> None:
+    """Read ``data`` as the module at ``path`` (None: the file on disk again, the buffer closed)."""
+    path = path.resolve()
+    if data is None:
+        _UNSAVED.pop(path, None)
+    else:
+        _UNSAVED[path] = data
+    forget_module(path)
+
+
+def forget_module(path: Path) -> None:
+    """Every index reads the module at ``path`` afresh (it changed on disk, or in an editor)."""
+    path = path.resolve()
+    for index in _INDEXES.values():
+        index.forget(path)
 
 
 def index_for(path: Path) -> ProjectIndex:
