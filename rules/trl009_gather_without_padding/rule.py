@@ -16,6 +16,7 @@ from trllint.core.cst.names import argument, call_name, is_true, matches, parame
 from trllint.core.findings import Evidence, Fix, ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
+from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS
 from trllint.rule.base import AllOf, AnyOf, Rule
@@ -64,8 +65,9 @@ class GatherWithoutPadding(Rule):
                 continue
             for element in _elements(gathered.value):
                 varying = lengths.varying_length(element, call)
-                if varying is not None and launch_of(model, call).multi_process:
-                    self._report(call, element, varying, accelerator)
+                launch = launch_of(model, call) if varying is not None else None
+                if varying is not None and launch is not None and launch.multi_process:
+                    self._report(call, element, varying, accelerator, launch.shown(MULTI_PROCESS))
 
     def _gathering_accelerator(self, call: cst.Call) -> str | None:
         """The accelerator's text for ``accelerator.gather(...)`` / ``gather_for_metrics(...)``,
@@ -80,7 +82,14 @@ class GatherWithoutPadding(Rule):
             return ""
         return None
 
-    def _report(self, call: cst.Call, element: cst.BaseExpression, varying: VaryingLength, accelerator: str) -> None:
+    def _report(
+        self,
+        call: cst.Call,
+        element: cst.BaseExpression,
+        varying: VaryingLength,
+        accelerator: str,
+        launched: tuple[Evidence, ...],
+    ) -> None:
         label = self._code(call.func)
         pad_call = f"{accelerator or 'accelerate.utils'}.pad_across_processes"
         pad = self._pad_id(varying.generate, call) if varying.generate is not None else None
@@ -91,11 +100,11 @@ class GatherWithoutPadding(Rule):
             what = f"`{self._code(varying.made_by)}`, a masked selection whose length differs by rank"
             remedy = f"pad it first with a value you drop after the gather: {pad_call}(x, dim=0, pad_index=<sentinel>)"
         message = f"{label} of {what}: gloo aborts on the size mismatch and NCCL hangs or mixes rows; {remedy}"
-        evidence: tuple[Evidence, ...] = ()
+        evidence = launched
         made_line, gather_line = self._line_of(varying.made_by), self._line_of(call)
         if made_line != gather_line:
             said = "its length is this rank's own" if varying.how is Varies.SELECTED else "generate returns this rank's own length"
-            evidence = (Evidence(self.source.display_path, made_line, said),)
+            evidence = (Evidence(self.source.display_path, made_line, said), *launched)
         fix = self._pad_fix(element, accelerator, pad) if varying.how is Varies.GENERATED else None
         self.report(element, message, fix=fix, evidence=evidence)
 

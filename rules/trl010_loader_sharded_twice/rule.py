@@ -17,6 +17,7 @@ from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence, Fix, ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
+from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
 from trllint.rule.base import AllOf, AnyOf, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
@@ -73,7 +74,8 @@ class LoaderShardedTwice(Rule):
                         self._check_trainer_sampler(method, facts)
 
     def _report(self, sharding: Sharding, prepare: cst.Call, facts: ShardingFacts) -> None:
-        if not launch_of(self.model, prepare).multi_process:
+        launch = launch_of(self.model, prepare)
+        if not launch.multi_process:
             return  # one process: prepare cuts nothing and the sampler keeps the whole set
         label = self._code(prepare.func)
         if sharding.how == "dataset":
@@ -87,7 +89,8 @@ class LoaderShardedTwice(Rule):
             f"1/world_size² of the data; {remedy}"
         )
         line = self.source.module.code_for_node(prepare)
-        evidence = (Evidence(self.source.display_path, self._line_of(prepare), f"{label} shards the loader: `{self._short_text(line)}`"),)
+        shards = Evidence(self.source.display_path, self._line_of(prepare), f"{label} shards the loader: `{self._short_text(line)}`")
+        evidence = (shards, *launch.shown(MULTI_PROCESS))
         self.report(sharding.node, message, fix=self._drop_sampler(sharding, facts), evidence=evidence)
 
     def _check_trainer_sampler(self, method: cst.FunctionDef, facts: ShardingFacts) -> None:
@@ -95,14 +98,15 @@ class LoaderShardedTwice(Rule):
             if statement.value is None:
                 continue
             made_by = facts.sampler_by_rank(statement.value, statement)
-            if made_by is None or not launch_of(self.model, statement).multi_process:
+            launch = launch_of(self.model, statement)
+            if made_by is None or not launch.multi_process:
                 continue
             message = (
                 f"{method.name.value} returns a sampler that shards by rank (`{self._short(made_by)}`); the Trainer "
                 "puts it in a loader it passes to accelerator.prepare, which shards it again: each rank trains on "
                 "1/world_size² of the data; return a sampler over the whole dataset"
             )
-            self.report(statement.value, message)
+            self.report(statement.value, message, evidence=launch.shown(MULTI_PROCESS))
 
     def _drop_sampler(self, sharding: Sharding, facts: ShardingFacts) -> Fix | None:
         """``sampler=DistributedSampler(d, shuffle=s)`` -> ``shuffle=s``: only for torch's sampler
