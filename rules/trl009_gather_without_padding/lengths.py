@@ -52,6 +52,9 @@ class VaryingLength:
 class LengthFacts:
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
+        # A file with a generate() of its own (nanoGPT's sampler, a wrapper's): what it returns is
+        # that code's business, not transformers' stop-early generation.
+        self._defines_generate = any(f.name.value == "generate" for f in model.definitions.functions)
 
     def varying_length(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> VaryingLength | None:
         """How ``expr`` (read at ``at``) may have a different length on each rank, or None."""
@@ -78,7 +81,7 @@ class LengthFacts:
         if method == "generate" and isinstance(func, cst.Attribute):
             if any(argument(call, name) is not None for name in _FIXED_LENGTH_ARGUMENTS):
                 return None
-            if self._fixes_length_in_kwargs(call, at) or _served_elsewhere(func.value):
+            if self._fixes_length_in_kwargs(call, at) or _served_elsewhere(func.value) or self._defines_generate:
                 return None
             return VaryingLength(Varies.GENERATED, call, call)
         if method in SHAPE_KEEPING and isinstance(func, cst.Attribute):

@@ -25,9 +25,13 @@ TORCH_SAMPLER = ("torch.utils.data.DistributedSampler", "torch.utils.data.distri
 # each picks this rank's indexes from num_replicas / rank.
 _DISTRIBUTED_SAMPLER = re.compile(r"^Distributed\w*Sampler$")
 LOADERS = frozenset({"DataLoader", "StatefulDataLoader"})
-# Tests that tell a distributed run from one process (`DistributedSampler(d) if world_size > 1
-# else None`): the sampler arm is the one every multi-process run takes.
-_DISTRIBUTED_RUN_WORDS = ("num_processes", "world_size", "distributed", "is_initialized", "ddp", "multi_gpu")
+# Tests that tell a distributed run from one process as accelerate sets it up (`DistributedSampler(d)
+# if accelerator.num_processes > 1 else None`): the sampler arm is the one every multi-process run
+# takes. Not a user's flag (`args.distributed`, `args.ddp`) nor `args.local_rank != -1`, which
+# `accelerate launch` leaves at its default unless the script reads LOCAL_RANK itself.
+_DISTRIBUTED_RUN_WORDS = (
+    "num_processes", "world_size", "is_initialized", "distributed_type", "get_world_size"
+)
 _MAX_DEPTH = 8
 
 

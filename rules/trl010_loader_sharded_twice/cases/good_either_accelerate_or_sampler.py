@@ -31,3 +31,12 @@ def evaluation_split_by_hand(model, prompts):
     # split_between_processes cuts the prompts once; nothing is prepared afterwards
     with accelerator.split_between_processes(prompts) as mine:
         return [model(prompt) for prompt in mine]
+
+
+def sampler_from_a_flag(args, dataset):
+    # `accelerate launch` leaves args.local_rank at -1 and sets no --distributed flag: the sampler
+    # arm may never run under accelerate
+    accelerator = Accelerator()
+    sampler = DistributedSampler(dataset) if args.local_rank != -1 else None
+    other = DistributedSampler(dataset) if args.distributed else None
+    return accelerator.prepare(DataLoader(dataset, sampler=sampler), DataLoader(dataset, sampler=other))

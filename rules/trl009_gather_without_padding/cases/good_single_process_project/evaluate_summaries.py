@@ -6,6 +6,8 @@ import torch
 from accelerate import Accelerator
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+from prompts import ARTICLES
+
 
 def main():
     parser = argparse.ArgumentParser()
@@ -14,7 +16,7 @@ def main():
     accelerator = Accelerator()
     tokenizer = AutoTokenizer.from_pretrained(args.model_name)
     model = accelerator.prepare(AutoModelForSeq2SeqLM.from_pretrained(args.model_name))
-    inputs = tokenizer(["summarize: the cat sat on the mat"], return_tensors="pt").to(accelerator.device)
+    inputs = tokenizer(ARTICLES, padding=True, return_tensors="pt").to(accelerator.device)
     with torch.no_grad():
         summaries = accelerator.gather(model.generate(**inputs, max_new_tokens=32))
     print(tokenizer.batch_decode(summaries, skip_special_tokens=True))

@@ -4,7 +4,9 @@ import argparse
 
 import torch
 from accelerate import Accelerator
-from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+from torch.utils.data import DataLoader, DistributedSampler
+
+from data import synthetic_classification
 
 
 def main():
@@ -12,7 +14,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=10)
     args = parser.parse_args()
     accelerator = Accelerator()
-    dataset = TensorDataset(torch.randn(4096, 32), torch.randint(0, 10, (4096,)))
+    dataset = synthetic_classification()
     # expect: TRL010
     loader = DataLoader(dataset, batch_size=64, shuffle=True)
     model = torch.nn.Linear(32, 10)

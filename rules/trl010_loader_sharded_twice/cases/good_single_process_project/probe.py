@@ -4,7 +4,9 @@ import argparse
 
 import torch
 from accelerate import Accelerator
-from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+from torch.utils.data import DataLoader, DistributedSampler
+
+from data import probe_set
 
 
 def main():
@@ -12,7 +14,7 @@ def main():
     parser.add_argument("--batch_size", type=int, default=64)
     args = parser.parse_args()
     accelerator = Accelerator()
-    dataset = TensorDataset(torch.randn(512, 8), torch.randn(512, 1))
+    dataset = probe_set()
     loader = DataLoader(dataset, batch_size=args.batch_size, sampler=DistributedSampler(dataset, num_replicas=accelerator.num_processes, rank=accelerator.process_index))
     model, loader = accelerator.prepare(torch.nn.Linear(8, 1), loader)
     for features, targets in loader:
