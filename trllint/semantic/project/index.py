@@ -31,12 +31,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-import libcst as cst
-
-from trllint.core.cst.names import dotted_name
 from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline, outline_of
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from trllint.core.prefilter import AnyOf
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
     from trllint.core.source import SourceFile
@@ -87,6 +86,16 @@ def _project_of_folder(folder: Path) -> tuple[Path, Path]:
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         package, folder = folder, folder.parent
     return folder, package
+
+
+def module_digest(path: Path) -> str | None:
+    """What a module's facts are kept under: the SHA-256 of its bytes; None when it cannot be read
+    or is too big to be read at all."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return None if len(data) > MAX_MODULE_BYTES else hashlib.sha256(data).hexdigest()
 
 
 class ProjectIndex:
@@ -166,13 +175,7 @@ class ProjectIndex:
 
     def content_hash(self, path: Path) -> str | None:
         if path not in self._hashes:
-            try:
-                data = path.read_bytes()
-            except OSError:
-                data = None
-            self._hashes[path] = (
-                None if data is None or len(data) > MAX_MODULE_BYTES else hashlib.sha256(data).hexdigest()
-            )
+            self._hashes[path] = module_digest(path)
         return self._hashes[path]
 
     def outline(self, path: Path) -> ModuleOutline | None:
@@ -231,6 +234,8 @@ class ProjectIndex:
     ) -> ModuleAnswer | None:
         if digest in self._unparsable:
             return None
+        import libcst as cst
+
         from trllint.core.source import SourceDecodeError
         from trllint.semantic.model import SemanticModel
 
@@ -402,6 +407,8 @@ class ProjectView:
     def base_classes(self, cls: cst.ClassDef) -> list[Definition]:
         """The class's bases (and theirs) that live in other modules of the project, nearest
         first. A base outside the project ends its branch of the chain."""
+        from trllint.core.cst.names import dotted_name
+
         return [
             Definition(module_path, class_name, outline.methods)
             for module_path, class_name, outline in self._base_chain([dotted_name(base.value) or "" for base in cls.bases])
