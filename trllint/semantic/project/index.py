@@ -112,6 +112,8 @@ class ProjectIndex:
         self._spells: dict[tuple[str, AnyOf], bool] = {}
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
+        self._bases_of_folder: dict[Path, list[Path]] = {}
+        self._module_files: dict[tuple[Path, tuple[str, ...]], Path | None] = {}
 
     # ---- resolving imports ----------------------------------------------------------------
 
@@ -144,6 +146,12 @@ class ProjectIndex:
         return None
 
     def _search_bases(self, importer: Path) -> list[Path]:
+        # Every file of a folder searches the same folders: found once per folder.
+        if importer.parent not in self._bases_of_folder:
+            self._bases_of_folder[importer.parent] = self._folders_searched(importer)
+        return self._bases_of_folder[importer.parent]
+
+    def _folders_searched(self, importer: Path) -> list[Path]:
         bases = [importer.parent]
         top = importer.parent
         while (top / "__init__.py").exists() and top != self.root and self.root in top.parents:
@@ -161,6 +169,13 @@ class ProjectIndex:
     def _module_file(self, base: Path, parts: list[str]) -> Path | None:
         if not parts:
             return None
+        # The files of a run import the same modules: each candidate is looked for once.
+        key = (base, tuple(parts))
+        if key not in self._module_files:
+            self._module_files[key] = self._find_module_file(base, parts)
+        return self._module_files[key]
+
+    def _find_module_file(self, base: Path, parts: list[str]) -> Path | None:
         stem = base.joinpath(*parts)
         for candidate in (stem.with_name(stem.name + ".py"), stem / "__init__.py"):
             if candidate.is_file() and self._inside(candidate):
