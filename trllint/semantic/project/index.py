@@ -31,10 +31,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline, outline_of
-
 if TYPE_CHECKING:
     import libcst as cst
+
+    from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline
 
     from trllint.core.prefilter import AnyOf
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
@@ -328,8 +328,11 @@ def _parse(path: Path) -> SourceFile:
 
 
 def _outline(path: Path) -> ModuleOutline | None:
+    # Here, not at the top: a warm run checks the modules its results read (module_digest) without
+    # CPython's ast.
     from trllint.core.source import SourceDecodeError, SourceFile
     from trllint.core.syntax import cpython_tree
+    from trllint.semantic.project.outline import outline_of
 
     try:
         source = SourceFile.from_bytes(path.read_bytes(), str(path))
