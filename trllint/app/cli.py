@@ -160,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return server_main(argv[1:])
     args = build_parser().parse_args(argv)
     from trllint.app import memory
+    from trllint.app.config import use_rule_catalog
 
     try:
         with memory.paused():
@@ -172,6 +173,35 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FINDINGS
+    finally:
+        use_rule_catalog(None)  # a catalog is this run's: the next run in this process (a test) reads its own
+
+
+def _rule_pack_error() -> str | None:
+    """Why the rule pack cannot be loaded, else None (it is loaded)."""
+    from trllint.rule.registry import available_rules
+
+    try:
+        available_rules()
+    except Exception as exc:  # a broken rule pack is an installation problem, not a finding
+        return f"cannot load the rule pack: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _use_rule_catalog(config_path: Path | None) -> bool:
+    """Check the configuration against the catalog of the running code's rules that an earlier run
+    left in the cache folder (trllint.app.rule_catalog); False when there is none to read."""
+    from trllint.app.config import use_rule_catalog
+    from trllint.app.result_cache import CACHE_DIR, code_fingerprint
+    from trllint.app.rule_catalog import read_catalog
+    from trllint.rule.registry import rules_replaced
+
+    if rules_replaced():
+        return False  # rules of a test's own: the catalog on disk is the pack's
+    root = config_path.parent if config_path is not None else Path.cwd()
+    catalog = read_catalog(root / CACHE_DIR, code_fingerprint())
+    use_rule_catalog(catalog)
+    return catalog is not None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -181,10 +211,17 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         return _usage_error("--jobs must be at least 1")
-    try:
+    # A run that only reads files may answer from the result cache without importing the rules
+    # (nor LibCST): its configuration is then checked against the rule catalog (_use_rule_catalog).
+    reads_stdin = args.stdin_filename is not None or "-" in args.paths
+    may_answer_from_cache = not (
+        args.no_cache or args.fix or args.diff or args.add_noqa or args.list_rules or args.explain or reads_stdin
+    )
+    if not may_answer_from_cache:
+        broken = _rule_pack_error()
+        if broken is not None:
+            return _usage_error(broken)
         rules = available_rules()
-    except Exception as exc:  # a broken rule pack is an installation problem, not a finding
-        return _usage_error(f"cannot load the rule pack: {type(exc).__name__}: {exc}")
 
     if args.list_rules:
         width = max((len(info.rule.name) for info in rules.values()), default=4)
@@ -221,7 +258,6 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
 
     # `-` is standard input, as in Ruff, Black and flake8; --stdin-filename names what it is.
-    reads_stdin = args.stdin_filename is not None or "-" in args.paths
     if reads_stdin and args.paths not in ([], ["-"]):
         return _usage_error("standard input (- or --stdin-filename) is linted alone; give no other PATH with it")
     stdin_filename = args.stdin_filename if args.stdin_filename is not None else "-"
@@ -249,6 +285,12 @@ def _run(args: argparse.Namespace) -> int:
                 return _usage_error(f"{args.config}: no such configuration file")
         else:
             config_path = find_config(start)
+        if may_answer_from_cache:
+            may_answer_from_cache = _use_rule_catalog(config_path)
+            if not may_answer_from_cache:
+                broken = _rule_pack_error()
+                if broken is not None:
+                    return _usage_error(broken)
         config = load_config(config_path)
         config.target = resolve_target(config, start)
         _apply_command_line(config, args)
@@ -304,6 +346,7 @@ def _run(args: argparse.Namespace) -> int:
         show_fixes=config.show_fixes if args.show_fixes is None else args.show_fixes,
         color=args.color,
         verbose=args.verbose,
+        from_cache=may_answer_from_cache,
     )
     if args.verbose:
         sys.stderr.write(f"trllint: configuration: {config.path or 'none (defaults)'}\n")

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
 from trllint.core.target_version import TargetVersion, parse_target_version
-from trllint.rule.registry import RuleInfo, available_rules, resolve_code
-from trllint.rule.base import Setting
-from trllint.rule.ruleset import RuleSet
+from trllint.rule.declared import RuleEntry, Setting
+from trllint.rule.registry import available_rules as registered_rules, resolve_code
+
+if TYPE_CHECKING:
+    from trllint.rule.ruleset import RuleSet
 
 CONFIG_FILE = "pyproject.toml"
 # Files of trllint's own: every key at the top level, no [tool.trllint] table.
@@ -32,6 +34,25 @@ _ENGINE_KEYS = set(_LIST_OF_STRINGS) | set(_BOOLEANS) | {"per-file-ignores", "ta
 # ``--cache-dir`` and TRLLINT_CACHE_DIR move it).
 CACHE_DIR = ".trllint_cache"
 DEFAULT_MAX_FILE_SIZE_MB = 2
+
+
+# The rules a configuration is checked against: the rule pack's, or, for a run that may answer
+# from the result cache alone, the catalog of the same code (trllint.app.rule_catalog).
+_catalog: dict[str, RuleEntry] = {}
+
+
+def use_rule_catalog(catalog: Mapping[str, RuleEntry] | None) -> None:
+    """Check configurations against ``catalog`` instead of importing the rules; None: the rules."""
+    _catalog.clear()
+    _catalog.update(catalog or {})
+
+
+def available_rules() -> Mapping[str, RuleEntry]:
+    """The rules by code, as the rule catalog in use lists them, else the rule pack's."""
+    if _catalog:
+        return _catalog
+    rules: Mapping[str, RuleEntry] = registered_rules()
+    return rules
 
 
 class ConfigError(Exception):
@@ -127,7 +148,7 @@ class Config:
             return []
         rules = available_rules()
         lists = [self.cli_select] if self.cli_select is not None else [self.select or [], self.extend_select]
-        named = {resolve_code(selector) for selectors in [*lists, self.cli_extend_select] for selector in selectors}
+        named = {resolve_code(selector, rules) for selectors in [*lists, self.cli_extend_select] for selector in selectors}
         return sorted(code for code in named if code is not None and rules[code].rule.status == "preview")
 
     def cache_folder(self) -> Path:
@@ -145,7 +166,9 @@ class Config:
         return frozenset(every - fixable)
 
     def ruleset(self, codes: list[str]) -> RuleSet:
-        rules = available_rules()
+        from trllint.rule.ruleset import RuleSet
+
+        rules = registered_rules()  # the classes themselves, whatever catalog checked the configuration
         return RuleSet(
             rules=[rules[code].rule for code in codes if code in rules],
             settings=dict(self.rule_settings),
@@ -185,7 +208,7 @@ class Config:
         )
 
 
-def expand_selectors(selectors: list[str], rules: dict[str, RuleInfo]) -> list[str]:
+def expand_selectors(selectors: list[str], rules: Mapping[str, RuleEntry]) -> list[str]:
     """Codes for a list of codes, code prefixes (``TRL00``), rule names or ``ALL``; TRL000
     (``unreadable-or-invalid-source``, the engine's) among them, which the caller tells apart."""
     names = {code: info.rule.name for code, info in rules.items()}

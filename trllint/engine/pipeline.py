@@ -7,12 +7,14 @@ read, places each finding back in the file (a notebook's cell) and encodes the f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trllint.core.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe_failure, engine_finding
 from trllint.engine.inputs import EncodeError, Unreadable, kind_for
+# What a file's run gives back, in a module that imports no LibCST (a warm run reads only it).
+from trllint.engine.results import FileResult, Mode
 from trllint.engine.lint import lint_source
 from trllint.rule.ruleset import DEFAULT_MAX_FILE_BYTES, RuleSet
 from trllint.semantic.model import SemanticModel
@@ -26,36 +28,6 @@ if TYPE_CHECKING:
 # of source, so a 5 MB generated file would hold a worker for minutes and gigabytes. The largest
 # hand-written files of transformers and DeepSpeed are about 300 KB.
 MAX_FILE_BYTES = DEFAULT_MAX_FILE_BYTES  # the default of ``max-file-size-mb``
-
-
-@dataclass
-class Mode:
-    fix: bool = False
-    diff: bool = False
-    unsafe: bool = False
-
-    @property
-    def rewrites(self) -> bool:
-        return self.fix or self.diff
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    fixed: int = 0
-    problems: list[str] = field(default_factory=list)
-    # Said on standard error without failing the run (a file past the size limit, not linted).
-    warnings: list[str] = field(default_factory=list)
-    # The codes of the fixes applied, one entry per fix (``--show-fixes``).
-    fixed_codes: list[str] = field(default_factory=list)
-    diff: str = ""
-    unsafe_applied: list[Finding] = field(default_factory=list)  # fixed by an unsafe fix
-    new_text: bytes | None = None  # the fixed bytes (returned for standard input only)
-    sha256: str | None = None  # of the bytes that were linted, when the cache asked for it (``digest``)
-    # Other modules of the project whose summaries the findings read: path -> content hash. A
-    # cached result holds only while each of them is unchanged.
-    dependencies: dict[str, str] = field(default_factory=dict)
 
 
 def lint_bytes(data: bytes, filename: str, ruleset: RuleSet, *, display: str | None = None, path: Path | None = None) -> FileResult:

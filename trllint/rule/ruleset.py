@@ -11,6 +11,7 @@ from typing import Any
 from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
 from trllint.core.target_version import TargetVersion
 from trllint.rule.base import Rule
+from trllint.rule.declared import file_patterns_read
 
 
 # A file past this is most likely generated (a vendored wheel's tables, a model dump): LibCST's
@@ -50,11 +51,7 @@ class RuleSet:
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
     def file_patterns(self) -> tuple[str, ...]:
-        # Python files are always read: one that does not parse is a TRL000 whatever is selected.
-        patterns: list[str] = ["*.py"]
-        for rule in self.rules:
-            patterns.extend(p for p in rule.file_patterns if p not in patterns)
-        return tuple(patterns)
+        return file_patterns_read(self.rules)
 
     def for_file(self, path: str, filename: str, text: str, source: Any = None) -> list[type[Rule]]:
         """``source``: the SourceFile, when a rule's prefilter may ask about the file's project."""
