@@ -188,18 +188,20 @@ def _rule_pack_error() -> str | None:
     return None
 
 
-def _use_rule_catalog(config_path: Path | None) -> bool:
+def _use_rule_catalog(config_path: Path | None, cache_dir: str | None) -> bool:
     """Check the configuration against the catalog of the running code's rules that an earlier run
-    left in the cache folder (trllint.app.rule_catalog); False when there is none to read."""
-    from trllint.app.config import use_rule_catalog
-    from trllint.app.result_cache import CACHE_DIR, code_fingerprint
+    left in the cache folder (trllint.app.rule_catalog); False when there is none to read. The
+    folder is --cache-dir's (or TRLLINT_CACHE_DIR's) when given, else the default one: a `cache-dir`
+    in the configuration is known only once it is read, and such a run loads the rules."""
+    from trllint.app.config import CACHE_DIR, use_rule_catalog
+    from trllint.app.result_cache import code_fingerprint
     from trllint.app.rule_catalog import read_catalog
     from trllint.rule.registry import rules_replaced
 
     if rules_replaced():
         return False  # rules of a test's own: the catalog on disk is the pack's
     root = config_path.parent if config_path is not None else Path.cwd()
-    catalog = read_catalog(root / CACHE_DIR, code_fingerprint())
+    catalog = read_catalog(Path(cache_dir).absolute() if cache_dir else root / CACHE_DIR, code_fingerprint())
     use_rule_catalog(catalog)
     return catalog is not None
 
@@ -215,7 +217,8 @@ def _run(args: argparse.Namespace) -> int:
     # (nor LibCST): its configuration is then checked against the rule catalog (_use_rule_catalog).
     reads_stdin = args.stdin_filename is not None or "-" in args.paths
     may_answer_from_cache = not (
-        args.no_cache or args.fix or args.diff or args.add_noqa or args.list_rules or args.explain or reads_stdin
+        args.no_cache or args.fix or args.fix_only or args.diff or args.add_noqa or args.list_rules or args.explain
+        or reads_stdin
     )
     if not may_answer_from_cache:
         broken = _rule_pack_error()
@@ -286,7 +289,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             config_path = find_config(start)
         if may_answer_from_cache:
-            may_answer_from_cache = _use_rule_catalog(config_path)
+            may_answer_from_cache = _use_rule_catalog(config_path, args.cache_dir or os.environ.get("TRLLINT_CACHE_DIR"))
             if not may_answer_from_cache:
                 broken = _rule_pack_error()
                 if broken is not None:
