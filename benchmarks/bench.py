@@ -172,6 +172,10 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def _installed(name: str) -> bool:
+    return (Path(sys.executable).parent / name).exists() or shutil.which(name) is not None
+
+
 def executable(name: str) -> str:
     """The console script beside this interpreter (the `bench` extra installs it there)."""
     candidate = Path(sys.executable).parent / name
@@ -207,7 +211,10 @@ def build(args: argparse.Namespace, files: list[Path], work: Path) -> list[Measu
 
     skip = set(args.skip)
     if args.only_large:
-        skip |= {"parse", "cold", "warm", "fixit", "torchfix", "one_file"}
+        skip |= {"parse", "cold", "warm", "fixit", "torchfix", "one_file", "one_file_no_cache", "ruff"}
+    if "ruff" not in skip and not _installed("ruff"):
+        sys.stderr.write("bench: ruff is not installed (pip install ruff): its column is left out\n")
+        skip.add("ruff")
 
     def tool(name: str) -> str:
         return name if name in skip else executable(name)  # a skipped tool need not be installed
@@ -225,8 +232,30 @@ def build(args: argparse.Namespace, files: list[Path], work: Path) -> list[Measu
             "one_file", "trllint one_file.py",
             [python, "-m", "trllint", "--config", str(one_cwd / "pyproject.toml"), one], one_cwd, before=clear(one_cache),
         ),
+        Measurement(
+            "ruff", "ruff check --select ALL",
+            [tool("ruff"), "check", "--select", "ALL", "--isolated", "--no-cache", "--exit-zero", "--quiet", *names], work,
+        ),
+        Measurement(
+            "one_file_no_cache", "trllint --no-cache one_file.py",
+            [python, "-m", "trllint", "--no-cache", "--config", str(one_cwd / "pyproject.toml"), one], one_cwd,
+        ),
         Measurement("import_libcst", 'python -c "import libcst"', [python, "-c", "import libcst"], work),
     ]
+    # A script that imports a big module of its own project (a pre-commit hook on a fresh clone):
+    # cold, without a cache; then warm, its cache (and its modules' facts) kept in its own folder.
+    project_cwd = work / "project"
+    project_cwd.mkdir()
+    (project_cwd / "pyproject.toml").write_text("[tool.trllint]\npreview = true\n", encoding="utf-8")
+    for index, script in enumerate(args.project_paths):
+        lines = script.read_bytes().count(b"\n")
+        label = f"{script.name} ({lines} lines, imports its project)"
+        in_project = [python, "-m", "trllint", "--config", str(project_cwd / "pyproject.toml"), str(script)]
+        measurements += [
+            Measurement(f"project_{index}", f"trllint --no-cache {label}", in_project[:3] + ["--no-cache"] + in_project[3:], project_cwd),
+            Measurement(f"project_warm_{index}", f"trllint {script.name}, warm cache", in_project, project_cwd),
+            Measurement(f"project_parse_{index}", f"import libcst + parse {script.name}", [python, "-c", PARSE_ONE, str(script)], work),
+        ]
     for index, script in enumerate(args.large_paths):
         lines = script.read_bytes().count(b"\n")
         label = f"{script.name} ({lines} lines)"
@@ -267,9 +296,10 @@ def table(results: list[dict], floor: float | None, one_file_base: float | None,
     rows = [("measurement", "runs", "median s", "ratio to (1)", "peak MB")]
     for r in results:
         ratio = f"{r['median_s'] / floor:.3f}" if floor else "-"
-        if r["key"] == "one_file" and one_file_base:
-            ratio += f" ({r['median_s'] / one_file_base:.2f} x import libcst)"
-        if r["key"].startswith("large_") and not r["key"].startswith("large_parse_") and large_bases.get(r["key"]):
+        if r["key"] in ("one_file", "one_file_no_cache", "warm") or r["key"].startswith("project_warm_"):
+            if one_file_base:
+                ratio += f" ({r['median_s'] / one_file_base:.2f} x import libcst)"
+        if large_bases.get(r["key"]):
             ratio += f" ({r['median_s'] / large_bases[r['key']]:.2f} x import libcst + parse)"
         rows.append((r["label"], str(r["runs"]), f"{r['median_s']:.2f}", ratio, f"{r['peak_mb']:.0f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -286,12 +316,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--slow-repeat", type=int, default=1, help="rounds that include Fixit and TorchFix (default 1)")
     parser.add_argument("--skip", type=lambda s: [x for x in s.split(",") if x], default=[],
-                        help="measurements to leave out: parse,cold,warm,fixit,torchfix,one_file,import_libcst,large")
+                        help="measurements to leave out: parse,cold,warm,fixit,torchfix,ruff,one_file,"
+                             "one_file_no_cache,import_libcst,large")
     parser.add_argument("--jobs", type=int, help="trllint --jobs (default: trllint's own default, the cores)")
     parser.add_argument("--one-file", help="the file for the one-file measurement (default: the corpus file of median size)")
     parser.add_argument("--large", type=int, default=3, help="the N largest training scripts of the corpus, one process each (default 3)")
     parser.add_argument("--large-script", nargs="*", default=[], help="more large scripts for that case")
     parser.add_argument("--only-large", action="store_true", help="only the large-script case (and import libcst)")
+    parser.add_argument("--project-script", nargs="*", default=[],
+                        help="scripts that import big modules of their own project (kohya-ss/sd-scripts' sdxl_train.py, "
+                             "say): each linted alone cold without a cache, then warm, beside import libcst + its parse")
     parser.add_argument("--rule-repeat", type=int, default=3, help="runs per rule for the per-rule costs (best kept)")
     parser.add_argument("--json", default="benchmarks/results.json", help="where to write the results (default %(default)s)")
     args = parser.parse_args(argv)
@@ -300,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     files = corpus_files(packages, args.paths, args.limit)
     # The large scripts come from the whole corpus, whatever --limit samples.
     args.large_paths = large_scripts(args, corpus_files(packages, args.paths, None) if args.limit else files)
+    args.project_paths = [Path(p).resolve() for p in args.project_script]
     if not files:
         raise SystemExit("bench: the corpus is empty")
     env = dict(os.environ)
@@ -342,15 +377,21 @@ def main(argv: list[str] | None = None) -> int:
     ratios = {}
     if floor:
         ratios = {f"{k}_to_parse": r["median_s"] / floor for k, r in by_key.items()}
-    for a, b in (("cold", "fixit"), ("cold", "torchfix"), ("warm", "cold"), ("one_file", "import_libcst")):
+    pairs = [("cold", "fixit"), ("cold", "torchfix"), ("cold", "ruff"), ("warm", "cold"), ("warm", "import_libcst"),
+             ("one_file", "import_libcst"), ("one_file_no_cache", "import_libcst")]
+    pairs += [(key, "import_libcst") for key in by_key if key.startswith("project_warm_")]
+    for a, b in pairs:
         if a in by_key and b in by_key:
             ratios[f"{a}_to_{b}"] = by_key[a]["median_s"] / by_key[b]["median_s"]
+    # Each script linted alone beside import libcst + its parse, one process each.
     large_bases: dict[str, float] = {}
     for key in by_key:
-        base = by_key.get(key.replace("large_", "large_parse_", 1))
-        if key.startswith("large_") and not key.startswith("large_parse_") and base:
-            large_bases[key] = base["median_s"]
-            ratios[f"{key}_to_import_and_parse"] = by_key[key]["median_s"] / base["median_s"]
+        for kind in ("large", "project"):
+            if key.startswith(f"{kind}_") and not key.startswith((f"{kind}_parse_", f"{kind}_warm_")):
+                base = by_key.get(key.replace(f"{kind}_", f"{kind}_parse_", 1))
+                if base:
+                    large_bases[key] = base["median_s"]
+                    ratios[f"{key}_to_import_and_parse"] = by_key[key]["median_s"] / base["median_s"]
     per_rule = {}
     if "large" not in args.skip:
         for script in args.large_paths:

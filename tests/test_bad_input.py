@@ -158,8 +158,10 @@ def test_five_megabyte_file_is_refused_quickly_and_the_run_goes_on(tree: Path):
     (tree / "huge.py").write_text(text)
     result = run_cli("--fix", ".", cwd=tree, timeout=120)
     assert_no_traceback(result)
-    [line_out] = lines_naming(result.stdout, "huge.py")
-    assert re.search(r"TRL000 file is 5\.\d MB, larger than the 2 MB limit; not linted", line_out), line_out
+    # A warning, not a finding (issue #29, point 12): it fails no gate, and max-file-size-mb raises it.
+    assert not lines_naming(result.stdout, "huge.py")
+    [line_out] = lines_naming(result.stderr, "huge.py")
+    assert re.search(r"warning: huge\.py: not linted: 5\.\d MB, over the 2 MB limit", line_out), line_out
     assert (tree / "huge.py").read_text() == text
     assert (tree / "good.py").read_text() == GOOD_FIXED
 
@@ -171,9 +173,11 @@ def test_file_just_under_the_limit_is_linted(tmp_path: Path):
 
     big = b"# " + b"x" * (MAX_FILE_BYTES + 1) + b"\n"
     result, _ = process_bytes(big, "stdin.py", "stdin.py", RuleSet([]), Mode())
-    assert [f.code for f in result.findings] == ["TRL000"]
+    assert result.findings == [] and result.warnings and "not linted" in result.warnings[0]
     small, _ = process_bytes(b"x = 1\n", "stdin.py", "stdin.py", RuleSet([]), Mode())
-    assert small.findings == []
+    assert small.findings == [] and small.warnings == []
+    unlimited, _ = process_bytes(big, "stdin.py", "stdin.py", RuleSet([], max_file_bytes=0), Mode())
+    assert unlimited.warnings == []
 
 
 def test_binary_file_named_py_is_reported_and_left_alone(tree: Path):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests import engine_rules
-from trllint.app import result_cache as cache_module
+from trllint.app import pool as pool_module
 from trllint.app.cli import main
 from trllint.rule.registry import register_rules
 
@@ -69,13 +69,14 @@ def project(tmp_path, monkeypatch, stand_in_rules):
 def linted(monkeypatch):
     """Records which files each run actually linted (the cache's misses)."""
     calls: list[list[str]] = []
-    real = cache_module.process_files
+    # The cache imports the pool only when something is left to lint (a warm run never does).
+    real = pool_module.process_files
 
     def recording(jobs, *args, **kwargs):
         calls.append(sorted(display for _, display in jobs))
         return real(jobs, *args, **kwargs)
 
-    monkeypatch.setattr(cache_module, "process_files", recording)
+    monkeypatch.setattr(pool_module, "process_files", recording)
     return calls
 
 

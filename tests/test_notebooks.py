@@ -18,7 +18,7 @@ from trllint.engine.lint import lint_source
 from trllint.core.source import SourceFile
 
 # The rules whose findings may need the code to run in several processes (a wrapper, other ranks).
-MULTI_PROCESS_RULES = {"TRL001", "TRL002", "TRL004", "TRL006", "TRL007", "TRL008"}
+MULTI_PROCESS_RULES = {"TRL001", "TRL002", "TRL004", "TRL006", "TRL007", "TRL008", "TRL009", "TRL010"}
 
 
 @pytest.fixture(autouse=True)

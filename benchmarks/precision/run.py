@@ -271,7 +271,12 @@ def lint(root: Path, config: Path, preview: list[str]) -> list[dict]:
     )
     if result.returncode != 0:
         raise SystemExit(f"trllint failed on {root}:\n{result.stderr}")
-    return json.loads(result.stdout)
+    # ALL selects TRL100 (stale `# noqa` codes) too: a check of the project's comments, not a
+    # rule whose precision this benchmark measures.
+    return [finding for finding in json.loads(result.stdout) if finding["code"] not in ENGINE_CHECKS]
+
+
+ENGINE_CHECKS = {"TRL100"}
 
 
 def _env() -> dict[str, str]:

@@ -68,6 +68,9 @@ def main() -> int:
     rank = torch.distributed.get_rank() if torch.distributed.is_initialized() else 0
     for coefficient in trainer.coefficients_used:
         print(f"TRL001 rank={rank} wrapper={wrapper} aux_loss_coef={coefficient}", flush=True)
+    if torch.distributed.is_initialized():
+        # Joins the group's threads now: left to process exit, gloo's can abort a rank (launch.py).
+        torch.distributed.destroy_process_group()
     return 0 if trainer.state.global_step == args.max_steps else 1
 
 

@@ -20,6 +20,14 @@ def gather_callee(site: GatherSite, accelerator: str) -> str:
     return f"{accelerator}.{'gather_for_metrics' if site.unsafe is GatherUnsafe.WHOLE_TENSOR else 'gather'}"
 
 
+def proposed_gather(site: GatherSite, accelerator: str) -> str:
+    """What the fix writes, in the message's words (``x`` for the logged value)."""
+    reduce = site.reduce_after
+    if site.unsafe is GatherUnsafe.WHOLE_TENSOR:
+        return f"{gather_callee(site, accelerator)}(x).{reduce}()"
+    return f"{gather_callee(site, accelerator)}(x.{reduce}()).{reduce}()"
+
+
 def gathered_argument(site: GatherSite) -> cst.BaseExpression:
     """What the gather takes: the value, on its device (NCCL gathers GPU tensors only: a
     ``.cpu()`` of the value's chain moves to after the gather, see :func:`gather_expression`)."""

@@ -27,6 +27,7 @@ from trllint.semantic.context import methods_of
 from trllint.facts.rank_flow import is_gathering_call, rank_flows
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import assigned_names, dotted_name
+from trllint.core.prefilter import AnyOf
 from trllint.core.source import SourceFile
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 from trllint.semantic.project.file_view import project_view
@@ -93,7 +94,7 @@ def stored_metrics_reduced(
     if project is None:
         return False
     for base in rank_flows(model).project_bases(cls):
-        answer = project.fact(base, REDUCES_STORED_METRICS)
+        answer = project.fact(base, REDUCES_STORED_METRICS, deep_if=NAMES_A_METRIC_BUFFER)
         if answer is not None and answer.get(base.name, False):
             return True
     return False
@@ -198,6 +199,9 @@ def _classes_reducing_stored_metrics(model: SemanticModel) -> dict[str, bool]:
 
 
 REDUCES_STORED_METRICS = ModuleFact("trl004.reduces-stored-metrics", 1, _classes_reducing_stored_metrics)
+# A class reduces the buffers only where it names one (``_names_a_buffer``): a module that spells
+# no buffer's last part is not parsed for REDUCES_STORED_METRICS (its answer is {}).
+NAMES_A_METRIC_BUFFER = AnyOf(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS})
 
 
 def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...]) -> bool:

@@ -29,7 +29,7 @@ from trllint.core.cst.names import argument, call_name, dotted_name, is_true, la
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting, Token
 
 from .devices import made_on_cpu
-from .gather_fix import gather_expression, wrapped_to_line_length
+from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
 from trllint.semantic.model import SemanticModel
 from .metric_syntax import (
@@ -281,6 +281,8 @@ class UngatheredMetric(Rule):
         if not sites:
             self.report(value, message)
             return
+        # The message proposes what the fix writes (gather, or gather_for_metrics for a whole tensor).
+        message = message.replace(f"{accelerator}.gather(x.mean()).mean()", proposed_gather(sites[0], accelerator))
         edits = [self._gather(site, accelerator) for site in sites]
         # The fix names the accelerator: it stands on that accelerator being bound on every path.
         missing = accelerator_may_be_none(self.model, accelerator, value)

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pytest
 
-from tests.runtime.launch import CPU_DDP, RULES, accelerate_launch, run_trllint
+from tests.runtime.launch import CPU_DDP, RULES, accelerate_launch, run_trllint, torchrun_launch
 
 SCENARIOS = RULES / "trl004_ungathered_metric" / "scenarios"
 
@@ -119,11 +119,15 @@ def test_trl004_fix_on_two_ranks(tmp_path: Path, fix_class: FixClass) -> None:
 GATHERED_ON_THE_CPU = "accelerator.gather(correct.cpu().mean()).mean()"
 
 
-def _cpu_tensor_run(script: Path, *, cpu: bool = True) -> tuple[bool, str, dict | None]:
+def _cpu_tensor_run(script: Path, *, cpu: bool = True, ranks: int = 2) -> tuple[bool, str, dict | None]:
     data_path, out = script.parent / "data.json", script.parent / "logged.json"
-    data_path.write_text(json.dumps(ACCURACY_DATA))
+    data_path.write_text(json.dumps({rank: ACCURACY_DATA[rank] for rank in map(str, range(ranks))}))
     args = ("--data", str(data_path), "--out", str(out))
-    run = accelerate_launch(script, CPU_DDP, script_args=args, cpu=cpu, env={"TRLLINT_TRACK_CPU_MOVES": "1"})
+    track = {"TRLLINT_TRACK_CPU_MOVES": "1"}
+    if cpu:
+        run = accelerate_launch(script, ("--multi_gpu", "--num_processes", str(ranks)), script_args=args, env=track)
+    else:
+        run = torchrun_launch(script, ranks, script_args=args, env=track)
     return run.ok, run.output, json.loads(out.read_text()) if run.ok else None
 
 
@@ -156,15 +160,18 @@ def test_cpu_tensor_fix_gathers_on_the_device_then_moves_to_the_cpu(tmp_path: Pa
 
 @pytest.mark.gpu
 def test_cpu_tensor_gathered_on_the_cpu_fails_under_nccl_and_the_fix_runs(tmp_path: Path) -> None:
+    # NCCL refuses a CPU tensor in a group of any size, so one GPU (a one-rank NCCL group under
+    # torchrun) shows it; two GPUs gather between real ranks.
     from tests.runtime.launch import cuda_device_count
 
-    if cuda_device_count() < 2:
-        pytest.skip("an NCCL gather between ranks needs two GPUs")
+    ranks = min(2, cuda_device_count())
     fixed, naive = _fixed_cpu_tensor(tmp_path)
-    ok, output, _ = _cpu_tensor_run(naive, cpu=False)
+    ok, output, _ = _cpu_tensor_run(naive, cpu=False, ranks=ranks)
     assert not ok, "NCCL gathered a CPU tensor"
-    assert "cpu" in output.lower() and ("cuda" in output.lower() or "backend" in output.lower()), output[-4000:]
-    ok, output, record = _cpu_tensor_run(fixed, cpu=False)
+    assert "ValueError: Tensors must be CUDA and dense" in output, output[-4000:]  # NCCL's check
+    ok, output, record = _cpu_tensor_run(fixed, cpu=False, ranks=ranks)
     assert ok and record is not None, output[-4000:]
+    assert record["num_processes"] == ranks
     assert record["gathered_from_cpu"] == [False]
-    assert record["logged"]["accuracy"] == pytest.approx(_accuracy_truth(ACCURACY_DATA))
+    truth = _accuracy_truth({rank: ACCURACY_DATA[rank] for rank in map(str, range(ranks))})
+    assert record["logged"]["accuracy"] == pytest.approx(truth)

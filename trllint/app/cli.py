@@ -20,20 +20,38 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="trllint",
-        usage="trllint [check] [options] [PATH ...]",
+        usage="trllint [check] [options] [PATH ...]\n       trllint server",
         description="Find and fix the bugs that only appear when training runs on several GPUs. "
-        "`trllint check PATH` is the same as `trllint PATH`.",
+        "`trllint check PATH` is the same as `trllint PATH`; `trllint server` runs the language server "
+        "for editors (needs `pip install 'trllint[server]'`).",
     )
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", help="files or folders to lint (default: .); - reads standard input"
     )
     fixing = parser.add_argument_group("fixing")
-    fixing.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    # One destination per pair, the last flag wins; None: the configuration's (`fix = true`...).
+    fixing.add_argument("--fix", dest="fix", action="store_const", const=True, default=None, help="apply safe fixes in place")
+    fixing.add_argument("--no-fix", dest="fix", action="store_const", const=False, help="do not fix, whatever `fix = true` says")
+    fixing.add_argument(
+        "--fix-only", action="store_true", help="apply fixes, and neither report nor fail on the findings that remain (implies --fix)"
+    )
     fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    fixing.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe")
+    fixing.add_argument(
+        "--unsafe-fixes", dest="unsafe_fixes", action="store_const", const=True, default=None, help="also apply fixes marked unsafe"
+    )
+    fixing.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_const", const=False, help="apply safe fixes only")
+    fixing.add_argument(
+        "--show-fixes", dest="show_fixes", action="store_const", const=True, default=None,
+        help="after fixing, list each file's fixes by code",
+    )
+    fixing.add_argument("--no-show-fixes", dest="show_fixes", action="store_const", const=False, help="do not list the fixes")
+    fixing.add_argument("--fixable", metavar="CODES", help="only these rules' fixes may be offered and applied")
+    fixing.add_argument("--extend-fixable", metavar="CODES", help="add rules to those whose fixes may be applied")
+    fixing.add_argument("--unfixable", metavar="CODES", help="never offer or apply these rules' fixes")
     fixing.add_argument(
         "--add-noqa", action="store_true", help="silence every current finding with a `# noqa: CODE` comment on its line"
     )
+    fixing.add_argument("--ignore-noqa", action="store_true", help="report findings whatever `# noqa` comments say")
     choosing = parser.add_argument_group("choosing rules")
     choosing.add_argument("--select", metavar="CODES", help="only these rules (codes, prefixes or names)")
     choosing.add_argument("--ignore", metavar="CODES", help="skip these rules")
@@ -49,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     choosing.add_argument(
         "--no-preview", dest="preview", action="store_const", const=False, help="turn preview off, whatever the configuration says"
+    )
+    choosing.add_argument("--exclude", metavar="PATTERNS", help="replace the configuration's exclude (globs, comma-separated)")
+    choosing.add_argument("--extend-exclude", metavar="PATTERNS", help="exclude these too (globs, comma-separated)")
+    choosing.add_argument(
+        "--per-file-ignores", metavar="GLOB:CODES", action="append",
+        help="replace the configuration's per-file-ignores (repeatable: `tests/*:TRL004,TRL006`)",
+    )
+    choosing.add_argument(
+        "--extend-per-file-ignores", metavar="GLOB:CODES", action="append", help="add per-file-ignores (repeatable)"
     )
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -67,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument(
         "--exit-non-zero-on-fix", action="store_true", help="with --fix, exit 1 when a fix was applied, even if no finding remains"
     )
+    output.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto",
+        help="colour the text report: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always, never",
+    )
+    output.add_argument("--verbose", "-v", action="store_true", help="say on standard error which configuration, files and cache the run uses")
     running = parser.add_argument_group("running")
     running.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     running.add_argument(
@@ -79,9 +111,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", metavar="FILE", help="this configuration: a trllint.toml, or a pyproject.toml with [tool.trllint]"
     )
     running.add_argument("--stdin-filename", metavar="NAME", help="lint standard input (or PATH -) as the file NAME")
+    running.add_argument("--isolated", action="store_true", help="read no configuration file: the defaults and the command line only")
+    running.add_argument(
+        "--cache-dir", metavar="DIR", help="the cache folder (default: .trllint_cache beside the configuration; env TRLLINT_CACHE_DIR)"
+    )
     info = parser.add_argument_group("information")
     info.add_argument("--explain", metavar="CODE", help="print a rule's documentation")
     info.add_argument("--list-rules", action="store_true", help="list the rules")
+    info.add_argument("--show-files", action="store_true", help="list the files a run would lint, and lint nothing")
+    info.add_argument("--show-settings", action="store_true", help="print the settings a run would use, and lint nothing")
     info.add_argument("--version", action="version", version=f"trllint {__version__}")
     return parser
 
@@ -116,8 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["check"]:
         argv = argv[1:]  # `trllint check PATH`, Ruff's spelling of the default command
+    elif argv[:1] == ["server"]:
+        from trllint.app.server import main as server_main  # the language server (Ruff's `ruff server`)
+
+        return server_main(argv[1:])
     args = build_parser().parse_args(argv)
     from trllint.app import memory
+    from trllint.app.config import use_rule_catalog
 
     try:
         with memory.paused():
@@ -130,6 +173,37 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FINDINGS
+    finally:
+        use_rule_catalog(None)  # a catalog is this run's: the next run in this process (a test) reads its own
+
+
+def _rule_pack_error() -> str | None:
+    """Why the rule pack cannot be loaded, else None (it is loaded)."""
+    from trllint.rule.registry import available_rules
+
+    try:
+        available_rules()
+    except Exception as exc:  # a broken rule pack is an installation problem, not a finding
+        return f"cannot load the rule pack: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _use_rule_catalog(config_path: Path | None, cache_dir: str | None) -> bool:
+    """Check the configuration against the catalog of the running code's rules that an earlier run
+    left in the cache folder (trllint.app.rule_catalog); False when there is none to read. The
+    folder is --cache-dir's (or TRLLINT_CACHE_DIR's) when given, else the default one: a `cache-dir`
+    in the configuration is known only once it is read, and such a run loads the rules."""
+    from trllint.app.config import CACHE_DIR, use_rule_catalog
+    from trllint.app.result_cache import code_fingerprint
+    from trllint.app.rule_catalog import read_catalog
+    from trllint.rule.registry import rules_replaced
+
+    if rules_replaced():
+        return False  # rules of a test's own: the catalog on disk is the pack's
+    root = config_path.parent if config_path is not None else Path.cwd()
+    catalog = read_catalog(Path(cache_dir).absolute() if cache_dir else root / CACHE_DIR, code_fingerprint())
+    use_rule_catalog(catalog)
+    return catalog is not None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -139,10 +213,18 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         return _usage_error("--jobs must be at least 1")
-    try:
+    # A run that only reads files may answer from the result cache without importing the rules
+    # (nor LibCST): its configuration is then checked against the rule catalog (_use_rule_catalog).
+    reads_stdin = args.stdin_filename is not None or "-" in args.paths
+    may_answer_from_cache = not (
+        args.no_cache or args.fix or args.fix_only or args.diff or args.add_noqa or args.list_rules or args.explain
+        or reads_stdin
+    )
+    if not may_answer_from_cache:
+        broken = _rule_pack_error()
+        if broken is not None:
+            return _usage_error(broken)
         rules = available_rules()
-    except Exception as exc:  # a broken rule pack is an installation problem, not a finding
-        return _usage_error(f"cannot load the rule pack: {type(exc).__name__}: {exc}")
 
     if args.list_rules:
         width = max((len(info.rule.name) for info in rules.values()), default=4)
@@ -151,6 +233,14 @@ def _run(args: argparse.Namespace) -> int:
             # stable+preview: a stable rule some of whose findings are preview (--explain says which).
             shown = f"{info.rule.status}+preview" if info.rule.preview_findings else info.rule.status
             sys.stdout.write(f"{code:<8} {info.rule.name:<{width}}  {shown:<14} {info.rule.fixable}\n")
+        from trllint.app.engine_codes import ENGINE_DOCS
+        from trllint.core.findings import UNUSED_NOQA
+
+        for code, (name, _) in ENGINE_DOCS.items():
+            # The engine's own codes: selected as rules are, but no rule's (`--explain` says more).
+            engine_status = "on request" if code == UNUSED_NOQA[0] else "always on"
+            engine_fixable = "always" if code == UNUSED_NOQA[0] else "never"
+            sys.stdout.write(f"{code:<8} {name:<{width}}  {engine_status:<14} {engine_fixable}\n")
         return EXIT_CLEAN
     if args.explain:
         from trllint.app.engine_codes import ENGINE_DOCS, engine_code
@@ -171,13 +261,18 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
 
     # `-` is standard input, as in Ruff, Black and flake8; --stdin-filename names what it is.
-    reads_stdin = args.stdin_filename is not None or "-" in args.paths
     if reads_stdin and args.paths not in ([], ["-"]):
         return _usage_error("standard input (- or --stdin-filename) is linted alone; give no other PATH with it")
     stdin_filename = args.stdin_filename if args.stdin_filename is not None else "-"
     paths = [] if reads_stdin else args.paths or ["."]
-    if args.add_noqa and (reads_stdin or args.fix or args.diff):
+    if args.add_noqa and (reads_stdin or args.fix or args.fix_only or args.diff):
         return _usage_error("--add-noqa rewrites files on its own; it takes neither standard input, --fix nor --diff")
+    if args.isolated and args.config:
+        return _usage_error("--isolated reads no configuration file; leave out --config")
+    if args.statistics and args.format in ("sarif", "github"):
+        return _usage_error(f"--statistics prints counts, as text or JSON; --format {args.format} has no place for them")
+    if args.diff and args.format in ("sarif", "github"):
+        return _usage_error(f"--diff prints a unified diff (or, with --format json, one per file); not --format {args.format}")
 
     try:
         config_path: Path | None
@@ -185,14 +280,23 @@ def _run(args: argparse.Namespace) -> int:
             [str(Path(p).absolute()) for p in paths]
         ))
         start = start if start.exists() else Path.cwd()
-        if args.config:
+        if args.isolated:
+            config_path = None
+        elif args.config:
             config_path = Path(args.config)
             if not config_path.is_file():
                 return _usage_error(f"{args.config}: no such configuration file")
         else:
             config_path = find_config(start)
+        if may_answer_from_cache:
+            may_answer_from_cache = _use_rule_catalog(config_path, args.cache_dir or os.environ.get("TRLLINT_CACHE_DIR"))
+            if not may_answer_from_cache:
+                broken = _rule_pack_error()
+                if broken is not None:
+                    return _usage_error(broken)
         config = load_config(config_path)
         config.target = resolve_target(config, start)
+        _apply_command_line(config, args)
         if args.select is not None:
             config.cli_select = parse_code_list(args.select)
             if not config.cli_select:
@@ -211,7 +315,7 @@ def _run(args: argparse.Namespace) -> int:
                 f"trllint: warning: selecting {code} has no effect because preview is not enabled "
                 "(add --preview, or preview = true in the configuration)\n"
             )
-        if not codes and not config.selects_syntax_errors():
+        if not codes and not config.selects_syntax_errors() and not config.reports_unused_noqa():
             # A run of no rule would print "All checks passed!": a false clean result in CI.
             if ignored_preview:
                 return _usage_error(f"no rule is selected: {', '.join(ignored_preview)} needs --preview")
@@ -219,14 +323,19 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _usage_error(str(exc))
 
+    if args.show_settings:
+        sys.stdout.write(describe_settings(config, codes))
+        return EXIT_CLEAN
+
     from trllint.app.run import LintRun
 
+    fix = args.fix_only or (config.fix if args.fix is None else args.fix)
     run = LintRun(
         config=config,
         codes=codes,
-        fix=args.fix,
+        fix=fix,
         diff=args.diff,
-        unsafe_fixes=args.unsafe_fixes,
+        unsafe_fixes=config.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes,
         jobs=args.jobs,
         use_cache=not args.no_cache,
         output_format=args.format,
@@ -236,7 +345,17 @@ def _run(args: argparse.Namespace) -> int:
         show_evidence=args.show_evidence,
         quiet=args.quiet,
         force_exclude=args.force_exclude,
+        fix_only=args.fix_only,
+        show_fixes=config.show_fixes if args.show_fixes is None else args.show_fixes,
+        color=args.color,
+        verbose=args.verbose,
+        from_cache=may_answer_from_cache,
     )
+    if args.verbose:
+        sys.stderr.write(f"trllint: configuration: {config.path or 'none (defaults)'}\n")
+        sys.stderr.write(f"trllint: rules: {', '.join(codes) or 'none'}\n")
+    if args.show_files:
+        return run.show_files(paths or ["."])
     if args.add_noqa:
         return run.add_noqa(paths)
     if reads_stdin:
@@ -244,3 +363,68 @@ def _run(args: argparse.Namespace) -> int:
     else:
         status = run.lint_paths(paths)
     return EXIT_CLEAN if args.exit_zero and status == EXIT_FINDINGS else status
+
+
+def _apply_command_line(config, args: argparse.Namespace) -> None:
+    """The command line's settings over the file's (Ruff's precedence)."""
+    from trllint.app.config import ConfigError, expand_selectors, parse_code_list
+    from trllint.rule.registry import available_rules
+
+    if args.ignore_noqa:
+        config.ignore_noqa = True
+    if args.exclude is not None:
+        config.exclude = parse_code_list(args.exclude)
+    if args.extend_exclude is not None:
+        config.extend_exclude = [*config.extend_exclude, *parse_code_list(args.extend_exclude)]
+    for flag, values in (("--per-file-ignores", args.per_file_ignores), ("--extend-per-file-ignores", args.extend_per_file_ignores)):
+        if values is None:
+            continue
+        table = {} if flag == "--per-file-ignores" else dict(config.per_file_ignores)
+        for value in values:
+            pattern, colon, codes = value.rpartition(":")
+            if not colon or not pattern or not parse_code_list(codes):
+                raise ConfigError(f"{flag} takes GLOB:CODES (`tests/*:TRL004`), got {value!r}")
+            expand_selectors(parse_code_list(codes), available_rules())  # an unknown code is an error here
+            table[pattern] = [*table.get(pattern, []), *parse_code_list(codes)]
+        config.per_file_ignores = table
+    if args.fixable is not None:
+        config.fixable = parse_code_list(args.fixable)
+    if args.extend_fixable is not None:
+        config.extend_fixable = [*config.extend_fixable, *parse_code_list(args.extend_fixable)]
+    if args.unfixable is not None:
+        config.unfixable = [*config.unfixable, *parse_code_list(args.unfixable)]
+    config.unfixable_codes()  # an unknown code in any of them is a usage error now
+    cache_dir = args.cache_dir or os.environ.get("TRLLINT_CACHE_DIR")
+    if cache_dir:
+        # A command-line or environment folder is relative to where trllint runs, as Ruff's.
+        config.cache_dir = Path(cache_dir).absolute()
+
+
+def describe_settings(config, codes: list[str]) -> str:
+    """--show-settings: what a run with these arguments would use, one `key = value` per line."""
+    import json
+
+    def value(v) -> str:
+        return json.dumps(v, default=str)
+
+    rows = [
+        ("configuration", str(config.path) if config.path else "none (defaults)"),
+        ("root", str(config.root)),
+        ("select (resolved)", value(codes)),
+        ("TRL000 reported", value(config.reports_syntax_errors())),
+        ("TRL100 reported", value(config.reports_unused_noqa())),
+        ("preview", value(config.preview)),
+        ("target-version", str(config.target) if config.target else "none"),
+        ("exclude", value(config.exclude) if config.exclude is not None else "the defaults"),
+        ("extend-exclude", value(config.extend_exclude)),
+        ("per-file-ignores", value(config.per_file_ignores)),
+        ("fix", value(config.fix)),
+        ("unsafe-fixes", value(config.unsafe_fixes)),
+        ("show-fixes", value(config.show_fixes)),
+        ("unfixable (resolved)", value(sorted(config.unfixable_codes()))),
+        ("ignore-noqa", value(config.ignore_noqa)),
+        ("cache-dir", str(config.cache_folder())),
+        ("max-file-size-mb", value(config.max_file_size_mb)),
+    ]
+    rows += [(key, value(v)) for key, v in sorted(config.rule_settings.items())]
+    return "".join(f"{key} = {text}\n" for key, text in rows)

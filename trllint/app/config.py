@@ -10,21 +10,49 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
-from trllint.core.findings import PARSE_ERROR
+from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
 from trllint.core.target_version import TargetVersion, parse_target_version
-from trllint.rule.registry import RuleInfo, available_rules, resolve_code
-from trllint.rule.base import Setting
-from trllint.rule.ruleset import RuleSet
+from trllint.rule.declared import RuleEntry, Setting
+from trllint.rule.registry import available_rules as registered_rules, resolve_code
+
+if TYPE_CHECKING:
+    from trllint.rule.ruleset import RuleSet
 
 CONFIG_FILE = "pyproject.toml"
 # Files of trllint's own: every key at the top level, no [tool.trllint] table.
 STANDALONE_CONFIG_FILES = (".trllint.toml", "trllint.toml")
 
 # Keys the engine owns; rules add their own settings through Rule.settings_schema.
-_LIST_OF_STRINGS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "extend-ignore")
-_ENGINE_KEYS = set(_LIST_OF_STRINGS) | {"per-file-ignores", "preview", "target-version"}
+_LIST_OF_STRINGS = (
+    "select", "ignore", "extend-select", "exclude", "extend-exclude", "extend-ignore", "fixable", "unfixable", "extend-fixable"
+)
+_BOOLEANS = ("preview", "fix", "unsafe-fixes", "show-fixes")
+_ENGINE_KEYS = set(_LIST_OF_STRINGS) | set(_BOOLEANS) | {"per-file-ignores", "target-version", "cache-dir", "max-file-size-mb"}
+# Where results and summaries are cached, under the configuration's folder (``cache-dir``,
+# ``--cache-dir`` and TRLLINT_CACHE_DIR move it).
+CACHE_DIR = ".trllint_cache"
+DEFAULT_MAX_FILE_SIZE_MB = 2
+
+
+# The rules a configuration is checked against: the rule pack's, or, for a run that may answer
+# from the result cache alone, the catalog of the same code (trllint.app.rule_catalog).
+_catalog: dict[str, RuleEntry] = {}
+
+
+def use_rule_catalog(catalog: Mapping[str, RuleEntry] | None) -> None:
+    """Check configurations against ``catalog`` instead of importing the rules; None: the rules."""
+    _catalog.clear()
+    _catalog.update(catalog or {})
+
+
+def available_rules() -> Mapping[str, RuleEntry]:
+    """The rules by code, as the rule catalog in use lists them, else the rule pack's."""
+    if _catalog:
+        return _catalog
+    rules: Mapping[str, RuleEntry] = registered_rules()
+    return rules
 
 
 class ConfigError(Exception):
@@ -49,29 +77,54 @@ class Config:
     # Where the configuration came from; patterns are relative to this folder.
     root: Path = field(default_factory=Path.cwd)
     path: Path | None = None
+    # Ruff's fix settings: `fix = true` fixes without --fix (--no-fix overrides), `unsafe-fixes`
+    # likewise, `show-fixes` lists what was fixed; fixable / extend-fixable / unfixable say whose
+    # fixes may be offered at all.
+    fix: bool = False
+    unsafe_fixes: bool = False
+    show_fixes: bool = False
+    fixable: list[str] | None = None
+    extend_fixable: list[str] = field(default_factory=list)
+    unfixable: list[str] = field(default_factory=list)
+    # The cache folder (relative paths against root); None: root / CACHE_DIR.
+    cache_dir: Path | None = None
+    max_file_size_mb: int = DEFAULT_MAX_FILE_SIZE_MB
 
     # The command line's choice of rules, a layer over the file's (Ruff's order): a command-line
     # --select starts afresh, so the file's ignore does not silence a rule the user just selected.
     cli_select: list[str] | None = None
     cli_extend_select: list[str] = field(default_factory=list)
     cli_ignore: list[str] = field(default_factory=list)
+    # --ignore-noqa: findings are reported whatever `# noqa` comments say.
+    ignore_noqa: bool = False
 
-    def selected_codes(self) -> list[str]:
-        """The rules selected (TRL000 is not a rule: :meth:`reports_syntax_errors`)."""
+    def _chosen(self, default: set[str]) -> set[str]:
+        """The codes the selections name, in Ruff's order; ``default`` when no select is given."""
         rules = available_rules()
-        chosen = set(expand_selectors(self.select, rules)) if self.select is not None else set(rules)
+        chosen = set(expand_selectors(self.select, rules)) if self.select is not None else set(default)
         chosen |= set(expand_selectors(self.extend_select, rules))
         chosen -= set(expand_selectors(self.ignore, rules))
         if self.cli_select is not None:
             chosen = set(expand_selectors(self.cli_select, rules))
         chosen |= set(expand_selectors(self.cli_extend_select, rules))
         chosen -= set(expand_selectors(self.cli_ignore, rules))
-        chosen &= set(rules)
+        return chosen
+
+    def selected_codes(self) -> list[str]:
+        """The rules selected (TRL000 and TRL100 are the engine's: :meth:`reports_syntax_errors`,
+        :meth:`reports_unused_noqa`)."""
+        rules = available_rules()
+        chosen = self._chosen(set(rules)) & set(rules)
         if not self.preview:
             # As in Ruff: without preview no selector selects a preview rule, not even its exact
             # code (preview_selections_ignored names those, for a warning).
             chosen = {code for code in chosen if rules[code].rule.status != "preview"}
         return sorted(chosen)
+
+    def reports_unused_noqa(self) -> bool:
+        """TRL100 only when a selection names it (a code, a prefix such as ``TRL1``, or ``ALL``):
+        the default selection leaves it out, as Ruff's leaves out RUF100."""
+        return UNUSED_NOQA[0] in self._chosen(set())
 
     def reports_syntax_errors(self) -> bool:
         """TRL000 is reported unless an ignore names it (a selection that leaves it out does not
@@ -95,11 +148,27 @@ class Config:
             return []
         rules = available_rules()
         lists = [self.cli_select] if self.cli_select is not None else [self.select or [], self.extend_select]
-        named = {resolve_code(selector) for selectors in [*lists, self.cli_extend_select] for selector in selectors}
+        named = {resolve_code(selector, rules) for selectors in [*lists, self.cli_extend_select] for selector in selectors}
         return sorted(code for code in named if code is not None and rules[code].rule.status == "preview")
 
-    def ruleset(self, codes: list[str]) -> RuleSet:
+    def cache_folder(self) -> Path:
+        if self.cache_dir is None:
+            return self.root / CACHE_DIR
+        return self.cache_dir if self.cache_dir.is_absolute() else self.root / self.cache_dir
+
+    def unfixable_codes(self) -> frozenset[str]:
+        """The codes whose fixes are dropped: those ``fixable`` leaves out or ``unfixable`` names."""
         rules = available_rules()
+        every = set(rules) | {UNUSED_NOQA[0]}
+        fixable = set(expand_selectors(self.fixable, rules)) if self.fixable is not None else set(every)
+        fixable |= set(expand_selectors(self.extend_fixable, rules))
+        fixable -= set(expand_selectors(self.unfixable, rules))
+        return frozenset(every - fixable)
+
+    def ruleset(self, codes: list[str]) -> RuleSet:
+        from trllint.rule.ruleset import RuleSet
+
+        rules = registered_rules()  # the classes themselves, whatever catalog checked the configuration
         return RuleSet(
             rules=[rules[code].rule for code in codes if code in rules],
             settings=dict(self.rule_settings),
@@ -111,6 +180,10 @@ class Config:
             preview=self.preview,
             target=self.target,
             syntax_errors_ignored=not self.reports_syntax_errors(),
+            unused_noqa=self.reports_unused_noqa(),
+            ignore_noqa=self.ignore_noqa,
+            unfixable=self.unfixable_codes(),
+            max_file_bytes=self.max_file_size_mb * 2**20,
         )
 
     def settings_fingerprint(self) -> str:
@@ -125,17 +198,22 @@ class Config:
                 "per_file_ignores": self.per_file_ignores,
                 "target": str(self.target) if self.target else None,
                 "syntax_errors": self.reports_syntax_errors(),
+                "unused_noqa": self.reports_unused_noqa(),
+                "ignore_noqa": self.ignore_noqa,
+                "unfixable": sorted(self.unfixable_codes()),
+                "max_file_size_mb": self.max_file_size_mb,
             },
             sort_keys=True,
             default=str,
         )
 
 
-def expand_selectors(selectors: list[str], rules: dict[str, RuleInfo]) -> list[str]:
+def expand_selectors(selectors: list[str], rules: Mapping[str, RuleEntry]) -> list[str]:
     """Codes for a list of codes, code prefixes (``TRL00``), rule names or ``ALL``; TRL000
     (``unreadable-or-invalid-source``, the engine's) among them, which the caller tells apart."""
     names = {code: info.rule.name for code, info in rules.items()}
     names[PARSE_ERROR[0]] = PARSE_ERROR[1]
+    names[UNUSED_NOQA[0]] = UNUSED_NOQA[1]
     codes: list[str] = []
     for selector in selectors:
         key = selector.strip()
@@ -262,9 +340,16 @@ def config_from_table(table: dict[str, Any], path: Path | None, where: str | Non
         raise ConfigError(f"{where} 'per-file-ignores' must be a table of glob = [codes]")
     for pattern, codes in pfi.items():
         _expect_list_of_strings(codes, f"{where} per-file-ignores {pattern!r}")
+    for key in _BOOLEANS:
+        if key in table and not isinstance(table[key], bool):
+            raise ConfigError(f"{where} {key!r} must be true or false, got {table[key]!r}")
     preview = table.get("preview", False)
-    if not isinstance(preview, bool):
-        raise ConfigError(f"{where} 'preview' must be true or false, got {preview!r}")
+    cache_dir = table.get("cache-dir")
+    if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir):
+        raise ConfigError(f"{where} 'cache-dir' must be a string (a folder), got {cache_dir!r}")
+    max_size = table.get("max-file-size-mb", DEFAULT_MAX_FILE_SIZE_MB)
+    if not isinstance(max_size, int) or isinstance(max_size, bool) or max_size < 0:
+        raise ConfigError(f"{where} 'max-file-size-mb' must be an integer, 0 or more (0: no limit), got {max_size!r}")
     target = None
     if "target-version" in table:
         value = table["target-version"]
@@ -288,9 +373,18 @@ def config_from_table(table: dict[str, Any], path: Path | None, where: str | Non
         target=target,
         root=path.parent if path else Path.cwd(),
         path=path,
+        fix=table.get("fix", False),
+        unsafe_fixes=table.get("unsafe-fixes", False),
+        show_fixes=table.get("show-fixes", False),
+        fixable=table.get("fixable"),
+        extend_fixable=list(table.get("extend-fixable", [])),
+        unfixable=list(table.get("unfixable", [])),
+        cache_dir=Path(cache_dir) if cache_dir is not None else None,
+        max_file_size_mb=max_size,
     )
     try:
         config.selected_codes()
+        config.unfixable_codes()
         for codes in config.per_file_ignores.values():
             expand_selectors(codes, available_rules())
     except ConfigError as exc:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trllint.core.findings import PARSE_ERROR
+from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
 
 TRL000_DOC = """\
 # TRL000 unreadable-or-invalid-source
@@ -63,7 +63,47 @@ selection that leaves it out still reports it, so that a broken file never passe
 `--select TRL000` checks syntax alone. No `# noqa` comment silences it.
 """
 
-ENGINE_DOCS = {PARSE_ERROR[0]: (PARSE_ERROR[1], TRL000_DOC)}
+TRL100_DOC = """\
+# TRL100 unused-noqa
+
+Status: on request: only a selection that names it runs it (`--extend-select TRL100`,
+`extend-select = ["TRL100"]`, a prefix such as `TRL1`, or `ALL`), as Ruff's RUF100.
+
+## What it finds
+
+A `# noqa: TRLnnn` code that silences nothing on its line: the bug was fixed, the code moved, or
+the code is misspelt (`TRL04`, a code no rule has). Only trllint's own codes are judged: a bare
+`# noqa` and other tools' codes (`E501`, `F401`) are left alone, and so is the code of a rule this
+run did not select (or that `per-file-ignores` switches off for the file), since it might report
+there. A code that silences a preview finding is in use, preview on or not.
+
+## Why it matters
+
+A stale `# noqa` silences the next real finding on that line without anyone deciding to.
+
+## Example
+
+```python
+self.log({"loss": loss.item()})  # noqa: TRL004
+```
+
+## Fixed
+
+```python
+self.log({"loss": loss.item()})
+```
+
+## Fix safety
+
+Safe: the fix removes the stale codes (the whole comment when nothing else is in it), which
+changes nothing the program does. A comment with text after its codes (`# noqa: TRL004 -- why`)
+is reported without a fix: what to keep is the author's call.
+
+`# noqa: TRL100` on the line silences it; `--ignore-noqa` turns every `# noqa` off, this check
+with them.
+"""
+
+ENGINE_DOCS = {PARSE_ERROR[0]: (PARSE_ERROR[1], TRL000_DOC), UNUSED_NOQA[0]: (UNUSED_NOQA[1], TRL100_DOC)}
 
 
 def engine_code(code_or_name: str) -> str | None:

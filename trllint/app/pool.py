@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from trllint.engine.inputs import kind_for
-from trllint.engine.pipeline import MAX_FILE_BYTES, FileResult, Mode, process_bytes, too_large
+from trllint.engine.pipeline import FileResult, Mode, process_bytes, too_large
 from trllint.rule.ruleset import RuleSet
 
 Outcome = TypeVar("Outcome")
@@ -42,8 +42,9 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode, *, dige
     """Lint or fix one file; ``digest``: also note the SHA-256 of its bytes (the cache keys on it)."""
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES * kind_for(path).size_factor:
-            return FileResult(display, findings=[too_large(display, size)])
+        size_factor = kind_for(path).size_factor
+        if ruleset.too_large(size, size_factor):
+            return FileResult(display, warnings=[too_large(size, ruleset, size_factor)])
         data = path.read_bytes()
     except FileNotFoundError:
         return FileResult(display, problems=["the file vanished before it could be read"])

@@ -16,22 +16,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trllint import __version__
 from trllint.app.config import Config
 from trllint.core.findings import Edit, Evidence, Finding, Fix
-from trllint.facts.launch.model import LAUNCH_SOURCES
-from trllint.app.pool import process_files
-from trllint.engine.pipeline import FileResult, Mode
-from trllint.rule.ruleset import RuleSet
+from trllint.engine.results import FileResult, Mode
+from trllint.facts.launch import LAUNCH_SOURCES
 
-CACHE_DIR = ".trllint_cache"
+if TYPE_CHECKING:
+    from trllint.rule.ruleset import RuleSet
+
 
 
 @lru_cache(maxsize=1)
-def _code_fingerprint() -> str:
+def code_fingerprint() -> str:
     """A hash of the engine's and the rule pack's source: editing a rule invalidates the cache."""
     from trllint.rule.registry import rules_root
 
@@ -81,18 +83,14 @@ CACHE_FORMAT = 5
 
 
 def _unchanged(dependency: str, digest: str) -> bool:
-    from trllint.semantic.project.index import index_for
-
     if dependency.startswith(LAUNCH_SOURCES):  # a project's launch files, as one digest
         from trllint.facts.launch.project import project_launch
 
         return project_launch(Path(dependency[len(LAUNCH_SOURCES) :])).digest == digest
-    path = Path(dependency)
+    from trllint.semantic.project.index import module_digest
 
-    try:
-        return index_for(path).content_hash(path.resolve()) == digest
-    except OSError:
-        return False
+    # The path was resolved when the result was computed (``ProjectView.consulted``).
+    return module_digest(Path(dependency)) == digest
 
 
 class ResultCache:
@@ -101,14 +99,33 @@ class ResultCache:
         self.file = folder / f"results-{key}.json"
         self.entries: dict[str, dict] = {}
         self.changed: dict[str, dict] = {}  # the entries this run wrote or refreshed
+        # A project module most files import is checked once per run, not once per file.
+        self._dependencies_checked: dict[tuple[str, str], bool] = {}
 
     @classmethod
     def for_run(cls, config: Config, codes: list[str]) -> ResultCache | None:
-        folder = config.root / CACHE_DIR
-        material = f"{CACHE_FORMAT}\0{_code_fingerprint()}\0{config.settings_fingerprint()}\0{sorted(codes)}"
+        folder = config.cache_folder()
+        material = f"{CACHE_FORMAT}\0{code_fingerprint()}\0{config.settings_fingerprint()}\0{sorted(codes)}"
         cache = cls(folder, hashlib.sha256(material.encode()).hexdigest()[:20])
         cache.entries = cache._load()
         return cache
+
+    def cached_results(self, jobs: list[tuple[Path, str]]) -> list[FileResult] | None:
+        """Every job's result read from the cache, or None as soon as one is not there (a warm run
+        answers from the cache alone only when nothing is left to lint)."""
+        results: list[FileResult] = []
+        for path, display in jobs:
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            hit = self._lookup(str(path.absolute()), path, display, (st.st_size, st.st_mtime_ns))
+            if hit is None:
+                return None
+            results.append(hit)
+        if self.changed:
+            self._save()  # touched files whose content is unchanged: their new mtimes
+        return results
 
     def _load(self) -> dict[str, dict]:
         """The entries on disk; a missing or damaged file is an empty cache, never a failed run."""
@@ -136,12 +153,14 @@ class ResultCache:
                 continue
             stamps[key] = stamp
             misses.append((path, display))
+        from trllint.app.pool import process_files
+
         fresh = process_files(misses, ruleset, mode, workers=workers)
         for (path, display), result in zip(misses, fresh):
             key = str(path.absolute())
             results[key] = result
-            if result.problems or result.sha256 is None or key not in stamps:
-                continue  # an unreadable file is asked again next time
+            if result.problems or result.warnings or result.sha256 is None or key not in stamps:
+                continue  # an unreadable or skipped file is asked again next time (and warned of)
             size, mtime = stamps[key]
             self._remember(key, {
                 "size": size,
@@ -153,6 +172,10 @@ class ResultCache:
             })
         if self.changed:
             self._save()
+        if "trllint.rule.base" in sys.modules:  # this run imported the rules: list them for warm runs
+            from trllint.app.rule_catalog import write_catalog
+
+            write_catalog(self.folder, code_fingerprint())
         return [results[str(path.absolute())] for path, _ in jobs]
 
     def _lookup(self, key: str, path: Path, display: str, stamp: tuple[int, int]) -> FileResult | None:
@@ -168,13 +191,19 @@ class ResultCache:
                 except OSError:
                     return None
                 self._remember(key, dict(entry, mtime=stamp[1]))
-            if not all(_unchanged(dep, digest) for dep, digest in entry["dependencies"].items()):
+            if not all(self._unchanged(dep, digest) for dep, digest in entry["dependencies"].items()):
                 return None  # a module whose summary the findings read has changed
             return FileResult(
                 display, findings=[_finding_from_json(f) for f in entry["findings"]], dependencies=entry["dependencies"]
             )
         except (KeyError, TypeError, ValueError, AttributeError):
             return None  # an entry damaged on disk is a miss
+
+    def _unchanged(self, dependency: str, digest: str) -> bool:
+        key = (dependency, digest)
+        if key not in self._dependencies_checked:
+            self._dependencies_checked[key] = _unchanged(dependency, digest)
+        return self._dependencies_checked[key]
 
     def _remember(self, key: str, entry: dict) -> None:
         self.entries[key] = entry

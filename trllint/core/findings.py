@@ -24,6 +24,9 @@ RuleStatus = Literal["stable", "preview"]
 # Findings the engine raises, not a rule: (code, name).
 PARSE_ERROR = ("TRL000", "unreadable-or-invalid-source")
 INTERNAL_ERROR = ("TRL999", "internal-error")
+# Selected by name only (``--extend-select TRL100``, ``ALL``), as Ruff's RUF100: a `# noqa` code
+# that silences nothing.
+UNUSED_NOQA = ("TRL100", "unused-noqa")
 
 
 class ReasonKind(enum.Enum):

@@ -15,11 +15,10 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
-import libcst as cst
-
-from trllint.core.cst.private import parse_module_unvalidated
+if TYPE_CHECKING:
+    import libcst as cst
 
 # LibCST's idea of a line break; str.splitlines() also splits on \f, \x1c, \u2028 and friends,
 # which would put our offsets on a different line from LibCST's positions.
@@ -101,6 +100,9 @@ class SourceFile:
         """The parsed module; raises ``libcst.ParserSyntaxError`` for source that does not parse."""
         if self._module is None:
             SourceFile.parses += 1
+            # Here, not at the top: a file is read (and outlined by CPython's parser) without LibCST.
+            from trllint.core.cst.private import parse_module_unvalidated
+
             self._module = parse_module_unvalidated(self.text)
         return self._module
 

@@ -28,6 +28,8 @@ class FixOutcome:
     problems: list[str] = field(default_factory=list)
     # The findings whose unsafe fixes were applied (their Fix says why it is unsafe).
     unsafe_applied: list[Finding] = field(default_factory=list)
+    # The code of each fix applied, in order (``--show-fixes``).
+    applied_codes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -83,6 +85,12 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
+def apply_fix(source: SourceFile, fix: Fix) -> str:
+    """``source.text`` with one fix applied, in the file's line breaks (an editor's quick fix of
+    one finding; the loop below applies many)."""
+    return apply_edits(source.text, _in_file_newlines(sorted(fix.edits, key=lambda e: (e.start, e.end)), source))
+
+
 def still_valid(before: SourceFile, after_text: str, filename: str) -> str | None:
     """Why ``after_text`` must not be written, or None when it is sound (the file's kind knows
     what sound means: Python that parses, TOML that loads)."""
@@ -95,6 +103,7 @@ def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: b
     applied = 0
     problems: list[str] = []
     unsafe_applied: list[Finding] = []
+    applied_codes: list[str] = []
     for _ in range(MAX_ROUNDS):
         fixes = [f.fix for f in findings if applicable(f.fix, unsafe)]
         if not fixes:
@@ -113,9 +122,10 @@ def fix_source(source: SourceFile, filename: str, ruleset: RuleSet, *, unsafe: b
             break
         current = current.with_text(new_text)
         applied += len(taken)
+        applied_codes += [f.code for f in findings if f.fix in taken]
         unsafe_applied += [f for f in findings if f.fix in taken and f.fix.applicability == "unsafe"]
         findings = lint_source(current, filename, ruleset)
     else:
         if any(applicable(f.fix, unsafe) for f in findings):
             problems.append(f"fixes did not settle after {MAX_ROUNDS} rounds; please report it")
-    return FixOutcome(current.text, findings, applied, problems, unsafe_applied)
+    return FixOutcome(current.text, findings, applied, problems, unsafe_applied, applied_codes)

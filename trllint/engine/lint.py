@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import warnings
 from contextlib import ExitStack
+from dataclasses import replace
 
 from libcst.metadata import MetadataWrapper
 
@@ -22,7 +23,8 @@ from trllint.rule.base import Rule
 from trllint.rule.ruleset import RuleSet
 from trllint.semantic.model import SemanticModel
 from trllint.core.source import SourceFile
-from trllint.core.suppression import without_suppressed
+from trllint.core.suppression import NoqaDirectives, noqa_directives, unused_noqa, without_suppressed
+from trllint.rule.registry import available_rules
 from trllint.core.syntax import cpython_verdict, libcst_error, syntax_error
 from trllint.engine.inputs import Unreadable, kind_for
 from trllint.engine.inputs.text import decode_text
@@ -49,8 +51,9 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
         # file is still reported whatever rules are selected.
         if source.is_python and kind_for(filename).always_read and reports_syntax:
             error = syntax_error(source, ruleset.target)
-            return [error] if error is not None else []
-        return []
+            if error is not None:
+                return [error]
+        return _noqa_applied([], source, ruleset)
     findings: list[Finding] = []
     if source.is_python:
         verdict = cpython_verdict(source, target=ruleset.target)
@@ -72,11 +75,30 @@ def lint_source(source: SourceFile, filename: str, ruleset: RuleSet) -> list[Fin
                 findings.append(_internal_error(source, rule_class, exc))
                 continue
             findings.extend(_checked_findings(source, rule))
+    return _noqa_applied(findings, source, ruleset)
+
+
+def _noqa_applied(findings: list[Finding], source: SourceFile, ruleset: RuleSet) -> list[Finding]:
+    """The findings the file's noqa comments leave, with TRL100 for the codes that silence nothing."""
+    checks_unused = not ruleset.ignore_noqa and ruleset.reports_unused_noqa(source.display_path)
+    if not findings and not checks_unused:
+        return []
+    directives = NoqaDirectives({}) if ruleset.ignore_noqa else noqa_directives(source)
+    if directives.lines and checks_unused:
+        # Before the preview filter: a code that silences a preview finding is in use.
+        ignored = ruleset.codes_ignored_for(source.display_path)
+        enabled = frozenset(r.code for r in ruleset.rules if r.code not in ignored)
+        known = frozenset(available_rules()) | {PARSE_ERROR[0], INTERNAL_ERROR[0]}
+        findings = findings + unused_noqa(findings, source, directives.lines, enabled=enabled, known=known)
     if not ruleset.preview:
         # Before noqa and the fix loop (which reads these findings): a preview finding off preview
         # is neither shown, nor fixed, nor given a noqa comment.
         findings = [f for f in findings if not f.preview]
-    return sorted(without_suppressed(findings, source), key=Finding.sort_key)
+    if ruleset.unfixable:
+        findings = [replace(f, fix=None) if f.fix is not None and f.code in ruleset.unfixable else f for f in findings]
+    if ruleset.ignore_noqa:
+        return sorted(findings, key=Finding.sort_key)
+    return sorted(without_suppressed(findings, source, directives), key=Finding.sort_key)
 
 
 def _run_visitors(source: SourceFile, rules: list[type[Rule]], ruleset: RuleSet) -> list[Finding]:

@@ -7,14 +7,16 @@ read, places each finding back in the file (a notebook's cell) and encodes the f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trllint.core.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe_failure, engine_finding
 from trllint.engine.inputs import EncodeError, Unreadable, kind_for
+# What a file's run gives back, in a module that imports no LibCST (a warm run reads only it).
+from trllint.engine.results import FileResult, Mode
 from trllint.engine.lint import lint_source
-from trllint.rule.ruleset import RuleSet
+from trllint.rule.ruleset import DEFAULT_MAX_FILE_BYTES, RuleSet
 from trllint.semantic.model import SemanticModel
 from trllint.facts.launch.model import launch_dependencies
 from trllint.semantic.project.file_view import consulted_modules
@@ -25,33 +27,7 @@ if TYPE_CHECKING:
 # Bigger files are refused rather than parsed: LibCST needs ~0.5 KB of memory and ~40 µs per byte
 # of source, so a 5 MB generated file would hold a worker for minutes and gigabytes. The largest
 # hand-written files of transformers and DeepSpeed are about 300 KB.
-MAX_FILE_BYTES = 2 * 1024 * 1024
-
-
-@dataclass
-class Mode:
-    fix: bool = False
-    diff: bool = False
-    unsafe: bool = False
-
-    @property
-    def rewrites(self) -> bool:
-        return self.fix or self.diff
-
-
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    fixed: int = 0
-    problems: list[str] = field(default_factory=list)
-    diff: str = ""
-    unsafe_applied: list[Finding] = field(default_factory=list)  # fixed by an unsafe fix
-    new_text: bytes | None = None  # the fixed bytes (returned for standard input only)
-    sha256: str | None = None  # of the bytes that were linted, when the cache asked for it (``digest``)
-    # Other modules of the project whose summaries the findings read: path -> content hash. A
-    # cached result holds only while each of them is unchanged.
-    dependencies: dict[str, str] = field(default_factory=dict)
+MAX_FILE_BYTES = DEFAULT_MAX_FILE_BYTES  # the default of ``max-file-size-mb``
 
 
 def lint_bytes(data: bytes, filename: str, ruleset: RuleSet, *, display: str | None = None, path: Path | None = None) -> FileResult:
@@ -97,9 +73,8 @@ def _process_bytes(
 ) -> tuple[FileResult, bytes | None]:
     kind = kind_for(filename)
     result = FileResult(display)
-    if len(data) > MAX_FILE_BYTES * kind.size_factor:
-        if ruleset.reports_syntax_errors(display):
-            result.findings.append(too_large(display, len(data)))
+    if ruleset.too_large(len(data), kind.size_factor):
+        result.warnings.append(too_large(len(data), ruleset, kind.size_factor))
         return result, None
     try:
         decoded = kind.decode(data, display, filename, path, target=ruleset.target)
@@ -112,9 +87,8 @@ def _process_bytes(
     if decoded.target is not None and decoded.target != ruleset.target:
         ruleset = replace(ruleset, target=decoded.target)
     source = decoded.source
-    if len(source.text) > MAX_FILE_BYTES:  # a notebook's program, past the limit its bytes have
-        if ruleset.reports_syntax_errors(display):
-            result.findings.append(too_large(display, len(source.text)))
+    if ruleset.too_large(len(source.text)):  # a notebook's program, past the limit its bytes have
+        result.warnings.append(too_large(len(source.text), ruleset))
         return result, None
     unlinted = decoded.unlinted if ruleset.reports_syntax_errors(display) else []
     if not mode.rewrites:
@@ -139,6 +113,7 @@ def _process_bytes(
             findings = lint_source(source, decoded.linted_as, ruleset)  # nothing is written: all still stand
         else:
             result.fixed = outcome.applied
+            result.fixed_codes = outcome.applied_codes
             result.unsafe_applied = [decoded.map_back(f) for f in outcome.unsafe_applied]
     result.findings = sorted((decoded.map_back(f) for f in unlinted + findings), key=Finding.sort_key)
     if new_bytes is not None and mode.diff:
@@ -186,10 +161,10 @@ def unified_diff(old: str, new: str, display: str) -> str:
     )
 
 
-def too_large(display: str, size: int) -> Finding:
-    return engine_finding(
-        PARSE_ERROR,
-        display,
-        f"file is {size / 2**20:.1f} MB, larger than the {MAX_FILE_BYTES // 2**20} MB limit; not linted "
-        "(generated code? list it under extend-exclude in [tool.trllint])",
+def too_large(size: int, ruleset: RuleSet, size_factor: int = 1) -> str:
+    """What a file past the size limit gets: a warning, not a finding (it fails no gate)."""
+    limit = ruleset.max_file_bytes * size_factor / 2**20
+    return (
+        f"not linted: {size / 2**20:.1f} MB, over the {limit:g} MB limit (generated code? exclude it, "
+        "or raise max-file-size-mb in the configuration; 0 lints every size)"
     )

@@ -29,7 +29,7 @@ from trllint.facts.ranks import RankFacts, rank_facts
 from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute, parameters
 from trllint.core.cst import walk
 from trllint.core.cst.walk import syntax_children
-from trllint.core.prefilter import Token
+from trllint.core.prefilter import AnyOf, Token
 from trllint.core.findings import ReasonKind
 from trllint.core.source import SourceFile
 
@@ -283,6 +283,9 @@ def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
 
 # Which functions of a module all-reduce (or broadcast) an argument in place, and which.
 REDUCES_IN_PLACE = ModuleFact("rank-flow.reduces-in-place", 1, _reduces_in_place)
+# What a module must spell to reduce an argument in place (the collective's name, however it is
+# imported): a module that spells none is not parsed for REDUCES_IN_PLACE (its answer is {}).
+_NAMES_AN_IN_PLACE_COLLECTIVE = AnyOf(*IN_PLACE_COLLECTIVES)
 
 
 def is_global(model: SemanticModel, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -1179,7 +1182,7 @@ class FileRankFlows:
         function = self.project.function(name) if self.project is not None else None
         if function is None or self.project is None:
             return []
-        answer = self.project.fact(function, REDUCES_IN_PLACE)
+        answer = self.project.fact(function, REDUCES_IN_PLACE, deep_if=_NAMES_AN_IN_PLACE_COLLECTIVE)
         return list(answer.get(function.name, ())) if answer is not None else []
 
     def is_global_call(self, call: cst.Call, cls: cst.ClassDef | None = None) -> bool:

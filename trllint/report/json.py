@@ -54,4 +54,18 @@ def _evidence(evidence: Evidence) -> dict[str, Any]:
 
 
 def render(report: RunReport) -> str:
+    if report.statistics:
+        return json.dumps(statistics(report), indent=2) + "\n"
     return json.dumps([finding_to_dict(f, report) for f in report.findings], indent=2) + "\n"
+
+
+def statistics(report: RunReport) -> list[dict[str, Any]]:
+    """``--statistics``: a count per code, most frequent first (Ruff's JSON statistics)."""
+    counts: dict[str, dict[str, Any]] = {}
+    for finding in report.findings:
+        row = counts.setdefault(
+            finding.code, {"code": finding.code, "name": finding.name, "count": 0, "fixable": False}
+        )
+        row["count"] += 1
+        row["fixable"] = row["fixable"] or report.fixable(finding)
+    return sorted(counts.values(), key=lambda row: (-row["count"], row["code"]))

@@ -50,13 +50,15 @@ def _summary(report: RunReport) -> str:
         return f"No findings in the files found; {missing} {'path was' if missing == 1 else 'paths were'} not found."
     if not remaining:
         return "All checks passed!"
+    # As Ruff: the fixes --fix would apply, and apart from them the unsafe ones it would not,
+    # so that --fix --unsafe-fixes fixing more than "N fixable" is no surprise.
+    hidden = 0 if report.unsafe_fixes else sum(1 for f in report.findings if f.fix is not None and f.fix.applicability == "unsafe")
     hint = ""
     if fixable:
-        hint = f" ({fixable} fixable with --fix{' --unsafe-fixes' if report.unsafe_fixes else ''})"
-    else:
-        unsafe_only = sum(1 for f in report.findings if f.fix is not None and f.fix.applicability == "unsafe")
-        if unsafe_only:
-            hint = f" ({unsafe_only} fixable with --fix --unsafe-fixes)"
+        more = f"; {hidden} more with --unsafe-fixes" if hidden else ""
+        hint = f" ({fixable} fixable with --fix{' --unsafe-fixes' if report.unsafe_fixes else ''}{more})"
+    elif hidden:
+        hint = f" ({hidden} fixable with --fix --unsafe-fixes)"
     return f"Found {remaining} {_plural(remaining)}{hint}."
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import fnmatch
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Mapping, Sequence
 
 import libcst as cst
@@ -40,6 +39,8 @@ from trllint.core.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, chec
 from trllint.core.cst.parents import ParentProvider
 from trllint.core.positions import positions_of
 from trllint.core.source import SourceFile
+# A rule's settings are data the configuration reads without importing LibCST or the rules.
+from trllint.rule.declared import LINE_LENGTH_SETTING, Setting
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -49,21 +50,6 @@ __all__ = [
     "Setting", "Reached", "Token", "token_present",
 ]
 
-
-
-@dataclass(frozen=True)
-class Setting:
-    """A rule setting read from ``[tool.trllint]``; ``kind`` is the Python type of its value."""
-
-    kind: type
-    default: Any
-    help: str = ""
-    item_kind: type | None = None  # for lists: the type of each element
-
-
-# The project's line length, for rules whose fixes wrap what they insert. trllint.app.config fills it
-# from [tool.trllint], else [tool.ruff], else [tool.black] (Ruff's and Black's default: 88).
-LINE_LENGTH_SETTING = Setting(int, 88, "the longest line a fix may write; longer inserted calls are wrapped")
 
 
 class Rule(cst.BatchableCSTVisitor):

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Any, Mapping
 
-from trllint.rule.base import Rule
+if TYPE_CHECKING:
+    from trllint.rule.base import Rule
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ def _rule_pack() -> ModuleType:
 @lru_cache(maxsize=None)
 def all_rules() -> dict[str, RuleInfo]:
     """Rules by code, in code order."""
+    # Here, not at the top: finding the pack's folder (the cache's fingerprint) imports no LibCST.
+    from trllint.rule.base import Rule
+
     root = rules_root()
     found: dict[str, RuleInfo] = {}
     for folder in sorted(p for p in root.iterdir() if (p / "rule.py").is_file()):
@@ -84,9 +89,15 @@ def available_rules() -> dict[str, RuleInfo]:
     return dict(_override) if _override else all_rules()
 
 
-def resolve_code(code_or_name: str) -> str | None:
-    """A rule code for a code or a rule name; ``None`` when it names no rule."""
-    rules = available_rules()
+def rules_replaced() -> bool:
+    """Whether :func:`register_rules` replaced the pack (then no catalog of the pack describes them)."""
+    return bool(_override)
+
+
+def resolve_code(code_or_name: str, rules: Mapping[str, Any] | None = None) -> str | None:
+    """A rule code for a code or a rule name; ``None`` when it names no rule. ``rules``: these
+    (the rule catalog's, say) instead of the pack's."""
+    rules = available_rules() if rules is None else rules
     key = code_or_name.strip()
     if key.upper() in rules:
         return key.upper()

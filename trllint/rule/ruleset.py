@@ -8,9 +8,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trllint.core.findings import PARSE_ERROR
+from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
 from trllint.core.target_version import TargetVersion
 from trllint.rule.base import Rule
+from trllint.rule.declared import file_patterns_read
+
+
+# A file past this is most likely generated (a vendored wheel's tables, a model dump): LibCST's
+# tree of it would take seconds and gigabytes.
+DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 @dataclass
@@ -35,13 +41,17 @@ class RuleSet:
     # TRL000 is reported unless ignored (``ignore``, or per file): a selection that does not name
     # it still reports a file that does not parse.
     syntax_errors_ignored: bool = False
+    # TRL100: report the `# noqa` codes that silence nothing (selected like a rule).
+    unused_noqa: bool = False
+    # --ignore-noqa: every `# noqa` comment and `# trllint: noqa` line is disregarded.
+    ignore_noqa: bool = False
+    # Codes whose fixes are neither offered nor applied (``unfixable``, ``fixable``; Ruff's).
+    unfixable: frozenset[str] = frozenset()
+    # Files larger than this are not linted, with a warning (``max-file-size-mb``; 0: no limit).
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
     def file_patterns(self) -> tuple[str, ...]:
-        # Python files are always read: one that does not parse is a TRL000 whatever is selected.
-        patterns: list[str] = ["*.py"]
-        for rule in self.rules:
-            patterns.extend(p for p in rule.file_patterns if p not in patterns)
-        return tuple(patterns)
+        return file_patterns_read(self.rules)
 
     def for_file(self, path: str, filename: str, text: str, source: Any = None) -> list[type[Rule]]:
         """``source``: the SourceFile, when a rule's prefilter may ask about the file's project."""
@@ -67,6 +77,12 @@ class RuleSet:
             if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern):
                 ignored |= codes
         return frozenset(ignored)
+
+    def reports_unused_noqa(self, path: str) -> bool:
+        return self.unused_noqa and UNUSED_NOQA[0] not in self.codes_ignored_for(path)
+
+    def too_large(self, size: int, size_factor: int = 1) -> bool:
+        return self.max_file_bytes > 0 and size > self.max_file_bytes * size_factor
 
     def reports_syntax_errors(self, path: str) -> bool:
         return not self.syntax_errors_ignored and PARSE_ERROR[0] not in self.codes_ignored_for(path)

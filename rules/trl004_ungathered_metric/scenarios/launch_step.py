@@ -45,7 +45,9 @@ def run(log_step) -> None:
     args = parser.parse_args()
     accelerator = Accelerator()
     with open(args.data) as handle:
-        batch = {key: torch.tensor(value) for key, value in json.load(handle)[str(accelerator.process_index)].items()}
+        rank_batch = json.load(handle)[str(accelerator.process_index)]
+    # On the rank's device, as a prepared DataLoader hands it: a GPU tensor under NCCL.
+    batch = {key: torch.tensor(value, device=accelerator.device) for key, value in rank_batch.items()}
     gathered_from_cpu = track_cpu_moves(accelerator) if os.environ.get("TRLLINT_TRACK_CPU_MOVES") == "1" else None
     logged = log_step(accelerator, batch)
     if accelerator.is_main_process:

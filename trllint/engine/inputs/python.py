@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import warnings
 
-import libcst as cst
-
 from trllint.core.source import SourceFile
 from trllint.engine.inputs.text import TextKind
 
@@ -17,6 +15,8 @@ class PythonKind(TextKind):
     always_read = True
 
     def validate(self, before: SourceFile, after_text: str) -> str | None:
+        import libcst as cst  # only a fix is checked: a file discovery asks the kind, a warm run no more
+
         try:
             cst.parse_module(after_text)
         except cst.ParserSyntaxError as exc:

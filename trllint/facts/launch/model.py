@@ -35,6 +35,7 @@ from trllint.core.cst import walk
 from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence
 from trllint.core.syntax import cpython_tree
+from trllint.facts.launch import LAUNCH_SOURCES
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
 from trllint.facts.launch.code import CodeLaunch, code_launch
 
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
 NOTEBOOK_SUFFIX = ".ipynb"
-# How the result cache names a project's launch files among a result's dependencies.
-LAUNCH_SOURCES = "launch-sources:"
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-import libcst as cst
-
-from trllint.core.cst.names import dotted_name
-from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline, outline_of
-
 if TYPE_CHECKING:
+    import libcst as cst
+
+    from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline
+
     from trllint.core.prefilter import AnyOf
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
     from trllint.core.source import SourceFile
@@ -89,6 +88,16 @@ def _project_of_folder(folder: Path) -> tuple[Path, Path]:
     return folder, package
 
 
+def module_digest(path: Path) -> str | None:
+    """What a module's facts are kept under: the SHA-256 of its bytes; None when it cannot be read
+    or is too big to be read at all."""
+    try:
+        data = read_module(path)  # an editor's unsaved buffer, when the server has one
+    except OSError:
+        return None
+    return None if len(data) > MAX_MODULE_BYTES else hashlib.sha256(data).hexdigest()
+
+
 class ProjectIndex:
     """One project's modules: where an import leads, and the facts about what is there."""
 
@@ -103,6 +112,8 @@ class ProjectIndex:
         self._spells: dict[tuple[str, AnyOf], bool] = {}
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
+        self._bases_of_folder: dict[Path, list[Path]] = {}
+        self._module_files: dict[tuple[Path, tuple[str, ...]], Path | None] = {}
 
     # ---- resolving imports ----------------------------------------------------------------
 
@@ -135,6 +146,12 @@ class ProjectIndex:
         return None
 
     def _search_bases(self, importer: Path) -> list[Path]:
+        # Every file of a folder searches the same folders: found once per folder.
+        if importer.parent not in self._bases_of_folder:
+            self._bases_of_folder[importer.parent] = self._folders_searched(importer)
+        return self._bases_of_folder[importer.parent]
+
+    def _folders_searched(self, importer: Path) -> list[Path]:
         bases = [importer.parent]
         top = importer.parent
         while (top / "__init__.py").exists() and top != self.root and self.root in top.parents:
@@ -152,6 +169,13 @@ class ProjectIndex:
     def _module_file(self, base: Path, parts: list[str]) -> Path | None:
         if not parts:
             return None
+        # The files of a run import the same modules: each candidate is looked for once.
+        key = (base, tuple(parts))
+        if key not in self._module_files:
+            self._module_files[key] = self._find_module_file(base, parts)
+        return self._module_files[key]
+
+    def _find_module_file(self, base: Path, parts: list[str]) -> Path | None:
         stem = base.joinpath(*parts)
         for candidate in (stem.with_name(stem.name + ".py"), stem / "__init__.py"):
             if candidate.is_file() and self._inside(candidate):
@@ -162,17 +186,17 @@ class ProjectIndex:
         candidate = base / "__init__.py"
         return candidate if candidate.is_file() and self._inside(candidate) else None
 
+    def forget(self, path: Path) -> None:
+        """Read ``path`` afresh: it was edited, saved, created or deleted (an editor's server).
+        What was computed from its old content stays, keyed by that content."""
+        self._hashes.pop(path, None)
+        self._resolved.clear()  # a created or deleted module changes where imports lead
+
     # ---- facts about a module -------------------------------------------------------------
 
     def content_hash(self, path: Path) -> str | None:
         if path not in self._hashes:
-            try:
-                data = path.read_bytes()
-            except OSError:
-                data = None
-            self._hashes[path] = (
-                None if data is None or len(data) > MAX_MODULE_BYTES else hashlib.sha256(data).hexdigest()
-            )
+            self._hashes[path] = module_digest(path)
         return self._hashes[path]
 
     def outline(self, path: Path) -> ModuleOutline | None:
@@ -194,7 +218,7 @@ class ProjectIndex:
         key = (digest, tokens)
         if key not in self._spells:
             try:
-                text = path.read_bytes().decode("utf-8", errors="replace")
+                text = read_module(path).decode("utf-8", errors="replace")
             except OSError:
                 text = ""
             self._spells[key] = tokens.holds(text, {})
@@ -231,6 +255,8 @@ class ProjectIndex:
     ) -> ModuleAnswer | None:
         if digest in self._unparsable:
             return None
+        import libcst as cst
+
         from trllint.core.source import SourceDecodeError
         from trllint.semantic.model import SemanticModel
 
@@ -298,7 +324,7 @@ def _parse(path: Path) -> SourceFile:
     """The module parsed by LibCST, for a fact that must read it (raises when it cannot be)."""
     from trllint.core.source import SourceFile
 
-    source = SourceFile.from_bytes(path.read_bytes(), str(path))
+    source = SourceFile.from_bytes(read_module(path), str(path))
     try:
         source.module
     except BaseException:
@@ -308,11 +334,14 @@ def _parse(path: Path) -> SourceFile:
 
 
 def _outline(path: Path) -> ModuleOutline | None:
+    # Here, not at the top: a warm run checks the modules its results read (module_digest) without
+    # CPython's ast.
     from trllint.core.source import SourceDecodeError, SourceFile
     from trllint.core.syntax import cpython_tree
+    from trllint.semantic.project.outline import outline_of
 
     try:
-        source = SourceFile.from_bytes(path.read_bytes(), str(path))
+        source = SourceFile.from_bytes(read_module(path), str(path))
     except (OSError, SourceDecodeError):
         return None
     tree = cpython_tree(source)  # the syntax check's parse: its warnings silenced, its failures None
@@ -334,6 +363,34 @@ def use_cache_folder(folder: Path | None) -> None:
     _CACHE_FOLDER[0] = folder
     _INDEXES.clear()
     _project_of_folder.cache_clear()
+
+
+# An editor's buffers of project modules, read in place of the files on disk (trllint server): a
+# file linted in the editor sees the modules it imports as they are typed, saved or not.
+_UNSAVED: dict[Path, bytes] = {}
+
+
+def read_module(path: Path) -> bytes:
+    """A project module's bytes: its editor buffer when one is open, else the file."""
+    data = _UNSAVED.get(path)
+    return path.read_bytes() if data is None else data
+
+
+def use_unsaved(path: Path, data: bytes | None) -> None:
+    """Read ``data`` as the module at ``path`` (None: the file on disk again, the buffer closed)."""
+    path = path.resolve()
+    if data is None:
+        _UNSAVED.pop(path, None)
+    else:
+        _UNSAVED[path] = data
+    forget_module(path)
+
+
+def forget_module(path: Path) -> None:
+    """Every index reads the module at ``path`` afresh (it changed on disk, or in an editor)."""
+    path = path.resolve()
+    for index in _INDEXES.values():
+        index.forget(path)
 
 
 def index_for(path: Path) -> ProjectIndex:
@@ -402,6 +459,8 @@ class ProjectView:
     def base_classes(self, cls: cst.ClassDef) -> list[Definition]:
         """The class's bases (and theirs) that live in other modules of the project, nearest
         first. A base outside the project ends its branch of the chain."""
+        from trllint.core.cst.names import dotted_name
+
         return [
             Definition(module_path, class_name, outline.methods)
             for module_path, class_name, outline in self._base_chain([dotted_name(base.value) or "" for base in cls.bases])
