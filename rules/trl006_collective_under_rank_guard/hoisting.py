@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from trllint.rule.edits import lone_call_target, reindented_to_guard
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names
 from trllint.facts.branches import always_exits
@@ -48,7 +49,7 @@ def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst
         return None  # an elif, or a test that also reads flags or counters
     body = guard.body
     first = body.body[0]
-    target = _hoistable_statement(first, collective.call)
+    target = lone_call_target(first, collective.call)
     if target is None or (guard.orelse is not None and rule.enters_kind(guard.orelse)):
         return None
     scope = rule.context.enclosing_function(guard) or rule.source.module
@@ -59,7 +60,7 @@ def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst
     alone = len(body.body) == 1
     if alone and (guard.orelse is not None or body.header.comment is not None or _has_comment(body.footer)):
         return None  # removing the emptied `if` would drop an `else` or a comment
-    moved = _reindented(rule, first, guard)
+    moved = reindented_to_guard(rule, first, guard)
     if moved is None:
         return None
     guard_start, guard_end = rule.span_of(guard)
@@ -136,39 +137,6 @@ def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: 
             if nested or not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
         )
     return found
-
-
-def _hoistable_statement(statement: cst.BaseStatement, call: cst.Call) -> str | None:
-    """``""`` for ``call(...)`` alone on its line, the name for ``name = call(...)``, else None."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if isinstance(small, cst.Expr) and small.value is call:
-        return ""
-    if isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
-        target = small.targets[0].target
-        if isinstance(target, cst.Name):
-            return target.value
-    return None
-
-
-def _reindented(rule: CollectiveUnderRankGuard, statement: cst.BaseStatement, guard: cst.If) -> str | None:
-    """The statement's lines (its comments included) at the indentation of the ``if``."""
-    start, end = rule.span_of(statement)
-    lines = rule.source.lines
-    first_line = rule.get_metadata(PositionProvider, statement).start
-    body_indent = lines[first_line.line - 1][: first_line.column]
-    guard_start = rule.get_metadata(PositionProvider, guard).start
-    guard_indent = lines[guard_start.line - 1][: guard_start.column]
-    moved = []
-    for line in rule.source.text[start:end].splitlines(keepends=True):
-        if not line.strip():
-            moved.append(line)
-        elif line.startswith(body_indent):
-            moved.append(guard_indent + line[len(body_indent) :])
-        else:
-            return None  # a string literal's continuation line: its text must not move
-    return "".join(moved)
 
 
 def _names_read(node: cst.CSTNode) -> set[str]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from trllint.rule.edits import lone_call_target, reindented_to_guard
 from trllint.core.cst import walk
 from trllint.core.cst.names import argument, assigned_names
 from trllint.core.findings import ReasonKind
@@ -51,7 +52,7 @@ def hoist_generate(rule: ShardedGenerateOutOfStep, call: cst.Call, guard: cst.If
     if not only_rank_tests(rule.model, guard.test) or not isinstance(guard.body, cst.IndentedBlock):
         return None
     first = guard.body.body[0]
-    target = _hoistable(first, call)
+    target = lone_call_target(first, call)
     if target is None or (target and target in _names(guard.test)):
         return None
     scope = context.enclosing_function(guard) or rule.source.module
@@ -60,7 +61,7 @@ def hoist_generate(rule: ShardedGenerateOutOfStep, call: cst.Call, guard: cst.If
     alone = len(guard.body.body) == 1
     if alone and (guard.body.header.comment is not None or any(line.comment for line in guard.body.footer)):
         return None
-    moved = _reindented(rule, first, guard)
+    moved = reindented_to_guard(rule, first, guard)
     if moved is None:
         return None
     guard_start, guard_end = rule.span_of(guard)
@@ -85,38 +86,6 @@ def _reason(rule: ShardedGenerateOutOfStep, call: cst.Call, guard: cst.If, scope
     if target and _read_outside(scope, guard.body, target):
         return HoistUnsafe.READ_AFTER.text(name=target)
     return None
-
-
-def _hoistable(statement: cst.BaseStatement, call: cst.Call) -> str | None:
-    """``""`` for ``call(...)`` alone on its line, the name for ``name = call(...)``, else None."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if isinstance(small, cst.Expr) and small.value is call:
-        return ""
-    if isinstance(small, cst.Assign) and small.value is call and len(small.targets) == 1:
-        target = small.targets[0].target
-        if isinstance(target, cst.Name):
-            return target.value
-    return None
-
-
-def _reindented(rule: ShardedGenerateOutOfStep, statement: cst.BaseStatement, guard: cst.If) -> str | None:
-    start, end = rule.span_of(statement)
-    lines = rule.source.lines
-    body_start = rule.get_metadata(PositionProvider, statement).start
-    body_indent = lines[body_start.line - 1][: body_start.column]
-    guard_start = rule.get_metadata(PositionProvider, guard).start
-    guard_indent = lines[guard_start.line - 1][: guard_start.column]
-    moved = []
-    for line in rule.source.text[start:end].splitlines(keepends=True):
-        if not line.strip():
-            moved.append(line)
-        elif line.startswith(body_indent):
-            moved.append(guard_indent + line[len(body_indent) :])
-        else:
-            return None  # a string's continuation line: its text must not move
-    return "".join(moved)
 
 
 def _names(node: cst.CSTNode) -> set[str]:
