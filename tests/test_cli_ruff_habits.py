@@ -10,6 +10,7 @@ import pytest
 from trllint.app.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
+# TRL004 is a preview rule (issue 26): the tests that lint this case pass --preview.
 TRL004_CASE = REPO / "rules" / "trl004_ungathered_metric" / "cases" / "bad_rank_test_read_from_environment.py"
 
 
@@ -24,27 +25,27 @@ def test_a_command_line_select_beats_the_files_ignore(project, capsys):
     # Ruff's order: the highest-priority select starts the resolution; the file's ignore is a
     # modifier of a lower layer. Before, the file's ignore won and the run said "All checks passed!".
     (project / "pyproject.toml").write_text('[tool.trllint]\nignore = ["TRL004"]\n', encoding="utf-8")
-    assert main(["--no-cache", "train.py"]) == 0  # the file's own choice still holds without a flag
+    assert main(["--no-cache", "--preview", "train.py"]) == 0  # the file's own choice still holds without a flag
     capsys.readouterr()
-    assert main(["--no-cache", "--select", "TRL004", "train.py"]) == 1
+    assert main(["--no-cache", "--preview", "--select", "TRL004", "train.py"]) == 1
     out = capsys.readouterr().out
     assert "TRL004" in out and "All checks passed!" not in out
 
 
 def test_a_selection_of_no_rule_is_a_usage_error_not_a_clean_run(project, capsys):
-    assert main(["--no-cache", "--select", "", "train.py"]) == 2
+    assert main(["--no-cache", "--preview", "--select", "", "train.py"]) == 2
     assert "--select names no rule" in capsys.readouterr().err
-    assert main(["--no-cache", "--select", "TRL004", "--ignore", "TRL004", "train.py"]) == 2
+    assert main(["--no-cache", "--preview", "--select", "TRL004", "--ignore", "TRL004", "train.py"]) == 2
     captured = capsys.readouterr()
     assert "no rule is selected" in captured.err and "All checks passed!" not in captured.out
 
 
 def test_check_is_the_explicit_form_of_the_default_command(project, capsys):
-    assert main(["--no-cache", "--format", "json", "train.py"]) == 1
+    assert main(["--no-cache", "--preview", "--format", "json", "train.py"]) == 1
     plain = capsys.readouterr().out
-    assert main(["check", "--no-cache", "--format", "json", "train.py"]) == 1
+    assert main(["check", "--no-cache", "--preview", "--format", "json", "train.py"]) == 1
     assert capsys.readouterr().out == plain
-    assert main(["check", "--no-cache", "--select", "TRL004", "."]) == 1  # `trllint check .`
+    assert main(["check", "--no-cache", "--preview", "--select", "TRL004", "."]) == 1  # `trllint check .`
 
 
 def test_a_missing_path_is_no_clean_result(project, capsys):
@@ -66,12 +67,12 @@ def test_force_exclude_applies_excludes_to_files_named_on_the_command_line(proje
     (project / "vendor" / "lib").mkdir(parents=True)
     shutil.copy(TRL004_CASE, project / "vendor" / "lib" / "train.py")
     # Named on the command line, a file is linted even when excluded (as in Ruff) ...
-    assert main(["--no-cache", "vendor/lib/train.py"]) == 1
+    assert main(["--no-cache", "--preview", "vendor/lib/train.py"]) == 1
     capsys.readouterr()
     # ... unless --force-exclude says the excludes hold for named files too.
-    assert main(["--no-cache", "--force-exclude", "vendor/lib/train.py"]) == 0
+    assert main(["--no-cache", "--preview", "--force-exclude", "vendor/lib/train.py"]) == 0
     assert "warning: no file to lint" in capsys.readouterr().err
-    assert main(["--no-cache", "--force-exclude", "vendor/lib/train.py", "train.py"]) == 1
+    assert main(["--no-cache", "--preview", "--force-exclude", "vendor/lib/train.py", "train.py"]) == 1
     out = capsys.readouterr().out
     assert "train.py:" in out and "vendor" not in out
 
@@ -79,26 +80,26 @@ def test_force_exclude_applies_excludes_to_files_named_on_the_command_line(proje
 @pytest.mark.parametrize("name", ["trllint.toml", ".trllint.toml"])
 def test_a_standalone_configuration_takes_the_keys_at_its_top_level(project, capsys, name):
     (project / name).write_text('ignore = ["TRL004"]\n', encoding="utf-8")
-    assert main(["--no-cache", "train.py"]) == 0
+    assert main(["--no-cache", "--preview", "train.py"]) == 0
     assert "All checks passed!" in capsys.readouterr().out
     (project / name).write_text('selec = ["TRL004"]\n', encoding="utf-8")  # misspelt: an error, not defaults
-    assert main(["--no-cache", "train.py"]) == 2
+    assert main(["--no-cache", "--preview", "train.py"]) == 2
     assert f"{name}: unknown key 'selec'" in capsys.readouterr().err
 
 
 def test_a_standalone_configuration_comes_before_pyproject_in_its_folder(project, capsys):
     (project / "pyproject.toml").write_text('[tool.trllint]\nselect = ["TRL001"]\n', encoding="utf-8")
     (project / "trllint.toml").write_text('select = ["TRL004"]\n', encoding="utf-8")
-    assert main(["--no-cache", "train.py"]) == 1
+    assert main(["--no-cache", "--preview", "train.py"]) == 1
     assert "TRL004" in capsys.readouterr().out
 
 
 def test_a_named_pyproject_without_a_trllint_table_is_an_error(project, capsys):
     (project / "pyproject.toml").write_text('[project]\nname = "train"\n', encoding="utf-8")
-    assert main(["--no-cache", "--config", "pyproject.toml", "train.py"]) == 2
+    assert main(["--no-cache", "--preview", "--config", "pyproject.toml", "train.py"]) == 2
     assert "no [tool.trllint] table" in capsys.readouterr().err
     (project / "lint.toml").write_text('select = ["TRL004"]\n', encoding="utf-8")
-    assert main(["--no-cache", "--config", "lint.toml", "train.py"]) == 1  # any other name: top-level keys
+    assert main(["--no-cache", "--preview", "--config", "lint.toml", "train.py"]) == 1  # any other name: top-level keys
 
 
 def test_this_checkout_lints_clean_with_its_own_configuration_and_its_example_does_not(monkeypatch, capsys):
@@ -140,11 +141,11 @@ def test_output_file_takes_the_report_and_output_format_is_format(project, capsy
     # Ruff's --output-file / -o and --output-format (issue #29, point 9).
     import json
 
-    assert main(["--no-cache", "--output-format", "json", "--output-file", "report.json", "train.py"]) == 1
+    assert main(["--no-cache", "--preview", "--output-format", "json", "--output-file", "report.json", "train.py"]) == 1
     assert capsys.readouterr().out == ""
     report = json.loads((project / "report.json").read_text(encoding="utf-8"))
     assert [f["code"] for f in report] and {f["code"] for f in report} == {"TRL004"}
-    assert main(["--no-cache", "-o", "report.txt", "train.py"]) == 1
+    assert main(["--no-cache", "--preview", "-o", "report.txt", "train.py"]) == 1
     assert "TRL004" in (project / "report.txt").read_text(encoding="utf-8") and capsys.readouterr().out == ""
 
 
@@ -167,19 +168,20 @@ for batch in loader:
 
 def test_exit_non_zero_on_fix_fails_a_run_that_fixed_something(project, capsys):
     # Ruff's --exit-non-zero-on-fix: a CI step that fixes must still fail when it changed a file.
+    fix_trl004 = ["--no-cache", "--preview", "--select", "TRL004", "--fix"]
     (project / "fixed.py").write_text(ONE_SAFE_FIX, encoding="utf-8")
-    assert main(["--no-cache", "--select", "TRL004", "--fix", "fixed.py"]) == 0  # all fixed: exit 0 ...
+    assert main([*fix_trl004, "fixed.py"]) == 0  # all fixed: exit 0 ...
     (project / "again.py").write_text(ONE_SAFE_FIX, encoding="utf-8")
-    assert main(["--no-cache", "--select", "TRL004", "--fix", "--exit-non-zero-on-fix", "again.py"]) == 1  # ... unless asked
+    assert main([*fix_trl004, "--exit-non-zero-on-fix", "again.py"]) == 1  # ... unless asked
     assert "gather(" in (project / "again.py").read_text(encoding="utf-8")
-    assert main(["--no-cache", "--select", "TRL004", "--fix", "--exit-non-zero-on-fix", "again.py"]) == 0  # nothing left
+    assert main([*fix_trl004, "--exit-non-zero-on-fix", "again.py"]) == 0  # nothing left
 
 
 def test_quiet_prints_the_findings_without_the_summary(project, capsys):
     # Ruff's -q / --quiet: the findings only; a clean run prints nothing.
-    assert main(["--no-cache", "-q", "train.py"]) == 1
+    assert main(["--no-cache", "--preview", "-q", "train.py"]) == 1
     out = capsys.readouterr().out
     assert "TRL004" in out and "Found" not in out
     (project / "clean.py").write_text("x = 1\n", encoding="utf-8")
-    assert main(["--no-cache", "--quiet", "clean.py"]) == 0
+    assert main(["--no-cache", "--preview", "--quiet", "clean.py"]) == 0
     assert capsys.readouterr().out == ""

@@ -73,12 +73,13 @@ def test_trllint_line_length_wins_over_ruff(tmp_path):
 
 def test_an_unsafe_fix_states_its_reason_in_text_and_json(cli, tmp_path):
     project = _project(tmp_path, "[tool.trllint.per-file-ignores]\n\"prepare.py\" = [\"TRL002\"]\n")
-    findings = json.loads(cli("--no-cache", "--format", "json", str(project)).out)
+    # --preview: TRL004, whose fixes these are, is a preview rule.
+    findings = json.loads(cli("--no-cache", "--preview", "--format", "json", str(project)).out)
     fixes = {f["line"]: f["fix"] for f in findings}
     assert fixes[9]["applicability"] == "safe" and fixes[9]["reason"] is None
     assert fixes[11]["applicability"] == "unsafe"
     assert "chosen_rewards.numel() > 0" in fixes[11]["reason"]
-    text = cli("--no-cache", str(project)).out
+    text = cli("--no-cache", "--preview", str(project)).out
     assert "[unsafe fix: the gather may hang: it runs only on ranks where `chosen_rewards.numel() > 0` holds]" in text
 
 
@@ -86,7 +87,7 @@ def test_a_gather_under_a_rank_test_read_from_the_environment_is_unsafe(cli):
     """Only rank 0 enters `if os.environ["LOCAL_RANK"] == "0":`, as it enters `if
     accelerator.is_main_process:`: a gather there hangs the job, so the fix is never safe."""
     case = Path(__file__).parents[1] / "rules/trl004_ungathered_metric/cases/bad_rank_test_read_from_environment.py"
-    findings = json.loads(cli("--no-cache", "--select", "TRL004", "--format", "json", str(case)).out)
+    findings = json.loads(cli("--no-cache", "--preview", "--select", "TRL004", "--format", "json", str(case)).out)
     fixes = {f["line"]: (f["fix"]["applicability"], f["fix"]["reason"]) for f in findings}
     assert fixes == {
         23: ("unsafe", 'the gather may hang: it runs only on ranks where `os.environ["LOCAL_RANK"] == "0"` holds'),

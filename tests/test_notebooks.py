@@ -21,6 +21,13 @@ from trllint.core.source import SourceFile
 MULTI_PROCESS_RULES = {"TRL001", "TRL002", "TRL004", "TRL006", "TRL007", "TRL008", "TRL009", "TRL010"}
 
 
+@pytest.fixture
+def cli(cli):
+    """conftest's `cli` with preview on: TRL004, the per-rank metric these notebooks log, is a
+    preview rule (issue 26), and the notebook behaviours are checked with every rule."""
+    return lambda *args, stdin=None: cli("--preview", *args, stdin=stdin)
+
+
 @pytest.fixture(autouse=True)
 def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -117,9 +117,10 @@ def test_a_selection_and_a_setting_are_answered_from_the_catalog(tmp_path):
     warm = run(folder, "--statistics", ".")
     assert not imported_the_rules(warm[3]) and warm[:3] == cold[:3]
     # --select on the command line is another selection: its own cache entries, then warm too.
-    selected = run(folder, "--select", "TRL004", ".")
+    # (TRL004 is a preview rule: selected without --preview it would be a usage error.)
+    selected = run(folder, "--preview", "--select", "TRL004", ".")
     assert imported_the_rules(selected[3]) and selected[0] == 0
-    assert not imported_the_rules(run(folder, "--select", "TRL004", ".")[3])
+    assert not imported_the_rules(run(folder, "--preview", "--select", "TRL004", ".")[3])
 
 
 def test_a_damaged_or_missing_catalog_sends_the_run_to_the_rules(tmp_path):

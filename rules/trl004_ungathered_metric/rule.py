@@ -84,6 +84,9 @@ class UngatheredMetric(Rule):
         "reduce it on each rank and gather the ranks' values first: accelerator.gather(x.mean()).mean()"
     )
     fixable = "sometimes"
+    # 9 of 33 findings real (27 %, strict) on the precision benchmark's test split (issue 26):
+    # preview until a test split measures at least 90 % over at least 20 findings.
+    status = "preview"
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),  # a configured sink is a sink marker too

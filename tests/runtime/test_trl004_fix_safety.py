@@ -91,25 +91,25 @@ def test_trl004_fix_on_two_ranks(tmp_path: Path, fix_class: FixClass) -> None:
     script = tmp_path / f"{fix_class.scenario}.py"
     shutil.copy(SCENARIOS / f"{fix_class.scenario}.py", script)
     written = script.read_text()
-    fix = run_trllint("--no-cache", "--select", "TRL004", "--fix", str(script))
+    fix = run_trllint("--no-cache", "--preview", "--select", "TRL004", "--fix", str(script))
 
     if fix_class.scenario == "reducing_log":
         assert fix.returncode == 0 and script.read_text() == written, fix.stdout
         assert _logged(script, fix_class.data)[fix_class.key] == pytest.approx(fix_class.truth(fix_class.data))
         unreduced = tmp_path / "unreduced.py"
         unreduced.write_text(written.replace('self.accelerator.reduce(local_mean, "mean")', "local_mean"))
-        assert "TRL004" in run_trllint("--no-cache", "--select", "TRL004", str(unreduced)).stdout
+        assert "TRL004" in run_trllint("--no-cache", "--preview", "--select", "TRL004", str(unreduced)).stdout
         return
 
     if not fix_class.safe_fix:
         assert script.read_text() == written, "--fix applied a fix that is not safe"
-        unsafe = run_trllint("--no-cache", "--select", "TRL004", "--unsafe-fixes", str(script))
+        unsafe = run_trllint("--no-cache", "--preview", "--select", "TRL004", "--unsafe-fixes", str(script))
         assert "[unsafe fix: the gather may hang: it runs only on ranks where `valid.any()` holds]" in unsafe.stdout
         return
 
     fixed = script.read_text()
     assert fixed != written, fix.stdout + fix.stderr
-    assert run_trllint("--no-cache", "--select", "TRL004", str(script)).returncode == 0
+    assert run_trllint("--no-cache", "--preview", "--select", "TRL004", str(script)).returncode == 0
     assert _logged(script, fix_class.data)[fix_class.key] == pytest.approx(fix_class.truth(fix_class.data))
 
 
@@ -136,7 +136,7 @@ def _fixed_cpu_tensor(tmp_path: Path) -> tuple[Path, Path]:
     fixed = tmp_path / "fixed" / "cpu_tensor.py"
     fixed.parent.mkdir()
     shutil.copy(SCENARIOS / "cpu_tensor.py", fixed)
-    assert run_trllint("--no-cache", "--select", "TRL004", "--fix", str(fixed)).returncode == 0
+    assert run_trllint("--no-cache", "--preview", "--select", "TRL004", "--fix", str(fixed)).returncode == 0
     assert "accelerator.gather(correct.mean()).mean().cpu()" in fixed.read_text()
     naive = tmp_path / "naive" / "cpu_tensor.py"
     naive.parent.mkdir()
