@@ -31,3 +31,27 @@ def test_rule_table_links_exist():
     for link in re.findall(r"\]\(([^)#]+)\)", readme):
         if not link.startswith("http"):
             assert (REPO / link).exists(), f"README links to missing {link}"
+
+
+def test_the_pre_commit_snippet_names_a_rev_this_repository_has():
+    # `rev: v0.1.0`, a tag that never existed, made pre-commit fail on a fresh clone (issue 29, point 4).
+    import subprocess
+
+    import pytest
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    snippet = readme.split("### pre-commit", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    rev = re.search(r"^\s*rev:\s*(\S+)", snippet, re.MULTILINE).group(1)
+    hooks = re.findall(r"^\s*- id:\s*(\S+)", snippet, re.MULTILINE)
+    declared = re.findall(r"^- id:\s*(\S+)", (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"), re.MULTILINE)
+    assert hooks and set(hooks) <= set(declared)
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    refs = subprocess.run(["git", "for-each-ref", "--format=%(refname:short)"], cwd=REPO, capture_output=True, text=True).stdout.split()
+    if not refs:
+        pytest.skip("this checkout has no branch or tag to check the rev against")
+    resolves = [
+        subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=REPO, capture_output=True).returncode == 0
+        for ref in (rev, f"origin/{rev}", f"refs/tags/{rev}")
+    ]
+    assert any(resolves), f"the README's pre-commit snippet pins rev {rev!r}, which this repository does not have"
