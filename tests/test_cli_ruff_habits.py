@@ -185,3 +185,13 @@ def test_quiet_prints_the_findings_without_the_summary(project, capsys):
     (project / "clean.py").write_text("x = 1\n", encoding="utf-8")
     assert main(["--no-cache", "--preview", "--quiet", "clean.py"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_the_readme_names_every_flag():
+    # Issue 29: the README's usage and --help cover every flag (argparse's --help covers its own).
+    from trllint.app.cli import build_parser
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    flags = {flag for action in build_parser()._actions for flag in action.option_strings if flag.startswith("--")}
+    missing = sorted(flag for flag in flags - {"--help", "--version"} if flag not in readme)
+    assert not missing, f"README does not name: {missing}"
