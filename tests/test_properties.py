@@ -31,6 +31,7 @@ ENGINE_CODES = {"TRL000", "TRL999"}
 # Valid Python that LibCST does not parse: nesting past its recursion limit, and a file that
 # ends in a backslash continuation (CPython accepts `x\\` + newline at the very end).
 LIBCST_GAPS = ("nests too deeply", "unexpected end of file after a line continuation")
+UNREPRODUCED = "fixes were not applied: LibCST does not reproduce this file exactly; please report it"
 
 
 def every_rule() -> RuleSet:
@@ -54,6 +55,11 @@ def check_program(text: str, *, unsafe: bool, generated: bool = True) -> None:
         assert all(any(gap in message for gap in LIBCST_GAPS) for message in refused), refused
         return
     outcome = fix_source(source, "generated.py", ruleset, unsafe=unsafe)
+    if "\f" in text and outcome.problems == [UNREPRODUCED]:
+        # A known LibCST gap: around a form feed it can drop a line ('\n0\n\n #\x0c' comes back
+        # without its blank line), so no position is trusted and nothing is fixed or written.
+        assert outcome.text == text and outcome.applied == 0
+        return
     assert outcome.problems == [], outcome.problems
     assert not [f for f in outcome.findings if f.code in ENGINE_CODES], outcome.findings
     if outcome.text != text:
@@ -99,6 +105,9 @@ def test_generated_programs_many(text: str, unsafe: bool):
         "match x:\n    case -1 | 2:\n        pass\n    case {1: y}:\n        z = 3\n",
         "def f(a=1, /, b=2, *, c=3):\n    return f'{a!r:>{10}}'\n",
         "x = (  # c\n    1\n)\nasync def g():\n    async with a as b:\n        await c(1)\n",
+        # Found by hypothesmith in CI: LibCST drops the blank line before a last comment that
+        # holds a form feed; the engine then fixes nothing rather than misplace an edit.
+        "\n0\n\n #\x0c",
     ],
 )
 def test_awkward_programs(text: str):
