@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.engine_rules import run_cli
-from trllint.engine.pipeline import MAX_FILE_BYTES
+from trllint.core.source import DEFAULT_MAX_FILE_BYTES as MAX_FILE_BYTES
 
 GOOD = "x = 1\n"
 GOOD_FIXED = "x = (1)\n"

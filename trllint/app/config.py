@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
+from trllint.core.source import DEFAULT_MAX_FILE_BYTES
 from trllint.core.target_version import TargetVersion, parse_target_version
 from trllint.rule.declared import RuleEntry, Setting
 from trllint.rule.registry import available_rules as registered_rules, resolve_code
@@ -33,7 +34,7 @@ _ENGINE_KEYS = set(_LIST_OF_STRINGS) | set(_BOOLEANS) | {"per-file-ignores", "ta
 # Where results and summaries are cached, under the configuration's folder (``cache-dir``,
 # ``--cache-dir`` and TRLLINT_CACHE_DIR move it).
 CACHE_DIR = ".trllint_cache"
-DEFAULT_MAX_FILE_SIZE_MB = 2
+DEFAULT_MAX_FILE_SIZE_MB = DEFAULT_MAX_FILE_BYTES // 2**20
 
 
 # The rules a configuration is checked against: the rule pack's, or, for a run that may answer
@@ -137,9 +138,7 @@ class Config:
 
     def selects_syntax_errors(self) -> bool:
         """Whether a selection names TRL000 itself (``--select TRL000``: a syntax check, no rule)."""
-        rules = available_rules()
-        chosen = self.cli_select if self.cli_select is not None else (self.select or []) + self.extend_select
-        return self.reports_syntax_errors() and PARSE_ERROR[0] in expand_selectors(chosen + self.cli_extend_select, rules)
+        return PARSE_ERROR[0] in self._chosen(set())
 
     def preview_selections_ignored(self) -> list[str]:
         """The preview rules a select or extend-select in effect names exactly (by code or name)

@@ -36,6 +36,12 @@ class FileFacts(Protocol):
     def release(self) -> None: ...
 
 
+# A file past this is most likely generated (a vendored wheel's tables, a model dump): LibCST needs
+# ~0.5 KB of memory and ~40 µs per byte of source, so a 5 MB file would hold a worker for minutes and
+# gigabytes. The largest hand-written files of transformers and DeepSpeed are about 300 KB. The
+# default of ``max-file-size-mb``.
+DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
+
 @dataclass
 class SourceFile:
     text: str

@@ -16,7 +16,7 @@ from trllint.engine.inputs import EncodeError, Unreadable, kind_for
 # What a file's run gives back, in a module that imports no LibCST (a warm run reads only it).
 from trllint.engine.results import FileResult, Mode
 from trllint.engine.lint import lint_source
-from trllint.rule.ruleset import DEFAULT_MAX_FILE_BYTES, RuleSet
+from trllint.rule.ruleset import RuleSet
 from trllint.semantic.model import SemanticModel
 from trllint.facts.launch.model import launch_dependencies
 from trllint.semantic.project.file_view import consulted_modules
@@ -24,10 +24,6 @@ from trllint.semantic.project.file_view import consulted_modules
 if TYPE_CHECKING:
     from trllint.engine.noqa import NoqaOutcome
 
-# Bigger files are refused rather than parsed: LibCST needs ~0.5 KB of memory and ~40 µs per byte
-# of source, so a 5 MB generated file would hold a worker for minutes and gigabytes. The largest
-# hand-written files of transformers and DeepSpeed are about 300 KB.
-MAX_FILE_BYTES = DEFAULT_MAX_FILE_BYTES  # the default of ``max-file-size-mb``
 
 
 def lint_bytes(data: bytes, filename: str, ruleset: RuleSet, *, display: str | None = None, path: Path | None = None) -> FileResult:

@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
+from trllint.core.source import DEFAULT_MAX_FILE_BYTES
 from trllint.core.target_version import TargetVersion
 from trllint.rule.base import Rule
 from trllint.rule.declared import file_patterns_read
 
 
-# A file past this is most likely generated (a vendored wheel's tables, a model dump): LibCST's
-# tree of it would take seconds and gigabytes.
-DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 
 
 @dataclass

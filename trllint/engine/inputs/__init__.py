@@ -58,7 +58,7 @@ class InputKind(Protocol):
     is_python: bool
     # Read whatever rules are selected: one that does not parse is a TRL000.
     always_read: bool
-    # How many times ``trllint.engine.pipeline.MAX_FILE_BYTES`` the file's bytes may be.
+    # How many times the size limit (``RuleSet.max_file_bytes``) the file's bytes may be.
     size_factor: int
     # It names other files to read with it (a requirements file's ``-r`` / ``-c`` lines).
     includes_files: bool
