@@ -45,6 +45,9 @@ class EvalModePrepareWithoutPlacement(Rule):
         "on the CPU under FSDP (neither wrapped nor moved); pass device_placement=True"
     )
     fixable = "sometimes"
+    # No stable finding on the precision benchmark's test split (issue 26; 2 preview findings,
+    # both debatable): preview until a test split measures at least 90 % over at least 20.
+    status = "preview"
     preview_findings = "a call in code whose launch does not show FSDP"
     prefilter = AnyOf("prepare_model")
     settings_schema = {"line-length": LINE_LENGTH_SETTING}

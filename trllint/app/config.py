@@ -111,12 +111,12 @@ class Config:
         chosen -= set(expand_selectors(self.cli_ignore, rules))
         return chosen
 
-    def selected_codes(self) -> list[str]:
+    def selected_codes(self, preview: bool | None = None) -> list[str]:
         """The rules selected (TRL000 and TRL100 are the engine's: :meth:`reports_syntax_errors`,
-        :meth:`reports_unused_noqa`)."""
+        :meth:`reports_unused_noqa`); ``preview``: as if preview were on or off, else as set."""
         rules = available_rules()
         chosen = self._chosen(set(rules)) & set(rules)
-        if not self.preview:
+        if not (self.preview if preview is None else preview):
             # As in Ruff: without preview no selector selects a preview rule, not even its exact
             # code (preview_selections_ignored names those, for a warning).
             chosen = {code for code in chosen if rules[code].rule.status != "preview"}
