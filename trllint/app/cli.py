@@ -132,10 +132,13 @@ def _usage_error(message: str) -> int:
 def status_line(status: str, preview_findings: str = "") -> str:
     """What --explain says of a rule's status, under its page's title."""
     if status == "preview":
-        return (
+        line = (
             "Status: preview, not yet trusted on code nobody tuned it to: it runs only with `--preview` "
             "or `preview = true` in the configuration."
         )
+        if preview_findings:  # what would stay preview once the rule graduates
+            line += f" Once stable, these findings stay preview: {preview_findings}."
+        return line
     line = "Status: stable, in the default selection."
     if preview_findings:
         line += f" In preview (shown only with `--preview`): {preview_findings}."
@@ -231,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{'CODE':<8} {'NAME':<{width}}  {'STATUS':<14} FIX\n")
         for code, info in rules.items():
             # stable+preview: a stable rule some of whose findings are preview (--explain says which).
-            shown = f"{info.rule.status}+preview" if info.rule.preview_findings else info.rule.status
+            shown = "stable+preview" if info.rule.status == "stable" and info.rule.preview_findings else info.rule.status
             sys.stdout.write(f"{code:<8} {info.rule.name:<{width}}  {shown:<14} {info.rule.fixable}\n")
         from trllint.app.engine_codes import ENGINE_DOCS
         from trllint.core.findings import UNUSED_NOQA
