@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from trllint.core.findings import Finding
 from trllint.core.source import SourceFile
-from trllint.core.suppression import NOQA_COMMENT
+from trllint.core.suppression import noqa_directives
 from trllint.engine.lint import lint_source
 from trllint.rule.ruleset import RuleSet
 
@@ -37,7 +37,10 @@ def with_noqa_comments(source: SourceFile, findings: list[Finding], outcome: Noq
             outcome.skipped.append((finding, "the linter's own findings cannot be silenced"))
         else:
             by_line.setdefault(finding.line, set()).add(finding.code)
-    blocked, comments = _python_lines(source.text) if source.is_python else ({}, {})
+    blocked = _lines_no_comment_can_end(source.text) if source.is_python else {}
+    # The `# noqa` each line already has, as the engine reads it when it suppresses: codes merged
+    # anywhere else would silence nothing.
+    existing = noqa_directives(source).lines
     lines = source.lines
     starts = source.line_starts
     edits: list[tuple[int, int, str]] = []
@@ -47,14 +50,13 @@ def with_noqa_comments(source: SourceFile, findings: list[Finding], outcome: Noq
         if why is not None:
             outcome.skipped.extend((f, f"its line {why}") for f in findings if f.line == number and not f.internal)
             continue
-        comment_at = comments.get(number, 0 if not source.is_python else None)
-        match = NOQA_COMMENT.search(line, comment_at) if comment_at is not None else None
-        if match is not None and match.group("codes") is None:
+        comment = existing.get(number)
+        if comment is not None and comment.codes is None:
             continue  # a bare `# noqa` silences everything already
-        if match is not None:
-            present = {c.strip().upper() for c in match.group("codes").split(",")}
+        if comment is not None:
+            present = {c.upper() for c in comment.codes or ()}
             merged = ", ".join(sorted(present | codes))
-            edits.append((starts[number - 1] + match.start(), starts[number - 1] + match.end(), f"# noqa: {merged}"))
+            edits.append((starts[number - 1] + comment.start, starts[number - 1] + comment.end, f"# noqa: {merged}"))
             outcome.added += len(codes - present)
         else:
             end = starts[number - 1] + len(line.rstrip(" \t"))
@@ -74,17 +76,14 @@ def check_silenced(source: SourceFile, new_text: str, filename: str, ruleset: Ru
             outcome.skipped.append((finding, "still reported after the comment was added"))
 
 
-def _python_lines(text: str) -> tuple[dict[int, str], dict[int, int]]:
-    """Lines no comment can end (line -> why), and the column where each existing comment starts."""
+def _lines_no_comment_can_end(text: str) -> dict[int, str]:
+    """Lines no comment can end (line -> why)."""
     blocked: dict[int, str] = {}
-    comments: dict[int, int] = {}
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                comments[token.start[0]] = token.start[1]
-            elif token.start[0] < token.end[0] and token.type not in (tokenize.NEWLINE, tokenize.NL):
+            if token.start[0] < token.end[0] and token.type not in (tokenize.NEWLINE, tokenize.NL):
                 for row in range(token.start[0], token.end[0]):
                     blocked[row] = "ends inside a string literal"
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # the file does not parse: its findings are TRL000, which no comment silences
-    return blocked, comments
+    return blocked
