@@ -494,6 +494,42 @@ def test_the_code_says_what_it_builds_or_handles(code, backends):
     assert union(launch) == backends
 
 
+TWO_MODELS = """
+def main():
+    vae = AutoencoderKL.from_pretrained(name)
+    discriminator = NLayerDiscriminator()
+    optimizer = AdamW(vae.parameters())
+    disc_optimizer = AdamW(discriminator.parameters())
+    {prepare}
+    if accelerator.distributed_type == DistributedType.DEEPSPEED:
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    "prepare, excluded",
+    [
+        # Two models the file treats as models, in one prepare on every path: no DeepSpeed.
+        ("vae, discriminator, optimizer, disc_optimizer = accelerator.prepare(vae, discriminator, optimizer, disc_optimizer)", True),
+        # One model per call, as accelerate asks under DeepSpeed.
+        ("vae, optimizer = accelerator.prepare(vae, optimizer)", False),
+        # Two names, but the second is not shown to be a model (a data loader, say).
+        ("vae, loader = accelerator.prepare(vae, train_dataloader)", False),
+        # Under a test: the other arm may be the DeepSpeed one.
+        ("if not use_deepspeed:\n        vae, discriminator = accelerator.prepare(vae, discriminator)", False),
+    ],
+)
+def test_two_models_in_one_prepare_rule_deepspeed_out(project, prepare, excluded):
+    write(project, {"run.sh": "accelerate launch --config_file zero3.yaml train.py\n", "zero3.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"})
+    launch = launch_at(source_of(project / "train.py", TWO_MODELS.format(prepare=prepare)))
+    assert launch.possible(ZERO3) is not excluded
+    assert launch.possible(DDP) is False  # the project launches it only under ZeRO-3
+    assert bool(launch.shown(SHARDED)) is not excluded
+    # Without any launch the code's own exclusion still holds.
+    alone = launch_at(source_of(None, TWO_MODELS.format(prepare=prepare)))
+    assert alone.possible(DEEPSPEED) is not excluded and alone.possible(DDP)
+
+
 # ---- notebooks ----------------------------------------------------------------------------
 
 NOTEBOOK = """

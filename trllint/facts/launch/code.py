@@ -9,6 +9,12 @@
   code that handles DeepSpeed says DeepSpeed is a launch it supports (the diffusers examples'
   ``save_state`` hang was fixed by such a test).
 - ``notebook_launcher(fn, num_processes=N)`` starts ``fn`` in N processes (None: one per GPU).
+- It rules one out: ``accelerator.prepare(model, discriminator, ...)`` with two models in one call,
+  run on every path of its function (not under an ``if``, a loop or a ``try``), which accelerate
+  refuses under DeepSpeed ("You can't use same `Accelerator()` instance with multiple models when
+  using DeepSpeed"): the file never runs under DeepSpeed. An argument counts as a model only where
+  the file treats that name as one (``.parameters()``, ``.named_parameters()``, ``.train()``,
+  ``.eval()``, ``.requires_grad_()``, ``accelerator.unwrap_model(name)``).
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ class CodeLaunch:
     facts: dict[frozenset[Backend], list[tuple[int, str]]] = field(default_factory=dict)
     # notebook_launcher(fn, ...): the function's name -> (processes: None = one per GPU, line)
     launched: dict[str, tuple[int | None, int]] = field(default_factory=dict)
+    # backends the code cannot run under -> the line that says so, and why
+    excluded: dict[frozenset[Backend], tuple[int, str]] = field(default_factory=dict)
 
     def add(self, backends: frozenset[Backend], line: int, said: str) -> None:
         lines = self.facts.setdefault(backends, [])
@@ -45,14 +53,61 @@ class CodeLaunch:
 
 def code_launch(tree: ast.Module) -> CodeLaunch:
     found = CodeLaunch()
+    modules: set[str] = set()  # the names the file treats as models (see the docstring)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             _call(node, found)
+            _module_evidence(node, modules)
         elif isinstance(node, ast.Attribute):
             _attribute(node, found)
         elif isinstance(node, ast.Name):
             _name(node.id, node.lineno, found)
+    _two_models_in_one_prepare(tree, modules, found)
     return found
+
+
+# Methods an nn.Module has and nothing else `accelerator.prepare` takes (optimizers, schedulers,
+# data loaders) does.
+_MODULE_METHODS = ("parameters", "named_parameters", "train", "eval", "requires_grad_")
+
+
+def _module_evidence(call: ast.Call, modules: set[str]) -> None:
+    if not isinstance(call.func, ast.Attribute):
+        return
+    if call.func.attr in _MODULE_METHODS:
+        name = _dotted(call.func.value)
+    elif call.func.attr == "unwrap_model" and call.args:
+        name = _dotted(call.args[0])
+    else:
+        return
+    if name:
+        modules.add(name)
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else ""
+    return ""
+
+
+def _two_models_in_one_prepare(tree: ast.Module, modules: set[str], found: CodeLaunch) -> None:
+    bodies: list[list[ast.stmt]] = [tree.body]
+    bodies += [n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for body in bodies:
+        for statement in body:  # the statements every run of the body reaches
+            value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "prepare"):
+                continue
+            models = [name for name in map(_dotted, value.args) if name in modules]
+            if len(models) > 1 and DEEPSPEED not in found.excluded:
+                found.excluded[DEEPSPEED] = (
+                    value.lineno,
+                    f"prepare({', '.join(models)}, ...) hands one Accelerator two models, which accelerate "
+                    "refuses under DeepSpeed",
+                )
 
 
 def _last(func: ast.expr) -> str:

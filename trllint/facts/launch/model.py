@@ -18,14 +18,16 @@ Where the facts come from:
   (the file may be a module the launched programs import), closed when there is one;
 - a notebook: one process (closed), except in a function ``notebook_launcher`` starts (and the
   notebook functions it calls), which run in its processes;
-- always, the file's own code: the launches it builds or handles (``code.py``).
+- always, the file's own code: the launches it builds or handles, and those it cannot run under
+  (``code.py``: two models in one ``accelerator.prepare`` rule DeepSpeed out, whatever config the
+  project ships); a fact left with no backend is dropped.
 
 Nothing is imported or run: configs, scripts and code are read as text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,10 +51,12 @@ NOTEBOOK_SUFFIX = ".ipynb"
 class Launch:
     facts: tuple[LaunchFact, ...]
     closed: bool  # the facts are every way the code runs: a backend none allows is ruled out
+    excluded: frozenset[Backend] = frozenset()  # backends the code itself cannot run under
 
     def possible(self, backends: frozenset[Backend]) -> bool:
         """The code may run under one of ``backends`` (unknown counts as possible)."""
-        return not self.closed or any(fact.backends & backends for fact in self.facts)
+        backends = backends - self.excluded
+        return bool(backends) and (not self.closed or any(fact.backends & backends for fact in self.facts))
 
     def shown(self, backends: frozenset[Backend]) -> tuple[Evidence, ...]:
         """The evidence that the code runs under one of ``backends``: the facts that allow
@@ -120,21 +124,31 @@ def _project_root(model: SemanticModel) -> Path:
     return project_scope(model.source.path)
 
 
+def _excluding(facts: tuple[LaunchFact, ...], code: CodeLaunch, closed: bool) -> Launch:
+    """The launch, less the backends the code cannot run under: a config that allows only those
+    is no launch of this code."""
+    excluded = frozenset().union(*code.excluded)
+    if not excluded:
+        return Launch(facts, closed)
+    kept = tuple(replace(f, backends=f.backends - excluded) for f in facts if f.backends - excluded)
+    return Launch(kept, closed, excluded)
+
+
 def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:
     own = _code_facts(model, code)
     path = model.source.path
     if path is None:  # standard input, a case held in memory: only the code speaks
-        return Launch(tuple(own), closed=False)
+        return _excluding(tuple(own), code, closed=False)
     from trllint.facts.launch.project import project_launch
 
     root = model.once((_project_root,), lambda: _project_root(model))
     project = project_launch(root)
     named = project.commands_for(path)
     if named:
-        return Launch((*named, *own), closed=True)
+        return _excluding((*named, *own), code, closed=True)
     shared = [fact for fact in project.commands if fact.backends != frozenset({Backend.ONE_PROCESS})]
     shared += project.configs
-    return Launch((*shared, *own), closed=bool(shared))
+    return _excluding((*shared, *own), code, closed=bool(shared))
 
 
 def _notebook_launch(model: SemanticModel, code: CodeLaunch, node: cst.CSTNode | None) -> Launch:
@@ -159,7 +173,7 @@ def _notebook_launch(model: SemanticModel, code: CodeLaunch, node: cst.CSTNode |
     else:
         backends = frozenset().union(*(f.backends for f in own)) & MULTI_PROCESS or frozenset({Backend.DDP})
     started = Evidence(path, line, f"notebook_launcher starts {starter} in {processes or 'one per GPU'} processes")
-    return Launch((LaunchFact(backends, (started,)), *own), closed=True)
+    return _excluding((LaunchFact(backends, (started,)), *own), code, closed=True)
 
 
 def _launched_functions(model: SemanticModel, code: CodeLaunch) -> dict[str, tuple[int | None, int]]:
