@@ -49,7 +49,7 @@ def test_check_is_the_explicit_form_of_the_default_command(project, capsys):
 
 
 def test_a_missing_path_is_no_clean_result(project, capsys):
-    assert main(["--no-cache", "missing.py"]) == 2
+    assert main(["--no-cache", "--preview", "missing.py"]) == 2
     captured = capsys.readouterr()
     assert "missing.py: no such file or folder" in captured.err
     assert "All checks passed!" not in captured.out
@@ -58,7 +58,7 @@ def test_a_missing_path_is_no_clean_result(project, capsys):
 
 def test_a_folder_with_nothing_to_lint_is_said(project, capsys):
     (project / "empty").mkdir()
-    assert main(["--no-cache", "empty"]) == 0
+    assert main(["--no-cache", "--preview", "empty"]) == 0
     assert "warning: no file to lint under empty" in capsys.readouterr().err
 
 
@@ -150,7 +150,7 @@ def test_output_file_takes_the_report_and_output_format_is_format(project, capsy
 
 
 def test_an_output_file_that_cannot_be_written_is_a_clear_usage_error(project, capsys):
-    assert main(["--no-cache", "--output-file", str(project / "missing" / "report.txt"), "train.py"]) == 2
+    assert main(["--no-cache", "--preview", "--output-file", str(project / "missing" / "report.txt"), "train.py"]) == 2
     captured = capsys.readouterr()
     assert "cannot write the report to" in captured.err and "Traceback" not in captured.err
 
