@@ -104,7 +104,8 @@ def test_a_named_pyproject_without_a_trllint_table_is_an_error(project, capsys):
 
 def test_this_checkout_lints_clean_with_its_own_configuration_and_its_example_does_not(monkeypatch, capsys):
     # Its cases, scenarios and bundled example are bad on purpose; its own configuration says so
-    # (issue 29, point 11), while the quickstart's `trllint examples/` still finds the example's bugs.
+    # (issue 29, point 11), while the quickstart's `trllint --preview examples/` still finds the
+    # example's bugs (here preview comes from the checkout's configuration, which turns it on).
     monkeypatch.chdir(REPO)
     assert main(["--no-cache", "."]) == 0, capsys.readouterr().out
     capsys.readouterr()
