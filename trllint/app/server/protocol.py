@@ -9,7 +9,9 @@ preferred quick fix, an unsafe one says so), a ``# noqa: CODE`` comment for one 
 The process stays warm: the project index keeps the facts of imported modules by content, an
 open module is read from its buffer (``use_unsaved``), and an edit to a module re-lints the open
 files whose findings read it. Launch files are read afresh for each batch of lints, and the
-configuration when a configuration file is saved or changes on disk.
+configuration when a configuration file is saved or changes on disk. A configuration that selects
+no rule (while every rule is preview, the default one) is said once per workspace folder, as the
+command line says it, and nothing is published for its files.
 """
 
 from __future__ import annotations
