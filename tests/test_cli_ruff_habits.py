@@ -49,7 +49,7 @@ def test_check_is_the_explicit_form_of_the_default_command(project, capsys):
 
 
 def test_a_missing_path_is_no_clean_result(project, capsys):
-    assert main(["--no-cache", "missing.py"]) == 2
+    assert main(["--no-cache", "--preview", "missing.py"]) == 2
     captured = capsys.readouterr()
     assert "missing.py: no such file or folder" in captured.err
     assert "All checks passed!" not in captured.out
@@ -58,7 +58,7 @@ def test_a_missing_path_is_no_clean_result(project, capsys):
 
 def test_a_folder_with_nothing_to_lint_is_said(project, capsys):
     (project / "empty").mkdir()
-    assert main(["--no-cache", "empty"]) == 0
+    assert main(["--no-cache", "--preview", "empty"]) == 0
     assert "warning: no file to lint under empty" in capsys.readouterr().err
 
 
@@ -104,7 +104,8 @@ def test_a_named_pyproject_without_a_trllint_table_is_an_error(project, capsys):
 
 def test_this_checkout_lints_clean_with_its_own_configuration_and_its_example_does_not(monkeypatch, capsys):
     # Its cases, scenarios and bundled example are bad on purpose; its own configuration says so
-    # (issue 29, point 11), while the quickstart's `trllint examples/` still finds the example's bugs.
+    # (issue 29, point 11), while the quickstart's `trllint --preview examples/` still finds the
+    # example's bugs (here preview comes from the checkout's configuration, which turns it on).
     monkeypatch.chdir(REPO)
     assert main(["--no-cache", "."]) == 0, capsys.readouterr().out
     capsys.readouterr()
@@ -150,7 +151,7 @@ def test_output_file_takes_the_report_and_output_format_is_format(project, capsy
 
 
 def test_an_output_file_that_cannot_be_written_is_a_clear_usage_error(project, capsys):
-    assert main(["--no-cache", "--output-file", str(project / "missing" / "report.txt"), "train.py"]) == 2
+    assert main(["--no-cache", "--preview", "--output-file", str(project / "missing" / "report.txt"), "train.py"]) == 2
     captured = capsys.readouterr()
     assert "cannot write the report to" in captured.err and "Traceback" not in captured.err
 

@@ -106,7 +106,7 @@ def test_nesting_guard_holds_when_newer_syntax_stops_cpython_early(tmp_path: Pat
     # end the run.
     (tmp_path / "deep.py").write_text("type X = int\n" + tail)
     result = subprocess.run(
-        [sys.executable, "-m", "trllint", "--no-cache", "--select", "TRL002", "deep.py"],
+        [sys.executable, "-m", "trllint", "--no-cache", "--preview", "--select", "TRL002", "deep.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 1, result.stderr

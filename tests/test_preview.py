@@ -1,7 +1,11 @@
 """The preview tier (issue 26), as in Ruff: preview rules (TRL006) and preview findings of stable
 rules (TRL005's lines it cannot read) run only when preview is on, by --preview or ``preview =
 true``, on every path a run takes: the CLI, the configuration, the worker pool, the result cache,
-standard input, --fix and --add-noqa."""
+standard input, --fix and --add-noqa.
+
+No rule is stable yet (each is preview until it meets the graduation bar): the default selection
+is empty, and a run without preview is a usage error that says so. The tier's own tests need a
+stable rule to contrast with; they mark TRL005 stable for the test (``trl005_stable``)."""
 
 from __future__ import annotations
 
@@ -49,6 +53,15 @@ def project(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
+@pytest.fixture
+def trl005_stable(monkeypatch) -> None:
+    """TRL005 marked stable for the test: a stable rule with preview findings, as TRL005 will be
+    once it graduates. The selection, the reports and the rule catalog a run writes to its cache
+    folder all read the class attribute; the `cli` fixture runs in this process and the pool's
+    workers fork from it, so every path sees the patch (and the catalog is the test's own)."""
+    monkeypatch.setattr(all_rules()["TRL005"].rule, "status", "stable")
+
+
 def found(result) -> set[tuple[str, str, int]]:
     return {(f["path"], f["code"], f["line"]) for f in json.loads(result.out)}
 
@@ -60,13 +73,13 @@ PREVIEW = {("requirements.txt", "TRL005", 2), ("train.py", "TRL006", 8)}
 # ---- turning it on and off ---------------------------------------------------------------------
 
 
-def test_default_run_reports_neither_preview_rules_nor_preview_findings(cli, project):
+def test_default_run_reports_neither_preview_rules_nor_preview_findings(cli, project, trl005_stable):
     result = cli("--no-cache", "--format", "json", ".")
     assert result.code == 1 and found(result) == STABLE
     assert result.err == ""  # nothing was selected by name: no warning
 
 
-def test_preview_flag_reports_both_and_marks_them(cli, project):
+def test_preview_flag_reports_both_and_marks_them(cli, project, trl005_stable):
     result = cli("--no-cache", "--preview", "--format", "json", ".")
     assert found(result) == STABLE | PREVIEW
     marked = {(f["path"], f["code"], f["line"]): f["preview"] for f in json.loads(result.out)}
@@ -77,7 +90,7 @@ def test_preview_flag_reports_both_and_marks_them(cli, project):
     ("name", "text"),
     [("pyproject.toml", "[tool.trllint]\npreview = true\n"), ("trllint.toml", "preview = true\n")],
 )
-def test_configuration_turns_preview_on_and_no_preview_overrides_it(cli, project, name, text):
+def test_configuration_turns_preview_on_and_no_preview_overrides_it(cli, project, name, text, trl005_stable):
     (project / name).write_text(text)
     assert found(cli("--no-cache", "--format", "json", ".")) == STABLE | PREVIEW
     assert found(cli("--no-cache", "--no-preview", "--format", "json", ".")) == STABLE
@@ -92,10 +105,69 @@ def test_preview_in_the_configuration_must_be_a_boolean(cli, project):
     assert "'preview' must be true or false, got 'yes'" in result.err and "Traceback" not in result.err
 
 
+# ---- no rule is stable yet (issue 26) -----------------------------------------------------------
+
+NO_STABLE_RULE = (
+    "trllint: error: no rule is selected: no rule is stable yet, each is preview until it meets the graduation "
+    "bar (README, Rules); run with --preview, or set preview = true\n"
+)
+
+
+def selected(cli, *args: str) -> list[str]:
+    """The rules a run with these arguments selects, as --show-settings lists them."""
+    result = cli(*args, "--show-settings", ".")
+    assert result.code == 0, result.err
+    (line,) = [line for line in result.out.splitlines() if line.startswith("select (resolved) = ")]
+    return json.loads(line.partition(" = ")[2])
+
+
+def test_the_default_run_selects_no_rule_and_says_why_without_a_clean_result(cli, project):
+    assert not [code for code, info in all_rules().items() if info.rule.status == "stable"], (
+        "a rule graduated: the default selection is no longer empty, and this test's premise is gone"
+    )
+    for args in ((), ("--format", "json"), ("--format", "sarif"), ("--statistics",)):
+        result = cli("--no-cache", *args, ".")
+        assert (result.code, result.out, result.err) == (2, "", NO_STABLE_RULE), args
+    # Served from a cache written with preview, it is the same error.
+    assert cli("--preview", ".").code == 1
+    warm = cli(".")
+    assert (warm.code, warm.out, warm.err) == (2, "", NO_STABLE_RULE)
+    # --no-preview over a configuration that turns it on, likewise.
+    (project / "pyproject.toml").write_text("[tool.trllint]\npreview = true\n")
+    assert cli("--no-cache", "--no-preview", ".").err == NO_STABLE_RULE
+
+
+def test_preview_runs_every_rule(cli, project):
+    assert selected(cli, "--preview") == sorted(all_rules())
+    result = cli("--no-cache", "--preview", "--format", "json", ".")
+    assert result.code == 1 and result.err == ""
+    assert {code for _, code, _ in found(result)} == {"TRL005", "TRL006"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("pyproject.toml", "[tool.trllint]\npreview = true\n"), ("trllint.toml", "preview = true\n")],
+)
+def test_preview_in_the_configuration_runs_every_rule(cli, project, name, text):
+    (project / name).write_text(text)
+    assert selected(cli) == sorted(all_rules())
+    result = cli("--no-cache", "--format", "json", ".")
+    assert result.code == 1 and found(result) == STABLE | PREVIEW and result.err == ""
+
+
+def test_the_syntax_check_alone_runs_without_preview(cli, project):
+    (project / "broken.py").write_text("def train(:\n    pass\n")
+    result = cli("--no-cache", "--select", "TRL000", "--format", "json", ".")
+    assert result.code == 1 and result.err == ""
+    assert found(result) == {("broken.py", "TRL000", 1)}
+    clean = cli("--no-cache", "--select", "TRL000", "train.py")
+    assert (clean.code, clean.out) == (0, "All checks passed!\n")
+
+
 # ---- selecting a preview rule (Ruff's behaviour) -----------------------------------------------
 
 
-def test_preview_rule_selected_by_code_without_preview_warns_and_is_not_run(cli, project):
+def test_preview_rule_selected_by_code_without_preview_warns_and_is_not_run(cli, project, trl005_stable):
     result = cli("--no-cache", "--format", "json", "--select", "TRL006,TRL005", ".")
     assert found(result) == STABLE
     assert result.err.count("warning:") == 1
@@ -107,13 +179,13 @@ def test_preview_rule_selected_by_code_without_preview_warns_and_is_not_run(cli,
     assert found(extended) == STABLE and "selecting TRL006" in extended.err
 
 
-def test_preview_rule_named_in_the_configuration_warns_too(cli, project):
+def test_preview_rule_named_in_the_configuration_warns_too(cli, project, trl005_stable):
     (project / "pyproject.toml").write_text('[tool.trllint]\nextend-select = ["TRL006"]\n')
     result = cli("--no-cache", "--format", "json", ".")
     assert found(result) == STABLE and "selecting TRL006 has no effect" in result.err
 
 
-def test_prefixes_and_all_leave_preview_rules_out_silently(cli, project):
+def test_prefixes_and_all_leave_preview_rules_out_silently(cli, project, trl005_stable):
     for selector in ("ALL", "TRL", "TRL00"):
         result = cli("--no-cache", "--format", "json", "--select", selector, ".")
         assert found(result) == STABLE and result.err == "", selector
@@ -132,7 +204,7 @@ def test_with_preview_a_preview_rule_is_selected_by_code_and_ignored_as_any_othe
 # ---- every path a run takes --------------------------------------------------------------------
 
 
-def test_result_cache_keeps_preview_runs_apart(cli, project):
+def test_result_cache_keeps_preview_runs_apart(cli, project, trl005_stable):
     assert found(cli("--format", "json", ".")) == STABLE  # writes the cache without preview
     with_preview = cli("--preview", "--format", "json", ".")
     assert found(with_preview) == STABLE | PREVIEW
@@ -148,7 +220,7 @@ def test_result_cache_keeps_preview_runs_apart(cli, project):
     assert found(cli(*only_trl005)) == STABLE
 
 
-def test_worker_pool_gets_the_preview_flag(cli, project):
+def test_worker_pool_gets_the_preview_flag(cli, project, trl005_stable):
     for index in range(10):  # more than the 8 files below which no pool is started
         (project / f"train_{index}.py").write_text(COLLECTIVE_ON_RANK_ZERO)
     one = cli("--no-cache", "--preview", "--jobs", "1", "--format", "json", ".")
@@ -158,7 +230,7 @@ def test_worker_pool_gets_the_preview_flag(cli, project):
     assert not any(f["code"] == "TRL006" for f in json.loads(cli("--no-cache", "--jobs", "2", "--format", "json", ".").out))
 
 
-def test_standard_input(cli, project):
+def test_standard_input(cli, project, trl005_stable):
     def codes(*args: str) -> set[str]:
         result = cli("--no-cache", "--format", "json", *args, stdin=COLLECTIVE_ON_RANK_ZERO.encode())
         return {f["code"] for f in json.loads(result.out)}
@@ -168,7 +240,7 @@ def test_standard_input(cli, project):
     assert codes("--preview", "--stdin-filename", "train.py") == {"TRL006"}
 
 
-def test_fix_applies_a_preview_rules_fix_only_with_preview(cli, project):
+def test_fix_applies_a_preview_rules_fix_only_with_preview(cli, project, trl005_stable):
     before = (project / "train.py").read_text()
     assert cli("--no-cache", "--fix", "train.py").code == 0  # TRL006 does not run: nothing to fix
     assert (project / "train.py").read_text() == before
@@ -177,7 +249,7 @@ def test_fix_applies_a_preview_rules_fix_only_with_preview(cli, project):
     assert fixed.index("accelerator.reduce") < fixed.index("if accelerator.is_main_process:")
 
 
-def test_sarif_carries_the_status_of_rules_and_the_preview_of_results(cli, project):
+def test_sarif_carries_the_status_of_rules_and_the_preview_of_results(cli, project, trl005_stable):
     sarif = json.loads(cli("--no-cache", "--preview", "--format", "sarif", ".").out)
     run = sarif["runs"][0]
     status = {rule["id"]: rule["properties"]["status"] for rule in run["tool"]["driver"]["rules"]}
@@ -192,22 +264,42 @@ def test_sarif_carries_the_status_of_rules_and_the_preview_of_results(cli, proje
 # ---- what a rule says of itself ----------------------------------------------------------------
 
 
-def test_list_rules_and_explain_show_the_status(cli):
+def _listed_status(cli) -> dict[str, str]:
     listing = cli("--list-rules").out.splitlines()
     assert listing[0].split() == ["CODE", "NAME", "STATUS", "FIX"]
-    status = {line.split()[0]: line.split()[2] for line in listing[1:]}
+    return {line.split()[0]: line.split()[2] for line in listing[1:]}
+
+
+def test_list_rules_and_explain_show_the_status(cli):
+    status = _listed_status(cli)
     assert status["TRL006"] == "preview"
     assert status["TRL004"] == "preview"  # 27 % strict on the test split (issue 26)
-    assert status["TRL005"] == "stable+preview"  # stable, with preview findings
-    assert status["TRL001"] == "stable"
+    # Preview rules with preview findings of their own (which stay preview once the rule graduates):
+    # preview, not "preview+preview".
+    assert status["TRL002"] == status["TRL005"] == "preview"
+    assert status["TRL001"] == "preview"  # 4 test findings of the 20 the bar needs (issue 26)
     explained = cli("--explain", "TRL006").out
     readme = (REPO / "rules" / "trl006_collective_under_rank_guard" / "README.md").read_text(encoding="utf-8")
     title, _, rest = readme.partition("\n")
     assert explained.startswith(f"{title}\n\nStatus: preview")
     assert explained.endswith(rest.lstrip("\n"))
-    assert "Status: stable, in the default selection." in cli("--explain", "TRL001").out
     assert cli("--explain", "TRL004").out.startswith("# TRL004 ungathered-metric\n\nStatus: preview")
-    assert "In preview (shown only with `--preview`): unreadable files" in cli("--explain", "TRL005").out
+    trl002 = cli("--explain", "TRL002").out
+    assert trl002.startswith("# TRL002 ")
+    status_line = trl002.split("\n\n")[1]
+    assert status_line.startswith("Status: preview") and "in the default selection" not in status_line
+    assert "Once stable, these findings stay preview: a call in code whose launch does not show FSDP." in status_line
+    assert "Once stable, these findings stay preview" not in cli("--explain", "TRL006").out  # none of its own
+
+
+def test_a_stable_rule_is_listed_and_explained_as_stable(cli, trl005_stable):
+    status = _listed_status(cli)
+    assert status["TRL005"] == "stable+preview"  # stable, with preview findings
+    assert status["TRL002"] == "preview"
+    explained = cli("--explain", "TRL005").out
+    assert "Status: stable, in the default selection." in explained
+    assert "In preview (shown only with `--preview`): unreadable files" in explained
+    assert "Once stable" not in explained
 
 
 def test_readme_rule_table_shows_each_rules_status():

@@ -229,7 +229,7 @@ def test_the_result_cache_sees_the_helper_change(tmp_path):
 
     def run() -> list[tuple[str, int]]:
         done = subprocess.run(
-            [sys.executable, "-m", "trllint", "--select", "TRL003", "--format", "json", "--exit-zero", "."],
+            [sys.executable, "-m", "trllint", "--preview", "--select", "TRL003", "--format", "json", "--exit-zero", "."],
             cwd=root, capture_output=True, text=True, check=True,
         )
         return sorted((Path(f["filename"]).name, f["line"]) for f in json.loads(done.stdout))

@@ -292,7 +292,8 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
     (tmp_path / "grpo.yaml").write_text("use_vllm: true\n")  # a recipe: the project runs TRL's vLLM generation
     monkeypatch.chdir(tmp_path)
 
-    assert cli.main(["--no-cache", "--select", "TRL005", "--format", "json", "."]) == 1
+    # --preview: TRL005 is a preview rule (issue 26).
+    assert cli.main(["--no-cache", "--preview", "--select", "TRL005", "--format", "json", "."]) == 1
     findings = json.loads(capsys.readouterr().out)
     found = {(f["path"], f["line"], f["fix"]["applicability"] if f["fix"] else None) for f in findings}
     assert found == {
@@ -302,9 +303,9 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
         ("setup.py", 2, "safe"),
     }
 
-    assert cli.main(["--no-cache", "--select", "TRL005", "--fix", "."]) == 1  # the pin needs --unsafe-fixes
+    assert cli.main(["--no-cache", "--preview", "--select", "TRL005", "--fix", "."]) == 1  # the pin needs --unsafe-fixes
     capsys.readouterr()
-    assert cli.main(["--no-cache", "--select", "TRL005", "--fix", "--unsafe-fixes", "."]) == 0
+    assert cli.main(["--no-cache", "--preview", "--select", "TRL005", "--fix", "--unsafe-fixes", "."]) == 0
     assert (tmp_path / "pyproject.toml").read_text() == (
         PYPROJECT.replace("0.7.1", "0.7.2") + "\n[tool.other]\nkeep = 'this  spacing'\n"
     )
@@ -331,12 +332,12 @@ def test_a_frozen_environment_without_trl_cannot_run_trl_vllm_generation(tmp_pat
     (tmp_path / "benchmarks" / "requirements.txt").write_text(FROZEN_INFERENCE)
     (tmp_path / "requirements.txt").write_text("trl>=0.15\nvllm>=0.6\n")  # the trainer's own ranges
     monkeypatch.chdir(tmp_path)
-    assert cli.main(["--no-cache", "--select", "TRL005", "--format", "json", "."]) == 1
+    assert cli.main(["--no-cache", "--preview", "--select", "TRL005", "--format", "json", "."]) == 1
     assert {(f["path"], f["line"]) for f in json.loads(capsys.readouterr().out)} == {("requirements.txt", 2)}
 
     # The same freeze with trl in it is an environment that runs it: the pin is reported.
     (tmp_path / "benchmarks" / "requirements.txt").write_text(FROZEN_INFERENCE + "trl==0.14.0\n")
-    assert cli.main(["--no-cache", "--select", "TRL005", "--format", "json", "."]) == 1
+    assert cli.main(["--no-cache", "--preview", "--select", "TRL005", "--format", "json", "."]) == 1
     assert {(f["path"], f["line"]) for f in json.loads(capsys.readouterr().out)} == {
         ("requirements.txt", 2), (str(Path("benchmarks", "requirements.txt")), 21)
     }

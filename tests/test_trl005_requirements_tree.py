@@ -28,7 +28,8 @@ def project(tmp_path, monkeypatch):
 
 
 def findings(cli, *args: str) -> list[tuple[str, int]]:
-    result = cli("--no-cache", "--select", "TRL005", "--format", "json", *args)
+    # --preview: TRL005 is a preview rule (issue 26).
+    result = cli("--no-cache", "--preview", "--select", "TRL005", "--format", "json", *args)
     return sorted((f["path"], f["line"]) for f in json.loads(result.out))
 
 
@@ -43,7 +44,7 @@ def test_fix_on_a_requirements_tree_with_an_include_cycle(cli, project, tmp_path
     (project / "constraints").mkdir()
     (project / "constraints" / "pins.txt").write_text("vllm<0.9\n", encoding="utf-8")
 
-    result = cli("--no-cache", "--select", "TRL005", "--fix", ".")
+    result = cli("--no-cache", "--preview", "--select", "TRL005", "--fix", ".")
     assert result.code == 0, result.out + result.err
     assert "3 fixed, 0 remaining" in result.out
     assert (project / "requirements" / "base.txt").read_text() == "-r gpu.txt\ntorch>=2.5\nvllm>=0.7.2  # server\n"
@@ -86,7 +87,7 @@ def test_pyproject_uv_and_poetry_tables(cli, project):
         encoding="utf-8",
     )
     assert findings(cli, ".") == [("pyproject.toml", 3), ("pyproject.toml", 6)]
-    result = json.loads(cli("--no-cache", "--select", "TRL005", "--format", "json", ".").out)
+    result = json.loads(cli("--no-cache", "--preview", "--select", "TRL005", "--format", "json", ".").out)
     assert result[0]["fix"] is None  # Poetry's caret has no spelling the fix could keep
     assert result[1]["fix"] is not None
 

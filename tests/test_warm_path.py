@@ -55,7 +55,8 @@ def imported_the_rules(modules: set[str]) -> bool:
     return "libcst" in modules or "trllint.rule.base" in modules or any(m.startswith("trllint.rules.") for m in modules)
 
 
-def project(tmp_path: Path, config: str = "[tool.trllint]\n") -> Path:
+# Every rule is preview (issue 26): the project turns preview on, as the README tells a pre-commit user to.
+def project(tmp_path: Path, config: str = "[tool.trllint]\npreview = true\n") -> Path:
     (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
     (tmp_path / "train.py").write_text(CASE.read_text(encoding="utf-8"), encoding="utf-8")
     (tmp_path / "clean.py").write_text("import torch\n\nprint(torch.ones(2))\n", encoding="utf-8")
@@ -112,15 +113,27 @@ def test_the_configuration_is_checked_against_the_catalog_as_against_the_rules(t
 
 
 def test_a_selection_and_a_setting_are_answered_from_the_catalog(tmp_path):
-    folder = project(tmp_path, '[tool.trllint]\nselect = ["wrapped-model-attribute"]\ntraining-step-methods = ["step"]\n')
+    folder = project(
+        tmp_path, '[tool.trllint]\npreview = true\nselect = ["wrapped-model-attribute"]\ntraining-step-methods = ["step"]\n'
+    )
     cold = run(folder, "--statistics", ".")
     warm = run(folder, "--statistics", ".")
     assert not imported_the_rules(warm[3]) and warm[:3] == cold[:3]
     # --select on the command line is another selection: its own cache entries, then warm too.
-    # (TRL004 is a preview rule: selected without --preview it would be a usage error.)
-    selected = run(folder, "--preview", "--select", "TRL004", ".")
+    selected = run(folder, "--select", "TRL004", ".")
     assert imported_the_rules(selected[3]) and selected[0] == 0
-    assert not imported_the_rules(run(folder, "--preview", "--select", "TRL004", ".")[3])
+    assert not imported_the_rules(run(folder, "--select", "TRL004", ".")[3])
+
+
+def test_a_run_without_preview_is_told_from_the_catalog_that_no_rule_is_stable(tmp_path):
+    # The catalog carries each rule's status: the warm run's usage error is the rules' own.
+    folder = project(tmp_path)
+    run(folder, ".")
+    warm = run(folder, "--no-preview", ".")
+    cold = run(folder, "--no-cache", "--no-preview", ".")
+    assert not imported_the_rules(warm[3]) and imported_the_rules(cold[3])
+    assert warm[:3] == cold[:3]
+    assert warm[0] == 2 and warm[1] == "" and "no rule is stable yet" in warm[2]
 
 
 def test_a_damaged_or_missing_catalog_sends_the_run_to_the_rules(tmp_path):

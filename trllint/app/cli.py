@@ -318,17 +318,9 @@ def _run(args: argparse.Namespace) -> int:
                 f"trllint: warning: selecting {code} has no effect because preview is not enabled "
                 "(add --preview, or preview = true in the configuration)\n"
             )
-        if not codes and not config.selects_syntax_errors() and not config.reports_unused_noqa():
-            # A run of no rule would print "All checks passed!": a false clean result in CI.
-            if ignored_preview:
-                return _usage_error(f"no rule is selected: {', '.join(ignored_preview)} needs --preview")
-            if config.selected_codes(preview=True):
-                # Every rule is preview until the test split measures it (README, Stable and preview).
-                return _usage_error(
-                    "no rule is selected: no rule is stable yet, each is preview until it meets the "
-                    "graduation bar (README, Rules); run with --preview, or set preview = true"
-                )
-            return _usage_error("no rule is selected: select and ignore leave none")
+        no_rule = config.no_rule_selected()
+        if no_rule is not None:
+            return _usage_error(no_rule)  # a run of no rule would print "All checks passed!" in CI
     except ConfigError as exc:
         return _usage_error(str(exc))
 

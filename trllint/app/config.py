@@ -35,6 +35,12 @@ _ENGINE_KEYS = set(_LIST_OF_STRINGS) | set(_BOOLEANS) | {"per-file-ignores", "ta
 # ``--cache-dir`` and TRLLINT_CACHE_DIR move it).
 CACHE_DIR = ".trllint_cache"
 DEFAULT_MAX_FILE_SIZE_MB = DEFAULT_MAX_FILE_BYTES // 2**20
+# Why a selection of preview rules only lints nothing while preview is off (issue 26): every rule is
+# preview until the test split measures it (README, Rules).
+NO_STABLE_RULE = (
+    "no rule is selected: no rule is stable yet, each is preview until it meets the graduation bar "
+    "(README, Rules); run with --preview, or set preview = true"
+)
 
 
 # The rules a configuration is checked against: the rule pack's, or, for a run that may answer
@@ -149,6 +155,19 @@ class Config:
         lists = [self.cli_select] if self.cli_select is not None else [self.select or [], self.extend_select]
         named = {resolve_code(selector, rules) for selectors in [*lists, self.cli_extend_select] for selector in selectors}
         return sorted(code for code in named if code is not None and rules[code].rule.status == "preview")
+
+    def no_rule_selected(self) -> str | None:
+        """Why a run of this configuration would lint nothing, in one line; None when it lints. A run
+        of no rule would print "All checks passed!", a false clean result: the command line's usage
+        error, the language server's warning."""
+        if self.selected_codes() or self.selects_syntax_errors() or self.reports_unused_noqa():
+            return None
+        ignored_preview = self.preview_selections_ignored()
+        if ignored_preview:
+            return f"no rule is selected: {', '.join(ignored_preview)} needs --preview"
+        if self.selected_codes(preview=True):
+            return NO_STABLE_RULE
+        return "no rule is selected: select and ignore leave none"
 
     def cache_folder(self) -> Path:
         if self.cache_dir is None:

@@ -9,7 +9,9 @@ preferred quick fix, an unsafe one says so), a ``# noqa: CODE`` comment for one 
 The process stays warm: the project index keeps the facts of imported modules by content, an
 open module is read from its buffer (``use_unsaved``), and an edit to a module re-lints the open
 files whose findings read it. Launch files are read afresh for each batch of lints, and the
-configuration when a configuration file is saved or changes on disk.
+configuration when a configuration file is saved or changes on disk. A configuration that selects
+no rule (while every rule is preview, the default one) is said once per workspace folder, as the
+command line says it, and nothing is published for its files.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class TrllintServer(LanguageServer):
         self._pending: dict[str, None] = {}  # file URIs to lint, in order
         self._flush_scheduled = False
         self._problems_said: set[str] = set()
+        self._no_rule_said: set[str] = set()  # the workspace folders told that no rule is selected
 
     # ---- the open files --------------------------------------------------------------------
 
@@ -132,7 +135,32 @@ class TrllintServer(LanguageServer):
             self.window_show_message(
                 lsp.ShowMessageParams(lsp.MessageType.Warning, f"trllint: {settings.problem}; linting with the default settings")
             )
+        if settings.no_rule is not None:
+            # Said once per workspace folder, not once per file opened; again after a configuration changes.
+            workspace_folder = self.workspace_folder_of(file.path, settings)
+            if workspace_folder not in self._no_rule_said:
+                self._no_rule_said.add(workspace_folder)
+                self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Warning, f"trllint: {settings.no_rule}"))
         return settings
+
+    def workspace_folder_of(self, path: Path | None, settings: Settings) -> str:
+        """The workspace folder a file is in (the innermost); else the workspace's root, else the
+        folder its configuration was read for."""
+        if path is not None:
+            containing = [
+                folder
+                for folder in (_path_of(f.uri) for f in self.workspace.folders.values())
+                if folder is not None and path.resolve().is_relative_to(folder.resolve())
+            ]
+            if containing:
+                return str(max(containing, key=lambda folder: len(folder.parts)))
+        return self.workspace.root_path or str(settings.config.root)
+
+    def forget_settings(self) -> None:
+        """A configuration file changed: each folder's settings are read again, and a folder that
+        still selects no rule is told again."""
+        self.settings.forget()
+        self._no_rule_said.clear()
 
     # ---- linting ---------------------------------------------------------------------------
 
@@ -161,7 +189,7 @@ class TrllintServer(LanguageServer):
         if file is None:
             return None
         settings = self.settings_for(file)
-        if settings.reads(file.path, file.filename):
+        if settings.no_rule is None and settings.reads(file.path, file.filename):
             result = lint(file, settings.ruleset)
             findings = [(file.part_of(f), f) for f in result.findings]
             dependencies = {path for path in result.dependencies if not path.startswith(LAUNCH_SOURCES)}
@@ -360,7 +388,7 @@ class TrllintServer(LanguageServer):
             if path is None:
                 continue
             if is_config_file(path):
-                self.settings.forget()
+                self.forget_settings()
                 everything = True
             elif path.suffix in (".py", ".pyi"):
                 forget_module(path)
@@ -445,7 +473,7 @@ def build_server() -> TrllintServer:
     def did_save(ls: TrllintServer, params: lsp.DidSaveTextDocumentParams) -> None:
         path = _path_of(params.text_document.uri)
         if path is not None and is_config_file(path):
-            ls.settings.forget()
+            ls.forget_settings()
             ls.schedule_all()
         else:
             ls.schedule(params.text_document.uri, *ls.dependents(path))

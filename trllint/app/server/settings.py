@@ -32,6 +32,8 @@ class Settings:
     ruleset: RuleSet
     # The configuration's mistake, when the defaults stand in for it (one line, as the CLI says it).
     problem: str | None = None
+    # Why it selects no rule (the CLI's usage error, Config.no_rule_selected): nothing is linted.
+    no_rule: str | None = None
 
     def reads(self, path: Path | None, filename: str) -> bool:
         """Whether a run would lint this file: its name is one a selected rule reads (Python and
@@ -72,7 +74,9 @@ def _read_settings(folder: Path) -> Settings:
         if config.path is None:
             config.root = folder
         config.target = resolve_target(config, folder)
-        return Settings(config, config.ruleset(config.selected_codes()))
+        return Settings(config, config.ruleset(config.selected_codes()), no_rule=config.no_rule_selected())
     except ConfigError as exc:
         config = Config(root=folder, target=running_interpreter())
-        return Settings(config, config.ruleset(config.selected_codes()), problem=str(exc))
+        return Settings(
+            config, config.ruleset(config.selected_codes()), problem=str(exc), no_rule=config.no_rule_selected()
+        )
