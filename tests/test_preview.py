@@ -109,7 +109,7 @@ def test_preview_in_the_configuration_must_be_a_boolean(cli, project):
 
 NO_STABLE_RULE = (
     "trllint: error: no rule is selected: no rule is stable yet, each is preview until it meets the graduation "
-    "bar (README, Rules); run with --preview, or set preview = true\n"
+    "bar (README: Rules, Stable and preview); run with --preview, or set preview = true\n"
 )
 
 

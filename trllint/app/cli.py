@@ -319,7 +319,7 @@ def _run(args: argparse.Namespace) -> int:
                 "(add --preview, or preview = true in the configuration)\n"
             )
         no_rule = config.no_rule_selected()
-        if no_rule is not None:
+        if no_rule is not None and not args.show_settings:
             return _usage_error(no_rule)  # a run of no rule would print "All checks passed!" in CI
     except ConfigError as exc:
         return _usage_error(str(exc))

@@ -59,7 +59,7 @@ class Rule(cst.BatchableCSTVisitor):
     name: ClassVar[str]
     message: ClassVar[str]
     fixable: ClassVar[Fixable] = "never"
-    # "preview": not selected unless preview is on (the module's docstring; README, Rules). A rule
+    # "preview": not selected unless preview is on (the module's docstring; README: Rules, Stable and preview). A rule
     # graduates to "stable" when its test-split precision is at least 90 % strict over at least 20
     # test findings and no safe fix there is labelled broken (benchmarks/README.md).
     status: ClassVar[RuleStatus] = "stable"
