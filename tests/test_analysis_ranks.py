@@ -90,6 +90,53 @@ def test_names_assigned_from_rank_tests_and_indexes():
         assert not facts.splits_ranks(cst.parse_expression(test)), test
 
 
+def test_a_name_bound_another_way_too_is_not_followed():
+    # `step` is a rank index in the loader only through a checkpoint placed on the rank's device;
+    # the training loop binds the same name with `for`, as each binding form below binds a name.
+    facts = facts_of(
+        """
+        rank = dist.get_rank()
+        device = torch.device("cuda", rank)
+
+        def load_checkpoint(path):
+            step = ckpt_step(rank)
+            return step
+
+        for step in range(start, total):
+            pass
+        main = rank == 0
+        with open(path) as main:
+            pass
+        first = rank == 0
+        first += 1
+        lead = rank == 0
+        rows = [lead for lead in table]
+        chosen = (picked := dist.get_rank())
+        """
+    )
+    for test in ("step == total", "main", "first", "lead"):
+        assert not facts.splits_ranks(cst.parse_expression(test)), test
+    # A name every binding of which is a rank read is still followed, a walrus included.
+    for test in ("rank == 0", "picked == 0", "chosen == 0", "device == 0"):
+        assert facts.splits_ranks(cst.parse_expression(test)), test
+
+
+def test_where_a_value_is_placed_is_not_its_rank():
+    facts = facts_of(
+        """
+        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        ckpt = torch.load(path, map_location=device)
+        start_step = ckpt["step"]
+        batch = batch.to(device)
+        shard = load_shard(path, device=device, index=int(os.environ["LOCAL_RANK"]))
+        """
+    )
+    for test in ("start_step == 0", "ckpt['step'] > 10", "batch.numel() > 0"):
+        assert not facts.splits_ranks(cst.parse_expression(test)), test
+    # An argument that is the rank itself still makes the value the rank's own.
+    assert facts.splits_ranks(cst.parse_expression("shard == 0"))
+
+
 def test_only_rank_tests():
     facts = facts_of()
     assert facts.only_rank_tests(cst.parse_expression("accelerator.is_main_process and not rank == 1"))

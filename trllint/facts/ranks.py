@@ -364,6 +364,30 @@ class RankFacts:
                     for name in assigned_names(node.target):
                         assignments.setdefault(name, []).append(node.value)
 
+            # Every other way a name is bound gives it a value this pass does not read, so a
+            # name is followed only where all its bindings are known: `step = int(ckpt["step"])`
+            # in a loader function does not make the training loop's `for step in ...` a rank.
+            def visit_For(self, node: cst.For) -> None:
+                unknown(node.target)
+
+            def visit_CompFor(self, node: cst.CompFor) -> None:
+                unknown(node.target)
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                unknown(node.target)
+
+            def visit_AsName(self, node: cst.AsName) -> None:  # with ... as x, except ... as x
+                unknown(node.name)
+
+            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+                for name in assigned_names(node.target):
+                    assignments.setdefault(name, []).append(node.value)
+
+        def unknown(target: cst.BaseExpression) -> None:
+            for name in assigned_names(target, unnamed=""):
+                if name:
+                    assignments.setdefault(name, []).append(None)
+
         walk.visit(module, Assignments())
         # `bar = tqdm(..., disable=not accelerator.is_main_process)`: a disabled bar never counts,
         # so `bar.n` is the step on rank 0 and 0 elsewhere (transformers#31532).
@@ -434,10 +458,25 @@ def agreed_by_every_rank(model: SemanticModel, test: cst.Comparison) -> bool:
     return rank_facts(model).agreed_by_every_rank(test)
 
 
+# Where a value is placed is not what it is: `torch.load(path, map_location=device)` and
+# `x.to(device)` are the same on every rank though each rank's device is its own.
+_PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_map"})
+_PLACEMENT_METHODS = frozenset({"to", "cuda"})
+
+
 def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """What ``node`` reads: an attribute's object, not its attribute name (``config.rank`` reads
-    ``config``; whether ``.rank`` is a rank is the whole attribute's question)."""
-    return [node.value] if isinstance(node, cst.Attribute) else walk.syntax_children(node)
+    ``config``; whether ``.rank`` is a rank is the whole attribute's question), and a call's
+    arguments but not where it places its result."""
+    if isinstance(node, cst.Attribute):
+        return [node.value]
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACEMENT_METHODS:
+            return [node.func.value]
+        placed = [a for a in node.args if a.keyword is not None and a.keyword.value in _PLACEMENT_KEYWORDS]
+        if placed:
+            return [node.func, *(a.value for a in node.args if not any(a is p for p in placed))]
+    return walk.syntax_children(node)
 
 
 def _matrix_rank_uses(function: cst.FunctionDef) -> tuple[set[str], list[tuple[str, str]]]:
