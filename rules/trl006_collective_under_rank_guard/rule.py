@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
+from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from trllint.core.cst import walk
 from trllint.core.findings import Evidence
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.branches import backends_named
@@ -142,6 +144,12 @@ class CollectiveUnderRankGuard(Rule):
     def guard_of(self, collective: Collective) -> Guard | None:
         """The innermost rank guard that keeps some ranks from ``collective``, or None."""
         child: cst.CSTNode = collective.call
+        # The ifs between the collective and the guard whose body leaves after it (`if fresh:
+        # all_gather(...); continue`): the ranks that do not take that way may meet the same
+        # collective further on, as the ranks outside the guard do.
+        exits_after: list[cst.If] = []
+        # What holds wherever the collective runs: (a test's code, its value), one per if passed.
+        holds: set[tuple[str, bool]] = set()
         for ancestor in self.context.ancestors(collective.call):
             if isinstance(ancestor, (cst.Lambda, cst.ClassDef)):
                 return None  # runs when called, not here
@@ -153,11 +161,16 @@ class CollectiveUnderRankGuard(Rule):
                 if (
                     splits_ranks(self.model, ancestor.test)
                     and not self._paired(ancestor, in_body, collective.kind)
+                    and not any(self._met_after_exit(inner, collective.kind) for inner in exits_after)
                     and not _made_in(child, collective.call)
                 ):
                     return Guard(ancestor, "if" if in_body else "else", self._code(ancestor.test))
+                if isinstance(ancestor, cst.If) and in_body and _exit_of(ancestor.body) is not None:
+                    exits_after.append(ancestor)
+                if isinstance(ancestor, cst.If) and (in_body or child is ancestor.orelse):
+                    holds.add(self._fact_of(ancestor.test, in_body))
             if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
-                exit_guard = self._early_exit_before(ancestor, child, collective.kind)
+                exit_guard = self._early_exit_before(ancestor, child, collective.kind, holds)
                 if exit_guard is not None:
                     return exit_guard
             child = ancestor
@@ -232,9 +245,20 @@ class CollectiveUnderRankGuard(Rule):
             return True
         return False
 
-    def _early_exit_before(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, kind: str) -> Guard | None:
-        """``if not is_main: return`` (or a per-rank ``continue``/``break``) earlier in ``block``."""
-        for statement in block.body:
+    def _fact_of(self, test: cst.BaseExpression, value: bool) -> tuple[str, bool]:
+        """``not x`` true is ``x`` false: one spelling per test, for comparing tests by their code."""
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, value = test.expression, not value
+        return self._code(test), value
+
+    def _early_exit_before(
+        self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, kind: str, holds: set[tuple[str, bool]]
+    ) -> Guard | None:
+        """``if not is_main: return`` (or a per-rank ``continue``/``break``) earlier in ``block``.
+        An exit that needs a test the collective's own ifs deny is never taken where it runs
+        (``if gather_on_master and rank != 0: return`` ... ``if not gather_on_master: barrier()``),
+        while nothing between them rebinds that test's names."""
+        for index, statement in enumerate(block.body):
             if statement is child:
                 return None
             if not isinstance(statement, cst.If) or statement.orelse is not None:
@@ -242,11 +266,42 @@ class CollectiveUnderRankGuard(Rule):
             exit_kind = _exit_of(statement.body)
             if exit_kind is None or self.enters_kind(statement.body, kind):
                 continue
+            if self._denied_where_it_runs(statement.test, holds, block.body[index + 1 :], child):
+                continue
             if splits_ranks(self.model, statement.test) or (
                 exit_kind != "return" and self._per_rank_data(statement)
             ):
                 return Guard(statement, "exit", f"if {self._code(statement.test)}: {exit_kind}")
         return None
+
+    def _denied_where_it_runs(
+        self, test: cst.BaseExpression, holds: set[tuple[str, bool]], after: Sequence[cst.CSTNode], child: cst.CSTNode
+    ) -> bool:
+        conjuncts: list[cst.BaseExpression] = []
+        pending = [test]
+        while pending:  # `a and b and c`: the exit needs each of them
+            operand = pending.pop()
+            if isinstance(operand, cst.BooleanOperation) and isinstance(operand.operator, cst.And):
+                pending += [operand.left, operand.right]
+            else:
+                conjuncts.append(operand)
+        between: list[cst.CSTNode] = []
+        for statement in after:
+            if statement is child:
+                break
+            between.append(statement)
+        rebound = {
+            name
+            for statement in between
+            for assign in run_by(statement, kinds=(cst.Assign,))
+            for target in assign.targets
+            for name in assigned_names(target.target)
+        }
+        for operand in conjuncts:
+            code, value = self._fact_of(operand, True)
+            if (code, not value) in holds and not walk.identifiers(operand) & rebound:
+                return True
+        return False
 
     def _per_rank_data(self, statement: cst.If) -> bool:
         scope = self.context.enclosing_function(statement) or self.source.module

@@ -40,3 +40,32 @@ def drain(loader, rank, step):
             dist.barrier()
             continue
         dist.barrier()
+
+
+def sharded_optimizer_step(params, state, rank, world_size, init_state, update):
+    # Each rank updates its own slice of the parameters, then all gather every slice: a rank whose
+    # parameter is new gathers early and skips the update; the others gather after it, and the
+    # ranks with no parameter in this slice gather there too. Every rank gathers once per turn.
+    padded = params + [torch.empty_like(params[-1])] * (world_size - len(params) % world_size)
+    for base in range(0, len(params), world_size):
+        if base + rank < len(params):
+            p = params[base + rank]
+            if p not in state:
+                init_state(state, p)
+                dist.all_gather(padded[base:base + world_size], padded[base + rank])
+                continue
+            update(state, p)
+        dist.all_gather(padded[base:base + world_size], padded[base + rank])
+
+
+def collect_results(part, rank, world_size, save, load, synchronize, collect_by_master=True):
+    # With collect_by_master the other ranks leave before any later barrier; without it no rank
+    # leaves, and every rank meets the last barrier: the exit and the barrier test the same flag.
+    save(part, rank)
+    synchronize()
+    if collect_by_master and rank != 0:
+        return None
+    results = [load(i) for i in range(world_size)]
+    if not collect_by_master:
+        synchronize()
+    return results
