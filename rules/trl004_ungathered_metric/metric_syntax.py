@@ -89,6 +89,20 @@ def dict_values(node: cst.BaseExpression, dicts: dict[str, bool], stored: bool) 
     return values
 
 
+# Media a tracker shows as a sample (wandb.Image, swanlab.Audio, ...): rank 0's images are
+# examples of the output, not a slice of a number to average over ranks.
+MEDIA_TYPES = frozenset({"Image", "Video", "Audio", "Table", "Html", "Object3D", "Molecule"})
+
+
+def is_media(value: cst.BaseExpression) -> bool:
+    """``wandb.Image(img)``, or a list (comprehension) of such."""
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return is_media(value.elt)
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return bool(value.elements) and all(is_media(e.value) for e in value.elements)
+    return isinstance(value, cst.Call) and last_attribute(call_name(value)) in MEDIA_TYPES
+
+
 def elements(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
     if isinstance(value, (cst.List, cst.Tuple)):
         return [e.value for e in value.elements]

@@ -39,6 +39,7 @@ from .metric_syntax import (
     dict_values,
     dotted_names_in,
     elements,
+    is_media,
     loose_name,
     buffers_reaching_sinks,
     statement_calls,
@@ -268,7 +269,7 @@ class UngatheredMetric(Rule):
     # ---- the finding and its fix ------------------------------------------------------------
 
     def _check(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> None:
-        if id(value) in self._reported or flow.state(value, line) != Rank.PER_RANK:
+        if id(value) in self._reported or is_media(value) or flow.state(value, line) != Rank.PER_RANK:
             return
         self._reported.add(id(value))
         if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
