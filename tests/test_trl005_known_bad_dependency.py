@@ -288,8 +288,10 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
     (tmp_path / "requirements-dev.txt").write_text("-r requirements.txt\nvllm==0.7.0\n")
     (tmp_path / "setup.cfg").write_text("[options]\ninstall_requires =\n    vllm~=0.7.0\n")
     (tmp_path / "setup.py").write_text('from setuptools import setup\nsetup(install_requires=["vllm"])\n')
-    (tmp_path / "train.py").write_text('REQUIRES = ["vllm==0.7.0"]  # not a dependency declaration\n')
-    (tmp_path / "grpo.yaml").write_text("use_vllm: true\n")  # a recipe: the project runs TRL's vLLM generation
+    (tmp_path / "train.py").write_text(
+        'from trl import GRPOConfig, GRPOTrainer\n\nREQUIRES = ["vllm==0.7.0"]  # not a dependency declaration\n'
+    )
+    (tmp_path / "grpo.yaml").write_text("use_vllm: true\n")  # a recipe of TRL's GRPO: the project runs its vLLM generation
     monkeypatch.chdir(tmp_path)
 
     # --preview: TRL005 is a preview rule (issue 26).
@@ -356,3 +358,63 @@ def test_a_short_file_of_exact_pins_is_no_frozen_environment():
 @pytest.mark.parametrize("line", ["packages/foo", "foo/bar[extra]", "src\\tools", "file:../shared/utils", "./local", "-e ."])
 def test_local_paths_are_not_requirements(line):
     assert list(in_requirements_file(f"{line}\nvllm>=0.7.2\n"))[0].text == "vllm>=0.7.2"
+
+
+# ---- where the project runs TRL's vLLM generation (the fact TRL005's vLLM row asks) ----------------
+
+
+def _generation_in(root: Path, files: dict[str, str]) -> str | None:
+    from trllint.facts.launch.project import forget_launch_files, trl_vllm_generation
+
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    forget_launch_files()
+    evidence = trl_vllm_generation(root)
+    return None if evidence is None else f"{Path(evidence.path).name}:{evidence.line}"
+
+
+@pytest.mark.parametrize(
+    "files, where",
+    [
+        # TRL's trainer configured in code, in a recipe of a project that imports TRL, through its CLI.
+        ({"grpo.py": "from trl import GRPOConfig\nargs = GRPOConfig(use_vllm=True)\n"}, "grpo.py:2"),
+        ({"train.py": "import trl\n", "recipes/grpo.yaml": "model: m\nuse_vllm: true\n"}, "grpo.yaml:2"),
+        ({"requirements.txt": "trl[vllm]>=0.17\n", "run.sh": "accelerate launch trl_recipe.sh --use_vllm\n"}, "run.sh:1"),
+        ({"grpo.py": "from trl import GRPOTrainer\n", "run.sh": "accelerate launch grpo.py \\\n  --use_vllm\n"}, "run.sh:2"),
+        # The flag of a program that does not import TRL, though the project uses TRL elsewhere.
+        (
+            {"dpo.py": "from trl import DPOTrainer\n", "infer.py": "import vllm\n", "run.sh": "python infer.py \\\n  --use_vllm True\n"},
+            None,
+        ),
+        ({"run.sh": "trl grpo --config recipe.yaml --use_vllm\n"}, "run.sh:1"),
+        # A project's own `--use_vllm` (an evaluation script's option, an inferencer's parameter):
+        # vLLM for inference, no TRL in the project (a verl fork, an evaluation harness).
+        ({"eval.py": 'parser.add_argument("--use_vllm", action="store_true")\n'}, None),
+        ({"infer.py": "def run(use_vllm=True):\n    pass\n", "eval.sh": "python eval.py --use_vllm\n"}, None),
+        # TRL elsewhere in the project, but the flag in a file that does not import it.
+        ({"dpo.py": "from trl import DPOTrainer\n", "infer.py": "Inferencer(use_vllm=True)\n"}, None),
+        # A recipe is whose commands name it: TRL's GRPO script, or the project's own inference.
+        (
+            {
+                "src/grpo.py": "from trl import GRPOConfig, GRPOTrainer\n",
+                "recipes/grpo.yaml": "use_vllm: true\n",
+                "README.md": "accelerate launch src/grpo.py --config recipes/grpo.yaml\n",
+            },
+            "grpo.yaml:1",
+        ),
+        (
+            {
+                "dpo.py": "from trl import DPOTrainer\n",
+                "iterate.py": "from mylib import Inferencer\n",
+                "configs/iterate.yaml": "use_vllm: True\n",
+                "run.sh": "python iterate.py configs/iterate.yaml\n",
+            },
+            None,
+        ),
+        # A package named like it is not TRL.
+        ({"requirements.txt": "trlx>=0.7\n", "run.sh": "python train.py --use_vllm\n"}, None),
+    ],
+)
+def test_trl_vllm_generation_needs_trl(tmp_path, files, where):
+    assert _generation_in(tmp_path, files) == where

@@ -289,21 +289,106 @@ _VLLM_FLAG = re.compile(rb"\buse_vllm\b\s*[:=]\s*(?:True|true|1)\b|--use_vllm\b(
 _VLLM_FILES = (".py", ".yaml", ".yml", ".sh", ".bash", ".slurm", ".sbatch", ".md", ".ipynb")
 
 
+# Where the flag is TRL's: a Python file (or notebook) that imports TRL, or any other file of a
+# project that imports TRL or runs its command line. A project's own `--use_vllm` option (an
+# evaluation script's, an inferencer's parameter) with no TRL in it is not TRL's generation.
+_IMPORTS_TRL = re.compile(rb"(?:^|\n|\")[ \t]*(?:from[ \t]+trl[ \t.]|import[ \t]+trl\b)")
+_RUNS_TRL_CLI = re.compile(rb"\btrl[ \t]+(?:grpo|online-dpo|rloo|vllm-serve)\b")
+# `trl>=0.15` in a requirements file, `"trl[vllm]>=0.17"` in a pyproject or setup.py.
+_DECLARES_TRL = re.compile(rb"(?:^|[\s\"'\[,])trl[ \t]*(?:\[[^\]]*\][ \t]*)?(?:[<>=~!;,\"']|\r?$)", re.M)
+_DEPENDENCY_FILES = re.compile(r"requirements.*\.(?:txt|in)|pyproject\.toml|setup\.(?:py|cfg)|environment\.ya?ml")
+_CODE_FILES = (".py", ".ipynb")
+
+
 @lru_cache(maxsize=64)
 def trl_vllm_generation(root: Path) -> Evidence | None:
     """Where the project turns TRL's vLLM generation on (``use_vllm=True``, ``use_vllm: true``,
-    ``--use_vllm``, ``vllm_mode``), or None. The project's files are read as bytes, within the
-    walk's bounds; nothing is parsed."""
-    for path in _project_files(root, _VLLM_FILES):
+    ``--use_vllm``, ``vllm_mode``), or None. The flag counts where TRL reads it: in a Python file
+    or notebook that imports TRL; on a command whose program imports TRL, or that runs TRL's
+    command line; in a recipe that such a command names, or that no command names in a project
+    that imports TRL, declares it as a dependency or runs its command line. The project's files
+    are read as bytes, within the walk's bounds; nothing is parsed."""
+    uses_trl = False
+    commands: list[tuple[Path, bytes]] = []  # scripts and pages, where recipes are named
+    recipes: list[tuple[Path, Evidence]] = []
+    unnamed: Evidence | None = None  # a flag on a command that names no program
+    for path in _project_files(root, (*_VLLM_FILES, ".txt", ".in", ".toml", ".cfg")):
         try:
             data = path.read_bytes()
         except OSError:
             continue
+        if _DEPENDENCY_FILES.fullmatch(path.name):
+            uses_trl = uses_trl or _DECLARES_TRL.search(data) is not None
+        if path.suffix not in _VLLM_FILES:
+            continue
+        in_code = path.suffix in _CODE_FILES
+        imports_trl = in_code and _IMPORTS_TRL.search(data) is not None
+        runs_cli = not in_code and _RUNS_TRL_CLI.search(data) is not None
+        uses_trl = uses_trl or imports_trl or runs_cli
+        if not in_code and path.suffix not in (".yaml", ".yml"):
+            commands.append((path, data))
         match = _VLLM_FLAG.search(data)
-        if match is not None:
-            line = data.count(b"\n", 0, match.start()) + 1
-            return Evidence(shown(path), line, "the project runs TRL's vLLM generation here")
-    return None
+        if match is None or (in_code and not imports_trl):
+            continue
+        line = data.count(b"\n", 0, match.start()) + 1
+        evidence = Evidence(shown(path), line, "the project runs TRL's vLLM generation here")
+        if in_code:
+            return evidence
+        if path.suffix in (".yaml", ".yml"):
+            recipes.append((path, evidence))
+            continue
+        command = _command_at(data, match.start())
+        program = _PROGRAM.findall(command)
+        if _RUNS_TRL_CLI.search(command) or (program and _imports_trl_at(root, path.parent, program[-1])):
+            return evidence
+        if not program:
+            unnamed = unnamed or evidence
+    for recipe, evidence in recipes:
+        # The commands that name the recipe say whose it is; one that none names is TRL's where
+        # the project uses TRL.
+        named = [
+            (script, _command_at(data, at.start()))
+            for script, data in commands
+            for at in re.finditer(re.escape(recipe.name.encode()), data)
+        ]
+        if not named and uses_trl:
+            return evidence
+        for script, command in named:
+            program = _PROGRAM.findall(command.replace(recipe.name.encode(), b""))
+            if _RUNS_TRL_CLI.search(command) or (program and _imports_trl_at(root, script.parent, program[-1])):
+                return evidence
+    return unnamed if uses_trl else None
+
+
+_PROGRAM = re.compile(rb"[\w./-]+\.py\b")
+
+
+def _command_at(data: bytes, offset: int) -> bytes:
+    """The command line that holds ``offset``, its continuation lines joined."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    while start > 1 and data[: start - 1].rstrip(b"\r").endswith(b"\\"):
+        start = data.rfind(b"\n", 0, start - 1) + 1
+    end = offset
+    while True:
+        stop = data.find(b"\n", end)
+        if stop == -1:
+            return data[start:]
+        if not data[:stop].rstrip(b"\r").endswith(b"\\"):
+            return data[start:stop]
+        end = stop + 1
+
+
+def _imports_trl_at(root: Path, folder: Path, program: bytes) -> bool:
+    """Whether the program a command names (from the project's root or the script's folder)
+    imports TRL; a program not found in the project does not."""
+    written = program.decode("utf-8", "replace")
+    for candidate in (root / written, folder / written):
+        try:
+            if candidate.is_file():
+                return _IMPORTS_TRL.search(candidate.read_bytes()) is not None
+        except OSError:
+            return False
+    return False
 
 
 def forget_launch_files() -> None:
