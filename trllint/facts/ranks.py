@@ -319,13 +319,8 @@ class RankFacts:
         the names assigned from them or to them there (``self.rank = rank``, ``r = config.rank``),
         and parameters named like a rank with a positive default (``rank=4``: no process's rank
         has one)."""
-        functions: list[cst.FunctionDef] = []
-
-        class Functions(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                functions.append(node)
-
-        walk.visit(module, Functions())
+        # A definition is a statement: found without walking any expression.
+        functions = [node for node in walk.statements(module) if isinstance(node, cst.FunctionDef)]
         for function in functions:
             if not walk.identifiers(function) & RANK_INDEXES:
                 continue
@@ -350,21 +345,17 @@ class RankFacts:
     def _follow_assignments(self, module: cst.Module) -> None:
         assignments: dict[str, list[cst.BaseExpression | None]] = {}  # None: a value not known
 
-        class Assignments(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
+        for node in walk.statements(module):  # an assignment is a statement: no expression is walked
+            if isinstance(node, cst.Assign):
                 for target in node.targets:
                     for name in assigned_names(target.target, unnamed=""):
                         if name:
                             # A tuple target's elements are not the value: they read as unknown.
                             value = node.value if isinstance(target.target, (cst.Name, cst.Attribute)) else None
                             assignments.setdefault(name, []).append(value)
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if node.value is not None:
-                    for name in assigned_names(node.target):
-                        assignments.setdefault(name, []).append(node.value)
-
-        walk.visit(module, Assignments())
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                for name in assigned_names(node.target):
+                    assignments.setdefault(name, []).append(node.value)
         # `bar = tqdm(..., disable=not accelerator.is_main_process)`: a disabled bar never counts,
         # so `bar.n` is the step on rank 0 and 0 elsewhere (transformers#31532).
         for name, values in assignments.items():

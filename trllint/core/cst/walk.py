@@ -185,16 +185,50 @@ def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
 def identifiers(node: cst.CSTNode) -> frozenset[str]:
     """Every ``Name`` and attribute name in ``node``: a cheap first test for the analyses that
     look for a name by its last part (most expressions hold none of the names they look for)."""
+    # Asked of every function and assigned value of a file: node types are compared exactly (no
+    # LibCST class derives from Name or Attribute; `isinstance` on them goes through ABCMeta), and
+    # each type's reader is looked up in the table directly.
     found: set[str] = set()
     pending = [node]
+    readers = _SYNTAX_READERS
+    name_type, attribute_type = cst.Name, cst.Attribute
     while pending:
         current = pending.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        elif isinstance(current, cst.Attribute):
-            found.add(current.attr.value)
-        pending.extend(syntax_children(current))
+        node_type = type(current)
+        if node_type is name_type:
+            found.add(current.value)  # type: ignore[attr-defined]  # a Name
+        elif node_type is attribute_type:
+            found.add(current.attr.value)  # type: ignore[attr-defined]  # an Attribute
+        read = readers.get(node_type)
+        if read is None:
+            read = reader(node_type, syntax_only=True)
+        pending.extend(read(current))
     return frozenset(found)
+
+
+# Nodes that hold statements without being one: a statement lies only in these or in another
+# statement, never in an expression.
+_STATEMENT_HOLDERS = (cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+
+
+def statements(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Every statement under ``node`` (compound ones, lines of simple ones, and the small
+    statements on those lines), in the order a walk meets them, without entering expressions:
+    for analyses that look only at statements (assignments, definitions), a fraction of a walk."""
+    found: list[cst.CSTNode] = []
+
+    def collect(current: cst.CSTNode) -> None:
+        for child in syntax_children(current):
+            if isinstance(child, cst.BaseSmallStatement):
+                found.append(child)
+            elif isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+                found.append(child)
+                collect(child)
+            elif isinstance(child, _STATEMENT_HOLDERS):
+                collect(child)
+
+    collect(node)
+    return found
 
 
 def hooks_tokens(visitor_type: type) -> bool:
