@@ -273,3 +273,22 @@ def test_identifiers_are_every_name_and_attribute_name(index):
     assert walk.identifiers(module) == _names_by_walk(module)
     for statement in walk.statements(module)[:60]:
         assert walk.identifiers(statement) == _names_by_walk(statement)
+
+
+@pytest.mark.parametrize("index", range(41))
+def test_statements_of_one_scope_leave_out_what_its_definitions_hold(index):
+    module = cst.parse_module(STATEMENT_SOURCE if index == 0 else _sample_sources()[index])
+    scopes = [module, *(n for n in walk.statements(module) if isinstance(n, cst.FunctionDef))]
+    for scope in scopes[:30]:
+        found: list[cst.CSTNode] = []
+
+        class OneScope(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if node is scope:
+                    return True
+                if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+                    found.append(node)
+                return not isinstance(node, (cst.FunctionDef, cst.ClassDef))
+
+        scope.visit(OneScope())
+        assert [id(n) for n in walk.statements(scope, into_definitions=False)] == [id(n) for n in found]

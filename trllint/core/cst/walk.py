@@ -211,10 +211,12 @@ def identifiers(node: cst.CSTNode) -> frozenset[str]:
 _STATEMENT_HOLDERS = (cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
 
 
-def statements(node: cst.CSTNode) -> list[cst.CSTNode]:
+def statements(node: cst.CSTNode, *, into_definitions: bool = True) -> list[cst.CSTNode]:
     """Every statement under ``node`` (compound ones, lines of simple ones, and the small
     statements on those lines), in the order a walk meets them, without entering expressions:
-    for analyses that look only at statements (assignments, definitions), a fraction of a walk."""
+    for analyses that look only at statements (assignments, definitions), a fraction of a walk.
+    Without ``into_definitions``, a function or class under ``node`` is listed but not entered
+    (the statements of one scope)."""
     found: list[cst.CSTNode] = []
 
     def collect(current: cst.CSTNode) -> None:
@@ -223,7 +225,8 @@ def statements(node: cst.CSTNode) -> list[cst.CSTNode]:
                 found.append(child)
             elif isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine)):
                 found.append(child)
-                collect(child)
+                if into_definitions or not isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+                    collect(child)
             elif isinstance(child, _STATEMENT_HOLDERS):
                 collect(child)
 
