@@ -561,7 +561,10 @@ class RankFlow:
         else_start = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(orelse.body)
         else_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > else_start.get(n, 0)}
-        joined = {n for n in body_bound if n in else_bound and body_bound[n].statement is not else_bound[n].statement}
+        # Each arm's binding was made in that arm's own statements, so the two never share one:
+        # comparing their statements would work out a join's state (and the project summaries it
+        # asks) while the flow is still being built.
+        joined = {n for n in body_bound if n in else_bound}
         if not joined:
             return
         marker = cst.Pass()  # a statement of its own in the order: after both arms
