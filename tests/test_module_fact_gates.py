@@ -97,7 +97,10 @@ def test_a_name_that_only_starts_like_a_sink_passes_no_gate(tmp_path):
 
 
 def test_the_gates_hold_for_the_spellings_that_answer(tmp_path):
-    forwards = "from trl.models.utils import prepare_deepspeed as prep\n\ndef wrap(model, args):\n    return prep(model, args)\n"
+    forwards = (
+        "from trl.models.utils import prepare_deepspeed as prep\n\n"
+        "def wrap(model, args):\n    return prep(model, args)\n"
+    )
     assert CALLS_A_SINK.holds(forwards, {})
     assert _answer(tmp_path, forwards, FORWARDS_TO_DEEPSPEED) == {"wrap": [["model", 0]]}
     for imported, call in [

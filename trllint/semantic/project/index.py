@@ -471,7 +471,9 @@ class ProjectView:
             for module_path, class_name, outline in self._base_chain([dotted_name(base.value) or "" for base in cls.bases])
         ]
 
-    def fact(self, definition: Definition, fact: ModuleFact, deep_if: AnyOf | AllOf | None = None) -> ModuleAnswer | None:
+    def fact(
+        self, definition: Definition, fact: ModuleFact, deep_if: AnyOf | AllOf | None = None
+    ) -> ModuleAnswer | None:
         """What the module that holds ``definition`` says for ``fact`` (all its definitions: look
         ``definition.name`` up in it, or the key the fact files it under); None when that module
         cannot be parsed."""
