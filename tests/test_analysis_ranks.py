@@ -109,15 +109,21 @@ def test_a_name_bound_another_way_too_is_not_followed():
             pass
         first = rank == 0
         first += 1
+        try:
+            pass
+        except OSError as failed:
+            pass
+        failed = rank == 0
         lead = rank == 0
         rows = [lead for lead in table]
         chosen = (picked := dist.get_rank())
         """
     )
-    for test in ("step == total", "main", "first", "lead"):
+    for test in ("step == total", "main", "first", "failed"):
         assert not facts.splits_ranks(cst.parse_expression(test)), test
-    # A name every binding of which is a rank read is still followed, a walrus included.
-    for test in ("rank == 0", "picked == 0", "chosen == 0", "device == 0"):
+    # A name every binding of which is a rank read is still followed; a comprehension's target
+    # is the comprehension's own name, not the one outside it.
+    for test in ("rank == 0", "lead", "chosen == 0", "device == 0"):
         assert facts.splits_ranks(cst.parse_expression(test)), test
 
 

@@ -12,11 +12,16 @@ from pathlib import Path
 
 from trllint.core.source import SourceFile
 from trllint.facts.rank_flow import _NAMES_AN_IN_PLACE_COLLECTIVE, REDUCES_IN_PLACE
+from trllint.rules.trl003_deepspeed_initialize_none.forwarding import CALLS_A_SINK, FORWARDS_TO_DEEPSPEED
 from trllint.rules.trl004_ungathered_metric.metric_buffers import NAMES_A_METRIC_BUFFER, REDUCES_STORED_METRICS
 from trllint.semantic.model import SemanticModel
 
 REPO = Path(__file__).resolve().parent.parent
-GATED = [(REDUCES_IN_PLACE, _NAMES_AN_IN_PLACE_COLLECTIVE), (REDUCES_STORED_METRICS, NAMES_A_METRIC_BUFFER)]
+GATED = [
+    (REDUCES_IN_PLACE, _NAMES_AN_IN_PLACE_COLLECTIVE),
+    (REDUCES_STORED_METRICS, NAMES_A_METRIC_BUFFER),
+    (FORWARDS_TO_DEEPSPEED, CALLS_A_SINK),
+]
 
 
 def _installed(name: str) -> list[Path]:
@@ -66,3 +71,48 @@ def test_a_module_that_spells_no_gate_token_answers_nothing():
                 assert found[fact.key] == {}, (fact.key, path)
     # Modules that spell a token, and some that answer: the gates are not vacuous.
     assert all(spelled.values()) and all(answered.values()), (spelled, answered)
+
+
+def _answer(tmp_path: Path, text: str, fact) -> dict:
+    path = tmp_path / "helpers.py"
+    path.write_text(text, encoding="utf-8")
+    found = answers(path)
+    assert found is not None
+    return found[fact.key]
+
+
+def test_a_name_that_only_starts_like_a_sink_passes_no_gate(tmp_path):
+    # kohya-ss/sd-scripts' train_util.py: `deepspeed_utils.prepare_deepspeed_plugin(args)`, and
+    # "reduce" / "gather" in comments and `asyncio.gather`, with no torch.distributed.
+    text = (
+        "import asyncio\nfrom library import deepspeed_utils\n\n"
+        "def prepare_accelerator(args):\n"
+        "    # gather the plugin first, to reduce memory\n"
+        "    plugin = deepspeed_utils.prepare_deepspeed_plugin(args)\n"
+        "    return asyncio.gather(plugin)\n"
+    )
+    assert not CALLS_A_SINK.holds(text, {}) and not _NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {})
+    assert _answer(tmp_path, text, FORWARDS_TO_DEEPSPEED) == {}
+    assert _answer(tmp_path, text, REDUCES_IN_PLACE) == {}
+
+
+def test_the_gates_hold_for_the_spellings_that_answer(tmp_path):
+    forwards = (
+        "from trl.models.utils import prepare_deepspeed as prep\n\n"
+        "def wrap(model, args):\n    return prep(model, args)\n"
+    )
+    assert CALLS_A_SINK.holds(forwards, {})
+    assert _answer(tmp_path, forwards, FORWARDS_TO_DEEPSPEED) == {"wrap": [["model", 0]]}
+    for imported, call in [
+        ("import torch.distributed as dist", "dist.all_reduce(t)"),
+        ("import torch", "torch.distributed.all_reduce(t)"),
+        ("from torch import distributed as d", "d.all_reduce(t)"),
+        ("from torch.distributed import all_reduce", "all_reduce(t)"),
+        ("from torch import distributed", "distributed.all_reduce(t)"),
+        ("from torch import (\n    distributed as td,\n)", "td.all_reduce(t)"),
+        ("from dist import all_reduce", "all_reduce(t)"),
+        ("import os  # `dist` is set up elsewhere", "dist.all_reduce(t)"),
+    ]:
+        text = f"{imported}\n\ndef mean(t):\n    {call}\n    return t\n"
+        assert _NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {}), imported
+        assert _answer(tmp_path, text, REDUCES_IN_PLACE) == {"mean": [0]}, imported

@@ -28,7 +28,7 @@ TRLLINT_FOR_ONE_FILE = {
     "trllint.app", "trllint.core", "trllint.core.cst", "trllint.engine", "trllint.rule",
     "trllint.engine.pipeline", "trllint.engine.inputs", "trllint.engine.inputs.python", "trllint.engine.inputs.text",
     "trllint.core.requirements_files", "trllint.core.target_version", "trllint.app.target",
-    "trllint.engine.results", "trllint.rule.declared", "trllint.app.rule_catalog",
+    "trllint.engine.results", "trllint.rule.declared", "trllint.app.rule_catalog", "trllint.engine.stack_room",
 }  # fmt: skip
 # What the rules read to answer (the model, the facts, LibCST helpers): as much as the rules ask.
 ANALYSES = ("trllint.rules.", "trllint.semantic", "trllint.facts", "trllint.core.cst.", "trllint.rule.edits")

@@ -201,3 +201,95 @@ def test_fields_read_from_bytecode_are_those_the_source_visits():
     for node_type in classes:
         source = inspect.getsource(node_type._visit_and_replace_children)
         assert visited_fields(node_type) == visited.findall(source), node_type
+
+
+STATEMENT_SOURCE = TRICKY + '''
+if a:
+    x = 1
+elif b:
+    def h(): return 2
+else:
+    y: int = 3
+for i in r: z = i
+else:
+    w = 0
+while t:
+    pass
+else:
+    del v
+with c() as m, d(): import os; from . import q
+try:
+    global g
+except E:
+    nonlocal n
+else:
+    assert a
+finally:
+    class K: v = 1
+'''
+
+
+def _statements_by_walk(module: cst.Module) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class Everything(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+                found.append(node)
+            return True
+
+    module.visit(Everything())
+    return found
+
+
+@pytest.mark.parametrize("index", range(41))
+def test_statements_are_those_a_full_walk_meets_in_its_order(index):
+    source = STATEMENT_SOURCE if index == 0 else _sample_sources()[index]
+    module = cst.parse_module(source)
+    expected = _statements_by_walk(module)
+    assert [id(n) for n in walk.statements(module)] == [id(n) for n in expected]
+    if index == 0:
+        kinds = {type(n).__name__ for n in expected}
+        expected_kinds = {"FunctionDef", "AnnAssign", "Del", "Global", "Nonlocal", "Assert", "Match", "Try", "TryStar"}
+        assert expected_kinds | {"ImportFrom"} <= kinds
+
+
+def _names_by_walk(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            names.add(node.attr.value)
+
+    node.visit(Names())
+    return names
+
+
+@pytest.mark.parametrize("index", range(41))
+def test_identifiers_are_every_name_and_attribute_name(index):
+    module = cst.parse_module(STATEMENT_SOURCE if index == 0 else _sample_sources()[index])
+    assert walk.identifiers(module) == _names_by_walk(module)
+    for statement in walk.statements(module)[:60]:
+        assert walk.identifiers(statement) == _names_by_walk(statement)
+
+
+@pytest.mark.parametrize("index", range(41))
+def test_statements_of_one_scope_leave_out_what_its_definitions_hold(index):
+    module = cst.parse_module(STATEMENT_SOURCE if index == 0 else _sample_sources()[index])
+    scopes = [module, *(n for n in walk.statements(module) if isinstance(n, cst.FunctionDef))]
+    for scope in scopes[:30]:
+        found: list[cst.CSTNode] = []
+
+        class OneScope(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if node is scope:
+                    return True
+                if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+                    found.append(node)
+                return not isinstance(node, (cst.FunctionDef, cst.ClassDef))
+
+        scope.visit(OneScope())
+        assert [id(n) for n in walk.statements(scope, into_definitions=False)] == [id(n) for n in found]

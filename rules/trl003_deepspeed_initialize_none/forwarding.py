@@ -20,6 +20,7 @@ built-in matching.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -65,8 +66,10 @@ DEEPSPEED_SINKS = (
 )
 
 # What a module must spell to call one of DEEPSPEED_SINKS itself: without it, FORWARDS_TO_DEEPSPEED
-# (one module deep) finds no function of it forwarding, so the module is not parsed for TRL003.
-CALLS_A_SINK = AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE)
+# (one module deep) finds no function of it forwarding, so the module is not parsed for TRL003. A
+# sink is matched by its whole last name, so `prepare_deepspeed_plugin` (accelerate's, kohya's) is
+# none: the name must end there.
+CALLS_A_SINK = AnyOf(re.compile(r"prepare_deepspeed(?!\w)"), DEEPSPEED_INITIALIZE)
 
 
 class FileSinks:

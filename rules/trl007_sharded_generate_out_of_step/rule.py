@@ -56,7 +56,8 @@ class ShardedGenerateOutOfStep(Rule):
 
     def check_module(self, model: SemanticModel) -> None:
         self._exits: dict[int, tuple[dict[int, int], tuple[int, cst.BaseExpression] | None]] = {}
-        self._bindings: dict[tuple[int, str], list[cst.BaseExpression | None]] = {}
+        # Per scope: each name -> the values its assignments there come from (_prepare_bindings).
+        self._bindings: dict[int, dict[str, list[cst.BaseExpression | None]]] = {}
         for call in calls_in(model):
             label = self._sharded_forward(call)
             if label is None or params_gathered_at(model, call) or self._sharding_ruled_out_here(call):
@@ -99,10 +100,9 @@ class ShardedGenerateOutOfStep(Rule):
     def _prepared(self, receiver: cst.Name, at: cst.Call) -> bool:
         """A name every binding of which in its scope comes from ``accelerator.prepare(...)``."""
         scope = self.model.context.enclosing_function(at) or self.source.module
-        key = (id(scope), receiver.value)
-        if key not in self._bindings:
-            self._bindings[key] = _prepare_bindings(scope, receiver.value)
-        values = self._bindings[key]
+        if id(scope) not in self._bindings:
+            self._bindings[id(scope)] = _prepare_bindings(scope)
+        values = self._bindings[id(scope)].get(receiver.value, [])
         return bool(values) and all(
             isinstance(v, cst.Call)
             and isinstance(v.func, cst.Attribute)
@@ -239,27 +239,21 @@ def _is_false(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
 
 
-def _prepare_bindings(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression | None]:
-    """The value each binding of ``name`` in ``scope`` comes from; an unpacked binding
-    (``model, optimizer = accelerator.prepare(model, optimizer)``) counts as the call it unpacks."""
-    values: list[cst.BaseExpression | None] = []
-
-    class Bindings(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is scope
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    if target.target.value == name:
-                        values.append(node.value)
-                elif isinstance(target.target, (cst.Tuple, cst.List)) and any(
-                    isinstance(e.value, cst.Name) and e.value.value == name for e in target.target.elements
-                ):
-                    values.append(node.value)
-
-    walk.visit(scope, Bindings())
+def _prepare_bindings(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression | None]]:
+    """Each name bound in ``scope`` -> the value each of its bindings there comes from, in order
+    (functions and classes defined inside are scopes of their own); an unpacked binding
+    (``model, optimizer = accelerator.prepare(model, optimizer)``) counts as the call it unpacks.
+    One pass over the scope's statements, however many names are asked."""
+    values: dict[str, list[cst.BaseExpression | None]] = {}
+    for node in walk.statements(scope, into_definitions=False):
+        if not isinstance(node, cst.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                values.setdefault(target.target.value, []).append(node.value)
+            elif isinstance(target.target, (cst.Tuple, cst.List)):
+                # Once per assignment, however often the name is unpacked in it.
+                unpacked = dict.fromkeys(e.value.value for e in target.target.elements if isinstance(e.value, cst.Name))
+                for name in unpacked:
+                    values.setdefault(name, []).append(node.value)
     return values

@@ -29,7 +29,7 @@ from trllint.facts.ranks import RankFacts, rank_facts
 from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute, parameters
 from trllint.core.cst import walk
 from trllint.core.cst.walk import syntax_children
-from trllint.core.prefilter import AnyOf, Token
+from trllint.core.prefilter import AllOf, AnyOf, Token
 from trllint.core.findings import ReasonKind
 from trllint.core.source import SourceFile
 
@@ -283,9 +283,21 @@ def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
 
 # Which functions of a module all-reduce (or broadcast) an argument in place, and which.
 REDUCES_IN_PLACE = ModuleFact("rank-flow.reduces-in-place", 1, _reduces_in_place)
-# What a module must spell to reduce an argument in place (the collective's name, however it is
-# imported): a module that spells none is not parsed for REDUCES_IN_PLACE (its answer is {}).
-_NAMES_AN_IN_PLACE_COLLECTIVE = AnyOf(*IN_PLACE_COLLECTIVES)
+# What a module must spell to reduce an argument in place: the collective's name, however it is
+# imported, and a way to reach torch.distributed, since a collective counts only when its full
+# name starts with `torch.distributed.` or `dist.`: `torch.distributed` itself, the module
+# imported as `distributed` and read (`distributed.all_reduce`) or renamed (`distributed as d`), or
+# a name `dist` read (`dist.all_reduce`), renamed (`import dist as d`) or imported from (`from
+# dist import x`). A module that misses either part is not parsed for REDUCES_IN_PLACE (its answer
+# is {}): "gather" in `asyncio.gather` or a comment, and "distributed" in another, are not enough.
+_NAMES_AN_IN_PLACE_COLLECTIVE = AllOf(
+    AnyOf(*IN_PLACE_COLLECTIVES),
+    AnyOf(
+        re.compile(r"torch[\s\\]*\.[\s\\]*distributed"),
+        re.compile(r"\bdistributed[\s\\]*(?:\.|as\b)"),
+        re.compile(r"\bdist[\s\\]*(?:\.|as\b|import\b)"),
+    ),
+)
 
 
 def is_global(model: SemanticModel, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -549,7 +561,10 @@ class RankFlow:
         else_start = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(orelse.body)
         else_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > else_start.get(n, 0)}
-        joined = {n for n in body_bound if n in else_bound and body_bound[n].statement is not else_bound[n].statement}
+        # Each arm's binding was made in that arm's own statements, so the two never share one:
+        # comparing their statements would work out a join's state (and the project summaries it
+        # asks) while the flow is still being built.
+        joined = {n for n in body_bound if n in else_bound}
         if not joined:
             return
         marker = cst.Pass()  # a statement of its own in the order: after both arms

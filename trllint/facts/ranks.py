@@ -319,13 +319,8 @@ class RankFacts:
         the names assigned from them or to them there (``self.rank = rank``, ``r = config.rank``),
         and parameters named like a rank with a positive default (``rank=4``: no process's rank
         has one)."""
-        functions: list[cst.FunctionDef] = []
-
-        class Functions(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                functions.append(node)
-
-        walk.visit(module, Functions())
+        # A definition is a statement: found without walking any expression.
+        functions = [node for node in walk.statements(module) if isinstance(node, cst.FunctionDef)]
         for function in functions:
             if not walk.identifiers(function) & RANK_INDEXES:
                 continue
@@ -350,45 +345,36 @@ class RankFacts:
     def _follow_assignments(self, module: cst.Module) -> None:
         assignments: dict[str, list[cst.BaseExpression | None]] = {}  # None: a value not known
 
-        class Assignments(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
+        def unknown(target: cst.BaseExpression) -> None:
+            for name in assigned_names(target, unnamed=""):
+                if name:
+                    assignments.setdefault(name, []).append(None)
+
+        for node in walk.statements(module):  # an assignment is a statement: no expression is walked
+            if isinstance(node, cst.Assign):
                 for target in node.targets:
                     for name in assigned_names(target.target, unnamed=""):
                         if name:
                             # A tuple target's elements are not the value: they read as unknown.
                             value = node.value if isinstance(target.target, (cst.Name, cst.Attribute)) else None
                             assignments.setdefault(name, []).append(value)
-
-            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-                if node.value is not None:
-                    for name in assigned_names(node.target):
-                        assignments.setdefault(name, []).append(node.value)
-
-            # Every other way a name is bound gives it a value this pass does not read, so a
-            # name is followed only where all its bindings are known: `step = int(ckpt["step"])`
-            # in a loader function does not make the training loop's `for step in ...` a rank.
-            def visit_For(self, node: cst.For) -> None:
-                unknown(node.target)
-
-            def visit_CompFor(self, node: cst.CompFor) -> None:
-                unknown(node.target)
-
-            def visit_AugAssign(self, node: cst.AugAssign) -> None:
-                unknown(node.target)
-
-            def visit_AsName(self, node: cst.AsName) -> None:  # with ... as x, except ... as x
-                unknown(node.name)
-
-            def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
                 for name in assigned_names(node.target):
                     assignments.setdefault(name, []).append(node.value)
-
-        def unknown(target: cst.BaseExpression) -> None:
-            for name in assigned_names(target, unnamed=""):
-                if name:
-                    assignments.setdefault(name, []).append(None)
-
-        walk.visit(module, Assignments())
+            # Every other statement that binds a name gives it a value this pass does not read,
+            # so a name is followed only where all its bindings are known: `step = int(ckpt[
+            # "step"])` in a loader does not make the training loop's `for step in ...` a rank.
+            # (A comprehension's target is its own scope's; a walrus is too rare to walk for.)
+            elif isinstance(node, (cst.For, cst.AugAssign)):
+                unknown(node.target)
+            elif isinstance(node, cst.With):
+                for item in node.items:
+                    if item.asname is not None:
+                        unknown(item.asname.name)
+            elif isinstance(node, cst.Try):
+                for handler in node.handlers:
+                    if handler.name is not None:
+                        unknown(handler.name.name)
         # `bar = tqdm(..., disable=not accelerator.is_main_process)`: a disabled bar never counts,
         # so `bar.n` is the step on rank 0 and 0 elsewhere (transformers#31532).
         for name, values in assignments.items():

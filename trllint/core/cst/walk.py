@@ -185,16 +185,53 @@ def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
 def identifiers(node: cst.CSTNode) -> frozenset[str]:
     """Every ``Name`` and attribute name in ``node``: a cheap first test for the analyses that
     look for a name by its last part (most expressions hold none of the names they look for)."""
+    # Asked of every function and assigned value of a file: node types are compared exactly (no
+    # LibCST class derives from Name or Attribute; `isinstance` on them goes through ABCMeta), and
+    # each type's reader is looked up in the table directly.
     found: set[str] = set()
     pending = [node]
+    readers = _SYNTAX_READERS
+    name_type, attribute_type = cst.Name, cst.Attribute
     while pending:
         current = pending.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        elif isinstance(current, cst.Attribute):
-            found.add(current.attr.value)
-        pending.extend(syntax_children(current))
+        node_type = type(current)
+        if node_type is name_type:
+            found.add(current.value)  # type: ignore[attr-defined]  # a Name
+        elif node_type is attribute_type:
+            found.add(current.attr.value)  # type: ignore[attr-defined]  # an Attribute
+        read = readers.get(node_type)
+        if read is None:
+            read = reader(node_type, syntax_only=True)
+        pending.extend(read(current))
     return frozenset(found)
+
+
+# Nodes that hold statements without being one: a statement lies only in these or in another
+# statement, never in an expression.
+_STATEMENT_HOLDERS = (cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+
+
+def statements(node: cst.CSTNode, *, into_definitions: bool = True) -> list[cst.CSTNode]:
+    """Every statement under ``node`` (compound ones, lines of simple ones, and the small
+    statements on those lines), in the order a walk meets them, without entering expressions:
+    for analyses that look only at statements (assignments, definitions), a fraction of a walk.
+    Without ``into_definitions``, a function or class under ``node`` is listed but not entered
+    (the statements of one scope)."""
+    found: list[cst.CSTNode] = []
+
+    def collect(current: cst.CSTNode) -> None:
+        for child in syntax_children(current):
+            if isinstance(child, cst.BaseSmallStatement):
+                found.append(child)
+            elif isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+                found.append(child)
+                if into_definitions or not isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+                    collect(child)
+            elif isinstance(child, _STATEMENT_HOLDERS):
+                collect(child)
+
+    collect(node)
+    return found
 
 
 def hooks_tokens(visitor_type: type) -> bool:
@@ -230,20 +267,29 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         walk_all(node)
         return
     syntax_only, hooks = _class_hooks(visitor_type)
-
-    def walk(current: cst.CSTNode) -> None:
+    # A loop over a stack of its own, not a recursion: CPython 3.11 frees the chunk of its frame
+    # stack that a deep call leaves and maps a new one when the next call reaches it again, so a
+    # walk whose depth swings around that boundary node after node spends more time in mmap and
+    # munmap than in the visitor (half a second of system time on a 7,000-line module, or
+    # nothing, depending on how deep the walk starts). A leave hook waits on the stack as
+    # (hook, node) until the node's children are done.
+    pending: list[Any] = [node]
+    while pending:
+        current = pending.pop()
+        if type(current) is tuple:
+            current[0](visitor, current[1])
+            continue
         node_type = type(current)
         entry = hooks.get(node_type)
         if entry is None:
             entry = hooks[node_type] = _hooks_for(visitor_type, node_type, syntax_only)
         enter, leave, read = entry
-        if enter is None or enter(visitor, current) is not False:
-            for child in read(current):
-                walk(child)
         if leave is not None:
-            leave(visitor, current)
-
-    walk(node)
+            pending.append((leave, current))
+        if enter is None or enter(visitor, current) is not False:
+            below = read(current)  # a fresh list: reversed in place
+            below.reverse()
+            pending.extend(below)
 
 
 _HOOKS_ATTRIBUTE = "_trllint_walk_hooks"

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline
 
-    from trllint.core.prefilter import AnyOf
+    from trllint.core.prefilter import AllOf, AnyOf
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
     from trllint.core.source import SourceFile
     from trllint.semantic.model import SemanticModel
@@ -109,7 +109,7 @@ class ProjectIndex:
         self._disk: dict[str, dict[str, ModuleAnswer]] = {}  # content hash -> its cache file's facts
         self._unparsable: set[str] = set()  # content hashes LibCST cannot parse
         self._outlines: dict[str, ModuleOutline | None] = {}  # by content hash
-        self._spells: dict[tuple[str, AnyOf], bool] = {}
+        self._spells: dict[tuple[str, AnyOf | AllOf], bool] = {}
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
@@ -209,7 +209,7 @@ class ProjectIndex:
             self._outlines[digest] = _outline(path)
         return self._outlines[digest]
 
-    def spells(self, path: Path, tokens: AnyOf) -> bool:
+    def spells(self, path: Path, tokens: AnyOf | AllOf) -> bool:
         """The module's text holds one of ``tokens``: without one, a question about them has the
         answer of a module that does nothing, and the module need not be parsed."""
         digest = self.content_hash(path)
@@ -225,11 +225,16 @@ class ProjectIndex:
         return self._spells[key]
 
     def fact(
-        self, path: Path, fact: ModuleFact, deep_if: AnyOf | None = None, parsed: dict[str, SourceFile] | None = None
+        self,
+        path: Path,
+        fact: ModuleFact,
+        deep_if: AnyOf | AllOf | None = None,
+        parsed: dict[str, SourceFile] | None = None,
     ) -> ModuleAnswer | None:
         """What the module says for ``fact``: from memory, the disk cache, or one parse of it now;
         None when it cannot be read or parsed (then everything in it is unknown). When its text
-        spells none of ``deep_if``, ``{}``: it says nothing, and is not parsed. ``parsed``: the
+        does not hold ``deep_if`` (spells none of its tokens; for an ``AllOf``, none of one
+        part's), ``{}``: it says nothing, and is not parsed. ``parsed``: the
         modules parsed so far for the asker, by content hash, kept there for its next fact (the
         asker releases them); without it the parse is released at once."""
         digest = self.content_hash(path)
@@ -466,7 +471,9 @@ class ProjectView:
             for module_path, class_name, outline in self._base_chain([dotted_name(base.value) or "" for base in cls.bases])
         ]
 
-    def fact(self, definition: Definition, fact: ModuleFact, deep_if: AnyOf | None = None) -> ModuleAnswer | None:
+    def fact(
+        self, definition: Definition, fact: ModuleFact, deep_if: AnyOf | AllOf | None = None
+    ) -> ModuleAnswer | None:
         """What the module that holds ``definition`` says for ``fact`` (all its definitions: look
         ``definition.name`` up in it, or the key the fact files it under); None when that module
         cannot be parsed."""
