@@ -44,8 +44,8 @@ def user_repo(tmp_path_factory) -> tuple[Path, Path]:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     # How the user's project runs: FSDP (TRL002's bug needs it) and TRL's vLLM generation (TRL005's).
     (repo / "fsdp.yaml").write_text("distributed_type: FSDP\nnum_processes: 2\n")
-    (repo / "grpo.yaml").write_text("use_vllm: true\n")
-    (repo / "pyproject.toml").write_text(PREVIEW_ON)
+    (repo / "grpo.yaml").write_text("use_vllm: true\n")  # a recipe of TRL's GRPO, which the project declares
+    (repo / "pyproject.toml").write_text('[project]\nname = "user"\ndependencies = ["trl>=0.20"]\n\n' + PREVIEW_ON)
     subprocess.run(["git", "add", "pyproject.toml"], cwd=repo, check=True)
     return repo, home
 
