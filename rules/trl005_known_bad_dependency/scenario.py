@@ -57,7 +57,7 @@ def trllint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     if (checkout / "trllint").is_dir():  # run from a checkout: use its trllint
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(checkout), env.get("PYTHONPATH")]))
     return subprocess.run(
-        [sys.executable, "-m", "trllint", "--no-cache", "--select", "TRL005", *args],
+        [sys.executable, "-m", "trllint", "--no-cache", "--preview", "--select", "TRL005", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -24,10 +24,10 @@ def _copies(tmp_path: Path) -> tuple[Path, Path]:
     for target in (written, unsafe):
         target.parent.mkdir()
         shutil.copy(SCENARIO, target)
-    safe_only = run_trllint("--no-cache", "--select", "TRL001", "--fix", str(written))
+    safe_only = run_trllint("--no-cache", "--preview", "--select", "TRL001", "--fix", str(written))
     assert written.read_text() == SCENARIO.read_text(), "--fix applied a fix that stands on an unproven fact"
     assert "2 fixable with --fix --unsafe-fixes" in safe_only.stdout, safe_only.stdout
-    run_trllint("--no-cache", "--select", "TRL001", "--fix", "--unsafe-fixes", str(unsafe))
+    run_trllint("--no-cache", "--preview", "--select", "TRL001", "--fix", "--unsafe-fixes", str(unsafe))
     assert unsafe.read_text() != written.read_text()
     return written, unsafe
 
