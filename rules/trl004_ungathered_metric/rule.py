@@ -222,6 +222,8 @@ class UngatheredMetric(Rule):
                     if isinstance(arg, cst.Dict):
                         values.extend((v, line, stored) for v in dict_values(arg, dicts, stored))
                     elif holds_dict and name is not None:
+                        if self._reduced_here(flow, name, line):
+                            continue  # `info = accelerator.reduce(info)`: what it held before is reduced
                         dicts[name] = dicts.get(name, True) and stored
                     elif not holds_dict:
                         values.append((arg, line, stored))
@@ -240,6 +242,17 @@ class UngatheredMetric(Rule):
                     elif isinstance(element, cst.Name):
                         dicts[element.value] = dicts.get(element.value, True) and stored
         return values + self._dict_contents(flow, dicts)
+
+    @staticmethod
+    def _reduced_here(flow: RankFlow, name: str, line: cst.CSTNode) -> bool:
+        """The dict the sink logs was rebound to a reduction of the ranks' dicts before it
+        (``info = self.accelerator.reduce(info, reduction="mean")``): every entry put in it
+        earlier is reduced with it."""
+        binding = flow.binding(name, line)
+        value = binding.value if binding is not None else None
+        return isinstance(value, cst.Call) and binding is not None and binding.state == Rank.GLOBAL and any(
+            dotted_name(arg.value) == name for arg in value.args
+        )
 
     def _dict_contents(self, flow: RankFlow, dicts: dict[str, bool]) -> list[LoggedValue]:
         """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``."""
