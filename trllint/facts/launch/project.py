@@ -312,14 +312,10 @@ def trl_vllm_generation(root: Path) -> Evidence | None:
     commands: list[tuple[Path, bytes]] = []  # scripts and pages, where recipes are named
     recipes: list[tuple[Path, Evidence]] = []
     unnamed: Evidence | None = None  # a flag on a command that names no program
-    for path in _project_files(root, (*_VLLM_FILES, ".txt", ".in", ".toml", ".cfg")):
+    for path in _project_files(root, _VLLM_FILES):
         try:
             data = path.read_bytes()
         except OSError:
-            continue
-        if _DEPENDENCY_FILES.fullmatch(path.name):
-            uses_trl = uses_trl or _DECLARES_TRL.search(data) is not None
-        if path.suffix not in _VLLM_FILES:
             continue
         in_code = path.suffix in _CODE_FILES
         imports_trl = in_code and _IMPORTS_TRL.search(data) is not None
@@ -343,6 +339,8 @@ def trl_vllm_generation(root: Path) -> Evidence | None:
             return evidence
         if not program:
             unnamed = unnamed or evidence
+    if not uses_trl and (recipes or unnamed):  # a walk of its own: data files must not crowd out code
+        uses_trl = _declares_trl(root)
     for recipe, evidence in recipes:
         # The commands that name the recipe say whose it is; one that none names is TRL's where
         # the project uses TRL.
@@ -361,6 +359,18 @@ def trl_vllm_generation(root: Path) -> Evidence | None:
 
 
 _PROGRAM = re.compile(rb"[\w./-]+\.py\b")
+
+
+def _declares_trl(root: Path) -> bool:
+    """A requirements file, pyproject, setup or environment file of the project lists TRL."""
+    for path in _project_files(root, (".txt", ".in", ".toml", ".cfg", ".py", ".yml", ".yaml")):
+        if _DEPENDENCY_FILES.fullmatch(path.name):
+            try:
+                if _DECLARES_TRL.search(path.read_bytes()) is not None:
+                    return True
+            except OSError:
+                continue
+    return False
 
 
 def _command_at(data: bytes, offset: int) -> bytes:
