@@ -304,61 +304,63 @@ _CODE_FILES = (".py", ".ipynb")
 def trl_vllm_generation(root: Path) -> Evidence | None:
     """Where the project turns TRL's vLLM generation on (``use_vllm=True``, ``use_vllm: true``,
     ``--use_vllm``, ``vllm_mode``), or None. The flag counts where TRL reads it: in a Python file
-    or notebook that imports TRL; on a command whose program imports TRL, or that runs TRL's
-    command line; in a recipe that such a command names, or that no command names in a project
-    that imports TRL, declares it as a dependency or runs its command line. The project's files
-    are read as bytes, within the walk's bounds; nothing is parsed."""
+    or notebook that imports TRL; on a launch command whose program imports TRL; in a recipe such
+    a command names; and, in a project that imports TRL, declares it as a dependency or runs its
+    command line, in a recipe no command names or on a line that is no launch command (``trl
+    grpo --use_vllm``). Files are read as text, commands as ``commands.py`` reads them."""
     uses_trl = False
-    commands: list[tuple[Path, bytes]] = []  # scripts and pages, where recipes are named
     recipes: list[tuple[Path, Evidence]] = []
-    unnamed: Evidence | None = None  # a flag on a command that names no program
+    # recipe file name -> whether a command that names it runs a program that imports TRL
+    named: dict[str, bool] = {}
+    unnamed: Evidence | None = None
     for path in _project_files(root, _VLLM_FILES):
         try:
             data = path.read_bytes()
         except OSError:
             continue
         in_code = path.suffix in _CODE_FILES
-        imports_trl = in_code and _IMPORTS_TRL.search(data) is not None
-        runs_cli = not in_code and _RUNS_TRL_CLI.search(data) is not None
-        uses_trl = uses_trl or imports_trl or runs_cli
-        if not in_code and path.suffix not in (".yaml", ".yml"):
-            commands.append((path, data))
-        match = _VLLM_FLAG.search(data)
-        if match is None or (in_code and not imports_trl):
-            continue
-        line = data.count(b"\n", 0, match.start()) + 1
-        evidence = Evidence(shown(path), line, "the project runs TRL's vLLM generation here")
         if in_code:
-            return evidence
-        if path.suffix in (".yaml", ".yml"):
-            recipes.append((path, evidence))
+            imports_trl = _IMPORTS_TRL.search(data) is not None
+            uses_trl = uses_trl or imports_trl
+            match = _VLLM_FLAG.search(data) if imports_trl else None
+            if match is not None:
+                return _generation_at(path, data, match.start())
             continue
-        command = _command_at(data, match.start())
-        program = _PROGRAM.findall(command)
-        if _RUNS_TRL_CLI.search(command) or (program and _imports_trl_at(root, path.parent, program[-1])):
-            return evidence
-        if not program:
-            unnamed = unnamed or evidence
+        uses_trl = uses_trl or _RUNS_TRL_CLI.search(data) is not None
+        match = _VLLM_FLAG.search(data)
+        if path.suffix in (".yaml", ".yml"):
+            if match is not None:
+                recipes.append((path, _generation_at(path, data, match.start())))
+            continue
+        flagged_commands = False
+        for command in launch_commands(data.decode("utf-8", "replace"), markdown=path.suffix == ".md"):
+            trl_program = _imports_trl_at(root, path.parent, command.program)
+            for written in (*command.positional, *command.arguments.values()):
+                if written.endswith((".yaml", ".yml")):
+                    name = written.rsplit("/", 1)[-1]
+                    named[name] = named.get(name, False) or trl_program
+            flag = command.argument("--use_vllm", "--vllm_mode")
+            if flag is not None and flag.lower() not in ("false", "0"):
+                flagged_commands = True
+                if trl_program:  # the flag's own line, at or after where the command starts
+                    start = sum(len(line) for line in data.splitlines(keepends=True)[: command.line - 1])
+                    at = _VLLM_FLAG.search(data, start)
+                    return _generation_at(path, data, at.start() if at is not None else start)
+        if match is not None and not flagged_commands and unnamed is None:
+            unnamed = _generation_at(path, data, match.start())
     if not uses_trl and (recipes or unnamed):  # a walk of its own: data files must not crowd out code
         uses_trl = _declares_trl(root)
     for recipe, evidence in recipes:
-        # The commands that name the recipe say whose it is; one that none names is TRL's where
-        # the project uses TRL.
-        named = [
-            (script, _command_at(data, at.start()))
-            for script, data in commands
-            for at in re.finditer(re.escape(recipe.name.encode()), data)
-        ]
-        if not named and uses_trl:
+        # The commands that name a recipe say whose it is; one that none names is TRL's where the
+        # project uses TRL.
+        if named.get(recipe.name, uses_trl):
             return evidence
-        for script, command in named:
-            program = _PROGRAM.findall(command.replace(recipe.name.encode(), b""))
-            if _RUNS_TRL_CLI.search(command) or (program and _imports_trl_at(root, script.parent, program[-1])):
-                return evidence
     return unnamed if uses_trl else None
 
 
-_PROGRAM = re.compile(rb"[\w./-]+\.py\b")
+def _generation_at(path: Path, data: bytes, offset: int) -> Evidence:
+    line = data.count(b"\n", 0, offset) + 1
+    return Evidence(shown(path), line, "the project runs TRL's vLLM generation here")
 
 
 def _declares_trl(root: Path) -> bool:
@@ -373,26 +375,10 @@ def _declares_trl(root: Path) -> bool:
     return False
 
 
-def _command_at(data: bytes, offset: int) -> bytes:
-    """The command line that holds ``offset``, its continuation lines joined."""
-    start = data.rfind(b"\n", 0, offset) + 1
-    while start > 1 and data[: start - 1].rstrip(b"\r").endswith(b"\\"):
-        start = data.rfind(b"\n", 0, start - 1) + 1
-    end = offset
-    while True:
-        stop = data.find(b"\n", end)
-        if stop == -1:
-            return data[start:]
-        if not data[:stop].rstrip(b"\r").endswith(b"\\"):
-            return data[start:stop]
-        end = stop + 1
-
-
-def _imports_trl_at(root: Path, folder: Path, program: bytes) -> bool:
+def _imports_trl_at(root: Path, folder: Path, program: str) -> bool:
     """Whether the program a command names (from the project's root or the script's folder)
     imports TRL; a program not found in the project does not."""
-    written = program.decode("utf-8", "replace")
-    for candidate in (root / written, folder / written):
+    for candidate in (root / program, folder / program):
         try:
             if candidate.is_file():
                 return _IMPORTS_TRL.search(candidate.read_bytes()) is not None
