@@ -114,8 +114,9 @@ DATA_PARAMETER_HINTS = (
 
 
 # A parameter named like data but holding its position or size (`batch_idx`, `batch_size`,
-# `sample_index`, `num_labels`): a counter or a setting, not this rank's tensors.
-_COUNTER_NAME = re.compile(r"(?:_idx|_index|_size|_step|_steps|_epoch|_len)$|^(?:num|n)_")
+# `sample_index`, `num_labels`), or a multiplier set by the configuration (`loss_scale`,
+# `reward_coef`): a counter or a setting, not this rank's tensors.
+_COUNTER_NAME = re.compile(r"(?:_idx|_index|_size|_step|_steps|_epoch|_len|_scale|_coef|_coeff)$|^(?:num|n)_")
 # Annotations of Python scalars: a parameter typed `batch_idx: int` holds no tensor to gather.
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
@@ -404,8 +405,12 @@ class RankFlow:
         is_project_call: Callable[[cst.Call], bool] = lambda call: False,
         ranks: RankFacts | None = None,  # the file's rank tests; without them, only the usual names
         reduced_arguments: Callable[[cst.Call], list[int]] = lambda call: [],
+        returned_element: Callable[[cst.Call, int, int], Rank | None] = lambda call, index, count: None,
+        arguments_per_rank: bool = False,  # every parameter but `self`/`cls` holds this rank's data
     ) -> None:
         self.scope = scope
+        self._returned_element = returned_element
+        self._arguments_per_rank = arguments_per_rank
         self._reduced_arguments = reduced_arguments
         self._ranks = ranks if ranks is not None else RankFacts(cst.Module([]))
         self._passed_to = passed_to
@@ -490,6 +495,10 @@ class RankFlow:
         self._order[id(function)] = 0
         for param in parameters(function.params):
             name = param.name.value
+            if self._arguments_per_rank:
+                state = Rank.NO_DATA if name in ("self", "cls") else Rank.PER_RANK
+                self._bind(name, Binding(None, state, function, False), 0)
+                continue
             plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
             if self._ranks.is_rank_index(param.name):
                 plain_state = Rank.PER_RANK  # `def worker(rank, world_size)`: each process its own
@@ -499,8 +508,9 @@ class RankFlow:
                 self._bind(name, Binding(None, plain_state, function, False), 0)
 
     def _data_parameter(self, function: cst.FunctionDef, name: str) -> Rank:
-        # Named like data, so this rank's, unless every call of the file hands it a gathered value.
-        return Rank.GLOBAL if self._passed_to(function, name) == Rank.GLOBAL else Rank.PER_RANK
+        # Named like data, so this rank's, unless the file's calls say what it holds.
+        passed = self._passed_to(function, name)
+        return passed if passed is not None else Rank.PER_RANK
 
     def _next(self, statement: cst.CSTNode) -> int:
         order = self._order[id(statement)] = len(self._order) + 1
@@ -597,6 +607,19 @@ class RankFlow:
                 for t, v in zip(target.elements, value.elements):
                     self._bind_target(t.value, v.value, line, order, False)
                 return
+        if (
+            isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, cst.Call)
+            and _is_own_function_call(value)
+            and not any(isinstance(element, cst.StarredElement) for element in target.elements)
+        ):
+            # `losses, rewards, kl = self.loss(...)`: each name holds its own element of the tuple.
+            count = len(target.elements)
+            for index, element in enumerate(target.elements):
+                element_state = partial(self._element_state, value, index, count, order)
+                for name in assigned_names(element.value):
+                    self._bind(name, self._deferred(value, line, False, element_state), order)
+            return
         state = partial(self._state, value, order)
         for name in assigned_names(target):
             self._bind(name, self._deferred(value, line, plain, state), order)
@@ -620,6 +643,24 @@ class RankFlow:
         state = partial(self._iterable_state, iterable, order)
         for name in assigned_names(target):
             self._bind(name, self._deferred(None, statement, False, state), order)
+
+    def _element_state(self, call: cst.Call, index: int, count: int, order: int) -> Rank:
+        """Element ``index`` of the tuple ``call`` returns: what the function's returns put there
+        whatever its arguments hold (a value it gathered, one read from no argument), else what
+        the whole call holds (its arguments decide)."""
+        element = self._returned_element(call, index, count)
+        if element is None:
+            return self._state(call, order)
+        if element != Rank.PER_RANK:
+            return element
+        if self._is_unknown_call(call):
+            return Rank.NO_DATA  # its returns mix gathered and local values: unknown is silent
+        # The element may carry an argument: the arguments decide (not the other elements, which
+        # `returns_global` would read into a tuple with a gathered neighbour).
+        parts: list[cst.CSTNode] = [arg.value for arg in call.args]
+        if isinstance(call.func, cst.Attribute):
+            parts.append(call.func.value)
+        return max((self._state(part, order) for part in parts), default=Rank.NO_DATA)
 
     def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
         # Each rank iterates its own shard of a (prepared) data loader.
@@ -1021,6 +1062,7 @@ class FileRankFlows:
         self._bases: dict[int, list[Definition]] = {}
         self._passed: dict[tuple[int, str], Rank | None] = {}
         self._reduced: dict[int, list[int]] = {}  # a function of this file -> reduced_parameters
+        self._argument_free: dict[int, RankFlow] = {}  # a function -> its flow, every argument per-rank
 
     def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -1036,7 +1078,7 @@ class FileRankFlows:
                 self._index(getattr(statement, "body", None), cls)
 
     def release(self) -> None:
-        for flow in self.flows.values():
+        for flow in (*self.flows.values(), *self._argument_free.values()):
             flow.release()
         self.__dict__.clear()
 
@@ -1054,14 +1096,68 @@ class FileRankFlows:
                 lambda call: self.called_summary(call, cls) is not None,
                 rank_facts(SemanticModel.of(self.source)),
                 lambda call: self.reduced_arguments(call, cls),
+                self.returned_element,
             )
         return self.flows[id(scope)]
 
+    def returned_element(self, call: cst.Call, index: int, count: int) -> Rank | None:
+        """What element ``index`` of the ``count``-tuple that ``call`` returns holds, read with
+        every argument taken as this rank's data: GLOBAL when every return of the function of this
+        file it lands on puts a value gathered there (TRL's ``kto_loss`` returns ``(losses,
+        chosen_rewards, rejected_rewards, kl)`` with ``kl`` gathered), NO_DATA when the element
+        reads no argument (``torch.as_tensor(self.running.mean)``), PER_RANK when it may carry an
+        argument's data (the caller's arguments then decide). None when the call lands on no
+        single function of this file or a return is not a ``count``-tuple: the whole call's
+        state is then the element's."""
+        name = call_name(call)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        if rest and (head not in ("self", "cls") or "." in rest):
+            return None
+        definitions = self.functions.get(rest or head, ())
+        if len(definitions) != 1 or (id(definitions[0]) in self._class_of) != bool(rest):
+            return None  # defined twice, or a method called as a function (or the reverse)
+        function = definitions[0]
+        if id(function) not in self._argument_free:
+            cls = self._class_of.get(id(function))
+            self._argument_free[id(function)] = RankFlow(
+                function,
+                self.imports,
+                self.returns_global,
+                lambda inner: self.is_unknown_call(inner, cls),
+                lambda inner: self.is_global_call(inner, cls),
+                self.passed_to,
+                lambda inner: self.called_summary(inner, cls) is not None,
+                rank_facts(SemanticModel.of(self.source)),
+                lambda inner: self.reduced_arguments(inner, cls),
+                self.returned_element,
+                arguments_per_rank=True,
+            )
+        flow = self._argument_free[id(function)]
+        states: list[Rank] = []
+        for small, line in flow.statements:
+            if not isinstance(small, cst.Return):
+                continue
+            returned = small.value
+            if not isinstance(returned, (cst.Tuple, cst.List)) or len(returned.elements) != count:
+                return None
+            element = returned.elements[index]
+            if isinstance(element, cst.StarredElement):
+                return None
+            states.append(flow.state(element.value, line))
+        return max(states) if states else None
+
     def passed_to(self, function: cst.FunctionDef, name: str) -> Rank | None:
-        """GLOBAL when every call of ``function`` in this file hands parameter ``name`` a gathered
-        or reduced value (GRPO's ``_compute_advantages(samples, gathered_rewards)``), else None:
-        a parameter named like data is then taken as this rank's. A function the file never
-        calls, calls through ``*args``, or defines twice keeps that reading."""
+        """What the calls of ``function`` in this file hand parameter ``name``, when none hands it
+        this rank's data: GLOBAL when every call hands it a gathered or reduced value (GRPO's
+        ``_compute_advantages(samples, gathered_rewards)``), NO_DATA when some hand it no data
+        (a dict that starts empty, what a step the file cannot follow returns), as the value
+        would read inline. Else None: a parameter named like data is then taken as this rank's.
+        So it is when a call hands it what an unknown call made of this rank's data
+        (``self.reward_model(**inputs)``: unknown, so no proof against the name), and when the
+        function is never called here (recursive calls aside), is called through ``*args``, or
+        is defined twice: its callers, not its name, are what the linter cannot see."""
         key = (id(function), name)
         if key in self._passed:
             return self._passed[key]
@@ -1071,6 +1167,8 @@ class FileRankFlows:
         shift = 1 if id(function) in self._class_of and positional[:1] in (["self"], ["cls"]) else 0
         states: list[Rank] = []
         for call, scope, statement in found:
+            if scope is function:
+                continue  # a recursive call hands on what the parameter already holds: no evidence
             argument_node = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
             if argument_node is None and name in positional:
                 plain = [a for a in call.args if a.keyword is None]
@@ -1080,8 +1178,16 @@ class FileRankFlows:
                 argument_node = plain[index]
             if argument_node is None:
                 return None
-            states.append(self.flow(scope).state(argument_node.value, statement))
-        result = Rank.GLOBAL if states and all(state == Rank.GLOBAL for state in states) else None
+            caller = self.flow(scope)
+            state = caller.state(argument_node.value, statement)
+            if state == Rank.PER_RANK or (
+                state == Rank.NO_DATA and caller.depends_on_rank(argument_node.value, statement)
+            ):
+                # What an unknown call made of this rank's data (`self.reward_model(**inputs)`)
+                # may be this rank's: it does not contradict the parameter's name.
+                return None
+            states.append(state)
+        result = max(states) if states else None
         self._passed[key] = result
         return result
 
