@@ -231,8 +231,9 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 
 
 # Which functions of a module return a value reduced across ranks, and which return what the
-# linter cannot judge (see FileRankFlows.returns_global, returns_unknown).
-RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 1, _returns_across_ranks)
+# linter cannot judge (see FileRankFlows.returns_global, returns_unknown). Version 2: the flows
+# read returned tuples element-wise and data-named parameters as their callers' values.
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 2, _returns_across_ranks)
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:
