@@ -429,3 +429,23 @@ def test_scales_and_coefficients_named_after_a_loss_are_settings():
         "reward_coeff": Rank.NO_DATA,
         "loss_values": Rank.PER_RANK,
     }
+
+
+def test_a_function_also_handed_on_as_a_value_keeps_its_parameters_name_reading():
+    code = """
+        def log_outputs(outputs_dict):
+            log(outputs_dict)
+
+        def train(trainer_cls):
+            log_outputs({})
+            return trainer_cls(on_step=HANDED)
+        """
+    # Called here with no data only: what it holds is what that call hands it.
+    assert _states_at_end(code.replace("HANDED", "None"), ("outputs_dict",), "log_outputs") == {
+        "outputs_dict": Rank.NO_DATA
+    }
+    # Also handed to a trainer that calls it with what it computes: the callers are not all seen.
+    for handed in ("log_outputs", "lambda outputs: log_outputs(outputs)", "[log_outputs(o) for o in outputs]"):
+        assert _states_at_end(code.replace("HANDED", handed), ("outputs_dict",), "log_outputs") == {
+            "outputs_dict": Rank.PER_RANK
+        }, handed

@@ -1055,7 +1055,9 @@ class FileRankFlows:
         self.classes: dict[str, cst.ClassDef] = {}
         self._class_of: dict[int, cst.ClassDef] = {}  # method -> its class
         self._index(source.module, None)
-        self._relative_imports, self._self_attributes, self._calls_by_name = _module_facts(source.module)
+        self._relative_imports, self._self_attributes, self._calls_by_name, self._handed_on = _module_facts(
+            source.module, frozenset(self.functions)
+        )
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
         self._unknown: dict[str, bool] = {}
@@ -1156,7 +1158,9 @@ class FileRankFlows:
         (a dict that starts empty, what a step the file cannot follow returns), as the value
         would read inline. Else None: a parameter named like data is then taken as this rank's.
         So it is when a call hands it what an unknown call made of this rank's data
-        (``self.reward_model(**inputs)``: unknown, so no proof against the name), and when the
+        (``self.reward_model(**inputs)``: unknown, so no proof against the name), or in a lambda
+        or a comprehension something short of a gathered value, when the function is also handed
+        on as a value (a callback the file does not call itself), and when the
         function is never called here (recursive calls aside), is called through ``*args``, or
         is defined twice: its callers, not its name, are what the linter cannot see."""
         key = (id(function), name)
@@ -1167,7 +1171,7 @@ class FileRankFlows:
         positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
         shift = 1 if id(function) in self._class_of and positional[:1] in (["self"], ["cls"]) else 0
         states: list[Rank] = []
-        for call, scope, statement in found:
+        for call, scope, statement, in_binder in found:
             if scope is function:
                 continue  # a recursive call hands on what the parameter already holds: no evidence
             argument_node = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
@@ -1182,7 +1186,7 @@ class FileRankFlows:
             caller = self.flow(scope)
             state = caller.state(argument_node.value, statement)
             if state == Rank.PER_RANK or (
-                state == Rank.NO_DATA and caller.depends_on_rank(argument_node.value, statement)
+                state == Rank.NO_DATA and (in_binder or caller.depends_on_rank(argument_node.value, statement))
             ):
                 # What an unknown call made of this rank's data (`self.reward_model(**inputs)`)
                 # may be this rank's: it does not contradict the parameter's name.
@@ -1194,29 +1198,35 @@ class FileRankFlows:
 
     def _call_sites(
         self, function: cst.FunctionDef
-    ) -> list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None]]:
-        """(call, the scope holding it, its statement) for each call of ``function`` in the file."""
+    ) -> list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None, bool]]:
+        """(call, the scope holding it, its statement, whether it sits in a lambda or a
+        comprehension) for each call of ``function`` in the file. The flow binds no lambda
+        parameter or comprehension variable, so such a call's arguments may read names it
+        does not know."""
         name = function.name.value
-        if len(self.functions.get(name, ())) != 1:
-            return []
+        if len(self.functions.get(name, ())) != 1 or name in self._handed_on:
+            return []  # defined twice, or handed on as a value (a callback): callers the file does not show
         method = id(function) in self._class_of
         parents = SemanticModel.of(self.source).parents
-        sites: list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None]] = []
+        sites: list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None, bool]] = []
         for call in self._calls_by_name.get(name, ()):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
             if method != (receiver is not None and dotted_name(receiver) in ("self", "cls")):
                 continue
             statement: cst.CSTNode | None = None
             scope: cst.FunctionDef | cst.Module = self.source.module
+            in_binder = False
             node = parents.get(call)
             while node is not None:
+                if statement is None and isinstance(node, _BINDERS):
+                    in_binder = True
                 if statement is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                     statement = node
                 if isinstance(node, cst.FunctionDef):
                     scope = node
                     break
                 node = parents.get(node)
-            sites.append((call, scope, statement))
+            sites.append((call, scope, statement, in_binder))
         return sites
 
     @cached_property
@@ -1378,6 +1388,11 @@ class FileRankFlows:
         ]
 
 
+# Expressions that bind names of their own (a lambda's parameters, a comprehension's variables),
+# which a flow does not follow.
+_BINDERS = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 def _order_of(entry: tuple[int, Binding]) -> int:
     return entry[0]
 
@@ -1448,13 +1463,19 @@ def names_in(node: cst.CSTNode) -> list[str]:
     return found
 
 
-def _module_facts(module: cst.Module) -> tuple[frozenset[str], frozenset[str], dict[str, list[cst.Call]]]:
+def _module_facts(
+    module: cst.Module, functions: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str], dict[str, list[cst.Call]], frozenset[str]]:
     """In one walk of the file: the names ``from .utils import helper`` binds (another module of
-    the same project), the ``self.x`` names assigned anywhere (``self.model = model``), and the
-    calls by the name they call (``f(...)``, ``self.f(...)``)."""
+    the same project), the ``self.x`` names assigned anywhere (``self.model = model``), the
+    calls by the name they call (``f(...)``, ``self.f(...)``), and the names of ``functions``
+    read other than as a callee or a definition's name (``Trainer(compute_metrics=log_metrics)``,
+    ``map(self.summarize, batches)``): functions whose callers the file does not all show."""
     relative: set[str] = set()
     assigned: set[str] = set()
     calls: dict[str, list[cst.Call]] = {}
+    handed_on: set[str] = set()
+    not_a_value: set[int] = set()  # callees and definitions' names: the ids of their Name nodes
 
     class Facts(cst.CSTVisitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
@@ -1473,6 +1494,14 @@ def _module_facts(module: cst.Module) -> tuple[frozenset[str], frozenset[str], d
             name = _method_or_function(node)
             if name is not None:
                 calls.setdefault(name, []).append(node)
+            not_a_value.add(id(node.func.attr if isinstance(node.func, cst.Attribute) else node.func))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            not_a_value.add(id(node.name))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in functions and id(node) not in not_a_value:
+                handed_on.add(node.value)
 
     walk.visit(module, Facts())
-    return frozenset(relative), frozenset(assigned), calls
+    return frozenset(relative), frozenset(assigned), calls, frozenset(handed_on)
