@@ -455,10 +455,11 @@ def agreed_by_every_rank(model: SemanticModel, test: cst.Comparison) -> bool:
     return rank_facts(model).agreed_by_every_rank(test)
 
 
-# Where a value is placed is not what it is: `torch.load(path, map_location=device)` and
-# `x.to(device)` are the same on every rank though each rank's device is its own.
-_PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_map"})
-_PLACEMENT_METHODS = frozenset({"to", "cuda"})
+# Where a value is placed is not what it is: `torch.load(path, map_location=device)`,
+# `x.to(device)` and `DistributedDataParallel(model, device_ids=[local_rank])` are the same on
+# every rank though each rank's device is its own (the rank flow reads placement so too).
+PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_map", "device_ids", "output_device"})
+PLACEMENT_METHODS = frozenset({"to", "cuda"})
 
 
 def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -468,9 +469,9 @@ def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     if isinstance(node, cst.Attribute):
         return [node.value]
     if isinstance(node, cst.Call):
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACEMENT_METHODS:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in PLACEMENT_METHODS:
             return [node.func.value]
-        placed = [a for a in node.args if a.keyword is not None and a.keyword.value in _PLACEMENT_KEYWORDS]
+        placed = [a for a in node.args if a.keyword is not None and a.keyword.value in PLACEMENT_KEYWORDS]
         if placed:
             return [node.func, *(a.value for a in node.args if not any(a is p for p in placed))]
     return walk.syntax_children(node)
