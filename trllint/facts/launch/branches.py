@@ -159,16 +159,16 @@ def _required(
 def _read_through(test: cst.BaseExpression) -> cst.BaseExpression:
     """``bool(x)`` is ``x``, and ``getattr(obj, "flag", False)`` reads ``obj.flag``."""
     while isinstance(test, cst.Call) and isinstance(test.func, cst.Name):
-        args = test.args
-        if test.func.value == "bool" and len(args) == 1 and args[0].keyword is None:
+        args, called = test.args, test.func.value
+        attribute = args[1].value if len(args) in (2, 3) else None
+        if called == "bool" and len(args) == 1 and args[0].keyword is None:
             test = args[0].value
         elif (
-            test.func.value == "getattr"
-            and len(args) in (2, 3)
-            and isinstance(args[1].value, cst.SimpleString)
-            and str(args[1].value.evaluated_value).isidentifier()
+            called == "getattr"
+            and isinstance(attribute, cst.SimpleString)
+            and str(attribute.evaluated_value).isidentifier()
         ):
-            test = cst.Attribute(value=args[0].value, attr=cst.Name(str(args[1].value.evaluated_value)))
+            test = cst.Attribute(value=args[0].value, attr=cst.Name(str(attribute.evaluated_value)))
         else:
             break
     return test
