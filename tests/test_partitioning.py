@@ -136,8 +136,14 @@ def test_unknown_where_the_module_may_come_from_or_go_elsewhere():
             unet = UNet2DConditionModel.from_config(config)
             trainer_class(model=unet).train()
             accelerator.unwrap_model(unet).save_pretrained("out")
+
+        def a_part_prepared(config):
+            unet = UNet2DConditionModel.from_config(config)
+            print(type(unet), len(unet.down_blocks))
+            engine = accelerator.prepare(getattr(unet, "mid_block"))
+            accelerator.unwrap_model(unet).save_pretrained("out")
         """
-    ) == [SHARDED] * 5
+    ) == [SHARDED] * 6
 
 
 def test_a_file_that_enters_zero_init_itself_is_unknown():

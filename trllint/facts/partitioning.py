@@ -44,7 +44,7 @@ _RETURNS_ITSELF = frozenset(
 _ACCELERATOR_READERS = frozenset(
     {"unwrap_model", "accumulate", "no_sync", "get_state_dict", "save_model", "register_for_checkpointing"}
 )
-_BUILTIN_READERS = frozenset({"isinstance", "hasattr", "getattr", "type", "id", "print", "repr", "str", "len", "callable"})
+_BUILTIN_READERS = frozenset({"isinstance", "hasattr", "type", "id", "print", "repr", "str", "len", "callable"})
 _MAX_DEPTH = 4  # functions of the file followed into, one inside the other
 
 
@@ -166,8 +166,8 @@ class _Follow:
                 call = context.parent(parent)
                 if not isinstance(call, cst.Call):
                     return SHARDED  # a class's base
-                if self._unwraps(call, parent):
-                    expression = call  # `accelerator.unwrap_model(m)` is the module itself
+                if self._unwraps(call, parent) or (_called(call, "getattr") and call.args[0] is parent):
+                    expression = call  # `accelerator.unwrap_model(m)` is the module, `getattr(m, a)` a part
                     continue
                 return self._handed(call, parent, depth)
             if isinstance(parent, cst.Assign) and parent.value is expression:
@@ -242,6 +242,10 @@ class _Follow:
         if _declares(function, param.name.value):
             return SHARDED
         return self._uses(function, param.name.value, depth + 1)
+
+
+def _called(call: cst.Call, name: str) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value == name
 
 
 def _enters_zero_init(model: SemanticModel) -> bool:
