@@ -142,8 +142,13 @@ def test_unknown_where_the_module_may_come_from_or_go_elsewhere():
             print(type(unet), len(unet.down_blocks))
             engine = accelerator.prepare(getattr(unet, "mid_block"))
             accelerator.unwrap_model(unet).save_pretrained("out")
+
+        def a_submodule_prepared(config):
+            unet = UNet2DConditionModel.from_config(config)
+            engine = accelerator.prepare(unet.get_submodule("mid_block"))
+            accelerator.unwrap_model(unet).save_pretrained("out")
         """
-    ) == [SHARDED] * 6
+    ) == [SHARDED] * 7
 
 
 def test_a_file_that_enters_zero_init_itself_is_unknown():

@@ -18,7 +18,8 @@ unsharded under a backend when
 
 Anything else (a name bound by unpacking, a parameter, an alias, a call of anything unknown, a
 file that enters ``zero.Init`` itself) is unknown: every sharding backend stays possible.
-TRL008 asks whether ZeRO-3 partitions the model whose checkpoint it checks.
+TRL008 asks whether ZeRO-3 partitions the model whose checkpoint it checks; TRL007 whether any
+backend shards the model whose forward only some ranks run.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ _NEVER_SHARDING_LIBRARIES = ("diffusers",)
 _RETURNS_ITSELF = frozenset(
     {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "type", "train", "eval", "requires_grad_", "apply"}
 )
+# Module methods that return parts of it (submodules): followed like the name too.
+_RETURNS_PARTS = frozenset({"get_submodule", "children", "modules", "named_children", "named_modules"})
 # Accelerator methods that read the module they are handed and wrap nothing.
 _ACCELERATOR_READERS = frozenset(
     {"unwrap_model", "accumulate", "no_sync", "get_state_dict", "save_model", "register_for_checkpointing"}
@@ -151,8 +154,8 @@ class _Follow:
             if isinstance(parent, cst.Attribute) and parent.value is expression:
                 grand = context.parent(parent)
                 if isinstance(grand, cst.Call) and grand.func is parent:
-                    if parent.attr.value not in _RETURNS_ITSELF:
-                        return NEVER  # a method: its result (parameters(), a save) is not the module
+                    if parent.attr.value not in _RETURNS_ITSELF | _RETURNS_PARTS:
+                        return NEVER  # a method: its result (parameters(), a save) is no module
                     expression = grand
                     continue
                 expression = parent  # a part of the module (m.config, m.encoder): followed
