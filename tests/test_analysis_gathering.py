@@ -244,6 +244,38 @@ def test_the_rank_itself_differs_per_rank_and_tests_every_rank_agrees_on_do_not(
     assert flow.depends_on_rank(cst.parse_expression("args.local_rank == 0"), line)
 
 
+def test_an_object_a_rank_test_picks_or_a_device_places_holds_no_rank_data():
+    _, flow = _flow(
+        """
+        import os
+        from torch.nn.parallel import DistributedDataParallel
+
+        def step(model, batch):
+            local_rank = int(os.environ["LOCAL_RANK"])
+            device = torch.device("cuda", local_rank)
+            wrapped = DistributedDataParallel(model.cuda(local_rank), device_ids=[local_rank])
+            moved = model.to(device)
+            average = EMA(wrapped) if local_rank in (-1, 0) else None
+            total = torch.zeros(1, device=device)
+            output = wrapped(batch.to(device))
+            kept = output if local_rank == 0 else None
+            shard = 1.0 if local_rank == 0 else local_rank
+            log(wrapped, moved, average, total, output, kept, shard)
+        """
+    )
+    _, line = _last_value(flow)
+    names = ("wrapped", "moved", "average", "total", "output", "kept", "shard")
+    assert {name: flow.state_of_name(name, line) for name in names} == {
+        "wrapped": Rank.NO_DATA,  # the same model on every rank, each on its own device
+        "moved": Rank.NO_DATA,
+        "average": Rank.NO_DATA,  # the rank test picks the object, the object is no rank's data
+        "total": Rank.NO_DATA,
+        "output": Rank.PER_RANK,  # this rank's batch, wherever it is placed
+        "kept": Rank.PER_RANK,  # an arm that holds this rank's data still does
+        "shard": Rank.PER_RANK,  # and so does an arm that is the rank
+    }
+
+
 def _last_state(code: str, function: str = "step") -> Rank:
     _, flow = _flow(code, function)
     value, line = _last_value(flow)

@@ -127,6 +127,25 @@ def test_a_name_bound_another_way_too_is_not_followed():
         assert facts.splits_ranks(cst.parse_expression(test)), test
 
 
+def test_a_comprehension_over_the_ranks_holds_no_process_rank():
+    # The comprehension's `rank` runs over every rank, the same on each process: the table it
+    # builds is no rank index, and neither is what a loop over the table's entries reads.
+    facts = facts_of(
+        """
+        owners = {rank: [] for rank in range(world_size)}
+        shards = [data[rank::world_size] for rank in range(world_size)]
+        mine = [p for i, p in enumerate(params) if i % world_size == dist.get_rank()]
+        """
+    )
+    for test in ("owners", "shards[0]", "owners[0] is None"):
+        assert not facts.splits_ranks(cst.parse_expression(test)), test
+        assert not facts.reads_rank(cst.parse_expression(test)), test
+    assert not facts.reads_rank_index(cst.parse_expression("[x for rank in range(n) if rank > 0]"))
+    # A comprehension that reads this process's rank (not a name of its own) still does.
+    assert facts.reads_rank_index(cst.parse_expression("mine"))
+    assert facts.reads_rank_index(cst.parse_expression("[x for x in range(n) if x == rank]"))
+
+
 def test_where_a_value_is_placed_is_not_its_rank():
     facts = facts_of(
         """

@@ -16,6 +16,7 @@ from trllint.core.findings import Evidence
 from trllint.core.source import SourceFile
 from trllint.facts.launch import project as project_module
 from trllint.facts.launch.backends import ANY, DEEPSPEED, MULTI_PROCESS, SHARDED, Backend, LaunchFact, deepspeed_stage, describe
+from trllint.facts.launch.branches import backends_named, backends_required
 from trllint.facts.launch.commands import launch_commands
 from trllint.facts.launch.configs import read_deepspeed_json, read_yaml_config
 from trllint.facts.launch.model import Launch, launch_of
@@ -702,3 +703,47 @@ def test_json_and_sarif_carry_the_evidence(cli_project, cli):
         ("train.py", 8), ("scripts/train.sh", 1), ("configs/run.yaml", 1)
     ]
     assert related[2]["message"]["text"] == "accelerate config: distributed_type FSDP"
+
+
+# ---- branches that name backends (facts/launch/branches.py) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "test, named",
+    [
+        ("accelerator.distributed_type == DistributedType.DEEPSPEED", DEEPSPEED),
+        ("is_deepspeed_zero3_enabled()", ZERO3),
+        ("self.is_fsdp_enabled", FSDP),
+        # A program's own switch named after a backend, read plainly or through getattr/bool.
+        ("self.config.use_deepspeed_optimizer", DEEPSPEED),
+        ("args.fsdp_enable", FSDP),
+        ("is_fsdp", FSDP),
+        ("args.deepspeed", DEEPSPEED),
+        ('bool(getattr(self.config, "use_fsdp", False))', FSDP),
+        ("accelerator.is_main_process or config.use_deepspeed or config.use_fsdp", DEEPSPEED | FSDP),
+        # Not a switch that says the backend runs.
+        ("is_deepspeed_available()", frozenset()),
+        ("args.deepspeed_available", frozenset()),
+        ("args.disable_fsdp", frozenset()),
+        ("not args.use_fsdp", frozenset()),
+        ("args.fsdp_version == 2", frozenset()),
+    ],
+)
+def test_backends_named(test, named):
+    assert backends_named(cst.parse_expression(test)) == named
+
+
+def test_backends_required_narrows_by_and_and_widens_by_or_of_named_sides():
+    values = {"all_ranks_save": cst.parse_expression('bool(getattr(cfg, "use_deepspeed", False) or cfg.use_fsdp)')}
+
+    def required(test: str):
+        return backends_required(cst.parse_expression(test), values.get)
+
+    assert required("distributed and all_ranks_save and cfg.use_tempdir") == DEEPSPEED | FSDP
+    assert required("cfg.use_fsdp and step % 10 == 0") == FSDP
+    assert required("cfg.use_deepspeed or cfg.use_fsdp") == DEEPSPEED | FSDP
+    assert required("cfg.use_deepspeed and cfg.use_fsdp") == frozenset()  # never both
+    # A side that names no backend may be true under any: so may the test.
+    assert required("cfg.use_fsdp or step % 10 == 0") is None
+    assert required("accelerator.num_processes > 1") is None
+    assert required("all_ranks") is None  # a name no value is known for

@@ -94,11 +94,19 @@ class Collective:
     label: str  # how the message names it: `accelerator.gather_for_metrics`, `dist.barrier`
     kind: str  # what pairs with what: every barrier is a "barrier", else the method's name
     hoist: Hoist
+    # A function of the file that enters collectives ("call:" kinds): the backends under which
+    # it enters one (None: under every backend), from the collectives it reaches and its own tests.
+    helper_backends: frozenset[Backend] | None = None
+
+    @property
+    def backends(self) -> frozenset[Backend] | None:
+        """The backends under which this call is a collective; None: under every backend."""
+        return self.helper_backends if self.kind.startswith("call:") else SHARDED_ONLY.get(self.kind)
 
     @property
     def described(self) -> str:
         """The label, with the configurations under which it is a collective where that matters."""
-        under = SHARDED_ONLY.get(self.kind)
+        under = self.backends
         return f"{self.label} (a collective under {describe(under)})" if under else self.label
 
 

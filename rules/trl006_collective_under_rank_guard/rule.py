@@ -17,8 +17,8 @@ from libcst.metadata import PositionProvider
 
 from trllint.core.cst import walk
 from trllint.core.findings import Evidence
-from trllint.facts.launch.backends import MULTI_PROCESS
-from trllint.facts.launch.branches import backends_named
+from trllint.facts.launch.backends import MULTI_PROCESS, Backend
+from trllint.facts.launch.branches import backends_named, backends_required
 from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import calls_in
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
@@ -30,7 +30,6 @@ from trllint.semantic.model import SemanticModel
 
 from .collectives import (
     AUTOMATIC_NAMING,
-    SHARDED_ONLY,
     Collective,
     collective_of,
     named_like_collective,
@@ -78,6 +77,7 @@ class CollectiveUnderRankGuard(Rule):
         # What the questions below and the hoisting fix read (hoisting.py: rule.context, rule.model).
         self.context = model.context
         self._entering: dict[int, Collective | None] = {}
+        self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
         module = model.source.module
         self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
         for call in calls:
@@ -101,7 +101,7 @@ class CollectiveUnderRankGuard(Rule):
         if inner is None:
             return None
         label = f"{_call_label(call)}() (it calls {inner.label})"
-        return Collective(call, label, f"call:{function.name.value}", "never")
+        return Collective(call, label, f"call:{function.name.value}", "never", self._helper_backends(function))
 
     def _own_function(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call lands on: a module function, or a method of ``self``'s class."""
@@ -129,6 +129,34 @@ class CollectiveUnderRankGuard(Rule):
                     break
             self._entering[key] = found
         return self._entering[key]
+
+    def _helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None:
+        """The backends under which ``function`` enters a collective (None: under every backend):
+        each collective it reaches with no rank guard of its own is one under its own backends
+        (``save_state``: DeepSpeed or FSDP), narrowed by the function's tests around it (``if
+        distributed and all_ranks_save:`` with ``all_ranks_save = use_deepspeed or use_fsdp``)."""
+        key = id(function)
+        if key in self._backends_of_helpers:
+            return self._backends_of_helpers[key]
+        self._backends_of_helpers[key] = None  # recursion: under every backend
+        values = _single_assignments(function)
+        found: frozenset[Backend] = frozenset()
+        for call in run_by(function.body):
+            collective = self.collective_or_entering_call(call)
+            if collective is None or self.guard_of(collective) is not None:
+                continue
+            backends = collective.backends
+            if collective.kind == "save_state" and names_checkpoints_automatically(self.source) is not None:
+                backends = None  # a barrier under every backend
+            for test in _tests_holding_at(call, function, self.context):
+                required = backends_required(test, values.get)
+                if required is not None:
+                    backends = required if backends is None else backends & required
+            if backends is None:
+                return None  # the cache keeps None: under every backend
+            found |= backends
+        self._backends_of_helpers[key] = found
+        return found
 
     def enters_kind(self, node: cst.CSTNode, kind: str | None = None, *, nested: bool = False) -> bool:
         """True when running ``node`` enters a collective (of ``kind``, when one is named); with
@@ -331,7 +359,7 @@ class CollectiveUnderRankGuard(Rule):
         guard_line = self.get_metadata(PositionProvider, guard.node).start.line
         evidence = [Evidence(self.source.display_path, guard_line, f"the rank guard: {where}")]
         preview = False
-        backends = SHARDED_ONLY.get(collective.kind)
+        backends = collective.backends
         if backends is not None and isinstance(guard.node, (cst.If, cst.IfExp)) and guard.how == "if":
             # `if is_main or distributed_type == DEEPSPEED:` lets every rank in under DeepSpeed.
             backends -= backends_named(guard.node.test)
@@ -375,6 +403,42 @@ def _made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
         if any(receiver.value in assigned_names(t.target) for t in node.targets):
             return True
     return False
+
+
+def _tests_holding_at(call: cst.Call, function: cst.FunctionDef, context: NodeContext) -> list[cst.BaseExpression]:
+    """The tests of the ifs in ``function`` whose body holds ``call``: true wherever it runs."""
+    tests: list[cst.BaseExpression] = []
+    child: cst.CSTNode = call
+    for ancestor in context.ancestors(call):
+        if ancestor is function:
+            break
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.body:
+            tests.append(ancestor.test)
+        child = ancestor
+    return tests
+
+
+def _single_assignments(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    """The plain names ``function`` binds once, by a plain assignment, with their values."""
+    values: dict[str, cst.BaseExpression] = {}
+    bound_again: set[str] = set()
+    for node in walk.statements(function.body, into_definitions=False):
+        names: list[str] = []
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and len(node.targets) == 1:
+                    name = target.target.value
+                    if name in values:
+                        bound_again.add(name)
+                    values[name] = node.value
+                else:
+                    names += assigned_names(target.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            names += assigned_names(node.target)
+        elif isinstance(node, cst.With):
+            names += [n for item in node.items if item.asname is not None for n in assigned_names(item.asname.name)]
+        bound_again.update(names)
+    return {name: value for name, value in values.items() if name not in bound_again}
 
 
 def _ifs_in(scope: cst.CSTNode) -> list[cst.If]:

@@ -22,6 +22,7 @@ from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import SHARDED, describe
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
+from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import RANK_MARKERS, main_only_decorator, reads_rank
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.rule.base import AllOf, AnyOf, Rule
@@ -84,8 +85,10 @@ class ShardedGenerateOutOfStep(Rule):
         return None
 
     def _sharded_model(self, receiver: cst.BaseExpression, at: cst.Call, *, forward: bool = False) -> bool:
-        if unwrap_call_of(self.model, receiver, at) is not None:
-            return True
+        unwrap = unwrap_call_of(self.model, receiver, at)
+        if unwrap is not None:
+            # Unless no backend shards the module behind it (an EMA copy never prepared).
+            return bool(backends_sharding(self.model, unwrap.args[0].value, unwrap))
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "module":
             return True  # engine.module / model.module: the model a DeepSpeed engine or FSDP holds
         name = dotted_name(receiver)

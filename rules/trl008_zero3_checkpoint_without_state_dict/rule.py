@@ -21,6 +21,7 @@ from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import Backend
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
+from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import main_only_decorator
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Rule
@@ -64,6 +65,8 @@ class Zero3CheckpointWithoutStateDict(Rule):
             unwrap = unwrap_call_of(model, func.value, call)
             if unwrap is None and not _engine_module(func.value):
                 continue
+            if unwrap is not None and Backend.ZERO3 not in backends_sharding(model, unwrap.args[0].value, unwrap):
+                continue  # a module no DeepSpeed engine holds and no zero.Init built: its weights are whole
             if self._params_whole_here(call):
                 continue
             self._check(call, unwrap)

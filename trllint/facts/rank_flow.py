@@ -25,7 +25,7 @@ import libcst as cst
 
 from trllint.semantic.context import is_trainer_class, methods_of
 from trllint.semantic.model import SemanticModel, imports_of
-from trllint.facts.ranks import RankFacts, rank_facts
+from trllint.facts.ranks import PLACEMENT_KEYWORDS, PLACEMENT_METHODS, RankFacts, rank_facts
 from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute, parameters
 from trllint.core.cst import walk
 from trllint.core.cst.walk import syntax_children
@@ -846,8 +846,14 @@ class RankFlow:
             if isinstance(node.func, cst.Name) and method in ("next", "iter") and node.args:
                 # `next(batches)`, `iter(loader)`: an element of what is iterated, as a `for` reads it.
                 return self._iterable_state(node.args[0].value, order)
-            parts: list[cst.CSTNode] = [arg.value for arg in node.args]
+            # Where the result is placed is not what it holds (`model.cuda(local_rank)`,
+            # `DistributedDataParallel(model, device_ids=[local_rank])`: the same model on every rank).
+            parts: list[cst.CSTNode] = [
+                arg.value for arg in node.args if arg.keyword is None or arg.keyword.value not in PLACEMENT_KEYWORDS
+            ]
             if isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in PLACEMENT_METHODS:
+                    parts = []
                 parts.append(node.func.value)
             if self._is_project_call(node):
                 # A helper of another module of the project is read through its arguments only on
@@ -869,6 +875,10 @@ class RankFlow:
             return Rank.NO_DATA  # `local_rank != -1`: the same answer on every rank
         if isinstance(node, cst.Comparison) and self._loader_exhausted(node, order):
             return Rank.NO_DATA
+        if isinstance(node, cst.IfExp) and self._ranks.only_rank_tests(node.test):
+            # `ModelEMA(model) if RANK in {-1, 0} else None`: the rank test picks which object a
+            # rank holds, and neither arm is this rank's data (an arm that is, or the rank, still counts).
+            return max(self._state(node.body, order), self._state(node.orelse, order))
         if isinstance(node, cst.CompFor):
             parts = [node.iter, *(c.test for c in node.ifs)]
             if node.inner_for_in is not None:

@@ -147,18 +147,23 @@ class RankFacts:
             return True
         return self.reads_rank_index(test)  # `if rank:` is `rank != 0`
 
-    def reads_rank(self, node: cst.CSTNode) -> bool:
+    def reads_rank(self, node: cst.CSTNode, shadowed: frozenset[str] = frozenset()) -> bool:
         """True when the value of ``node`` may differ by rank because it reads the rank: this
         process's rank (``accelerator.process_index``, ``os.environ["RANK"]``), a rank predicate,
         or a test on them that some ranks pass and others fail. A test every rank answers alike
-        (``local_rank != -1``, ``rank is None``) reads the rank but not a different value."""
+        (``local_rank != -1``, ``rank is None``) reads the rank but not a different value, and
+        neither does a comprehension over the ranks (see ``reads_rank_index``)."""
+        if shadowed and isinstance(node, cst.Name) and node.value in shadowed:
+            return False
         if isinstance(node, cst.Comparison) and self.agreed_by_every_rank(node):
             return False
         if (isinstance(node, cst.BaseExpression) and self.is_rank_predicate(node)) or self.is_rank_index(node):
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
-        return any(self.reads_rank(child) for child in _read_children(node))
+        if isinstance(node, _COMPREHENSIONS):
+            shadowed = shadowed | _comprehension_targets(node)
+        return any(self.reads_rank(child, shadowed) for child in _read_children(node))
 
     def agreed_by_every_rank(self, test: cst.Comparison) -> bool:
         """True when ``test`` compares the rank but every rank answers it alike: ranks are 0, 1,
@@ -189,13 +194,19 @@ class RankFacts:
             return len(parts) > 1 and parts[-2].endswith("args")  # args, training_args, self.args
         return parts[-1] in RANK_PREDICATES or name in self._predicate_names
 
-    def reads_rank_index(self, node: cst.CSTNode) -> bool:
-        """True when ``node`` reads this process's rank anywhere inside it."""
+    def reads_rank_index(self, node: cst.CSTNode, shadowed: frozenset[str] = frozenset()) -> bool:
+        """True when ``node`` reads this process's rank anywhere inside it. A name a comprehension
+        binds is its own (``{rank: [] for rank in range(world_size)}`` iterates over every rank,
+        the same on each, and holds no process's rank)."""
+        if shadowed and isinstance(node, cst.Name) and node.value in shadowed:
+            return False
         if self.is_rank_index(node):
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
-        return any(self.reads_rank_index(child) for child in _read_children(node))
+        if isinstance(node, _COMPREHENSIONS):
+            shadowed = shadowed | _comprehension_targets(node)
+        return any(self.reads_rank_index(child, shadowed) for child in _read_children(node))
 
     def is_rank_index(self, node: cst.CSTNode) -> bool:
         """True when ``node`` itself is this process's rank (not something built from it):
@@ -444,10 +455,11 @@ def agreed_by_every_rank(model: SemanticModel, test: cst.Comparison) -> bool:
     return rank_facts(model).agreed_by_every_rank(test)
 
 
-# Where a value is placed is not what it is: `torch.load(path, map_location=device)` and
-# `x.to(device)` are the same on every rank though each rank's device is its own.
-_PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_map"})
-_PLACEMENT_METHODS = frozenset({"to", "cuda"})
+# Where a value is placed is not what it is: `torch.load(path, map_location=device)`,
+# `x.to(device)` and `DistributedDataParallel(model, device_ids=[local_rank])` are the same on
+# every rank though each rank's device is its own (the rank flow reads placement so too).
+PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_map", "device_ids", "output_device"})
+PLACEMENT_METHODS = frozenset({"to", "cuda"})
 
 
 def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -457,9 +469,9 @@ def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     if isinstance(node, cst.Attribute):
         return [node.value]
     if isinstance(node, cst.Call):
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _PLACEMENT_METHODS:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in PLACEMENT_METHODS:
             return [node.func.value]
-        placed = [a for a in node.args if a.keyword is not None and a.keyword.value in _PLACEMENT_KEYWORDS]
+        placed = [a for a in node.args if a.keyword is not None and a.keyword.value in PLACEMENT_KEYWORDS]
         if placed:
             return [node.func, *(a.value for a in node.args if not any(a is p for p in placed))]
     return walk.syntax_children(node)
@@ -511,6 +523,19 @@ def _matrix_rank_uses(function: cst.FunctionDef) -> tuple[set[str], list[tuple[s
 
     walk.visit(function, Uses())
     return used, links
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> frozenset[str]:
+    """The names the ``for`` clauses of a comprehension bind (its own scope's, not the function's)."""
+    names: set[str] = set()
+    clause: cst.CompFor | None = node.for_in
+    while clause is not None:
+        names.update(assigned_names(clause.target))
+        clause = clause.inner_for_in
+    return frozenset(names)
 
 
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:

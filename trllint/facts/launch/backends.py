@@ -10,6 +10,7 @@ collective) only under ZeRO-3 and FSDP.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 
 from trllint.core.findings import Evidence
@@ -41,6 +42,21 @@ BACKEND_FLAGS: dict[str, frozenset[Backend]] = {
     "is_deepspeed_zero3_enabled": frozenset({Backend.ZERO3}),
     "is_fsdp_enabled": frozenset({Backend.FSDP}),
 }
+# A program's own switch for a backend, named after it (`args.use_fsdp`, `config.fsdp_enable`,
+# `self.is_deepspeed`, `args.deepspeed`, `use_deepspeed_optimizer`): set when the program runs
+# under that backend, as a flag of the Trainer is. Not `deepspeed_available` (installed, not in use)
+# nor `disable_fsdp`: only a flag that says the backend is on.
+_FLAG_BACKENDS = {"deepspeed": DEEPSPEED, "fsdp": frozenset({Backend.FSDP})}
+_FLAG_ON = re.compile(r"^(?:(?:use|is|using|enable|with)_)?(deepspeed|fsdp)(?:_(?:enable|enabled|on|optimizer))?$")
+
+
+def backends_of_flag(name: str) -> frozenset[Backend]:
+    """The backends a flag of that name (the last part of a dotted name) is true exactly under:
+    ``BACKEND_FLAGS``, or a program's own switch named after a backend; empty for any other name."""
+    if name in BACKEND_FLAGS:
+        return BACKEND_FLAGS[name]
+    match = _FLAG_ON.match(name)
+    return _FLAG_BACKENDS[match.group(1)] if match else frozenset()
 
 
 def deepspeed_stage(stage: object) -> frozenset[Backend]:

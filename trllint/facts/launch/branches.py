@@ -14,21 +14,24 @@ is false (the ``else``, the body of ``if not ...``, the code after ``if <test>: 
 model is bare, and reading a model member there is correct.
 
 A test *names backends* when it is true exactly under them: ``accelerator.distributed_type ==
-DistributedType.DEEPSPEED``, ``is_deepspeed_zero3_enabled()``, ``self.is_fsdp_enabled``. The
+DistributedType.DEEPSPEED``, ``is_deepspeed_zero3_enabled()``, ``self.is_fsdp_enabled``, a
+program's own switch named after a backend (``config.use_fsdp``, ``args.deepspeed``). The
 diffusers examples fixed their ``save_state`` hang under DeepSpeed with ``if
 accelerator.is_main_process or accelerator.distributed_type == DistributedType.DEEPSPEED:``: under
-the backends such an ``or`` names, every rank enters.
+the backends such an ``or`` names, every rank enters. ``backends_required`` asks the other way:
+under which backends a test can be true at all (the body of ``if use_fsdp and ...:`` runs under
+FSDP only).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
 from trllint.core.cst.names import call_name, dotted_name, last_attribute
 from trllint.facts.branches import Knowledge, holds_at
-from trllint.facts.launch.backends import BACKEND_FLAGS, DISTRIBUTED_TYPE_BACKENDS, Backend
+from trllint.facts.launch.backends import BACKEND_FLAGS, DISTRIBUTED_TYPE_BACKENDS, Backend, backends_of_flag
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -109,6 +112,7 @@ def _distributed_type(node: cst.BaseExpression) -> bool:
 
 def backends_named(test: cst.BaseExpression) -> frozenset[Backend]:
     """The backends under which ``test`` is true for certain (empty: none known)."""
+    test = _read_through(test)
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return backends_named(test.left) | backends_named(test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -116,7 +120,56 @@ def backends_named(test: cst.BaseExpression) -> frozenset[Backend]:
         if _distributed_type(test.left) and isinstance(target.operator, (cst.Equal, cst.Is)):
             return DISTRIBUTED_TYPE_BACKENDS.get(last_attribute(dotted_name(target.comparator) or "") or "", frozenset())
         return frozenset()
-    node = test.func if isinstance(test, cst.Call) else test
-    name = dotted_name(node)
-    return BACKEND_FLAGS.get((last_attribute(name) or name) if name else "", frozenset())
+    if isinstance(test, cst.Call):
+        # A call is a known flag only (`is_deepspeed_zero3_enabled()`): `is_deepspeed_available()`
+        # says DeepSpeed is installed, not that it runs.
+        name = dotted_name(test.func)
+        return BACKEND_FLAGS.get((last_attribute(name) or name) if name else "", frozenset())
+    name = dotted_name(test)
+    return backends_of_flag((last_attribute(name) or name) if name else "")
+
+
+def backends_required(
+    test: cst.BaseExpression, value_of: Callable[[str], cst.BaseExpression | None] = lambda name: None
+) -> frozenset[Backend] | None:
+    """The backends ``test`` can be true under, where it names them (None: any backend):
+    ``use_fsdp and step % n == 0`` only under FSDP, ``is_deepspeed or is_fsdp`` only under
+    either. ``value_of`` gives the value a plain name was assigned where the test reads it
+    (``all_saving = use_deepspeed or use_fsdp`` then ``if all_saving:``), or None."""
+    return _required(test, value_of, 0)
+
+
+def _required(
+    test: cst.BaseExpression, value_of: Callable[[str], cst.BaseExpression | None], depth: int
+) -> frozenset[Backend] | None:
+    test = _read_through(test)
+    if isinstance(test, cst.Name) and depth < 3:
+        value = value_of(test.value)
+        if value is not None:
+            return _required(value, value_of, depth + 1)
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _required(test.left, value_of, depth), _required(test.right, value_of, depth)
+        if isinstance(test.operator, cst.And):  # each side that names backends narrows them
+            return right if left is None else left if right is None else left & right
+        return None if left is None or right is None else left | right  # every side must name them
+    named = backends_named(test)
+    return named or None
+
+
+def _read_through(test: cst.BaseExpression) -> cst.BaseExpression:
+    """``bool(x)`` is ``x``, and ``getattr(obj, "flag", False)`` reads ``obj.flag``."""
+    while isinstance(test, cst.Call) and isinstance(test.func, cst.Name):
+        args, called = test.args, test.func.value
+        attribute = args[1].value if len(args) in (2, 3) else None
+        if called == "bool" and len(args) == 1 and args[0].keyword is None:
+            test = args[0].value
+        elif (
+            called == "getattr"
+            and isinstance(attribute, cst.SimpleString)
+            and str(attribute.evaluated_value).isidentifier()
+        ):
+            test = cst.Attribute(value=args[0].value, attr=cst.Name(str(attribute.evaluated_value)))
+        else:
+            break
+    return test
 
