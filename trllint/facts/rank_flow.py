@@ -658,10 +658,7 @@ class RankFlow:
             return Rank.NO_DATA  # its returns mix gathered and local values: unknown is silent
         # The element may carry an argument: the arguments decide (not the other elements, which
         # `returns_global` would read into a tuple with a gathered neighbour).
-        parts: list[cst.CSTNode] = [arg.value for arg in call.args]
-        if isinstance(call.func, cst.Attribute):
-            parts.append(call.func.value)
-        return max((self._state(part, order) for part in parts), default=Rank.NO_DATA)
+        return max((self._state(part, order) for part in _data_parts(call)), default=Rank.NO_DATA)
 
     def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
         # Each rank iterates its own shard of a (prepared) data loader.
@@ -846,15 +843,7 @@ class RankFlow:
             if isinstance(node.func, cst.Name) and method in ("next", "iter") and node.args:
                 # `next(batches)`, `iter(loader)`: an element of what is iterated, as a `for` reads it.
                 return self._iterable_state(node.args[0].value, order)
-            # Where the result is placed is not what it holds (`model.cuda(local_rank)`,
-            # `DistributedDataParallel(model, device_ids=[local_rank])`: the same model on every rank).
-            parts: list[cst.CSTNode] = [
-                arg.value for arg in node.args if arg.keyword is None or arg.keyword.value not in PLACEMENT_KEYWORDS
-            ]
-            if isinstance(node.func, cst.Attribute):
-                if node.func.attr.value in PLACEMENT_METHODS:
-                    parts = []
-                parts.append(node.func.value)
+            parts = _data_parts(node)
             if self._is_project_call(node):
                 # A helper of another module of the project is read through its arguments only on
                 # what this function shows of them: a parameter's name is no proof (ms-swift's
@@ -1414,6 +1403,20 @@ _LAZY_DEPTH = 24
 def _wider(body: Binding, other: Binding) -> tuple[Rank, Binding]:
     """After ``if``/``else``: the state either arm's binding may hold, and the arm that holds it."""
     return max(body.state, other.state), (body if body.state >= other.state else other)
+
+
+def _data_parts(call: cst.Call) -> list[cst.CSTNode]:
+    """What a call's result is computed from: its arguments and its receiver. Where the result is
+    placed is not what it holds (`model.cuda(local_rank)`, `DistributedDataParallel(model,
+    device_ids=[local_rank])`: the same model on every rank)."""
+    parts: list[cst.CSTNode] = [
+        arg.value for arg in call.args if arg.keyword is None or arg.keyword.value not in PLACEMENT_KEYWORDS
+    ]
+    if isinstance(call.func, cst.Attribute):
+        if call.func.attr.value in PLACEMENT_METHODS:
+            parts = []
+        parts.append(call.func.value)
+    return parts
 
 
 def _is_own_function_call(call: cst.Call) -> bool:
