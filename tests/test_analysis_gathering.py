@@ -333,3 +333,151 @@ def test_counters_rates_and_an_exhausted_loader_hold_no_rank_data():
     }
     for body, expected in cases.items():
         assert _last_state(textwrap.dedent(code).replace("{body}", body)) == expected, body
+
+
+def _states_at_end(code: str, names: tuple[str, ...], function: str = "step") -> dict[str, Rank]:
+    _, flow = _flow(code, function)
+    _, line = _last_value(flow)
+    return {name: flow.state_of_name(name, line) for name in names}
+
+
+def test_each_element_of_a_returned_tuple_holds_what_its_own_returns_put_there():
+    states = _states_at_end(
+        """
+        class PairTrainer:
+            def loss(self, chosen_logps, rejected_logps, use_baseline):
+                margins = chosen_logps - rejected_logps
+                if use_baseline:
+                    baseline = self.accelerator.gather(margins.mean().detach()).mean()
+                else:
+                    baseline = torch.zeros((), device=margins.device)
+                return -margins + baseline, margins.detach(), baseline, torch.as_tensor(self.moments.mean)
+
+            def pair(self, a, b):
+                return a - b, self.accelerator.reduce(a.sum())
+
+            def step(self, inputs):
+                chosen, rejected = model(**inputs).logits.unbind(-1)
+                losses, margins, baseline, shift = self.loss(chosen, rejected, True)
+                gap, total = self.pair(chosen, rejected)
+                first, *rest = self.pair(chosen, rejected)
+                log(losses, margins, baseline, shift, gap, total, first)
+        """,
+        ("losses", "margins", "baseline", "shift", "gap", "total", "first"),
+    )
+    assert states == {
+        "losses": Rank.PER_RANK,
+        "margins": Rank.PER_RANK,
+        "baseline": Rank.GLOBAL,  # gathered in one arm, read from no argument in the other
+        "shift": Rank.NO_DATA,  # reads no argument: what the caller passes cannot reach it
+        "gap": Rank.PER_RANK,  # `a - b`: the arguments decide, and the caller's are per-rank
+        "total": Rank.GLOBAL,
+        # A starred target: read as the whole call, which `returns_global` reads as gathered
+        # (the tuple's gathered element next to parameters whose names say nothing).
+        "first": Rank.GLOBAL,
+    }
+
+
+def test_a_returned_tuple_read_element_wise_only_when_every_return_has_that_shape():
+    states = _states_at_end(
+        """
+        class Trainer:
+            def loss(self, logits):
+                if logits is None:
+                    return None
+                return logits.mean(), self.accelerator.gather(logits.mean()).mean()
+
+            def step(self, inputs):
+                local, gathered = self.loss(model(**inputs).logits)
+                log(local, gathered)
+        """,
+        ("local", "gathered"),
+    )
+    assert states == {"local": Rank.PER_RANK, "gathered": Rank.PER_RANK}  # the whole call's state
+
+
+def test_a_data_named_parameter_reads_as_what_the_files_callers_hand_it():
+    code = """
+        import torch.distributed as dist
+
+        def log_losses(loss_dict, total_loss_dict):
+            log(loss_dict, total_loss_dict)
+
+        def train_step(schedule, data_iterator, model):
+            losses = schedule(data_iterator, model)
+            reported = {}
+            for key in losses[0]:
+                total = torch.stack([x[key] for x in losses]).sum(dim=0)
+                dist.all_reduce(total)
+                reported[key] = total[0] / total[1]
+            return reported, model.lr
+
+        def train(schedule, data_iterator, model):
+            total_loss_dict = {}
+            loss_dict, lr = train_step(schedule, data_iterator, model)
+            log_losses(loss_dict, total_loss_dict)
+        """
+    # Every call of the file hands it no data: the name is no evidence against its callers.
+    assert _states_at_end(code, ("loss_dict", "total_loss_dict"), "log_losses") == {
+        "loss_dict": Rank.NO_DATA,
+        "total_loss_dict": Rank.NO_DATA,
+    }
+    # One call hands it this rank's loss: per-rank, as its name says.
+    per_rank = code + "\n        def evaluate(model, batch):\n            log_losses({'lm': model(**batch).loss}, {})\n"
+    assert _states_at_end(per_rank, ("loss_dict", "total_loss_dict"), "log_losses") == {
+        "loss_dict": Rank.PER_RANK,
+        "total_loss_dict": Rank.NO_DATA,
+    }
+
+
+def test_an_unknown_call_on_this_ranks_data_does_not_contradict_a_parameters_name():
+    states = _states_at_end(
+        """
+        class Trainer:
+            def summarize(self, rewards_local):
+                log(rewards_local)
+
+            def step(self, inputs):
+                rewards = self.reward_model(**inputs)  # inherited, unseen: unknown
+                self.summarize(rewards)
+        """,
+        ("rewards_local",),
+        "summarize",
+    )
+    assert states == {"rewards_local": Rank.PER_RANK}
+
+
+def test_scales_and_coefficients_named_after_a_loss_are_settings():
+    states = _states_at_end(
+        """
+        def step(loss_scale, kl_coef, reward_coeff, loss_values):
+            log(loss_scale, kl_coef, reward_coeff, loss_values)
+        """,
+        ("loss_scale", "kl_coef", "reward_coeff", "loss_values"),
+    )
+    assert states == {
+        "loss_scale": Rank.NO_DATA,
+        "kl_coef": Rank.NO_DATA,
+        "reward_coeff": Rank.NO_DATA,
+        "loss_values": Rank.PER_RANK,
+    }
+
+
+def test_a_function_also_handed_on_as_a_value_keeps_its_parameters_name_reading():
+    code = """
+        def log_outputs(outputs_dict):
+            log(outputs_dict)
+
+        def train(trainer_cls):
+            log_outputs({})
+            return trainer_cls(on_step=HANDED)
+        """
+    # Called here with no data only: what it holds is what that call hands it.
+    assert _states_at_end(code.replace("HANDED", "None"), ("outputs_dict",), "log_outputs") == {
+        "outputs_dict": Rank.NO_DATA
+    }
+    # Also handed to a trainer that calls it with what it computes: the callers are not all seen.
+    for handed in ("log_outputs", "lambda outputs: log_outputs(outputs)", "[log_outputs(o) for o in outputs]"):
+        assert _states_at_end(code.replace("HANDED", handed), ("outputs_dict",), "log_outputs") == {
+            "outputs_dict": Rank.PER_RANK
+        }, handed

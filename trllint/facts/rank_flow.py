@@ -114,8 +114,9 @@ DATA_PARAMETER_HINTS = (
 
 
 # A parameter named like data but holding its position or size (`batch_idx`, `batch_size`,
-# `sample_index`, `num_labels`): a counter or a setting, not this rank's tensors.
-_COUNTER_NAME = re.compile(r"(?:_idx|_index|_size|_step|_steps|_epoch|_len)$|^(?:num|n)_")
+# `sample_index`, `num_labels`), or a multiplier set by the configuration (`loss_scale`,
+# `reward_coef`): a counter or a setting, not this rank's tensors.
+_COUNTER_NAME = re.compile(r"(?:_idx|_index|_size|_step|_steps|_epoch|_len|_scale|_coef|_coeff)$|^(?:num|n)_")
 # Annotations of Python scalars: a parameter typed `batch_idx: int` holds no tensor to gather.
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
@@ -230,8 +231,9 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 
 
 # Which functions of a module return a value reduced across ranks, and which return what the
-# linter cannot judge (see FileRankFlows.returns_global, returns_unknown).
-RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 1, _returns_across_ranks)
+# linter cannot judge (see FileRankFlows.returns_global, returns_unknown). Version 2: the flows
+# read returned tuples element-wise and data-named parameters as their callers' values.
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 2, _returns_across_ranks)
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:
@@ -404,8 +406,12 @@ class RankFlow:
         is_project_call: Callable[[cst.Call], bool] = lambda call: False,
         ranks: RankFacts | None = None,  # the file's rank tests; without them, only the usual names
         reduced_arguments: Callable[[cst.Call], list[int]] = lambda call: [],
+        returned_element: Callable[[cst.Call, int, int], Rank | None] = lambda call, index, count: None,
+        arguments_per_rank: bool = False,  # every parameter but `self`/`cls` holds this rank's data
     ) -> None:
         self.scope = scope
+        self._returned_element = returned_element
+        self._arguments_per_rank = arguments_per_rank
         self._reduced_arguments = reduced_arguments
         self._ranks = ranks if ranks is not None else RankFacts(cst.Module([]))
         self._passed_to = passed_to
@@ -490,6 +496,10 @@ class RankFlow:
         self._order[id(function)] = 0
         for param in parameters(function.params):
             name = param.name.value
+            if self._arguments_per_rank:
+                state = Rank.NO_DATA if name in ("self", "cls") else Rank.PER_RANK
+                self._bind(name, Binding(None, state, function, False), 0)
+                continue
             plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
             if self._ranks.is_rank_index(param.name):
                 plain_state = Rank.PER_RANK  # `def worker(rank, world_size)`: each process its own
@@ -499,8 +509,9 @@ class RankFlow:
                 self._bind(name, Binding(None, plain_state, function, False), 0)
 
     def _data_parameter(self, function: cst.FunctionDef, name: str) -> Rank:
-        # Named like data, so this rank's, unless every call of the file hands it a gathered value.
-        return Rank.GLOBAL if self._passed_to(function, name) == Rank.GLOBAL else Rank.PER_RANK
+        # Named like data, so this rank's, unless the file's calls say what it holds.
+        passed = self._passed_to(function, name)
+        return passed if passed is not None else Rank.PER_RANK
 
     def _next(self, statement: cst.CSTNode) -> int:
         order = self._order[id(statement)] = len(self._order) + 1
@@ -597,6 +608,19 @@ class RankFlow:
                 for t, v in zip(target.elements, value.elements):
                     self._bind_target(t.value, v.value, line, order, False)
                 return
+        if (
+            isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, cst.Call)
+            and _is_own_function_call(value)
+            and not any(isinstance(element, cst.StarredElement) for element in target.elements)
+        ):
+            # `losses, rewards, kl = self.loss(...)`: each name holds its own element of the tuple.
+            count = len(target.elements)
+            for index, element in enumerate(target.elements):
+                element_state = partial(self._element_state, value, index, count, order)
+                for name in assigned_names(element.value):
+                    self._bind(name, self._deferred(value, line, False, element_state), order)
+            return
         state = partial(self._state, value, order)
         for name in assigned_names(target):
             self._bind(name, self._deferred(value, line, plain, state), order)
@@ -620,6 +644,21 @@ class RankFlow:
         state = partial(self._iterable_state, iterable, order)
         for name in assigned_names(target):
             self._bind(name, self._deferred(None, statement, False, state), order)
+
+    def _element_state(self, call: cst.Call, index: int, count: int, order: int) -> Rank:
+        """Element ``index`` of the tuple ``call`` returns: what the function's returns put there
+        whatever its arguments hold (a value it gathered, one read from no argument), else what
+        the whole call holds (its arguments decide)."""
+        element = self._returned_element(call, index, count)
+        if element is None:
+            return self._state(call, order)
+        if element != Rank.PER_RANK:
+            return element
+        if self._is_unknown_call(call):
+            return Rank.NO_DATA  # its returns mix gathered and local values: unknown is silent
+        # The element may carry an argument: the arguments decide (not the other elements, which
+        # `returns_global` would read into a tuple with a gathered neighbour).
+        return max((self._state(part, order) for part in _data_parts(call)), default=Rank.NO_DATA)
 
     def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
         # Each rank iterates its own shard of a (prepared) data loader.
@@ -804,15 +843,7 @@ class RankFlow:
             if isinstance(node.func, cst.Name) and method in ("next", "iter") and node.args:
                 # `next(batches)`, `iter(loader)`: an element of what is iterated, as a `for` reads it.
                 return self._iterable_state(node.args[0].value, order)
-            # Where the result is placed is not what it holds (`model.cuda(local_rank)`,
-            # `DistributedDataParallel(model, device_ids=[local_rank])`: the same model on every rank).
-            parts: list[cst.CSTNode] = [
-                arg.value for arg in node.args if arg.keyword is None or arg.keyword.value not in PLACEMENT_KEYWORDS
-            ]
-            if isinstance(node.func, cst.Attribute):
-                if node.func.attr.value in PLACEMENT_METHODS:
-                    parts = []
-                parts.append(node.func.value)
+            parts = _data_parts(node)
             if self._is_project_call(node):
                 # A helper of another module of the project is read through its arguments only on
                 # what this function shows of them: a parameter's name is no proof (ms-swift's
@@ -1023,7 +1054,9 @@ class FileRankFlows:
         self.classes: dict[str, cst.ClassDef] = {}
         self._class_of: dict[int, cst.ClassDef] = {}  # method -> its class
         self._index(source.module, None)
-        self._relative_imports, self._self_attributes, self._calls_by_name = _module_facts(source.module)
+        self._relative_imports, self._self_attributes, self._calls_by_name, self._handed_on = _module_facts(
+            source.module, frozenset(self.functions)
+        )
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
         self._unknown: dict[str, bool] = {}
@@ -1031,6 +1064,7 @@ class FileRankFlows:
         self._bases: dict[int, list[Definition]] = {}
         self._passed: dict[tuple[int, str], Rank | None] = {}
         self._reduced: dict[int, list[int]] = {}  # a function of this file -> reduced_parameters
+        self._argument_free: dict[int, RankFlow] = {}  # a function -> its flow, every argument per-rank
 
     def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -1046,7 +1080,7 @@ class FileRankFlows:
                 self._index(getattr(statement, "body", None), cls)
 
     def release(self) -> None:
-        for flow in self.flows.values():
+        for flow in (*self.flows.values(), *self._argument_free.values()):
             flow.release()
         self.__dict__.clear()
 
@@ -1064,14 +1098,70 @@ class FileRankFlows:
                 lambda call: self.called_summary(call, cls) is not None,
                 rank_facts(SemanticModel.of(self.source)),
                 lambda call: self.reduced_arguments(call, cls),
+                self.returned_element,
             )
         return self.flows[id(scope)]
 
+    def returned_element(self, call: cst.Call, index: int, count: int) -> Rank | None:
+        """What element ``index`` of the ``count``-tuple that ``call`` returns holds, read with
+        every argument taken as this rank's data: GLOBAL when every return of the function of this
+        file it lands on puts a value gathered there (TRL's ``kto_loss`` returns ``(losses,
+        chosen_rewards, rejected_rewards, kl)`` with ``kl`` gathered), NO_DATA when the element
+        reads no argument (``torch.as_tensor(self.running.mean)``), PER_RANK when it may carry an
+        argument's data (the caller's arguments then decide). None when the call lands on no
+        single function of this file or a return is not a ``count``-tuple: the whole call's
+        state is then the element's."""
+        name = call_name(call)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        if rest and (head not in ("self", "cls") or "." in rest):
+            return None
+        definitions = self.functions.get(rest or head, ())
+        if len(definitions) != 1 or (id(definitions[0]) in self._class_of) != bool(rest):
+            return None  # defined twice, or a method called as a function (or the reverse)
+        function = definitions[0]
+        if id(function) not in self._argument_free:
+            cls = self._class_of.get(id(function))
+            self._argument_free[id(function)] = RankFlow(
+                function,
+                self.imports,
+                self.returns_global,
+                lambda inner: self.is_unknown_call(inner, cls),
+                lambda inner: self.is_global_call(inner, cls),
+                self.passed_to,
+                lambda inner: self.called_summary(inner, cls) is not None,
+                rank_facts(SemanticModel.of(self.source)),
+                lambda inner: self.reduced_arguments(inner, cls),
+                self.returned_element,
+                arguments_per_rank=True,
+            )
+        flow = self._argument_free[id(function)]
+        states: list[Rank] = []
+        for small, line in flow.statements:
+            if not isinstance(small, cst.Return):
+                continue
+            returned = small.value
+            if not isinstance(returned, (cst.Tuple, cst.List)) or len(returned.elements) != count:
+                return None
+            element = returned.elements[index]
+            if isinstance(element, cst.StarredElement):
+                return None
+            states.append(flow.state(element.value, line))
+        return max(states) if states else None
+
     def passed_to(self, function: cst.FunctionDef, name: str) -> Rank | None:
-        """GLOBAL when every call of ``function`` in this file hands parameter ``name`` a gathered
-        or reduced value (GRPO's ``_compute_advantages(samples, gathered_rewards)``), else None:
-        a parameter named like data is then taken as this rank's. A function the file never
-        calls, calls through ``*args``, or defines twice keeps that reading."""
+        """What the calls of ``function`` in this file hand parameter ``name``, when none hands it
+        this rank's data: GLOBAL when every call hands it a gathered or reduced value (GRPO's
+        ``_compute_advantages(samples, gathered_rewards)``), NO_DATA when some hand it no data
+        (a dict that starts empty, what a step the file cannot follow returns), as the value
+        would read inline. Else None: a parameter named like data is then taken as this rank's.
+        So it is when a call hands it what an unknown call made of this rank's data
+        (``self.reward_model(**inputs)``: unknown, so no proof against the name), or in a lambda
+        or a comprehension something short of a gathered value, when the function is also handed
+        on as a value (a callback the file does not call itself), and when the
+        function is never called here (recursive calls aside), is called through ``*args``, or
+        is defined twice: its callers, not its name, are what the linter cannot see."""
         key = (id(function), name)
         if key in self._passed:
             return self._passed[key]
@@ -1080,7 +1170,9 @@ class FileRankFlows:
         positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
         shift = 1 if id(function) in self._class_of and positional[:1] in (["self"], ["cls"]) else 0
         states: list[Rank] = []
-        for call, scope, statement in found:
+        for call, scope, statement, in_binder in found:
+            if scope is function:
+                continue  # a recursive call hands on what the parameter already holds: no evidence
             argument_node = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
             if argument_node is None and name in positional:
                 plain = [a for a in call.args if a.keyword is None]
@@ -1090,36 +1182,50 @@ class FileRankFlows:
                 argument_node = plain[index]
             if argument_node is None:
                 return None
-            states.append(self.flow(scope).state(argument_node.value, statement))
-        result = Rank.GLOBAL if states and all(state == Rank.GLOBAL for state in states) else None
+            caller = self.flow(scope)
+            state = caller.state(argument_node.value, statement)
+            if state == Rank.PER_RANK or (
+                state == Rank.NO_DATA and (in_binder or caller.depends_on_rank(argument_node.value, statement))
+            ):
+                # What an unknown call made of this rank's data (`self.reward_model(**inputs)`)
+                # may be this rank's: it does not contradict the parameter's name.
+                return None
+            states.append(state)
+        result = max(states) if states else None
         self._passed[key] = result
         return result
 
     def _call_sites(
         self, function: cst.FunctionDef
-    ) -> list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None]]:
-        """(call, the scope holding it, its statement) for each call of ``function`` in the file."""
+    ) -> list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None, bool]]:
+        """(call, the scope holding it, its statement, whether it sits in a lambda or a
+        comprehension) for each call of ``function`` in the file. The flow binds no lambda
+        parameter or comprehension variable, so such a call's arguments may read names it
+        does not know."""
         name = function.name.value
-        if len(self.functions.get(name, ())) != 1:
-            return []
+        if len(self.functions.get(name, ())) != 1 or name in self._handed_on:
+            return []  # defined twice, or handed on as a value (a callback): callers the file does not show
         method = id(function) in self._class_of
         parents = SemanticModel.of(self.source).parents
-        sites: list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None]] = []
+        sites: list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None, bool]] = []
         for call in self._calls_by_name.get(name, ()):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
             if method != (receiver is not None and dotted_name(receiver) in ("self", "cls")):
                 continue
             statement: cst.CSTNode | None = None
             scope: cst.FunctionDef | cst.Module = self.source.module
+            in_binder = False
             node = parents.get(call)
             while node is not None:
+                if statement is None and isinstance(node, _BINDERS):
+                    in_binder = True
                 if statement is None and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                     statement = node
                 if isinstance(node, cst.FunctionDef):
                     scope = node
                     break
                 node = parents.get(node)
-            sites.append((call, scope, statement))
+            sites.append((call, scope, statement, in_binder))
         return sites
 
     @cached_property
@@ -1281,6 +1387,11 @@ class FileRankFlows:
         ]
 
 
+# Expressions that bind names of their own (a lambda's parameters, a comprehension's variables),
+# which a flow does not follow.
+_BINDERS = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 def _order_of(entry: tuple[int, Binding]) -> int:
     return entry[0]
 
@@ -1292,6 +1403,20 @@ _LAZY_DEPTH = 24
 def _wider(body: Binding, other: Binding) -> tuple[Rank, Binding]:
     """After ``if``/``else``: the state either arm's binding may hold, and the arm that holds it."""
     return max(body.state, other.state), (body if body.state >= other.state else other)
+
+
+def _data_parts(call: cst.Call) -> list[cst.CSTNode]:
+    """What a call's result is computed from: its arguments and its receiver. Where the result is
+    placed is not what it holds (`model.cuda(local_rank)`, `DistributedDataParallel(model,
+    device_ids=[local_rank])`: the same model on every rank)."""
+    parts: list[cst.CSTNode] = [
+        arg.value for arg in call.args if arg.keyword is None or arg.keyword.value not in PLACEMENT_KEYWORDS
+    ]
+    if isinstance(call.func, cst.Attribute):
+        if call.func.attr.value in PLACEMENT_METHODS:
+            parts = []
+        parts.append(call.func.value)
+    return parts
 
 
 def _is_own_function_call(call: cst.Call) -> bool:
@@ -1351,13 +1476,19 @@ def names_in(node: cst.CSTNode) -> list[str]:
     return found
 
 
-def _module_facts(module: cst.Module) -> tuple[frozenset[str], frozenset[str], dict[str, list[cst.Call]]]:
+def _module_facts(
+    module: cst.Module, functions: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str], dict[str, list[cst.Call]], frozenset[str]]:
     """In one walk of the file: the names ``from .utils import helper`` binds (another module of
-    the same project), the ``self.x`` names assigned anywhere (``self.model = model``), and the
-    calls by the name they call (``f(...)``, ``self.f(...)``)."""
+    the same project), the ``self.x`` names assigned anywhere (``self.model = model``), the
+    calls by the name they call (``f(...)``, ``self.f(...)``), and the names of ``functions``
+    read other than as a callee or a definition's name (``Trainer(compute_metrics=log_metrics)``,
+    ``map(self.summarize, batches)``): functions whose callers the file does not all show."""
     relative: set[str] = set()
     assigned: set[str] = set()
     calls: dict[str, list[cst.Call]] = {}
+    handed_on: set[str] = set()
+    not_a_value: set[int] = set()  # callees and definitions' names: the ids of their Name nodes
 
     class Facts(cst.CSTVisitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
@@ -1376,6 +1507,14 @@ def _module_facts(module: cst.Module) -> tuple[frozenset[str], frozenset[str], d
             name = _method_or_function(node)
             if name is not None:
                 calls.setdefault(name, []).append(node)
+            not_a_value.add(id(node.func.attr if isinstance(node.func, cst.Attribute) else node.func))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            not_a_value.add(id(node.name))
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in functions and id(node) not in not_a_value:
+                handed_on.add(node.value)
 
     walk.visit(module, Facts())
-    return frozenset(relative), frozenset(assigned), calls
+    return frozenset(relative), frozenset(assigned), calls, frozenset(handed_on)
