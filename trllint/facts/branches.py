@@ -26,7 +26,7 @@ from trllint.semantic.context import NodeContext
 from trllint.semantic.model import SemanticModel
 from trllint.facts.rank_flow import names_in
 from trllint.facts.ranks import reads_rank
-from trllint.core.cst.names import dotted_name, is_none
+from trllint.core.cst.names import COMPREHENSIONS, dotted_name, is_none
 from trllint.core.findings import ReasonKind
 
 # What a test says about a property (FSDP on, the model bare) when it is true, and when it is
@@ -272,7 +272,7 @@ def rank_divergence(
             return RankDivergence(Divergence.SHORT_CIRCUIT, shown(ancestor.left))
         if isinstance(ancestor, cst.ExceptHandler):
             return RankDivergence(Divergence.EXCEPT_CLAUSE)
-        if isinstance(ancestor, (cst.CompFor, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        if isinstance(ancestor, (cst.CompFor, *COMPREHENSIONS)):
             return RankDivergence(Divergence.COMPREHENSION)
         if isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for earlier in _earlier_siblings(ancestor.body, child):

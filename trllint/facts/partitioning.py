@@ -329,37 +329,31 @@ def _assigned_values(scope: Scope, name: str) -> list[cst.BaseExpression] | None
                     return
                 values.append(node.value)
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        def on_visit(self, node: cst.CSTNode) -> bool:
             nonlocal other
-            other = other or name in assigned_names(node.target)
-
-        def visit_For(self, node: cst.For) -> None:
-            nonlocal other
-            other = other or name in assigned_names(node.target)
-
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            nonlocal other
-            other = other or (node.asname is not None and name in assigned_names(node.asname.name))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            nonlocal other
-            other = other or name in assigned_names(node.target)
-
-        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-            nonlocal other
-            other = other or (node.name is not None and name in assigned_names(node.name.name))
+            target = _other_binding_target(node)
+            other = other or (target is not None and name in assigned_names(target))
+            return super().on_visit(node)
 
         def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
             nonlocal other
             bound = node.asname.name if node.asname is not None else node.name
             other = other or (dotted_name(bound) or "").split(".")[0] == name
 
-        def visit_Del(self, node: cst.Del) -> None:
-            nonlocal other
-            other = other or name in assigned_names(node.target)
-
     scope.visit(Bindings())
     return None if other else values
+
+
+def _other_binding_target(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """What a statement that binds names to a value this fact does not read binds (a loop's
+    target, ``x += ...``, ``with ... as x``, ``except ... as x``, ``x := ...``, ``del x``)."""
+    if isinstance(node, (cst.AugAssign, cst.For, cst.NamedExpr, cst.Del)):
+        return node.target
+    if isinstance(node, cst.WithItem):
+        return node.asname.name if node.asname is not None else None
+    if isinstance(node, cst.ExceptHandler):
+        return node.name.name if node.name is not None else None
+    return None
 
 
 def _reads(scope: Scope, name: str) -> list[cst.Name]:

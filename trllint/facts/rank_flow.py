@@ -26,7 +26,7 @@ import libcst as cst
 from trllint.semantic.context import is_trainer_class, methods_of
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.facts.ranks import PLACEMENT_KEYWORDS, PLACEMENT_METHODS, RankFacts, rank_facts
-from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute, parameters
+from trllint.core.cst.names import COMPREHENSIONS, ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute, parameters
 from trllint.core.cst import walk
 from trllint.core.cst.walk import syntax_children
 from trllint.core.prefilter import AllOf, AnyOf, Token
@@ -1086,21 +1086,25 @@ class FileRankFlows:
 
     def flow(self, scope: cst.FunctionDef | cst.Module) -> RankFlow:
         if id(scope) not in self.flows:
-            cls = self._class_of.get(id(scope))
-            # Building a flow reads syntax only; its states, and the questions below, wait until read.
-            self.flows[id(scope)] = RankFlow(
-                scope,
-                self.imports,
-                self.returns_global,
-                lambda call: self.is_unknown_call(call, cls),
-                lambda call: self.is_global_call(call, cls),
-                self.passed_to,
-                lambda call: self.called_summary(call, cls) is not None,
-                rank_facts(SemanticModel.of(self.source)),
-                lambda call: self.reduced_arguments(call, cls),
-                self.returned_element,
-            )
+            self.flows[id(scope)] = self._new_flow(scope, arguments_per_rank=False)
         return self.flows[id(scope)]
+
+    def _new_flow(self, scope: cst.FunctionDef | cst.Module, *, arguments_per_rank: bool) -> RankFlow:
+        # Building a flow reads syntax only; its states, and the questions below, wait until read.
+        cls = self._class_of.get(id(scope))
+        return RankFlow(
+            scope,
+            self.imports,
+            self.returns_global,
+            lambda call: self.is_unknown_call(call, cls),
+            lambda call: self.is_global_call(call, cls),
+            self.passed_to,
+            lambda call: self.called_summary(call, cls) is not None,
+            rank_facts(SemanticModel.of(self.source)),
+            lambda call: self.reduced_arguments(call, cls),
+            self.returned_element,
+            arguments_per_rank=arguments_per_rank,
+        )
 
     def returned_element(self, call: cst.Call, index: int, count: int) -> Rank | None:
         """What element ``index`` of the ``count``-tuple that ``call`` returns holds, read with
@@ -1122,20 +1126,7 @@ class FileRankFlows:
             return None  # defined twice, or a method called as a function (or the reverse)
         function = definitions[0]
         if id(function) not in self._argument_free:
-            cls = self._class_of.get(id(function))
-            self._argument_free[id(function)] = RankFlow(
-                function,
-                self.imports,
-                self.returns_global,
-                lambda inner: self.is_unknown_call(inner, cls),
-                lambda inner: self.is_global_call(inner, cls),
-                self.passed_to,
-                lambda inner: self.called_summary(inner, cls) is not None,
-                rank_facts(SemanticModel.of(self.source)),
-                lambda inner: self.reduced_arguments(inner, cls),
-                self.returned_element,
-                arguments_per_rank=True,
-            )
+            self._argument_free[id(function)] = self._new_flow(function, arguments_per_rank=True)
         flow = self._argument_free[id(function)]
         states: list[Rank] = []
         for small, line in flow.statements:
@@ -1389,7 +1380,7 @@ class FileRankFlows:
 
 # Expressions that bind names of their own (a lambda's parameters, a comprehension's variables),
 # which a flow does not follow.
-_BINDERS = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_BINDERS = (cst.Lambda, *COMPREHENSIONS)
 
 
 def _order_of(entry: tuple[int, Binding]) -> int:

@@ -27,7 +27,7 @@ from typing import Callable
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import assigned_names, dotted_name, last_attribute
+from trllint.core.cst.names import COMPREHENSIONS, assigned_names, dotted_name, last_attribute
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel
 
@@ -161,7 +161,7 @@ class RankFacts:
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
-        if isinstance(node, _COMPREHENSIONS):
+        if isinstance(node, COMPREHENSIONS):
             shadowed = shadowed | _comprehension_targets(node)
         return any(self.reads_rank(child, shadowed) for child in _read_children(node))
 
@@ -204,7 +204,7 @@ class RankFacts:
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
-        if isinstance(node, _COMPREHENSIONS):
+        if isinstance(node, COMPREHENSIONS):
             shadowed = shadowed | _comprehension_targets(node)
         return any(self.reads_rank_index(child, shadowed) for child in _read_children(node))
 
@@ -523,9 +523,6 @@ def _matrix_rank_uses(function: cst.FunctionDef) -> tuple[set[str], list[tuple[s
 
     walk.visit(function, Uses())
     return used, links
-
-
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> frozenset[str]:

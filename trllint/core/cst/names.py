@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+# The expressions with a scope of their own, whose ``for`` targets bind names inside them only.
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
 
 def dotted_name(node: cst.BaseExpression | None) -> str | None:
     """``a.b.c`` for Name/Attribute chains, else None (calls and subscripts break the chain)."""
