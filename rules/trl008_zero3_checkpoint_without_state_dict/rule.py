@@ -93,8 +93,10 @@ class Zero3CheckpointWithoutStateDict(Rule):
     def _check(self, call: cst.Call, unwrap: cst.Call | None) -> None:
         launch = launch_of(self.model, call)
         shown = launch.shown(ZERO3)
-        if not shown and not launch.possible(ZERO3):
-            return  # the project never runs this code under ZeRO-3
+        if not shown:
+            # Ruled out, or nothing says: on the dev split none of the findings made where no launch
+            # showed ZeRO-3 was real (13: 4 wrong, 9 debatable), so unknown is silent here.
+            return
         message = self.message
         if unwrap is None:
             message = (
@@ -102,8 +104,6 @@ class Zero3CheckpointWithoutStateDict(Rule):
                 "writes the parameters' empty placeholders; gather them first (accelerator.get_state_dict(engine), "
                 "or save inside deepspeed.zero.GatheredParameters(..., modifier_rank=0) on every rank)"
             )
-        if not shown:
-            message = f"{message} ({launch.unknown_message(ZERO3)})"
         fix = None
         if unwrap is not None:
             guard = self._rank_guard(call)
@@ -114,7 +114,7 @@ class Zero3CheckpointWithoutStateDict(Rule):
                     f"{message}; get_state_dict is a collective, so call it on every rank before "
                     f"the rank test ({guard}) and pass its result"
                 )
-        self.report(call.func, message, fix=fix, evidence=shown, preview=not shown)
+        self.report(call.func, message, fix=fix, evidence=shown)
 
     def _rank_guard(self, call: cst.Call) -> str | None:
         """Why some ranks may not reach ``call`` (a collective added there would hang), or None."""

@@ -6,11 +6,11 @@ zero3_init_flag is on. Under ZeRO-3 each one's parameters are placeholders."""
 import os
 
 import torch
-from accelerate import Accelerator
+from accelerate import Accelerator, DeepSpeedPlugin
 from diffusers import UNet2DConditionModel
 from transformers import CLIPTextModel
 
-accelerator = Accelerator()
+accelerator = Accelerator(deepspeed_plugin=DeepSpeedPlugin(zero_stage=3, zero3_init_flag=True))
 
 
 def train(base_model, output_dir, loader):
