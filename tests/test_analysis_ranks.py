@@ -146,6 +146,49 @@ def test_a_comprehension_over_the_ranks_holds_no_process_rank():
     assert facts.reads_rank_index(cst.parse_expression("[x for x in range(n) if x == rank]"))
 
 
+def test_a_loop_variable_named_like_a_rank_is_no_process_rank():
+    source = textwrap.dedent(
+        """
+        def collect(local, counts):
+            for rank in range(len(counts)):
+                if counts[rank] == 0:
+                    continue
+                dist.broadcast(local, src=rank)
+
+        def mixed(counts):
+            rank = dist.get_rank()
+            for rank in range(len(counts)):
+                pass
+            return counts[rank] == 0
+
+        def own(counts, rank):
+            for step in range(3):
+                if counts[rank] == 0:
+                    continue
+        """
+    )
+    module = cst.parse_module(source)
+    facts = RankFacts(module)
+    functions = {f.name.value: f for f in module.body if isinstance(f, cst.FunctionDef)}
+
+    def tests(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        found: list[cst.BaseExpression] = []
+
+        class Ifs(cst.CSTVisitor):
+            def visit_If(self, node: cst.If) -> None:
+                found.append(node.test)
+
+        function.visit(Ifs())
+        return found
+
+    # Every process runs every turn of `for rank in ...`: the loop's `rank` splits no ranks.
+    assert not any(facts.splits_ranks(test) for test in tests(functions["collect"]))
+    # Bound by the loop and by a rank read, or a parameter: still the process's rank.
+    returned = functions["mixed"].body.body[-1].body[0].value
+    assert facts.splits_ranks(returned)
+    assert all(facts.splits_ranks(test) for test in tests(functions["own"]))
+
+
 def test_where_a_value_is_placed_is_not_its_rank():
     facts = facts_of(
         """

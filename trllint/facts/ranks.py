@@ -27,7 +27,7 @@ from typing import Callable
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import COMPREHENSIONS, assigned_names, dotted_name, last_attribute
+from trllint.core.cst.names import COMPREHENSIONS, assigned_names, dotted_name, last_attribute, parameter_names
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel
 
@@ -125,7 +125,11 @@ class RankFacts:
         # `config.rank`), and the Name nodes of each function's own names (`rank`, `r`).
         self._low_rank_attributes: set[str] = set()
         self._low_rank_nodes: set[int] = set()
+        # Name nodes of a rank-named loop variable (`for rank in range(world_size):`): every
+        # process runs every iteration, so it is no process's rank.
+        self._loop_variable_nodes: set[int] = set()
         self._find_matrix_ranks(module)
+        self._find_loop_ranks(module)
         self._follow_assignments(module)
 
     @classmethod
@@ -213,7 +217,11 @@ class RankFacts:
         ``rank``, ``args.local_rank``, ``dist.get_rank()``, ``os.environ["LOCAL_RANK"]``, or a
         name the file assigns only such values."""
         if isinstance(node, cst.Name):
-            return (node.value in RANK_INDEXES or node.value in self._index_names) and id(node) not in self._low_rank_nodes
+            return (
+                (node.value in RANK_INDEXES or node.value in self._index_names)
+                and id(node) not in self._low_rank_nodes
+                and id(node) not in self._loop_variable_nodes
+            )
         if isinstance(node, cst.Attribute):
             # The dotted name only when the last part could match (most attributes cannot).
             tail = node.attr.value
@@ -352,6 +360,24 @@ class RankFacts:
 
             nodes = self._low_rank_nodes
             walk.visit(function, Reads())
+
+    def _find_loop_ranks(self, module: cst.Module) -> None:
+        """The rank-named names a function binds only as a ``for`` statement's target, and the
+        reads of them there (closures included)."""
+        for function in (node for node in walk.statements(module) if isinstance(node, cst.FunctionDef)):
+            if not walk.identifiers(function) & RANK_INDEXES:
+                continue
+            loop_only = _loop_only_names(function) & RANK_INDEXES
+            if not loop_only:
+                continue
+            nodes = self._loop_variable_nodes
+
+            class Reads(cst.CSTVisitor):
+                def visit_Name(self, node: cst.Name) -> None:
+                    if node.value in loop_only:
+                        nodes.add(id(node))
+
+            walk.visit(function.body, Reads())
 
     def _follow_assignments(self, module: cst.Module) -> None:
         assignments: dict[str, list[cst.BaseExpression | None]] = {}  # None: a value not known
@@ -533,6 +559,58 @@ def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst
         names.update(assigned_names(clause.target))
         clause = clause.inner_for_in
     return frozenset(names)
+
+
+def _loop_only_names(function: cst.FunctionDef) -> set[str]:
+    """The names ``function`` binds only as the target of its own ``for`` statements: not a
+    parameter, nor assigned, imported, declared ``global``/``nonlocal`` or bound any other way
+    in its body (nested functions and classes are their own scopes)."""
+    loop_targets: set[str] = set()
+    other: set[str] = set(parameter_names(function.params, stars=True))
+
+    class Bindings(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            other.add(node.name.value)
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            other.add(node.name.value)
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_For(self, node: cst.For) -> None:
+            loop_targets.update(assigned_names(node.target))
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                other.update(assigned_names(target.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            other.update(assigned_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            other.update(assigned_names(node.target))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            other.update(assigned_names(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:  # `with ... as`, `except ... as`, imports
+            other.update(assigned_names(node.name))
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            other.add((dotted_name(node.name) or "").split(".")[0])
+
+        def visit_Global(self, node: cst.Global) -> None:
+            other.update(n.name.value for n in node.names)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            other.update(n.name.value for n in node.names)
+
+    for statement in function.body.body:
+        statement.visit(Bindings())
+    return loop_targets - other
 
 
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:
