@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trllint.core.cst.names import argument, assigned_names, call_name, dotted_name, parameters
+from trllint.core.cst.names import argument, call_name, dotted_name, parameters, scope_bindings
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import SHARDED, Backend
@@ -297,63 +297,11 @@ def _assigned_values(scope: Scope, name: str) -> list[cst.BaseExpression] | None
     nested functions and classes; None when another statement binds it (an unpacking, a loop, a
     ``with ... as``, an augmented assignment, an import, a ``global`` in the module)."""
     values: list[cst.BaseExpression] = []
-    other = False
-
-    class Bindings(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            nonlocal other
-            if node is not scope:
-                other = other or (isinstance(scope, cst.Module) and _declares(node, name)) or node.name.value == name
-                return False
-            return True
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            nonlocal other
-            other = other or node.name.value == name
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            nonlocal other
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name:
-                    values.append(node.value)
-                elif name in assigned_names(target.target):
-                    other = True
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if isinstance(node.target, cst.Name) and node.target.value == name:
-                if node.value is None:
-                    return
-                values.append(node.value)
-
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nonlocal other
-            target = _other_binding_target(node)
-            other = other or (target is not None and name in assigned_names(target))
-            return super().on_visit(node)
-
-        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-            nonlocal other
-            bound = node.asname.name if node.asname is not None else node.name
-            other = other or (dotted_name(bound) or "").split(".")[0] == name
-
-    scope.visit(Bindings())
-    return None if other else values
-
-
-def _other_binding_target(node: cst.CSTNode) -> cst.BaseExpression | None:
-    """What a statement that binds names to a value this fact does not read binds (a loop's
-    target, ``x += ...``, ``with ... as x``, ``except ... as x``, ``x := ...``, ``del x``)."""
-    if isinstance(node, (cst.AugAssign, cst.For, cst.NamedExpr, cst.Del)):
-        return node.target
-    if isinstance(node, cst.WithItem):
-        return node.asname.name if node.asname is not None else None
-    if isinstance(node, cst.ExceptHandler):
-        return node.name.name if node.name is not None else None
-    return None
+    for binding in scope_bindings(scope).get(name, ()):
+        if binding.value is None:
+            return None
+        values.append(binding.value)
+    return values
 
 
 def _reads(scope: Scope, name: str) -> list[cst.Name]:

@@ -27,7 +27,7 @@ from typing import Callable
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import COMPREHENSIONS, assigned_names, dotted_name, last_attribute, parameter_names
+from trllint.core.cst.names import COMPREHENSIONS, assigned_names, dotted_name, last_attribute, parameter_names, scope_bindings
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel
 
@@ -563,54 +563,14 @@ def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst
 
 def _loop_only_names(function: cst.FunctionDef) -> set[str]:
     """The names ``function`` binds only as the target of its own ``for`` statements: not a
-    parameter, nor assigned, imported, declared ``global``/``nonlocal`` or bound any other way
-    in its body (nested functions and classes are their own scopes)."""
-    loop_targets: set[str] = set()
-    other: set[str] = set(parameter_names(function.params, stars=True))
-
-    class Bindings(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            other.add(node.name.value)
-            return False
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            other.add(node.name.value)
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_For(self, node: cst.For) -> None:
-            loop_targets.update(assigned_names(node.target))
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                other.update(assigned_names(target.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            other.update(assigned_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            other.update(assigned_names(node.target))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            other.update(assigned_names(node.target))
-
-        def visit_AsName(self, node: cst.AsName) -> None:  # `with ... as`, `except ... as`, imports
-            other.update(assigned_names(node.name))
-
-        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-            other.add((dotted_name(node.name) or "").split(".")[0])
-
-        def visit_Global(self, node: cst.Global) -> None:
-            other.update(n.name.value for n in node.names)
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            other.update(n.name.value for n in node.names)
-
-    for statement in function.body.body:
-        statement.visit(Bindings())
-    return loop_targets - other
+    parameter, nor bound any other way in its body (nested functions and classes are their own
+    scopes)."""
+    parameters = set(parameter_names(function.params, stars=True))
+    return {
+        name
+        for name, bindings in scope_bindings(function).items()
+        if name not in parameters and all(binding.loop for binding in bindings)
+    }
 
 
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:

@@ -87,6 +87,105 @@ def assigned_names(target: cst.BaseExpression, unnamed: str | None = None) -> li
     return [unnamed] if unnamed is not None else []
 
 
+@dataclass(frozen=True)
+class ScopeBinding:
+    """One binding of a name in a scope's own body. ``value``: what a plain ``name = value`` (or
+    ``name: T = value``) binds; ``loop``: a ``for`` statement binds it; neither: another
+    statement does (an unpacking, ``+=``, ``with``/``except ... as``, ``:=``, ``del``, an import,
+    a nested ``def``/``class``, ``global``/``nonlocal``), with a value no reader follows."""
+
+    value: cst.BaseExpression | None = None
+    loop: bool = False
+
+
+def scope_bindings(scope: cst.FunctionDef | cst.Module) -> dict[str, list[ScopeBinding]]:
+    """Every binding of a plain name in ``scope``'s own body, by name, in source order. Nested
+    functions, classes and lambdas are scopes of their own: only their names are bound here (and,
+    in a module, the names their ``global`` statements take over). Parameters are not listed."""
+    bindings: dict[str, list[ScopeBinding]] = {}
+
+    def bind(names: list[str], binding: ScopeBinding = ScopeBinding()) -> None:
+        for name in names:
+            if name and "." not in name:
+                bindings.setdefault(name, []).append(binding)
+
+    class Bindings(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            if node is scope:
+                return True
+            bind([node.name.value])
+            if isinstance(scope, cst.Module):
+                bind(_declared_global(node))
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            bind([node.name.value])
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    bind([target.target.value], ScopeBinding(value=node.value))
+                else:
+                    bind(assigned_names(target.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is None:
+                return  # an annotation alone binds nothing
+            if isinstance(node.target, cst.Name):
+                bind([node.target.value], ScopeBinding(value=node.value))
+            else:
+                bind(assigned_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            bind(assigned_names(node.target), ScopeBinding(loop=True))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            bind(assigned_names(node.target))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            bind(assigned_names(node.target))
+
+        def visit_Del(self, node: cst.Del) -> None:
+            bind(assigned_names(node.target))
+
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            if node.asname is not None:
+                bind(assigned_names(node.asname.name))
+
+        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+            if node.name is not None:
+                bind(assigned_names(node.name.name))
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            bound = node.asname.name if node.asname is not None else node.name
+            bind([(dotted_name(bound) or "").split(".")[0]])
+
+        def visit_Global(self, node: cst.Global) -> None:
+            bind([n.name.value for n in node.names])
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            bind([n.name.value for n in node.names])
+
+    scope.visit(Bindings())
+    return bindings
+
+
+def _declared_global(function: cst.FunctionDef) -> list[str]:
+    """The names ``global`` statements anywhere in ``function`` take from the module."""
+    names: list[str] = []
+
+    class Declarations(cst.CSTVisitor):
+        def visit_Global(self, node: cst.Global) -> None:
+            names.extend(n.name.value for n in node.names)
+
+    function.visit(Declarations())
+    return names
+
+
 @dataclass
 class ImportMap:
     """Local name -> full dotted name, from a module's import statements."""
