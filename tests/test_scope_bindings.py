@@ -78,3 +78,22 @@ def test_a_module_scope_counts_the_globals_its_functions_take_over():
     # In the function itself, `global unet` makes the name the module's: no plain value of its own.
     inside = bindings_of("def reset():\n    global unet\n    unet = other()\n", "reset")["unet"]
     assert [b.value is None for b in inside] == [True, False]
+
+
+def test_read_through_and_declared_names():
+    from trllint.core.cst.names import declared_names, dotted_name, read_through
+
+    def read(code: str) -> str | None:
+        return dotted_name(read_through(cst.parse_expression(code)))
+
+    assert read('getattr(cfg, "fsdp_enable", False)') == "cfg.fsdp_enable"
+    assert read('bool(getattr(args, "use_deepspeed"))') == "args.use_deepspeed"
+    assert read("bool(flag)") == "flag"
+    # A name computed at run time, or another call, is read as it is.
+    assert read("getattr(cfg, name, False)") is None
+    assert read("is_fsdp(cfg)") is None
+
+    function = cst.parse_module("def f():\n    global a\n    def g():\n        nonlocal b\n").body[0]
+    assert isinstance(function, cst.FunctionDef)
+    assert declared_names(function) == {"a", "b"}
+    assert declared_names(function, (cst.Global,)) == {"a"}

@@ -26,7 +26,7 @@ from trllint.semantic.context import NodeContext
 from trllint.semantic.model import SemanticModel
 from trllint.facts.rank_flow import names_in
 from trllint.facts.ranks import reads_rank
-from trllint.core.cst.names import COMPREHENSIONS, dotted_name, is_none
+from trllint.core.cst.names import COMPREHENSIONS, dotted_name, is_none, read_through
 from trllint.core.findings import ReasonKind
 
 # What a test says about a property (FSDP on, the model bare) when it is true, and when it is
@@ -114,7 +114,7 @@ def _comparison_knowledge(left: cst.BaseExpression, operator: cst.BaseCompOp, ri
                 return (True, False) if positive else (False, True)
             if member is not None:  # another mode: equal to it means not FSDP
                 return (False, None) if positive else (None, False)
-        if _last_name(left) == "fsdp_plugin" or _is_fsdp_plugin_getattr(left):
+        if _last_name(read_through(left)) == "fsdp_plugin":
             if is_none(right):
                 return (False, True) if positive else (True, False)
         return _UNKNOWN
@@ -151,14 +151,6 @@ def _distributed_type_members(node: cst.BaseExpression) -> set[str] | None:
             return None
         members.add(member)
     return members
-
-
-def _is_fsdp_plugin_getattr(node: cst.BaseExpression) -> bool:
-    """``getattr(accelerator.state, "fsdp_plugin", None)``: how transformers sets is_fsdp_enabled."""
-    if not (isinstance(node, cst.Call) and dotted_name(node.func) == "getattr" and len(node.args) >= 2):
-        return False
-    attribute = node.args[1].value
-    return isinstance(attribute, cst.SimpleString) and attribute.evaluated_value == "fsdp_plugin"
 
 
 def _last_name(node: cst.BaseExpression) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trllint.core.cst.names import argument, call_name, dotted_name, parameters, scope_bindings
+from trllint.core.cst.names import argument, call_name, declared_names, dotted_name, parameters, scope_bindings
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import SHARDED, Backend
@@ -72,7 +72,7 @@ def _binding_scope(model: SemanticModel, name: str, at: cst.CSTNode) -> Scope | 
     ``global`` or ``nonlocal`` makes that unclear."""
     for ancestor in model.context.ancestors(at):
         if isinstance(ancestor, cst.FunctionDef):
-            if _declares(ancestor, name):
+            if name in declared_names(ancestor):
                 return None
             if _binds(ancestor, name):
                 return ancestor
@@ -242,7 +242,7 @@ class _Follow:
         if key in self.seen:
             return NEVER  # followed already (a recursion): its other reads answer
         self.seen.add(key)
-        if _declares(function, param.name.value):
+        if param.name.value in declared_names(function):
             return SHARDED
         return self._uses(function, param.name.value, depth + 1)
 
@@ -266,23 +266,6 @@ def _enters_zero_init(model: SemanticModel) -> bool:
 
 
 # ---- the names a scope binds and reads --------------------------------------------------------
-
-
-def _declares(function: cst.FunctionDef, name: str) -> bool:
-    """``global name`` / ``nonlocal name`` anywhere in the function."""
-    found = False
-
-    class Declarations(cst.CSTVisitor):
-        def visit_Global(self, node: cst.Global) -> None:
-            nonlocal found
-            found = found or any(n.name.value == name for n in node.names)
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            nonlocal found
-            found = found or any(n.name.value == name for n in node.names)
-
-    function.visit(Declarations())
-    return found
 
 
 def _binds(function: cst.FunctionDef, name: str) -> bool:

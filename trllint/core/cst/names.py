@@ -28,6 +28,42 @@ def dotted_name(node: cst.BaseExpression | None) -> str | None:
     return None
 
 
+def read_through(node: cst.BaseExpression) -> cst.BaseExpression:
+    """What ``node`` reads, through the calls that only pass it on: ``bool(x)`` reads ``x``,
+    ``getattr(obj, "flag", False)`` reads ``obj.flag``."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        args, called = node.args, node.func.value
+        attribute = args[1].value if len(args) in (2, 3) else None
+        if called == "bool" and len(args) == 1 and args[0].keyword is None:
+            node = args[0].value
+        elif (
+            called == "getattr"
+            and isinstance(attribute, cst.SimpleString)
+            and str(attribute.evaluated_value).isidentifier()
+        ):
+            node = cst.Attribute(value=args[0].value, attr=cst.Name(str(attribute.evaluated_value)))
+        else:
+            break
+    return node
+
+
+def declared_names(
+    function: cst.FunctionDef, kinds: tuple[type[cst.Global] | type[cst.Nonlocal], ...] = (cst.Global, cst.Nonlocal)
+) -> set[str]:
+    """The names ``global`` (and ``nonlocal``) statements anywhere in ``function`` take from an
+    outer scope."""
+    names: set[str] = set()
+
+    class Declarations(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, kinds):
+                names.update(n.name.value for n in node.names)
+            return True
+
+    function.visit(Declarations())
+    return names
+
+
 def call_name(call: cst.Call) -> str | None:
     return dotted_name(call.func)
 
@@ -115,7 +151,7 @@ def scope_bindings(scope: cst.FunctionDef | cst.Module) -> dict[str, list[ScopeB
                 return True
             bind([node.name.value])
             if isinstance(scope, cst.Module):
-                bind(_declared_global(node))
+                bind(sorted(declared_names(node, (cst.Global,))))
             return False
 
         def visit_ClassDef(self, node: cst.ClassDef) -> bool:
@@ -172,18 +208,6 @@ def scope_bindings(scope: cst.FunctionDef | cst.Module) -> dict[str, list[ScopeB
 
     scope.visit(Bindings())
     return bindings
-
-
-def _declared_global(function: cst.FunctionDef) -> list[str]:
-    """The names ``global`` statements anywhere in ``function`` take from the module."""
-    names: list[str] = []
-
-    class Declarations(cst.CSTVisitor):
-        def visit_Global(self, node: cst.Global) -> None:
-            names.extend(n.name.value for n in node.names)
-
-    function.visit(Declarations())
-    return names
 
 
 @dataclass

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
-from trllint.core.cst.names import call_name, dotted_name, last_attribute
+from trllint.core.cst.names import call_name, dotted_name, last_attribute, read_through
 from trllint.facts.branches import Knowledge, holds_at
 from trllint.facts.launch.backends import BACKEND_FLAGS, DISTRIBUTED_TYPE_BACKENDS, Backend, backends_of_flag
 
@@ -112,7 +112,7 @@ def _distributed_type(node: cst.BaseExpression) -> bool:
 
 def backends_named(test: cst.BaseExpression) -> frozenset[Backend]:
     """The backends under which ``test`` is true for certain (empty: none known)."""
-    test = _read_through(test)
+    test = read_through(test)
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return backends_named(test.left) | backends_named(test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -142,7 +142,7 @@ def backends_required(
 def _required(
     test: cst.BaseExpression, value_of: Callable[[str], cst.BaseExpression | None], depth: int
 ) -> frozenset[Backend] | None:
-    test = _read_through(test)
+    test = read_through(test)
     if isinstance(test, cst.Name) and depth < 3:
         value = value_of(test.value)
         if value is not None:
@@ -154,22 +154,3 @@ def _required(
         return None if left is None or right is None else left | right  # every side must name them
     named = backends_named(test)
     return named or None
-
-
-def _read_through(test: cst.BaseExpression) -> cst.BaseExpression:
-    """``bool(x)`` is ``x``, and ``getattr(obj, "flag", False)`` reads ``obj.flag``."""
-    while isinstance(test, cst.Call) and isinstance(test.func, cst.Name):
-        args, called = test.args, test.func.value
-        attribute = args[1].value if len(args) in (2, 3) else None
-        if called == "bool" and len(args) == 1 and args[0].keyword is None:
-            test = args[0].value
-        elif (
-            called == "getattr"
-            and isinstance(attribute, cst.SimpleString)
-            and str(attribute.evaluated_value).isidentifier()
-        ):
-            test = cst.Attribute(value=args[0].value, attr=cst.Name(str(attribute.evaluated_value)))
-        else:
-            break
-    return test
-
