@@ -233,7 +233,7 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 # Which functions of a module return a value reduced across ranks, and which return what the
 # linter cannot judge (see FileRankFlows.returns_global, returns_unknown). Version 2: the flows
 # read returned tuples element-wise and data-named parameters as their callers' values.
-RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 2, _returns_across_ranks)
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 2, _returns_across_ranks, per_definition=True)
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:
@@ -284,7 +284,7 @@ def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
 
 
 # Which functions of a module all-reduce (or broadcast) an argument in place, and which.
-REDUCES_IN_PLACE = ModuleFact("rank-flow.reduces-in-place", 1, _reduces_in_place)
+REDUCES_IN_PLACE = ModuleFact("rank-flow.reduces-in-place", 1, _reduces_in_place, per_definition=True)
 # What a module must spell to reduce an argument in place: the collective's name, however it is
 # imported, and a way to reach torch.distributed, since a collective counts only when its full
 # name starts with `torch.distributed.` or `dist.`: `torch.distributed` itself, the module

@@ -364,7 +364,14 @@ class RankFacts:
     def _find_loop_ranks(self, module: cst.Module) -> None:
         """The rank-named names a function binds only as a ``for`` statement's target, and the
         reads of them there (closures included)."""
-        for function in (node for node in walk.statements(module) if isinstance(node, cst.FunctionDef)):
+        statements = walk.statements(module)
+        # Such a name is a `for` target in its function's own body: without a rank-named target
+        # in the file, no function need be walked.
+        if not any(
+            isinstance(node, cst.For) and not RANK_INDEXES.isdisjoint(assigned_names(node.target)) for node in statements
+        ):
+            return
+        for function in (node for node in statements if isinstance(node, cst.FunctionDef)):
             if not walk.identifiers(function) & RANK_INDEXES:
                 continue
             loop_only = _loop_only_names(function) & RANK_INDEXES

@@ -55,6 +55,7 @@ class CodeLaunch:
 def code_launch(tree: ast.Module) -> CodeLaunch:
     found = CodeLaunch()
     modules: set[str] = set()  # the names the file treats as models (see the docstring)
+    bodies: list[list[ast.stmt]] = [tree.body]  # the module's and each function's, in walk order
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             _call(node, found)
@@ -63,7 +64,9 @@ def code_launch(tree: ast.Module) -> CodeLaunch:
             _attribute(node, found)
         elif isinstance(node, ast.Name):
             _name(node.id, node.lineno, found)
-    _two_models_in_one_prepare(tree, modules, found)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bodies.append(node.body)
+    _two_models_in_one_prepare(bodies, modules, found)
     return found
 
 
@@ -85,9 +88,7 @@ def _module_evidence(call: ast.Call, modules: set[str]) -> None:
         modules.add(name)
 
 
-def _two_models_in_one_prepare(tree: ast.Module, modules: set[str], found: CodeLaunch) -> None:
-    bodies: list[list[ast.stmt]] = [tree.body]
-    bodies += [n.body for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+def _two_models_in_one_prepare(bodies: list[list[ast.stmt]], modules: set[str], found: CodeLaunch) -> None:
     for body in bodies:
         for statement in body:  # the statements every run of the body reaches
             value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None

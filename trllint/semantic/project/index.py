@@ -11,7 +11,9 @@ The index is lazy: it outlines only the modules a linted file imports (and, for 
 re-exports, what those import), once per file content. An outline (``trllint.semantic.project.outline``,
 CPython's parser) is enough to follow a name to the module that defines it (a :class:`Definition`);
 a fact about that module (a :class:`~trllint.semantic.project.summaries.ModuleFact`) costs a LibCST
-parse only when a question asks that fact of it, and its text spells what the question needs. So
+parse only when a question asks that fact of it, and its text spells what the question needs; a
+fact declared ``per_definition`` parses only the slice of the module that the asked definition
+needs (``trllint.semantic.project.slices``) while that is a small part of it. So
 the facts for a file depend on the file and the modules it imports, never on which other paths
 were named on the command line (pre-commit passes only the staged files), and a 2,000-module tree
 costs nothing it does not use.
@@ -29,12 +31,13 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, cast
 
 if TYPE_CHECKING:
     import libcst as cst
 
     from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline
+    from trllint.semantic.project.slices import ModuleCutter
 
     from trllint.core.prefilter import AllOf, AnyOf
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
@@ -50,6 +53,8 @@ MAX_MODULE_BYTES = 2_000_000
 FACTS_FILE_FORMAT = 1
 # How many base classes (across modules) one class's chain may follow: cycles and runaway chains end.
 MAX_BASE_DEPTH = 16
+# How many modules' cutters (their lines and words, for slices) one index keeps at a time.
+MAX_CUTTERS = 64
 
 
 def project_root(path: Path) -> Path:
@@ -114,6 +119,9 @@ class ProjectIndex:
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
         self._module_files: dict[tuple[Path, tuple[str, ...]], Path | None] = {}
+        # (content hash, fact) -> the lines its slices have parsed so far (see _sliced).
+        self._sliced_lines: dict[tuple[str, str], int] = {}
+        self._cutters: dict[str, ModuleCutter | None] = {}  # by content hash
 
     # ---- resolving imports ----------------------------------------------------------------
 
@@ -230,13 +238,16 @@ class ProjectIndex:
         fact: ModuleFact,
         deep_if: AnyOf | AllOf | None = None,
         parsed: dict[str, SourceFile] | None = None,
+        name: str | None = None,
     ) -> ModuleAnswer | None:
         """What the module says for ``fact``: from memory, the disk cache, or one parse of it now;
         None when it cannot be read or parsed (then everything in it is unknown). When its text
         does not hold ``deep_if`` (spells none of its tokens; for an ``AllOf``, none of one
         part's), ``{}``: it says nothing, and is not parsed. ``parsed``: the
         modules parsed so far for the asker, by content hash, kept there for its next fact (the
-        asker releases them); without it the parse is released at once."""
+        asker releases them); without it the parse is released at once. ``name``: the definition
+        the asker will look up, when it looks up one: a fact ``per_definition`` may then answer
+        for it alone, from a slice of the module (what else the answer holds is then left out)."""
         digest = self.content_hash(path)
         if digest is None:
             return None
@@ -245,15 +256,67 @@ class ProjectIndex:
         key = (digest, fact.stored_as)
         if key not in self._facts:
             stored = self._stored(digest)
-            answer: ModuleAnswer | None
             if fact.stored_as in stored:
-                answer = stored[fact.stored_as]
+                self._facts[key] = stored[fact.stored_as]
             else:
+                # A slice, unless the asker holds the whole module parsed already (another fact).
+                if name is not None and fact.per_definition and (parsed is None or digest not in parsed):
+                    part = self._sliced(path, digest, fact, name)
+                    if part is not _WHOLE_MODULE:
+                        return cast("ModuleAnswer | None", part)
                 answer = self._compute(path, digest, fact, parsed)
                 if answer is not None:
-                    self._store(digest, fact, answer)
-            self._facts[key] = answer
+                    self._store(digest, fact.stored_as, answer)
+                self._facts[key] = answer
         return self._facts[key]
+
+    def _sliced(self, path: Path, digest: str, fact: ModuleFact, name: str) -> ModuleAnswer | None | object:
+        """What ``fact`` says of the definition ``name`` (and, for a class, its methods), read from
+        the module cut down to what that definition needs; ``_WHOLE_MODULE`` when the whole module
+        should be read instead: it cannot be cut, the slice would keep a quarter of it or more, its
+        slices would come to half its lines (one parse then answers every later question), or the
+        slice does not parse."""
+        stored_as = f"{fact.stored_as}#{name}"
+        key = (digest, stored_as)
+        if key in self._facts:
+            return self._facts[key]
+        stored = self._stored(digest)
+        if stored_as in stored:
+            self._facts[key] = stored[stored_as]
+            return self._facts[key]
+        if digest in self._unparsable:
+            return _WHOLE_MODULE
+        from trllint.core.source import SourceDecodeError, SourceFile
+
+        try:
+            source = SourceFile.from_bytes(read_module(path), str(path))
+        except (OSError, SourceDecodeError):
+            return _WHOLE_MODULE
+        cutter = self._cutter(path, digest, source.text)
+        cut = None if cutter is None else cutter.slice([name])
+        spent = self._sliced_lines.get((digest, fact.stored_as), 0)
+        if cut is None or 4 * cut.lines > cut.total or 2 * (spent + cut.lines) > cut.total:
+            return _WHOLE_MODULE
+        self._sliced_lines[(digest, fact.stored_as)] = spent + cut.lines
+        answer = self._answer(fact, source.with_text(cut.text))
+        if answer is None:
+            return _WHOLE_MODULE
+        own = {k: v for k, v in answer.items() if k == name or k.startswith(name + ".")}
+        self._store(digest, stored_as, own)
+        self._facts[key] = own
+        return own
+
+    def _cutter(self, path: Path, digest: str, text: str) -> ModuleCutter | None:
+        """The module's statements and their words, read once for all its slices; None when it
+        has no outline (CPython cannot parse it)."""
+        if digest not in self._cutters:
+            from trllint.semantic.project.slices import ModuleCutter
+
+            if len(self._cutters) >= MAX_CUTTERS:
+                self._cutters.clear()  # a run over a whole tree: start afresh, not hold every module's words
+            outline = self.outline(path)
+            self._cutters[digest] = None if outline is None else ModuleCutter(text, outline)
+        return self._cutters[digest]
 
     def _compute(
         self, path: Path, digest: str, fact: ModuleFact, parsed: dict[str, SourceFile] | None
@@ -263,7 +326,6 @@ class ProjectIndex:
         import libcst as cst
 
         from trllint.core.source import SourceDecodeError
-        from trllint.semantic.model import SemanticModel
 
         source = None if parsed is None else parsed.get(digest)
         if source is None:
@@ -275,13 +337,27 @@ class ProjectIndex:
             if parsed is not None:
                 parsed[digest] = source
         try:
+            return self._answer(fact, source, release=parsed is None)
+        finally:
+            if parsed is None:
+                source.release()
+
+    @staticmethod
+    def _answer(fact: ModuleFact, source: SourceFile, release: bool = True) -> ModuleAnswer | None:
+        """``fact`` computed on ``source`` (parsed here when it is not yet); None when it cannot
+        be. The source is released after, unless ``release`` is False (the asker keeps it)."""
+        import libcst as cst
+
+        from trllint.semantic.model import SemanticModel
+
+        try:
             # Through JSON at once: a fact read back from the disk cache is the same value.
             answer: ModuleAnswer = json.loads(json.dumps(fact.compute(SemanticModel.of(source))))
             return answer
-        except (RecursionError, ValueError, MemoryError):
+        except (cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
             return None
         finally:
-            if parsed is None:
+            if release:
                 source.release()
 
     def _cache_file(self, digest: str) -> Path | None:
@@ -295,16 +371,21 @@ class ProjectIndex:
             self._disk[digest] = _read_facts(self._cache_file(digest))
         return self._disk[digest]
 
-    def _store(self, digest: str, fact: ModuleFact, answer: ModuleAnswer) -> None:
+    def _store(self, digest: str, stored_as: str, answer: ModuleAnswer) -> None:
+        """Keep ``answer`` as ``stored_as`` (``key@version``, or ``key@version#name`` for one
+        definition's) in the module's cache file."""
         file = self._cache_file(digest)
         if file is None:
             return
         # Read again: another worker may have added a fact of its own since; an older version of
-        # this one goes.
+        # this one goes (with the answers it gave for single definitions).
+        key, _, version = stored_as.partition("#")[0].rpartition("@")
         stored = {
-            name: value for name, value in _read_facts(file).items() if name.rpartition("@")[0] != fact.key
+            name: value
+            for name, value in _read_facts(file).items()
+            if name.partition("#")[0].rpartition("@")[0] != key or name.partition("#")[0].rpartition("@")[2] == version
         }
-        stored[fact.stored_as] = answer
+        stored[stored_as] = answer
         self._disk[digest] = stored
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -313,6 +394,10 @@ class ProjectIndex:
             os.replace(temp, file)
         except OSError:
             pass  # a read-only tree still lints; it just computes the fact again next time
+
+
+# _sliced's answer when the whole module should be read: no answer of a fact is ever this object.
+_WHOLE_MODULE = object()
 
 
 def _read_facts(file: Path | None) -> dict[str, ModuleAnswer]:
@@ -477,7 +562,7 @@ class ProjectView:
         """What the module that holds ``definition`` says for ``fact`` (all its definitions: look
         ``definition.name`` up in it, or the key the fact files it under); None when that module
         cannot be parsed."""
-        return self.index.fact(definition.path, fact, deep_if, self.parsed)
+        return self.index.fact(definition.path, fact, deep_if, self.parsed, definition.name)
 
     def release(self) -> None:
         """Drop the modules parsed for this file's questions (the file is done)."""

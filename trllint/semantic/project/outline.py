@@ -37,10 +37,34 @@ class ClassOutline:
 
 
 @dataclass(frozen=True)
+class TopStatement:
+    """One statement at the top of a module: its lines (1-based, a definition's decorators
+    included), the name it defines when it is a function or a class, and the names of the
+    functions and classes defined inside it (methods, nested functions)."""
+
+    first: int
+    last: int
+    defines: str | None = None
+    inner: frozenset[str] = frozenset()
+    # For a statement that defines nothing at the top: the words of the names it binds (`x = ...`,
+    # `cfg.rank = ...`, `for i in ...`, nested definitions), or None when it must stay in every
+    # slice (it imports, or binds in a way not read here).
+    binds: frozenset[str] | None = None
+
+    @property
+    def definitions(self) -> frozenset[str]:
+        """The names of every function and class it defines, itself or inside it."""
+        return self.inner if self.defines is None else self.inner | {self.defines}
+
+
+@dataclass(frozen=True)
 class ModuleOutline:
     imports: dict[str, ImportRef]
     functions: frozenset[str]
     classes: dict[str, ClassOutline]
+    # Every top-level statement, in order: what a slice of the module is cut from
+    # (trllint.semantic.project.slices).
+    statements: tuple[TopStatement, ...] = ()
 
 
 def outline_of(tree: ast.Module) -> ModuleOutline:
@@ -53,7 +77,64 @@ def outline_of(tree: ast.Module) -> ModuleOutline:
         if isinstance(s, ast.ClassDef)
     }
     functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return ModuleOutline(module_imports(tree), functions, classes)
+    return ModuleOutline(module_imports(tree), functions, classes, tuple(map(_top_statement, tree.body)))
+
+
+def _top_statement(statement: ast.stmt) -> TopStatement:
+    last = statement.end_lineno or statement.lineno
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
+        return TopStatement(first, last, statement.name, _definitions_inside(statement))
+    return TopStatement(statement.lineno, last, None, _definitions_inside(statement), _bound_words(statement))
+
+
+def _definitions_inside(statement: ast.stmt) -> frozenset[str]:
+    """The names of the functions and classes defined anywhere below ``statement`` (statements
+    only are walked: a definition is one, and expressions are most of a tree)."""
+    names: set[str] = set()
+    pending: list[ast.AST] = [statement]
+    while pending:
+        current = pending.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(current, field, ()):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(child.name)
+                pending.append(child)
+    return frozenset(names)
+
+
+def _bound_words(statement: ast.stmt) -> frozenset[str] | None:
+    """The words of every name a statement binds, in it or in the statements inside it; None for
+    one that imports, declares a global, matches or binds in an expression (``:=``)."""
+    words: set[str] = set()
+    pending: list[ast.AST] = [statement]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Match)):
+            return None
+        targets: list[ast.AST] = []
+        if isinstance(current, ast.Assign):
+            targets = list(current.targets)
+        elif isinstance(current, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+            targets = [current.target]
+        elif isinstance(current, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in current.items if item.optional_vars is not None]
+        elif isinstance(current, ast.Delete):
+            targets = list(current.targets)
+        elif isinstance(current, ast.ExceptHandler) and current.name:
+            words.add(current.name)
+        elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            words.add(current.name)
+            continue  # its body binds its own names
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    words.add(node.id)
+                elif isinstance(node, ast.Attribute):
+                    words.add(node.attr)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            pending.extend(getattr(current, field, ()))
+    return frozenset(words)
 
 
 def module_imports(tree: ast.Module) -> dict[str, ImportRef]:

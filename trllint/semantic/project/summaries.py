@@ -46,6 +46,11 @@ class ModuleFact:
     key: str
     version: int
     compute: Callable[[SemanticModel], ModuleAnswer]
+    # What it says of a definition (under its name, or ``Class.<method>``) depends on nothing
+    # else of the module than its top-level statements and the definitions it names: the index
+    # may answer a question about one definition from a slice of the module
+    # (trllint.semantic.project.slices) instead of parsing all of it.
+    per_definition: bool = False
 
     def __post_init__(self) -> None:
         known = _REGISTRY.get(self.key)

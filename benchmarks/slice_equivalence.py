@@ -1,0 +1,114 @@
+"""Do slices answer as whole modules do? The module facts declared ``per_definition`` (the rank
+flows' returns and in-place reductions), asked of real modules: each definition's answer from its
+slice (trllint.semantic.project.slices) beside the whole module's.
+
+    python benchmarks/slice_equivalence.py FOLDER... [--seconds 600] [--per-module 12]
+
+Walks the folders for Python modules that spell a collective or a rank (the ones such a fact is
+asked of), asks up to ``--per-module`` of each module's top-level definitions (a seeded sample)
+both ways, and prints the count of questions, how many answered alike, and every difference.
+Exit 1 when any differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections import Counter
+from multiprocessing import Pool
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from trllint.core.source import SourceDecodeError, SourceFile  # noqa: E402
+from trllint.facts.rank_flow import REDUCES_IN_PLACE, RETURNS_ACROSS_RANKS  # noqa: E402
+from trllint.semantic.project.index import ProjectIndex, _outline  # noqa: E402
+from trllint.semantic.project.slices import ModuleCutter  # noqa: E402
+
+_ASKED_OF = re.compile(r"all_reduce|gather|get_rank|is_main_process|reduce_mean")
+MAX_BYTES = 120_000  # past this a module's whole answer takes seconds: the sample stays broad
+
+
+def _own(answer: dict, name: str) -> dict:
+    return {key: value for key, value in answer.items() if key == name or key.startswith(name + ".")}
+
+
+def check_module(job: tuple[str, int]) -> list[dict]:
+    path, per_module = Path(job[0]), job[1]
+    try:
+        data = path.read_bytes()
+        if len(data) > MAX_BYTES:
+            return []
+        source = SourceFile.from_bytes(data, str(path))
+    except (OSError, SourceDecodeError):
+        return []
+    outline = _outline(path)
+    if outline is None:
+        return []
+    cutter = ModuleCutter(source.text, outline)
+    names = sorted({s.defines for s in outline.statements if s.defines})
+    random.Random(str(path)).shuffle(names)
+    rows = []
+    for fact in (RETURNS_ACROSS_RANKS, REDUCES_IN_PLACE):
+        whole = ProjectIndex._answer(fact, source.with_text(source.text))
+        if whole is None:
+            continue
+        for name in names[:per_module]:
+            cut = cutter.slice([name])
+            if cut is None:
+                rows.append({"module": str(path), "fact": fact.key, "name": name, "verdict": "not cut"})
+                continue
+            part = ProjectIndex._answer(fact, source.with_text(cut.text))
+            same = part is not None and _own(part, name) == _own(whole, name)
+            row = {"module": str(path), "fact": fact.key, "name": name, "lines": cut.lines, "total": cut.total}
+            row["verdict"] = "same" if same else "different"
+            if not same:
+                row["whole"], row["slice"] = _own(whole, name), None if part is None else _own(part, name)
+            rows.append(row)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+", type=Path)
+    parser.add_argument("--seconds", type=float, default=600, help="stop asking after this long")
+    parser.add_argument("--per-module", type=int, default=12)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    modules = sorted(
+        str(p) for folder in args.folders for p in folder.rglob("*.py") if p.is_file() and _spells(p)
+    )
+    random.Random(0).shuffle(modules)
+    deadline = time.monotonic() + args.seconds
+    rows: list[dict] = []
+    with Pool(args.jobs) as pool:
+        for found in pool.imap_unordered(check_module, [(m, args.per_module) for m in modules]):
+            rows.extend(found)
+            if time.monotonic() > deadline:
+                pool.terminate()
+                break
+    verdicts = Counter(row["verdict"] for row in rows)
+    cut = [row for row in rows if "lines" in row]
+    print(f"{len(rows)} questions over {len({row['module'] for row in rows})} modules: {dict(verdicts)}")
+    if cut:
+        small = sum(1 for row in cut if 4 * row["lines"] <= row["total"])
+        print(f"slices a quarter of their module or less (the ones the index reads): {small} of {len(cut)}")
+    for row in rows:
+        if row["verdict"] != "same":
+            print(json.dumps(row))
+    return 1 if verdicts["different"] else 0
+
+
+def _spells(path: Path) -> bool:
+    try:
+        return bool(_ASKED_OF.search(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

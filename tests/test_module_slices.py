@@ -1,0 +1,252 @@
+"""A question about one definition of a big module reads a slice of it, not all of it.
+
+A fact declared ``per_definition`` (the rank flows' returns and in-place reductions) answers for
+one function or class from the module cut down to what that definition can reach by name: its
+imports and module-level code, the definitions it names, and theirs. The answer is the one the
+whole module gives; once the slices of a module come to half its lines, the whole module is read
+once and answers every later question.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from trllint.core.source import SourceFile
+from trllint.facts.rank_flow import RETURNS_ACROSS_RANKS
+from trllint.semantic.model import SemanticModel
+from trllint.semantic.project import index as project_module
+from trllint.semantic.project.file_view import project_view
+from trllint.semantic.project.index import ProjectIndex, _outline, use_cache_folder
+from trllint.semantic.project.slices import slice_of
+from trllint.semantic.project.summaries import ModuleFact
+
+UTILS = '''
+"""Distributed helpers."""
+import torch.distributed as dist
+from torch import Tensor
+
+SCALE = 2.0
+WORLD = None
+LABELS = ["loss", "accuracy"]
+
+
+def setup():
+    global WORLD
+    WORLD = dist.get_world_size()
+
+
+@torch.no_grad()
+def _reduce(t):
+    dist.all_reduce(t)
+    return t / WORLD
+
+
+def reduce_mean(t: Tensor) -> Tensor:
+    return _reduce(t.clone()) * SCALE
+
+
+class Meter:
+    def mean(self, t):
+        return reduce_mean(t)
+
+
+def local_mean(t):
+    return t.mean()
+
+
+def unrelated(x):
+    return x + 1
+'''
+
+
+def _cut(text: str, *roots: str) -> str:
+    path_text = textwrap.dedent(text)
+    import ast
+
+    from trllint.semantic.project.outline import outline_of
+
+    cut = slice_of(path_text, outline_of(ast.parse(path_text)), roots)
+    assert cut is not None
+    return cut.text
+
+
+def _defined(text: str) -> list[str]:
+    module = cst.parse_module(text)
+    return [s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+
+
+def test_a_slice_keeps_what_the_definition_reaches_and_the_module_level_code_it_reads():
+    text = _cut(UTILS, "reduce_mean")
+    # Its callee; its caller (`Meter.mean`: a parameter is read as what the callers pass); and
+    # `setup`, which binds the global WORLD the callee reads. Not the others.
+    assert _defined(text) == ["setup", "_reduce", "reduce_mean", "Meter"]
+    # Imports stay; module-level code stays where it binds a name the slice spells.
+    assert "import torch.distributed as dist" in text and "SCALE = 2.0" in text and "WORLD = None" in text
+    assert "LABELS" not in text and '"""Distributed helpers."""' not in text
+    assert "@torch.no_grad()\ndef _reduce(t):" in text  # a definition's decorators come with it
+    # A class comes whole, with what its methods name.
+    assert _defined(_cut(UTILS, "Meter")) == ["setup", "_reduce", "reduce_mean", "Meter"]
+    assert _defined(_cut(UTILS, "local_mean")) == ["setup", "local_mean"]
+
+
+def test_a_name_spelled_only_in_a_comment_or_string_keeps_its_definition_too():
+    text = _cut(
+        """
+        def helper():
+            pass
+
+
+        def target():
+            # unlike helper(), this one does nothing
+            return "no unrelated call"
+
+
+        def unrelated():
+            pass
+        """,
+        "target",
+    )
+    assert _defined(text) == ["helper", "target", "unrelated"]  # more kept is only more parsed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import os; x = 1\ndef f():\n    return x\n",  # two statements on one line
+        "x = 1\rdef f():\r    return x\r",  # lone carriage returns: CPython and these lines may count apart
+    ],
+)
+def test_a_module_that_cannot_be_cut_along_its_lines_is_not_cut(text: str):
+    import ast
+
+    from trllint.semantic.project.outline import outline_of
+
+    assert slice_of(text, outline_of(ast.parse(text)), ["f"]) is None
+
+
+# ---- the project index: which questions read a slice -----------------------------------------
+
+# The lines of each module text a fact was computed on, in order.
+read: list[int] = []
+
+
+def _returns(model: SemanticModel) -> dict[str, int]:
+    read.append(len(model.source.text.splitlines()))
+    return {s.name.value: len(s.params.params) for s in model.source.module.body if isinstance(s, cst.FunctionDef)}
+
+
+PARAMETERS = ModuleFact("test.slice-parameters", 1, _returns, per_definition=True)
+WHOLE_PARAMETERS = ModuleFact("test.whole-parameters", 1, _returns)
+
+# One small function per name, and 60 lines of others between: a slice of one is a few lines.
+BIG = "import os\n\n" + "".join(
+    f"def {name}(a, b{', c' * (i % 2)}):\n    return os.sep\n\n\n" for i, name in enumerate(["first", "second", *[f"other{i}" for i in range(20)], "third"])
+)
+
+
+@pytest.fixture
+def big_project(tmp_path: Path):
+    read.clear()
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text(BIG)
+    (tmp_path / "train.py").write_text("from helpers import first, second, third\n")
+    use_cache_folder(tmp_path / "cache")
+    yield tmp_path
+    use_cache_folder(None)
+
+
+def _view(root: Path):
+    source = SourceFile.from_bytes((root / "train.py").read_bytes(), "train.py")
+    source.path = root / "train.py"
+    return project_view(SemanticModel.of(source))
+
+
+def _ask(root: Path, name: str, fact: ModuleFact):
+    view = _view(root)
+    function = view.function(name)
+    answer = view.fact(function, fact)
+    return None if answer is None else answer.get(function.name)
+
+
+def test_a_question_about_one_function_reads_a_slice_and_gets_the_whole_module_answer(big_project: Path):
+    whole = len(BIG.splitlines())
+    assert _ask(big_project, "first", PARAMETERS) == 2
+    assert _ask(big_project, "second", PARAMETERS) == 3
+    assert read and all(lines < whole / 10 for lines in read)  # two slices, each a few lines
+    assert _ask(big_project, "first", WHOLE_PARAMETERS) == 2  # a fact not per definition: the whole module
+    assert read[-1] == whole
+
+
+def test_a_module_the_asker_holds_parsed_whole_already_is_not_sliced(big_project: Path):
+    view = _view(big_project)
+    first = view.function("first")
+    assert view.fact(first, WHOLE_PARAMETERS)["first"] == 2  # the file's other question parsed it whole
+    assert view.fact(first, PARAMETERS)["first"] == 2
+    assert read == [len(BIG.splitlines())] * 2  # the same whole parse answered both
+    view.release()
+
+
+def test_a_sliced_answer_is_kept_on_disk_and_read_back_without_a_parse(big_project: Path, monkeypatch):
+    assert _ask(big_project, "third", PARAMETERS) == 2
+    [cache_file] = (big_project / "cache").rglob("*.json")
+    assert json.loads(cache_file.read_text()) == {"test.slice-parameters@1#third": {"third": 2}}
+
+    use_cache_folder(big_project / "cache")  # a new run: nothing in memory
+    monkeypatch.setattr(ProjectIndex, "_answer", staticmethod(lambda *a, **k: pytest.fail("computed again")))
+    assert _ask(big_project, "third", PARAMETERS) == 2
+
+
+def test_slices_that_come_to_half_the_module_give_way_to_one_whole_read(tmp_path: Path):
+    read.clear()
+    (tmp_path / "pyproject.toml").write_text("")
+    # Three functions of a small module, two lines each of its ten.
+    (tmp_path / "helpers.py").write_text("def first(a):\n    pass\n\n\ndef second(a, b):\n    pass\n\n\ndef third():\n    pass\n")
+    (tmp_path / "train.py").write_text("from helpers import first, second, third\n")
+    use_cache_folder(None)
+    assert [_ask(tmp_path, name, PARAMETERS) for name in ("first", "second", "third")] == [1, 2, 0]
+    # Two slices; a third would pass half the module's lines: the whole module is read once
+    # instead, and answers any later question too.
+    assert read == [2, 2, 10]
+    assert _ask(tmp_path, "first", PARAMETERS) == 1 and read == [2, 2, 10]
+
+
+def test_a_new_version_of_a_fact_drops_the_answers_its_old_version_gave_per_definition(big_project: Path):
+    assert _ask(big_project, "first", PARAMETERS) == 2
+    bumped = ModuleFact("test.slice-parameters", 2, _returns, per_definition=True)
+    try:
+        use_cache_folder(big_project / "cache")
+        assert _ask(big_project, "second", bumped) == 3
+        [cache_file] = (big_project / "cache").rglob("*.json")
+        assert set(json.loads(cache_file.read_text())) == {"test.slice-parameters@2#second"}
+    finally:
+        ModuleFact("test.slice-parameters", 1, _returns, per_definition=True)  # the declaration the other tests read
+
+
+def test_the_rank_flows_of_a_slice_say_what_the_whole_module_says(tmp_path: Path):
+    (tmp_path / "utils.py").write_text(UTILS.replace("@torch.no_grad()\n", ""))
+    index = ProjectIndex(tmp_path)
+    whole = index._answer(RETURNS_ACROSS_RANKS, SourceFile.from_bytes(UTILS.replace("@torch.no_grad()\n", "").encode(), "utils.py"))
+    assert whole is not None and whole["reduce_mean"][0] and "local_mean" not in whole
+    outline = _outline(tmp_path / "utils.py")
+    for name in ("reduce_mean", "Meter", "local_mean", "_reduce"):
+        text = (tmp_path / "utils.py").read_text()
+        cut = slice_of(text, outline, [name])
+        part = index._answer(RETURNS_ACROSS_RANKS, SourceFile.from_bytes(cut.text.encode(), "utils.py"))
+        assert {k: v for k, v in part.items() if k.split(".")[0] == name} == {
+            k: v for k, v in whole.items() if k.split(".")[0] == name
+        }
+
+
+def test_a_slice_that_would_keep_a_quarter_of_the_module_or_more_gives_way_to_the_whole(tmp_path: Path):
+    read.clear()
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text("def first(a):\n    b = a\n    return b\n\n\ndef other():\n    pass\n")
+    (tmp_path / "train.py").write_text("from helpers import first\n")
+    use_cache_folder(None)
+    assert _ask(tmp_path, "first", PARAMETERS) == 1
+    assert read == [7]  # a 3-line slice of 7 lines saves too little: the whole module is read

@@ -1,0 +1,132 @@
+"""A module cut down to what one of its definitions needs.
+
+A fact that answers for each definition on its own (``ModuleFact(..., per_definition=True)``) is
+computed, for a question about one function or class, on a slice of the module instead of all of
+it: a 6,000-line utility module whose three functions a training script calls is parsed as a few
+hundred lines.
+
+The slice keeps, in the module's order:
+
+- every top-level statement that imports (or declares a global, or binds in a way not read here);
+- every definition that holds a ``global`` statement: it may bind a global the asked one reads;
+- the asked definition, every top-level statement that binds a name a kept statement spells (a
+  definition it calls, a base class, a decorator; module-level code that assigns a global it
+  reads), and every statement that spells the name of a definition so reached (its callers: the
+  rank flows read a parameter as what the callers pass), until nothing new is named. What the
+  imports and global declarations reach is kept too, without its callers.
+
+Module-level code that binds nothing kept reads (a docstring, ``logging.basicConfig()``, a table
+no kept statement names) is left out. A name is read from the text as a word, so one in a comment
+or a string keeps what binds it too: that only ever keeps more. What the asked definition reaches,
+and what reaches it, is there, so a fact that follows calls within the module answers for it as on
+the whole module. The flows find a function by its name alone, a method's too, and refuse one
+defined twice: a kept statement keeps every other statement that defines one of the names it
+defines (an unrelated class's ``forward`` beside a kept class's).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from trllint.semantic.project.outline import ModuleOutline
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_WORD = re.compile(r"\w+")
+# A `global` statement: first on its line, or after `;` or a colon (`if x: global y`).
+_GLOBAL = re.compile(r"(?m)(?:^|[;:])[ \t]*global[ \t]+\w")
+
+
+@dataclass(frozen=True)
+class ModuleSlice:
+    text: str
+    lines: int  # how many of the module's lines it keeps
+    total: int  # the module's lines
+
+
+class ModuleCutter:
+    """One module's statements, and the words each spells, read once for all its slices."""
+
+    def __init__(self, text: str, outline: ModuleOutline) -> None:
+        # A lone carriage return: CPython's line numbers and these lines may count apart.
+        lone_return = "\r" in text and text.count("\r") != text.count("\r\n")
+        self.statements = () if lone_return else outline.statements
+        self.lines: list[str] = _LINE.findall(text)
+        self.words: list[frozenset[str]] = [
+            frozenset(_WORD.findall("".join(self.lines[s.first - 1 : s.last]))) for s in self.statements
+        ]
+        # word -> the statements that spell it (a call of a function, a use of a class)
+        self.spelling: dict[str, list[int]] = {}
+        # word -> the top-level statements that bind it: a definition of that name, or module-level
+        # code that assigns it
+        self.binding: dict[str, list[int]] = {}
+        # name -> the statements that define a function or class of that name, at the top or
+        # inside (a method, a nested function)
+        self.defining: dict[str, list[int]] = {}
+        for i, statement in enumerate(self.statements):
+            for name in (statement.defines,) if statement.defines is not None else statement.binds or ():
+                self.binding.setdefault(name, []).append(i)
+            for name in statement.definitions:
+                self.defining.setdefault(name, []).append(i)
+            for word in self.words[i]:
+                self.spelling.setdefault(word, []).append(i)
+        firsts = [statement.first for statement in self.statements]
+        self.binds_globals = {bisect_right(firsts, _line_of(text, match.start())) - 1 for match in _GLOBAL.finditer(text)}
+        self.cuttable = bool(self.statements) and self.statements[-1].last <= len(self.lines) and all(
+            later.first > earlier.last for earlier, later in zip(self.statements, self.statements[1:])
+        )
+
+    def slice(self, roots: Iterable[str]) -> ModuleSlice | None:
+        """The module cut down to what the definitions named ``roots`` need; None when it cannot
+        be cut along its statements' lines (two share a line: ``x = 1; y = 2``)."""
+        if not self.cuttable:
+            return None
+        statements = self.statements
+        # First what the asked definitions reach, with the statements that call or name each
+        # definition reached (a parameter is read as what its callers pass); then what the
+        # module-level code reaches.
+        asked = [i for name in roots for i in self.binding.get(name, ()) if statements[i].defines == name]
+        reached = self._reach(asked, set(), callers=True)
+        base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or i in self.binds_globals]
+        kept = self._reach(base, reached, callers=False)
+        chunks: list[str] = []
+        count = 0
+        for i in sorted(kept):
+            statement = statements[i]
+            chunk = "".join(self.lines[statement.first - 1 : statement.last])
+            chunks.append(chunk if chunk.endswith(("\n", "\r")) else chunk + "\n")
+            count += statement.last - statement.first + 1
+        return ModuleSlice("".join(chunks), count, len(self.lines))
+
+    def _reach(self, pending: list[int], kept: set[int], *, callers: bool) -> set[int]:
+        """``kept`` grown by ``pending`` and every top-level statement that binds a word they
+        spell (a definition of that name, module-level code that assigns it); with ``callers``,
+        every statement that spells the name of a definition reached too."""
+        while pending:
+            i = pending.pop()
+            if i in kept:
+                continue
+            kept.add(i)
+            for word in self.words[i]:
+                pending.extend(self.binding.get(word, ()))
+            # The flows find a function by its name alone (a method's too), and read none that is
+            # defined twice: every other definition of a name defined here stays with it.
+            statement = self.statements[i]
+            for name in statement.definitions:
+                pending.extend(self.defining.get(name, ()))
+            if callers and statement.defines is not None:
+                pending.extend(self.spelling.get(statement.defines, ()))
+        return kept
+
+
+def slice_of(text: str, outline: ModuleOutline, roots: Iterable[str]) -> ModuleSlice | None:
+    """The module ``text`` (outlined as ``outline``) cut down to what the definitions named
+    ``roots`` need; None when it cannot be cut along its statements' lines."""
+    return ModuleCutter(text, outline).slice(roots)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1  # no lone carriage return is left here: each break holds a \n
