@@ -526,8 +526,10 @@ class ProjectView:
         from trllint.semantic.project.outline import module_imports
         from trllint.core.syntax import cpython_tree
 
+        if source.path is None:
+            return None  # asked first: a module read for its facts is no file and needs no parse here
         tree = cpython_tree(source)
-        if source.path is None or tree is None:
+        if tree is None:
             return None
         path = source.path.resolve()
         return cls(path, index_for(path), module_imports(tree))
