@@ -1,6 +1,6 @@
-"""Do slices answer as whole modules do? The module facts declared ``per_definition`` (the rank
-flows' returns and in-place reductions), asked of real modules: each definition's answer from its
-slice (trllint.semantic.project.slices) beside the whole module's.
+"""Do slices answer as whole modules do? Every module fact declared ``per_definition`` (the rank
+flows' returns and in-place reductions, and any a rule declares), asked of real modules: each
+definition's answer from its slice (trllint.semantic.project.slices) beside the whole module's.
 
     python benchmarks/slice_equivalence.py FOLDER... [--seconds 600] [--per-module 12]
 
@@ -25,9 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from trllint.core.source import SourceDecodeError, SourceFile  # noqa: E402
-from trllint.facts.rank_flow import REDUCES_IN_PLACE, RETURNS_ACROSS_RANKS  # noqa: E402
+from trllint.rule.registry import all_rules  # noqa: E402
 from trllint.semantic.project.index import ProjectIndex, _outline  # noqa: E402
 from trllint.semantic.project.slices import ModuleCutter  # noqa: E402
+from trllint.semantic.project.summaries import ModuleFact, registered_facts  # noqa: E402
 
 _ASKED_OF = re.compile(r"all_reduce|gather|get_rank|is_main_process|reduce_mean")
 MAX_BYTES = 120_000  # past this a module's whole answer takes seconds: the sample stays broad
@@ -53,7 +54,7 @@ def check_module(job: tuple[str, int]) -> list[dict]:
     names = sorted({s.defines for s in outline.statements if s.defines})
     random.Random(str(path)).shuffle(names)
     rows = []
-    for fact in (RETURNS_ACROSS_RANKS, REDUCES_IN_PLACE):
+    for fact in _per_definition_facts():
         whole = ProjectIndex._answer(fact, source.with_text(source.text))
         if whole is None:
             continue
@@ -101,6 +102,11 @@ def main() -> int:
         if row["verdict"] != "same":
             print(json.dumps(row))
     return 1 if verdicts["different"] else 0
+
+
+def _per_definition_facts() -> list[ModuleFact]:
+    all_rules()  # the rules' modules declare their facts when imported
+    return sorted((f for f in registered_facts().values() if f.per_definition), key=lambda f: f.key)
 
 
 def _spells(path: Path) -> bool:
