@@ -22,13 +22,11 @@ from collections import Counter
 from multiprocessing import Pool
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from trllint.core.source import SourceDecodeError, SourceFile  # noqa: E402
-from trllint.rule.registry import all_rules  # noqa: E402
-from trllint.semantic.project.index import ProjectIndex, _outline  # noqa: E402
-from trllint.semantic.project.slices import ModuleCutter  # noqa: E402
-from trllint.semantic.project.summaries import ModuleFact, registered_facts  # noqa: E402
+from trllint.core.source import SourceDecodeError, SourceFile
+from trllint.rule.registry import all_rules
+from trllint.semantic.project.index import ProjectIndex, _outline
+from trllint.semantic.project.slices import ModuleCutter
+from trllint.semantic.project.summaries import ModuleFact, registered_facts
 
 _ASKED_OF = re.compile(r"all_reduce|gather|get_rank|is_main_process|reduce_mean")
 MAX_BYTES = 120_000  # past this a module's whole answer takes seconds: the sample stays broad

@@ -9,6 +9,7 @@ once and answers every later question.
 
 from __future__ import annotations
 
+import ast
 import json
 import textwrap
 from pathlib import Path
@@ -19,9 +20,9 @@ import pytest
 from trllint.core.source import SourceFile
 from trllint.facts.rank_flow import RETURNS_ACROSS_RANKS
 from trllint.semantic.model import SemanticModel
-from trllint.semantic.project import index as project_module
 from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.index import ProjectIndex, _outline, use_cache_folder
+from trllint.semantic.project.outline import outline_of
 from trllint.semantic.project.slices import slice_of
 from trllint.semantic.project.summaries import ModuleFact
 
@@ -65,12 +66,8 @@ def unrelated(x):
 
 
 def _cut(text: str, *roots: str) -> str:
-    path_text = textwrap.dedent(text)
-    import ast
-
-    from trllint.semantic.project.outline import outline_of
-
-    cut = slice_of(path_text, outline_of(ast.parse(path_text)), roots)
+    module_text = textwrap.dedent(text)
+    cut = slice_of(module_text, outline_of(ast.parse(module_text)), roots)
     assert cut is not None
     return cut.text
 
@@ -122,10 +119,6 @@ def test_a_name_spelled_only_in_a_comment_or_string_keeps_its_definition_too():
     ],
 )
 def test_a_module_that_cannot_be_cut_along_its_lines_is_not_cut(text: str):
-    import ast
-
-    from trllint.semantic.project.outline import outline_of
-
     assert slice_of(text, outline_of(ast.parse(text)), ["f"]) is None
 
 
@@ -201,13 +194,19 @@ def test_a_sliced_answer_is_kept_on_disk_and_read_back_without_a_parse(big_proje
     assert _ask(big_project, "third", PARAMETERS) == 2
 
 
-def test_slices_that_come_to_half_the_module_give_way_to_one_whole_read(tmp_path: Path):
+def _small_project(root: Path, helpers: str, names: str) -> None:
+    """helpers.py beside train.py, which imports ``names`` from it; no cache."""
     read.clear()
-    (tmp_path / "pyproject.toml").write_text("")
-    # Three functions of a small module, two lines each of its ten.
-    (tmp_path / "helpers.py").write_text("def first(a):\n    pass\n\n\ndef second(a, b):\n    pass\n\n\ndef third():\n    pass\n")
-    (tmp_path / "train.py").write_text("from helpers import first, second, third\n")
+    (root / "pyproject.toml").write_text("")
+    (root / "helpers.py").write_text(helpers)
+    (root / "train.py").write_text(f"from helpers import {names}\n")
     use_cache_folder(None)
+
+
+def test_slices_that_come_to_half_the_module_give_way_to_one_whole_read(tmp_path: Path):
+    # Three functions of a small module, two lines each of its ten.
+    helpers = "def first(a):\n    pass\n\n\ndef second(a, b):\n    pass\n\n\ndef third():\n    pass\n"
+    _small_project(tmp_path, helpers, "first, second, third")
     assert [_ask(tmp_path, name, PARAMETERS) for name in ("first", "second", "third")] == [1, 2, 0]
     # Two slices; a third would pass half the module's lines: the whole module is read once
     # instead, and answers any later question too.
@@ -228,25 +227,20 @@ def test_a_new_version_of_a_fact_drops_the_answers_its_old_version_gave_per_defi
 
 
 def test_the_rank_flows_of_a_slice_say_what_the_whole_module_says(tmp_path: Path):
-    (tmp_path / "utils.py").write_text(UTILS.replace("@torch.no_grad()\n", ""))
-    index = ProjectIndex(tmp_path)
-    whole = index._answer(RETURNS_ACROSS_RANKS, SourceFile.from_bytes(UTILS.replace("@torch.no_grad()\n", "").encode(), "utils.py"))
+    (tmp_path / "utils.py").write_text(UTILS)
+    whole = ProjectIndex._answer(RETURNS_ACROSS_RANKS, SourceFile.from_bytes(UTILS.encode(), "utils.py"))
     assert whole is not None and whole["reduce_mean"][0] and "local_mean" not in whole
     outline = _outline(tmp_path / "utils.py")
     for name in ("reduce_mean", "Meter", "local_mean", "_reduce"):
-        text = (tmp_path / "utils.py").read_text()
-        cut = slice_of(text, outline, [name])
-        part = index._answer(RETURNS_ACROSS_RANKS, SourceFile.from_bytes(cut.text.encode(), "utils.py"))
-        assert {k: v for k, v in part.items() if k.split(".")[0] == name} == {
+        cut = slice_of(UTILS, outline, [name])
+        assert cut is not None
+        part = ProjectIndex._answer(RETURNS_ACROSS_RANKS, SourceFile.from_bytes(cut.text.encode(), "utils.py"))
+        assert part is not None and {k: v for k, v in part.items() if k.split(".")[0] == name} == {
             k: v for k, v in whole.items() if k.split(".")[0] == name
         }
 
 
 def test_a_slice_that_would_keep_a_quarter_of_the_module_or_more_gives_way_to_the_whole(tmp_path: Path):
-    read.clear()
-    (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "helpers.py").write_text("def first(a):\n    b = a\n    return b\n\n\ndef other():\n    pass\n")
-    (tmp_path / "train.py").write_text("from helpers import first\n")
-    use_cache_folder(None)
+    _small_project(tmp_path, "def first(a):\n    b = a\n    return b\n\n\ndef other():\n    pass\n", "first")
     assert _ask(tmp_path, "first", PARAMETERS) == 1
     assert read == [7]  # a 3-line slice of 7 lines saves too little: the whole module is read
