@@ -2,9 +2,9 @@
 
 A fact declared ``per_definition`` (the rank flows' returns and in-place reductions) answers for
 one function or class from the module cut down to what that definition can reach by name: its
-imports and module-level code, the definitions it names, and theirs. The answer is the one the
-whole module gives; once the slices of a module come to half its lines, the whole module is read
-once and answers every later question.
+imports and module-level code, the definitions it names, and theirs. The answer is, nearly always,
+the one the whole module gives (see trllint.semantic.project.slices). Which of the two a definition is read from is the module's content's choice
+(its slice under a quarter of it), never the order of the questions.
 """
 
 from __future__ import annotations
@@ -175,19 +175,21 @@ def test_a_question_about_one_function_reads_a_slice_and_gets_the_whole_module_a
     assert read[-1] == whole
 
 
-def test_a_module_the_asker_holds_parsed_whole_already_is_not_sliced(big_project: Path):
+def test_what_a_definition_is_read_from_does_not_depend_on_what_was_asked_before(big_project: Path):
+    """Slice or whole is the module's content's choice: a file's findings are the same whichever
+    files were linted before it in the same process, or with a warm cache."""
     view = _view(big_project)
     first = view.function("first")
     assert view.fact(first, WHOLE_PARAMETERS)["first"] == 2  # the file's other question parsed it whole
-    assert view.fact(first, PARAMETERS)["first"] == 2
-    assert read == [len(BIG.splitlines())] * 2  # the same whole parse answered both
+    assert view.fact(first, PARAMETERS) == {"first": 2}  # still its slice's answer, and only it
+    assert read == [len(BIG.splitlines()), 3]
     view.release()
 
 
 def test_a_sliced_answer_is_kept_on_disk_and_read_back_without_a_parse(big_project: Path, monkeypatch):
     assert _ask(big_project, "third", PARAMETERS) == 2
     [cache_file] = (big_project / "cache").rglob("*.json")
-    assert json.loads(cache_file.read_text()) == {"test.slice-parameters@1#third": {"third": 2}}
+    assert json.loads(cache_file.read_text()) == {"test.slice-parameters@1#slice1:third": {"third": 2}}
 
     use_cache_folder(big_project / "cache")  # a new run: nothing in memory
     monkeypatch.setattr(ProjectIndex, "_answer", staticmethod(lambda *a, **k: pytest.fail("computed again")))
@@ -203,15 +205,12 @@ def _small_project(root: Path, helpers: str, names: str) -> None:
     use_cache_folder(None)
 
 
-def test_slices_that_come_to_half_the_module_give_way_to_one_whole_read(tmp_path: Path):
-    # Three functions of a small module, two lines each of its ten.
+def test_every_definition_whose_slice_is_small_is_read_from_its_slice(tmp_path: Path):
+    # Three functions of a small module, two lines each of its ten: each slice is a fifth of it.
     helpers = "def first(a):\n    pass\n\n\ndef second(a, b):\n    pass\n\n\ndef third():\n    pass\n"
     _small_project(tmp_path, helpers, "first, second, third")
     assert [_ask(tmp_path, name, PARAMETERS) for name in ("first", "second", "third")] == [1, 2, 0]
-    # Two slices; a third would pass half the module's lines: the whole module is read once
-    # instead, and answers any later question too.
-    assert read == [2, 2, 10]
-    assert _ask(tmp_path, "first", PARAMETERS) == 1 and read == [2, 2, 10]
+    assert read == [2, 2, 2]
 
 
 def test_a_new_version_of_a_fact_drops_the_answers_its_old_version_gave_per_definition(big_project: Path):
@@ -221,7 +220,7 @@ def test_a_new_version_of_a_fact_drops_the_answers_its_old_version_gave_per_defi
         use_cache_folder(big_project / "cache")
         assert _ask(big_project, "second", bumped) == 3
         [cache_file] = (big_project / "cache").rglob("*.json")
-        assert set(json.loads(cache_file.read_text())) == {"test.slice-parameters@2#second"}
+        assert set(json.loads(cache_file.read_text())) == {"test.slice-parameters@2#slice1:second"}
     finally:
         ModuleFact("test.slice-parameters", 1, _returns, per_definition=True)  # the declaration the other tests read
 
@@ -242,5 +241,12 @@ def test_the_rank_flows_of_a_slice_say_what_the_whole_module_says(tmp_path: Path
 
 def test_a_slice_that_would_keep_a_quarter_of_the_module_or_more_gives_way_to_the_whole(tmp_path: Path):
     _small_project(tmp_path, "def first(a):\n    b = a\n    return b\n\n\ndef other():\n    pass\n", "first")
+    use_cache_folder(tmp_path / "cache")
     assert _ask(tmp_path, "first", PARAMETERS) == 1
     assert read == [7]  # a 3-line slice of 7 lines saves too little: the whole module is read
+    # and the choice is kept with the module's facts, so a warm run need not cut the module again
+    [cache_file] = (tmp_path / "cache").rglob("*.json")
+    assert json.loads(cache_file.read_text()) == {
+        "test.slice-parameters@1#slice1:first": {"@whole": True},
+        "test.slice-parameters@1": {"first": 1, "other": 0},
+    }

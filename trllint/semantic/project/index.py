@@ -12,8 +12,8 @@ re-exports, what those import), once per file content. An outline (``trllint.sem
 CPython's parser) is enough to follow a name to the module that defines it (a :class:`Definition`);
 a fact about that module (a :class:`~trllint.semantic.project.summaries.ModuleFact`) costs a LibCST
 parse only when a question asks that fact of it, and its text spells what the question needs; a
-fact declared ``per_definition`` parses only the slice of the module that the asked definition
-needs (``trllint.semantic.project.slices``) while that is a small part of it. So
+fact declared ``per_definition`` is answered for a definition whose slice of the module
+(``trllint.semantic.project.slices``) is under a quarter of it from that slice alone. So
 the facts for a file depend on the file and the modules it imports, never on which other paths
 were named on the command line (pre-commit passes only the staged files), and a 2,000-module tree
 costs nothing it does not use.
@@ -31,7 +31,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, cast
+from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -119,8 +119,6 @@ class ProjectIndex:
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
         self._module_files: dict[tuple[Path, tuple[str, ...]], Path | None] = {}
-        # (content hash, fact) -> the lines its slices have parsed so far (see _sliced).
-        self._sliced_lines: dict[tuple[str, str], int] = {}
         self._cutters: dict[str, ModuleCutter | None] = {}  # by content hash
 
     # ---- resolving imports ----------------------------------------------------------------
@@ -246,75 +244,75 @@ class ProjectIndex:
         part's), ``{}``: it says nothing, and is not parsed. ``parsed``: the
         modules parsed so far for the asker, by content hash, kept there for its next fact (the
         asker releases them); without it the parse is released at once. ``name``: the definition
-        the asker will look up, when it looks up one: a fact ``per_definition`` may then answer
-        for it alone, from a slice of the module (what else the answer holds is then left out)."""
+        the asker will look up, when it looks up one: a fact ``per_definition`` then answers for
+        it alone from its slice of the module when the slice is small (what else the answer
+        holds is then left out; see ``_per_definition``)."""
         digest = self.content_hash(path)
         if digest is None:
             return None
         if deep_if is not None and not self.spells(path, deep_if):
             return None if self.outline(path) is None else {}
+        if name is not None and fact.per_definition:
+            part = self._per_definition(path, digest, fact, name)
+            if part != READ_WHOLE:
+                return part
         key = (digest, fact.stored_as)
         if key not in self._facts:
             stored = self._stored(digest)
             if fact.stored_as in stored:
                 self._facts[key] = stored[fact.stored_as]
             else:
-                # A slice, unless the asker holds the whole module parsed already (another fact).
-                if name is not None and fact.per_definition and (parsed is None or digest not in parsed):
-                    part = self._sliced(path, digest, fact, name)
-                    if part is not _WHOLE_MODULE:
-                        return cast("ModuleAnswer | None", part)
                 answer = self._compute(path, digest, fact, parsed)
                 if answer is not None:
                     self._store(digest, fact.stored_as, answer)
                 self._facts[key] = answer
         return self._facts[key]
 
-    def _sliced(self, path: Path, digest: str, fact: ModuleFact, name: str) -> ModuleAnswer | None | object:
+    def _per_definition(self, path: Path, digest: str, fact: ModuleFact, name: str) -> ModuleAnswer | None:
         """What ``fact`` says of the definition ``name`` (and, for a class, its methods), read from
-        the module cut down to what that definition needs; ``_WHOLE_MODULE`` when the whole module
-        should be read instead: it cannot be cut, the slice would keep a quarter of it or more, its
-        slices would come to half its lines (one parse then answers every later question), or the
-        slice does not parse."""
-        stored_as = f"{fact.stored_as}#{name}"
+        the module cut down to what that definition needs (``slices``); ``READ_WHOLE`` when the
+        whole module is read for it instead: the slice would keep a quarter of the module or more,
+        or the module cannot be cut, or the slice cannot be read. Which of the two answers a
+        definition depends on the module's content alone, never on what was asked before, and is
+        kept with the answer: a file's findings are the same whichever files are linted with it."""
+        stored_as = f"{fact.stored_as}#{SLICES}:{name}"
         key = (digest, stored_as)
-        if key in self._facts:
-            return self._facts[key]
-        stored = self._stored(digest)
-        if stored_as in stored:
-            self._facts[key] = stored[stored_as]
-            return self._facts[key]
-        if digest in self._unparsable:
-            return _WHOLE_MODULE
-        from trllint.core.source import SourceDecodeError, SourceFile
+        if key not in self._facts:
+            stored = self._stored(digest)
+            if stored_as in stored:
+                self._facts[key] = stored[stored_as]
+            else:
+                answer = self._slice_answer(path, digest, fact, name)
+                self._store(digest, stored_as, answer)
+                self._facts[key] = answer
+        return self._facts[key]
 
-        try:
-            source = SourceFile.from_bytes(read_module(path), str(path))
-        except (OSError, SourceDecodeError):
-            return _WHOLE_MODULE
-        cutter = self._cutter(path, digest, source.text)
+    def _slice_answer(self, path: Path, digest: str, fact: ModuleFact, name: str) -> ModuleAnswer:
+        from trllint.core.source import SourceFile
+
+        cutter = self._cutter(path, digest)
         cut = None if cutter is None else cutter.slice([name])
-        spent = self._sliced_lines.get((digest, fact.stored_as), 0)
-        if cut is None or 4 * cut.lines > cut.total or 2 * (spent + cut.lines) > cut.total:
-            return _WHOLE_MODULE
-        self._sliced_lines[(digest, fact.stored_as)] = spent + cut.lines
-        answer = self._answer(fact, source.with_text(cut.text))
+        if cut is None or 4 * cut.lines >= cut.total:
+            return READ_WHOLE
+        answer = self._answer(fact, SourceFile(text=cut.text, display_path=str(path)))
         if answer is None:
-            return _WHOLE_MODULE
-        own = {k: v for k, v in answer.items() if k == name or k.startswith(name + ".")}
-        self._store(digest, stored_as, own)
-        self._facts[key] = own
-        return own
+            return READ_WHOLE
+        return {k: v for k, v in answer.items() if k == name or k.startswith(name + ".")}
 
-    def _cutter(self, path: Path, digest: str, text: str) -> ModuleCutter | None:
+    def _cutter(self, path: Path, digest: str) -> ModuleCutter | None:
         """The module's statements and their words, read once for all its slices; None when it
-        has no outline (CPython cannot parse it)."""
+        cannot be read or has no outline (CPython cannot parse it)."""
         if digest not in self._cutters:
+            from trllint.core.source import SourceDecodeError, SourceFile
             from trllint.semantic.project.slices import ModuleCutter
 
             if len(self._cutters) >= MAX_CUTTERS:
                 self._cutters.clear()  # a run over a whole tree: start afresh, not hold every module's words
             outline = self.outline(path)
+            try:
+                text = SourceFile.from_bytes(read_module(path), str(path)).text
+            except (OSError, SourceDecodeError):
+                outline = None
             self._cutters[digest] = None if outline is None else ModuleCutter(text, outline)
         return self._cutters[digest]
 
@@ -396,8 +394,10 @@ class ProjectIndex:
             pass  # a read-only tree still lints; it just computes the fact again next time
 
 
-# _sliced's answer when the whole module should be read: no answer of a fact is ever this object.
-_WHOLE_MODULE = object()
+# A per-definition answer that says: read the whole module's answer (no definition is named "@").
+READ_WHOLE: ModuleAnswer = {"@whole": True}
+# Bumped whenever what a slice keeps changes: per-definition answers are kept under it.
+SLICES = "slice1"
 
 
 def _read_facts(file: Path | None) -> dict[str, ModuleAnswer]:

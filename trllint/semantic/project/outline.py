@@ -48,7 +48,7 @@ class TopStatement:
     inner: frozenset[str] = frozenset()
     # For a statement that defines nothing at the top: the words of the names it binds (`x = ...`,
     # `cfg.rank = ...`, `for i in ...`, nested definitions), or None when it must stay in every
-    # slice (it imports, or binds in a way not read here).
+    # slice (it imports, declares a global, or matches).
     binds: frozenset[str] | None = None
 
     @property
@@ -105,7 +105,8 @@ def _definitions_inside(statement: ast.stmt) -> frozenset[str]:
 
 def _bound_words(statement: ast.stmt) -> frozenset[str] | None:
     """The words of every name a statement binds, in it or in the statements inside it; None for
-    one that imports, declares a global, matches or binds in an expression (``:=``)."""
+    one that imports, declares a global or matches. (A ``:=`` in an expression is not read: the
+    flows read none either.)"""
     words: set[str] = set()
     pending: list[ast.AST] = [statement]
     while pending:
