@@ -250,3 +250,14 @@ def test_a_slice_that_would_keep_a_quarter_of_the_module_or_more_gives_way_to_th
         "test.slice-parameters@1#slice1:first": {"@whole": True},
         "test.slice-parameters@1": {"first": 1, "other": 0},
     }
+
+
+def test_a_slice_that_cannot_be_read_gives_way_to_the_whole_module(big_project: Path, monkeypatch):
+    answer = ProjectIndex._answer
+
+    def slices_fail(fact, source, release=True):  # as a slice LibCST refuses, or too deep to read
+        return None if source.text != BIG else answer(fact, source, release)
+
+    monkeypatch.setattr(ProjectIndex, "_answer", staticmethod(slices_fail))
+    assert _ask(big_project, "second", PARAMETERS) == 3
+    assert read == [len(BIG.splitlines())]  # the whole module, read once
