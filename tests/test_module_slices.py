@@ -21,7 +21,7 @@ from trllint.core.source import SourceFile
 from trllint.facts.rank_flow import RETURNS_ACROSS_RANKS
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_view
-from trllint.semantic.project.index import ProjectIndex, _outline, use_cache_folder
+from trllint.semantic.project.index import SLICES, ProjectIndex, _outline, use_cache_folder
 from trllint.semantic.project.outline import outline_of
 from trllint.semantic.project.slices import slice_of
 from trllint.semantic.project.summaries import ModuleFact
@@ -189,7 +189,7 @@ def test_what_a_definition_is_read_from_does_not_depend_on_what_was_asked_before
 def test_a_sliced_answer_is_kept_on_disk_and_read_back_without_a_parse(big_project: Path, monkeypatch):
     assert _ask(big_project, "third", PARAMETERS) == 2
     [cache_file] = (big_project / "cache").rglob("*.json")
-    assert json.loads(cache_file.read_text()) == {"test.slice-parameters@1#slice1:third": {"third": 2}}
+    assert json.loads(cache_file.read_text()) == {f"test.slice-parameters@1#{SLICES}:third": {"third": 2}}
 
     use_cache_folder(big_project / "cache")  # a new run: nothing in memory
     monkeypatch.setattr(ProjectIndex, "_answer", staticmethod(lambda *a, **k: pytest.fail("computed again")))
@@ -220,7 +220,7 @@ def test_a_new_version_of_a_fact_drops_the_answers_its_old_version_gave_per_defi
         use_cache_folder(big_project / "cache")
         assert _ask(big_project, "second", bumped) == 3
         [cache_file] = (big_project / "cache").rglob("*.json")
-        assert set(json.loads(cache_file.read_text())) == {"test.slice-parameters@2#slice1:second"}
+        assert set(json.loads(cache_file.read_text())) == {f"test.slice-parameters@2#{SLICES}:second"}
     finally:
         ModuleFact("test.slice-parameters", 1, _returns, per_definition=True)  # the declaration the other tests read
 
@@ -247,7 +247,7 @@ def test_a_slice_that_would_keep_a_quarter_of_the_module_or_more_gives_way_to_th
     # and the choice is kept with the module's facts, so a warm run need not cut the module again
     [cache_file] = (tmp_path / "cache").rglob("*.json")
     assert json.loads(cache_file.read_text()) == {
-        "test.slice-parameters@1#slice1:first": {"@whole": True},
+        f"test.slice-parameters@1#{SLICES}:first": {"@whole": True},
         "test.slice-parameters@1": {"first": 1, "other": 0},
     }
 

@@ -128,9 +128,14 @@ class RankFacts:
         # Name nodes of a rank-named loop variable (`for rank in range(world_size):`): every
         # process runs every iteration, so it is no process's rank.
         self._loop_variable_nodes: set[int] = set()
-        self._find_matrix_ranks(module)
-        self._find_loop_ranks(module)
-        self._follow_assignments(module)
+        statements = walk.statements(module)  # an assignment, a loop, a definition: no expression is walked
+        # The functions that spell a rank-named name: the only ones a matrix or a loop rank can be in.
+        naming = [
+            node for node in statements if isinstance(node, cst.FunctionDef) and not RANK_INDEXES.isdisjoint(walk.identifiers(node))
+        ]
+        self._find_matrix_ranks(naming)
+        self._find_loop_ranks(statements, naming)
+        self._follow_assignments(statements)
 
     @classmethod
     def of(cls, source: SourceFile) -> RankFacts:
@@ -333,16 +338,12 @@ class RankFacts:
             for name in names
         )
 
-    def _find_matrix_ranks(self, module: cst.Module) -> None:
+    def _find_matrix_ranks(self, functions: list[cst.FunctionDef]) -> None:
         """The rank-named values each function uses as a matrix rank (``_LOW_RANK_SHAPES``), with
         the names assigned from them or to them there (``self.rank = rank``, ``r = config.rank``),
         and parameters named like a rank with a positive default (``rank=4``: no process's rank
         has one)."""
-        # A definition is a statement: found without walking any expression.
-        functions = [node for node in walk.statements(module) if isinstance(node, cst.FunctionDef)]
         for function in functions:
-            if not walk.identifiers(function) & RANK_INDEXES:
-                continue
             used, links = _matrix_rank_uses(function)
             if not used:
                 continue
@@ -351,42 +352,23 @@ class RankFacts:
                     if target in used or value in used:
                         used |= {target, value}
             self._low_rank_attributes.update(name for name in used if "." in name)
-            plain = {name for name in used if "." not in name}
+            self._low_rank_nodes |= _name_nodes(function, {name for name in used if "." not in name})
 
-            class Reads(cst.CSTVisitor):
-                def visit_Name(self, node: cst.Name) -> None:
-                    if node.value in plain:
-                        nodes.add(id(node))
-
-            nodes = self._low_rank_nodes
-            walk.visit(function, Reads())
-
-    def _find_loop_ranks(self, module: cst.Module) -> None:
+    def _find_loop_ranks(self, statements: list[cst.CSTNode], functions: list[cst.FunctionDef]) -> None:
         """The rank-named names a function binds only as a ``for`` statement's target, and the
         reads of them there (closures included)."""
-        statements = walk.statements(module)
         # Such a name is a `for` target in its function's own body: without a rank-named target
-        # in the file, no function need be walked.
+        # in the file, no function need be read.
         if not any(
             isinstance(node, cst.For) and not RANK_INDEXES.isdisjoint(assigned_names(node.target)) for node in statements
         ):
             return
-        for function in (node for node in statements if isinstance(node, cst.FunctionDef)):
-            if not walk.identifiers(function) & RANK_INDEXES:
-                continue
+        for function in functions:
             loop_only = _loop_only_names(function) & RANK_INDEXES
-            if not loop_only:
-                continue
-            nodes = self._loop_variable_nodes
+            if loop_only:
+                self._loop_variable_nodes |= _name_nodes(function.body, loop_only)
 
-            class Reads(cst.CSTVisitor):
-                def visit_Name(self, node: cst.Name) -> None:
-                    if node.value in loop_only:
-                        nodes.add(id(node))
-
-            walk.visit(function.body, Reads())
-
-    def _follow_assignments(self, module: cst.Module) -> None:
+    def _follow_assignments(self, statements: list[cst.CSTNode]) -> None:
         assignments: dict[str, list[cst.BaseExpression | None]] = {}  # None: a value not known
 
         def unknown(target: cst.BaseExpression) -> None:
@@ -394,7 +376,7 @@ class RankFacts:
                 if name:
                     assignments.setdefault(name, []).append(None)
 
-        for node in walk.statements(module):  # an assignment is a statement: no expression is walked
+        for node in statements:
             if isinstance(node, cst.Assign):
                 for target in node.targets:
                     for name in assigned_names(target.target, unnamed=""):
@@ -566,6 +548,20 @@ def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst
         names.update(assigned_names(clause.target))
         clause = clause.inner_for_in
     return frozenset(names)
+
+
+def _name_nodes(node: cst.CSTNode, names: set[str]) -> set[int]:
+    """The ids of the ``Name`` nodes in ``node`` that read or bind one of ``names``."""
+    found: set[int] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value in names:
+                found.add(id(name))
+
+    if names:
+        walk.visit(node, Names())
+    return found
 
 
 def _loop_only_names(function: cst.FunctionDef) -> set[str]:

@@ -31,7 +31,7 @@ import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -256,15 +256,20 @@ class ProjectIndex:
             part = self._per_definition(path, digest, fact, name)
             if part != READ_WHOLE:
                 return part
-        key = (digest, fact.stored_as)
+        return self._kept(digest, fact.stored_as, lambda: self._compute(path, digest, fact, parsed))
+
+    def _kept(self, digest: str, stored_as: str, compute: Callable[[], ModuleAnswer | None]) -> ModuleAnswer | None:
+        """The answer the module's facts keep as ``stored_as``: from memory, the disk cache, or
+        ``compute`` now (then kept in both; None, a module that cannot be read, in memory only)."""
+        key = (digest, stored_as)
         if key not in self._facts:
             stored = self._stored(digest)
-            if fact.stored_as in stored:
-                self._facts[key] = stored[fact.stored_as]
+            if stored_as in stored:
+                self._facts[key] = stored[stored_as]
             else:
-                answer = self._compute(path, digest, fact, parsed)
+                answer = compute()
                 if answer is not None:
-                    self._store(digest, fact.stored_as, answer)
+                    self._store(digest, stored_as, answer)
                 self._facts[key] = answer
         return self._facts[key]
 
@@ -275,17 +280,7 @@ class ProjectIndex:
         or the module cannot be cut, or the slice cannot be read. Which of the two answers a
         definition depends on the module's content alone, never on what was asked before, and is
         kept with the answer: a file's findings are the same whichever files are linted with it."""
-        stored_as = f"{fact.stored_as}#{SLICES}:{name}"
-        key = (digest, stored_as)
-        if key not in self._facts:
-            stored = self._stored(digest)
-            if stored_as in stored:
-                self._facts[key] = stored[stored_as]
-            else:
-                answer = self._slice_answer(path, digest, fact, name)
-                self._store(digest, stored_as, answer)
-                self._facts[key] = answer
-        return self._facts[key]
+        return self._kept(digest, f"{fact.stored_as}#{SLICES}:{name}", lambda: self._slice_answer(path, digest, fact, name))
 
     def _slice_answer(self, path: Path, digest: str, fact: ModuleFact, name: str) -> ModuleAnswer:
         from trllint.core.source import SourceFile
@@ -397,7 +392,7 @@ class ProjectIndex:
 # A per-definition answer that says: read the whole module's answer (no definition is named "@").
 READ_WHOLE: ModuleAnswer = {"@whole": True}
 # Bumped whenever what a slice keeps changes: per-definition answers are kept under it.
-SLICES = "slice1"
+SLICES = "slice2"
 
 
 def _read_facts(file: Path | None) -> dict[str, ModuleAnswer]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,8 @@ class TopStatement:
     # `cfg.rank = ...`, `for i in ...`, nested definitions), or None when it must stay in every
     # slice (it imports, declares a global, or matches).
     binds: frozenset[str] | None = None
+    # A `global` statement lies in it (in a function: it may bind a global another one reads).
+    declares_global: bool = False
 
     @property
     def definitions(self) -> frozenset[str]:
@@ -80,62 +82,71 @@ def outline_of(tree: ast.Module) -> ModuleOutline:
     return ModuleOutline(module_imports(tree), functions, classes, tuple(map(_top_statement, tree.body)))
 
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# The fields that hold statements (an except clause and a match case hold them in turn).
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements_below(statement: ast.stmt) -> Iterator[tuple[ast.AST, bool]]:
+    """``statement`` and every statement, except clause and match case below it, each with
+    whether it lies inside a function or class defined below ``statement`` (a scope of its own).
+    Statements only are walked: a definition is one, and expressions are most of a tree."""
+    pending: list[tuple[ast.AST, bool]] = [(statement, False)]
+    while pending:
+        current, inside = pending.pop()
+        yield current, inside
+        nested = inside or (current is not statement and isinstance(current, _DEFINITIONS))
+        for field in _BLOCKS:
+            pending.extend((child, nested) for child in getattr(current, field, ()))
+
+
 def _top_statement(statement: ast.stmt) -> TopStatement:
+    """The statement's lines, the definitions in it, the words of what it binds in its own scope
+    (see ``TopStatement.binds``), and whether it declares a global."""
+    inner: set[str] = set()
+    words: set[str] | None = set()
+    declares_global = False
+    for node, inside in _statements_below(statement):
+        if node is not statement and isinstance(node, _DEFINITIONS):
+            inner.add(node.name)
+        declares_global = declares_global or isinstance(node, ast.Global)
+        if inside or words is None:
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Match)):
+            words = None
+        else:
+            words |= _bound_by(node)
     last = statement.end_lineno or statement.lineno
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if isinstance(statement, _DEFINITIONS):
         first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
-        return TopStatement(first, last, statement.name, _definitions_inside(statement))
-    return TopStatement(statement.lineno, last, None, _definitions_inside(statement), _bound_words(statement))
+        return TopStatement(first, last, statement.name, frozenset(inner), None, declares_global)
+    binds = None if words is None else frozenset(words)
+    return TopStatement(statement.lineno, last, None, frozenset(inner), binds, declares_global)
 
 
-def _definitions_inside(statement: ast.stmt) -> frozenset[str]:
-    """The names of the functions and classes defined anywhere below ``statement`` (statements
-    only are walked: a definition is one, and expressions are most of a tree)."""
-    names: set[str] = set()
-    pending: list[ast.AST] = [statement]
-    while pending:
-        current = pending.pop()
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in getattr(current, field, ()):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    names.add(child.name)
-                pending.append(child)
-    return frozenset(names)
-
-
-def _bound_words(statement: ast.stmt) -> frozenset[str] | None:
-    """The words of every name a statement binds, in it or in the statements inside it; None for
-    one that imports, declares a global or matches. (A ``:=`` in an expression is not read: the
-    flows read none either.)"""
+def _bound_by(node: ast.AST) -> set[str]:
+    """The words of the names one statement binds itself: its targets (attribute names too), an
+    except clause's name, a definition's name. (A ``:=`` in an expression is not read: the flows
+    read none either.)"""
+    if isinstance(node, _DEFINITIONS):
+        return {node.name}
+    if isinstance(node, ast.ExceptHandler):
+        return {node.name} if node.name else set()
+    targets: list[ast.AST] = []
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [node.target]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
     words: set[str] = set()
-    pending: list[ast.AST] = [statement]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Match)):
-            return None
-        targets: list[ast.AST] = []
-        if isinstance(current, ast.Assign):
-            targets = list(current.targets)
-        elif isinstance(current, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-            targets = [current.target]
-        elif isinstance(current, (ast.With, ast.AsyncWith)):
-            targets = [item.optional_vars for item in current.items if item.optional_vars is not None]
-        elif isinstance(current, ast.Delete):
-            targets = list(current.targets)
-        elif isinstance(current, ast.ExceptHandler) and current.name:
-            words.add(current.name)
-        elif isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            words.add(current.name)
-            continue  # its body binds its own names
-        for target in targets:
-            for node in ast.walk(target):
-                if isinstance(node, ast.Name):
-                    words.add(node.id)
-                elif isinstance(node, ast.Attribute):
-                    words.add(node.attr)
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            pending.extend(getattr(current, field, ()))
-    return frozenset(words)
+    for target in targets:
+        for part in ast.walk(target):
+            if isinstance(part, ast.Name):
+                words.add(part.id)
+            elif isinstance(part, ast.Attribute):
+                words.add(part.attr)
+    return words
 
 
 def module_imports(tree: ast.Module) -> dict[str, ImportRef]:
@@ -201,14 +212,7 @@ def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | No
     may inherit through another class of the file. The same test as
     ``trllint.facts.wrapping.reads_member_of_an_inherited_attribute``, on CPython's tree
     (``lines``: the module's, to skip a class whose text spells no such read without walking it)."""
-    classes: list[ast.ClassDef] = []
-    pending: list[ast.stmt] = list(tree.body)
-    while pending:  # statements only: a class is one, and expressions are most of a tree
-        statement = pending.pop()
-        if isinstance(statement, ast.ClassDef):
-            classes.append(statement)
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            pending.extend(getattr(statement, field, ()))
+    classes = [node for top in tree.body for node, _ in _statements_below(top) if isinstance(node, ast.ClassDef)]
     if reading is not None and not any(_reads_inherited_member(c, reading, lines) for c in classes):
         return set()
     return {name for c in classes for name in map(dotted, c.bases) if name}

@@ -36,7 +36,6 @@ from the module's content alone, so the answer never depends on what was asked b
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
@@ -45,8 +44,6 @@ if TYPE_CHECKING:
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _WORD = re.compile(r"\w+")
-# A `global` statement: first on its line, or after `;` or a colon (`if x: global y`).
-_GLOBAL = re.compile(r"(?m)(?:^|[;:])[ \t]*global[ \t]+\w")
 
 
 @dataclass(frozen=True)
@@ -82,8 +79,6 @@ class ModuleCutter:
                 self.defining.setdefault(name, []).append(i)
             for word in self.words[i]:
                 self.spelling.setdefault(word, []).append(i)
-        firsts = [statement.first for statement in self.statements]
-        self.binds_globals = {bisect_right(firsts, _line_of(text, match.start())) - 1 for match in _GLOBAL.finditer(text)}
         self.cuttable = bool(self.statements) and self.statements[-1].last <= len(self.lines) and all(
             later.first > earlier.last for earlier, later in zip(self.statements, self.statements[1:])
         )
@@ -99,7 +94,7 @@ class ModuleCutter:
         # module-level code reaches.
         asked = [i for name in roots for i in self.binding.get(name, ()) if statements[i].defines == name]
         reached = self._reach(asked, set(), callers=True)
-        base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or i in self.binds_globals]
+        base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or s.declares_global]
         kept = self._reach(base, reached, callers=False)
         chunks: list[str] = []
         count = 0
@@ -135,7 +130,3 @@ def slice_of(text: str, outline: ModuleOutline, roots: Iterable[str]) -> ModuleS
     """The module ``text`` (outlined as ``outline``) cut down to what the definitions named
     ``roots`` need; None when it cannot be cut along its statements' lines."""
     return ModuleCutter(text, outline).slice(roots)
-
-
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1  # no lone carriage return is left here: each break holds a \n
