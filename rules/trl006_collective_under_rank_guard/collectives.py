@@ -124,6 +124,8 @@ def named_like_collective(call: cst.Call) -> bool:
 
 def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     """The collective ``call`` enters, or None when it is none (or not known to be one)."""
+    if not named_like_collective(call):
+        return None  # each answer below needs a called name in COLLECTIVE_NAMES
     name = call_name(call)
     if name is None:
         return None
