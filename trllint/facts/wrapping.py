@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import libcst as cst
 
@@ -42,7 +42,7 @@ from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
 from trllint.core.prefilter import AnyOf, Token, token_present
 from trllint.core.source import SourceFile
-from trllint.semantic.model import SemanticModel, imports_of, names_assigned_in
+from trllint.semantic.model import SemanticModel, imports_of
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 from trllint.semantic.project.file_view import project_view
 
@@ -256,7 +256,7 @@ def is_wrapped(model: SemanticModel, read: cst.Attribute, step_methods: tuple[st
 
 def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> WrappingFacts:
     source = model.source
-    bases = _ProjectBases(project_view(model))
+    bases = _ProjectBases(project_view(model), lambda cls: model.class_facts(cls).names_assigned)
     if not any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
         # No wrapping in this file; a class may still inherit one from a base in another module.
         if not bases.any_wrapped(source.module):
@@ -296,15 +296,16 @@ class _ProjectBases:
     """What a class's bases that live in other modules of the project bind (``SELF_ATTRIBUTES``),
     nearest first, asked once per class: (the base's name, its entry)."""
 
-    def __init__(self, project: ProjectView | None) -> None:
+    def __init__(self, project: ProjectView | None, assigned: Callable[[cst.ClassDef], frozenset[str]]) -> None:
         self.project = project
+        self.assigned = assigned  # the names a class binds, read once per class (ClassFacts)
         self._chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
         self._reads: dict[int, bool] = {}
 
     def reads(self, cls: cst.ClassDef) -> bool:
         """``reads_member_of_an_inherited_attribute``, walked once per class."""
         if id(cls) not in self._reads:
-            self._reads[id(cls)] = reads_member_of_an_inherited_attribute(cls)
+            self._reads[id(cls)] = reads_member_of_an_inherited_attribute(cls, self.assigned(cls))
         return self._reads[id(cls)]
 
     def of(self, cls: cst.ClassDef) -> list[tuple[str, dict[str, Any]]]:
@@ -338,7 +339,7 @@ class _ProjectBases:
         )
 
 
-def reads_member_of_an_inherited_attribute(cls: cst.ClassDef) -> bool:
+def reads_member_of_an_inherited_attribute(cls: cst.ClassDef, assigned: frozenset[str]) -> bool:
     """The class reads ``self.<attr>.config`` (or another Hugging Face member) for an attribute it
     does not bind itself: the only reads an inherited wrapped attribute can break (one the class
     binds hides what any base bound, see ``_BindingPass._inherited``). A class without one is
@@ -359,7 +360,7 @@ def reads_member_of_an_inherited_attribute(cls: cst.ClassDef) -> bool:
                 read.add(f"self.{inner.attr.value}")
 
     walk.visit(cls, Reads())
-    return bool(read) and not read <= names_assigned_in(cls)
+    return bool(read) and not read <= assigned
 
 
 def _from_project(attribute: list[Any], owner: str) -> Wrapping:
@@ -375,7 +376,7 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
     for statement in module.body:
         if isinstance(statement, cst.ClassDef):
             owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
-    plain = _plain_module_classes(module)
+    plain = _plain_module_classes(module, bases.assigned)
     classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
     binding_pass = _BindingPass(facts, imports, step_methods, functions, plain, classes, bases)
     walk.visit(module, binding_pass)
@@ -393,7 +394,7 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
     return facts
 
 
-def _plain_module_classes(module: cst.Module) -> dict[str, frozenset[str]]:
+def _plain_module_classes(module: cst.Module, assigned: Callable[[cst.ClassDef], frozenset[str]]) -> dict[str, frozenset[str]]:
     """Classes of this file built on ``nn.Module`` alone, with the Hugging Face members they lack
     (``PolicyAndValueWrapper(policy, value_model)`` has no ``config``)."""
     plain: dict[str, frozenset[str]] = {}
@@ -403,7 +404,7 @@ def _plain_module_classes(module: cst.Module) -> dict[str, frozenset[str]]:
         if any(last_attribute(dotted_name(base.value)) != "Module" for base in statement.bases):
             continue
         defined = set(methods_of(statement)) | {
-            name.split(".", 1)[-1] for name in names_assigned_in(statement)
+            name.split(".", 1)[-1] for name in assigned(statement)
         }
         plain[statement.name.value] = HF_MODEL_MEMBERS - defined
     return plain
@@ -683,7 +684,7 @@ class _BindingPass(cst.CSTVisitor):
         """The ``self.<name>`` attributes the class's own code binds, wrapped or not."""
         bound = self._bound.get(id(cls))
         if bound is None:
-            names = names_assigned_in(cls)
+            names = self.project_bases.assigned(cls)
             bound = self._bound[id(cls)] = frozenset(n for n in names if n.startswith("self.") and n.count(".") == 1)
         return bound
 
