@@ -63,11 +63,18 @@ class Definitions:
 
 
 class _Definitions(cst.CSTVisitor):
+    """The file's functions, classes and calls, in one walk: nearly every whole-file check asks
+    for the calls, and most for the definitions too."""
+
     def __init__(self) -> None:
         super().__init__()
         self.functions: list[cst.FunctionDef] = []
         self.classes: list[cst.ClassDef] = []
         self.class_of_method: dict[int, cst.ClassDef] = {}
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node)
@@ -150,9 +157,19 @@ class SemanticModel:
     @cached_property
     def definitions(self) -> Definitions:
         """Every function and class of the file, in source order, and the class of each method."""
+        return self._walked[0]
+
+    @cached_property
+    def calls(self) -> tuple[cst.Call, ...]:
+        """The file's calls in the order a traversal meets them (an outer call before the calls
+        in its arguments); ``trllint.facts.calls.calls_in`` is how rules ask."""
+        return self._walked[1]
+
+    @cached_property
+    def _walked(self) -> tuple[Definitions, tuple[cst.Call, ...]]:
         found = _Definitions()
         walk.visit(self.source.module, found)
-        return Definitions(tuple(found.functions), tuple(found.classes), found.class_of_method)
+        return Definitions(tuple(found.functions), tuple(found.classes), found.class_of_method), tuple(found.calls)
 
     @cached_property
     def imports(self) -> ImportMap:
