@@ -32,6 +32,8 @@ from trllint.semantic.model import SemanticModel
 from .hoisting import hoist_generate
 
 SHARDED_TEXT = describe(SHARDED)
+# accelerate's methods that return the prepared (wrapped, maybe sharded) model.
+_PREPARE_METHODS = ("prepare", "prepare_model")
 
 
 class Unsafe(ReasonKind):
@@ -102,6 +104,8 @@ class ShardedGenerateOutOfStep(Rule):
 
     def _prepared(self, receiver: cst.Name, at: cst.Call) -> bool:
         """A name every binding of which in its scope comes from ``accelerator.prepare(...)``."""
+        if not _calls_prepare(self.model):
+            return False  # no binding anywhere comes from a prepare call
         scope = self.model.context.enclosing_function(at) or self.source.module
         if id(scope) not in self._bindings:
             self._bindings[id(scope)] = _prepare_bindings(scope)
@@ -109,7 +113,7 @@ class ShardedGenerateOutOfStep(Rule):
         return bool(values) and all(
             isinstance(v, cst.Call)
             and isinstance(v.func, cst.Attribute)
-            and v.func.attr.value in ("prepare", "prepare_model")
+            and v.func.attr.value in _PREPARE_METHODS
             and is_accelerator(v.func.value, self.model.context)
             and argument(v, "evaluation_mode") is None
             for v in values
@@ -236,6 +240,14 @@ def _leaves(statement: cst.If) -> bool:
     if statement.orelse is not None:
         statement.orelse.visit(Exits())
     return found
+
+
+def _calls_prepare(model: SemanticModel) -> bool:
+    """Whether any call of the file is ``<x>.prepare(...)`` or ``<x>.prepare_model(...)``."""
+    return model.once(
+        (_calls_prepare,),
+        lambda: any(isinstance(c.func, cst.Attribute) and c.func.attr.value in _PREPARE_METHODS for c in calls_in(model)),
+    )
 
 
 def _is_false(node: cst.BaseExpression) -> bool:
