@@ -95,3 +95,17 @@ def test_imports_in_every_arm_of_an_elif_chain():
         "elif sys.version_info < (3, 9):\n    import posixpath as old\nelse:\n    from deepspeed import initialize\n"
     )
     assert model.imports.resolve("old") == "posixpath" and model.imports.resolve("initialize") == "deepspeed.initialize"
+
+
+def test_calls_and_definitions_come_from_one_walk_in_libcsts_order():
+    model = model_of()
+    expected_calls = nodes(model, cst.Call)  # LibCST's own traversal: an outer call before its arguments'
+    assert [model.source.module.code_for_node(c) for c in model.calls] == [
+        model.source.module.code_for_node(c) for c in expected_calls
+    ]
+    assert all(a is b for a, b in zip(model.calls, expected_calls)) and len(model.calls) == len(expected_calls)
+    assert [f.name.value for f in model.definitions.functions] == ["train"]
+    nested = model_of("class A:\n    def m(self):\n        def inner():\n            g()\n        f(h())\n")
+    assert [f.name.value for f in nested.definitions.functions] == ["m", "inner"]
+    assert [cst.Module([]).code_for_node(c.func) for c in nested.calls] == ["g", "f", "h"]
+    assert nested.definitions.class_of_method == {id(nested.definitions.functions[0]): nested.definitions.classes[0]}

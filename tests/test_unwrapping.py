@@ -73,6 +73,33 @@ def test_unwrapped_directly_or_through_every_assignment_of_a_name():
     }
 
 
+def test_a_name_is_followed_only_in_a_file_that_unwraps_somewhere():
+    # The unwrap call sits in a helper the saving function never reaches: the name is still
+    # followed (the file spells an unwrap call), and reads as what its own scope binds.
+    assert unwrapped_receivers(
+        """
+        from accelerate import Accelerator
+
+        accelerator = Accelerator()
+
+        def helper(model):
+            return accelerator.unwrap_model(model)
+
+        def save(model):
+            unwrapped = accelerator.unwrap_model(model)
+            unwrapped.save_pretrained("out")
+        """
+    ) == {"unwrapped": True}
+    # Without any unwrap call in the file, no name holds one.
+    assert unwrapped_receivers(
+        """
+        def save(model, accelerator):
+            unwrapped = accelerator.get_state_dict(model)
+            unwrapped.save_pretrained("out")
+        """
+    ) == {"unwrapped": False}
+
+
 def test_parameters_gathered_inside_a_gathering_context_of_the_same_function():
     model, calls = _calls_named(
         """
