@@ -8,6 +8,7 @@ import textwrap
 import libcst as cst
 
 from trllint.core.source import SourceFile
+from trllint.facts.calls import called_names
 from trllint.facts.accelerators import accelerator_in_scope
 from trllint.facts.nullness import may_be_none
 from trllint.facts.rank_flow import is_global, rank_flows
@@ -109,3 +110,10 @@ def test_calls_and_definitions_come_from_one_walk_in_libcsts_order():
     assert [f.name.value for f in nested.definitions.functions] == ["m", "inner"]
     assert [cst.Module([]).code_for_node(c.func) for c in nested.calls] == ["g", "f", "h"]
     assert nested.definitions.class_of_method == {id(nested.definitions.functions[0]): nested.definitions.classes[0]}
+
+
+def test_called_names_are_the_last_names_of_what_the_calls_call():
+    model = model_of()
+    assert called_names(model) == {"Accelerator", "prepare", "model", "gather", "mean", "log", "use"}
+    assert called_names(model) is called_names(model)  # once per file
+    assert called_names(model_of("x = obj.attr\n(lambda: 1)()\n")) == frozenset()  # no name is called

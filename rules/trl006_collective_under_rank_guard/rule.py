@@ -20,7 +20,7 @@ from trllint.core.findings import Evidence
 from trllint.facts.launch.backends import MULTI_PROCESS, Backend
 from trllint.facts.launch.branches import backends_named, backends_required
 from trllint.facts.launch.model import launch_of
-from trllint.facts.calls import calls_in
+from trllint.facts.calls import called_names, calls_in
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
 from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, guard_key, main_only_decorator, splits_ranks
@@ -30,9 +30,9 @@ from trllint.semantic.model import SemanticModel
 
 from .collectives import (
     AUTOMATIC_NAMING,
+    COLLECTIVE_NAMES,
     Collective,
     collective_of,
-    named_like_collective,
     names_checkpoints_automatically,
 )
 from .hoisting import hoist_fix, run_by
@@ -67,8 +67,7 @@ class CollectiveUnderRankGuard(Rule):
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:
-        calls = calls_in(model)
-        if not any(named_like_collective(c) for c in calls):
+        if called_names(model).isdisjoint(COLLECTIVE_NAMES):
             return  # no collective, so no call of this file's functions enters one either
         if not runs_distributed(self.source) and not launch_of(model).shown(MULTI_PROCESS):
             # Neither imports nor a launch say several processes (a Trainer script that a
@@ -80,7 +79,7 @@ class CollectiveUnderRankGuard(Rule):
         self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
         module = model.source.module
         self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-        for call in calls:
+        for call in calls_in(model):
             collective = self.collective_or_entering_call(call)
             if collective is None:
                 continue

@@ -18,7 +18,7 @@ from trllint.core.cst.names import argument, dotted_name
 from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import Divergence, RankDivergence
-from trllint.facts.calls import calls_in
+from trllint.facts.calls import called_names, calls_in
 from trllint.facts.launch.backends import SHARDED, describe
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
@@ -104,7 +104,7 @@ class ShardedGenerateOutOfStep(Rule):
 
     def _prepared(self, receiver: cst.Name, at: cst.Call) -> bool:
         """A name every binding of which in its scope comes from ``accelerator.prepare(...)``."""
-        if not _calls_prepare(self.model):
+        if called_names(self.model).isdisjoint(_PREPARE_METHODS):
             return False  # no binding anywhere comes from a prepare call
         scope = self.model.context.enclosing_function(at) or self.source.module
         if id(scope) not in self._bindings:
@@ -240,14 +240,6 @@ def _leaves(statement: cst.If) -> bool:
     if statement.orelse is not None:
         statement.orelse.visit(Exits())
     return found
-
-
-def _calls_prepare(model: SemanticModel) -> bool:
-    """Whether any call of the file is ``<x>.prepare(...)`` or ``<x>.prepare_model(...)``."""
-    return model.once(
-        (_calls_prepare,),
-        lambda: any(isinstance(c.func, cst.Attribute) and c.func.attr.value in _PREPARE_METHODS for c in calls_in(model)),
-    )
 
 
 def _is_false(node: cst.BaseExpression) -> bool:

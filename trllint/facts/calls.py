@@ -17,3 +17,21 @@ def calls_in(model: SemanticModel) -> tuple[cst.Call, ...]:
     """The file's calls in the order a traversal meets them (an outer call before the calls in
     its arguments)."""
     return model.calls
+
+
+def called_names(model: SemanticModel) -> frozenset[str]:
+    """The names the file's calls call: ``f`` for ``f(...)``, ``m`` for ``x.m(...)``. A question
+    that needs some call of a name (an unwrap, a prepare, a collective) is answered at once for a
+    file that calls no such name, before any call's receiver is followed."""
+
+    def compute() -> frozenset[str]:
+        names = set()
+        for call in model.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute):
+                names.add(func.attr.value)
+            elif isinstance(func, cst.Name):
+                names.add(func.value)
+        return frozenset(names)
+
+    return model.once((called_names,), compute)

@@ -14,7 +14,7 @@ import libcst as cst
 from trllint.core.cst.names import call_name, dotted_name, last_attribute
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.bindings import bound_value
-from trllint.facts.calls import calls_in
+from trllint.facts.calls import called_names
 from trllint.semantic.model import SemanticModel
 
 # Context managers inside which the sharded parameters are whole on every rank that entered.
@@ -35,21 +35,12 @@ def unwrap_call_of(model: SemanticModel, receiver: cst.BaseExpression, at: cst.C
     ``with`` or an unpacking is unknown: None)."""
     if isinstance(receiver, cst.Call):
         return receiver if is_unwrap_call(model, receiver) else None
-    if not isinstance(receiver, cst.Name) or not _spells_unwrap(model):
-        return None
+    if not isinstance(receiver, cst.Name) or "unwrap_model" not in called_names(model):
+        return None  # a file that unwraps nothing binds no name to an unwrap call
     bound = bound_value(model, receiver.value, at)
     if bound is not None and isinstance(bound.value, cst.Call) and is_unwrap_call(model, bound.value):
         return bound.value
     return None
-
-
-def _spells_unwrap(model: SemanticModel) -> bool:
-    """Whether any call of the file is ``<x>.unwrap_model(...)``: without one no name holds an
-    unwrap call, and the rules that ask of every call's receiver need not follow its binding."""
-    return model.once(
-        (_spells_unwrap,),
-        lambda: any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "unwrap_model" for c in calls_in(model)),
-    )
 
 
 def params_gathered_at(model: SemanticModel, node: cst.CSTNode) -> bool:
