@@ -238,6 +238,10 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
 WRAPS_A_MODEL = AnyOf(*WRAPPING_MARKERS)
 
 
+# The names (``x``, ``self.x``) assignments in a class bind: the model's ClassFacts, read once per class.
+ClassNames = Callable[[cst.ClassDef], frozenset[str]]
+
+
 def wrapping_markers(step_methods: tuple[str, ...]) -> tuple[Token, ...]:
     """Prefilter tokens for a wrapped model, with the configured training-step method names."""
     return (*WRAPPING_MARKERS, *(m for m in step_methods if m not in DEFAULT_STEP_METHODS))
@@ -256,12 +260,13 @@ def is_wrapped(model: SemanticModel, read: cst.Attribute, step_methods: tuple[st
 
 def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> WrappingFacts:
     source = model.source
-    bases = _ProjectBases(project_view(model), lambda cls: model.class_facts(cls).names_assigned)
+    class_names: ClassNames = lambda cls: model.class_facts(cls).names_assigned  # one walk per class
+    bases = _ProjectBases(project_view(model), class_names)
     if not any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
         # No wrapping in this file; a class may still inherit one from a base in another module.
         if not bases.any_wrapped(source.module):
             return WrappingFacts()
-    return _compute(source.module, model.imports, step_methods, bases)
+    return _compute(source.module, model.imports, step_methods, bases, class_names)
 
 
 # A same-file base chain longer than this is not followed further (cycles end anyway).
@@ -296,16 +301,16 @@ class _ProjectBases:
     """What a class's bases that live in other modules of the project bind (``SELF_ATTRIBUTES``),
     nearest first, asked once per class: (the base's name, its entry)."""
 
-    def __init__(self, project: ProjectView | None, assigned: Callable[[cst.ClassDef], frozenset[str]]) -> None:
+    def __init__(self, project: ProjectView | None, class_names: ClassNames) -> None:
         self.project = project
-        self.assigned = assigned  # the names a class binds, read once per class (ClassFacts)
+        self.class_names = class_names
         self._chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
         self._reads: dict[int, bool] = {}
 
     def reads(self, cls: cst.ClassDef) -> bool:
         """``reads_member_of_an_inherited_attribute``, walked once per class."""
         if id(cls) not in self._reads:
-            self._reads[id(cls)] = reads_member_of_an_inherited_attribute(cls, self.assigned(cls))
+            self._reads[id(cls)] = reads_member_of_an_inherited_attribute(cls, self.class_names(cls))
         return self._reads[id(cls)]
 
     def of(self, cls: cst.ClassDef) -> list[tuple[str, dict[str, Any]]]:
@@ -369,16 +374,18 @@ def _from_project(attribute: list[Any], owner: str) -> Wrapping:
     return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional))
 
 
-def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...], bases: _ProjectBases) -> WrappingFacts:
+def _compute(
+    module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...], bases: _ProjectBases, class_names: ClassNames
+) -> WrappingFacts:
     facts = WrappingFacts()
     functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
     owners: dict[int, tuple[cst.FunctionDef, cst.ClassDef | None]] = {id(f): (f, None) for f in functions.values()}
     for statement in module.body:
         if isinstance(statement, cst.ClassDef):
             owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
-    plain = _plain_module_classes(module, bases.assigned)
+    plain = _plain_module_classes(module, class_names)
     classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
-    binding_pass = _BindingPass(facts, imports, step_methods, functions, plain, classes, bases)
+    binding_pass = _BindingPass(facts, imports, step_methods, functions, plain, classes, bases, class_names)
     walk.visit(module, binding_pass)
     # A function walked before a call handed it a wrapped model is walked again, alone; the facts
     # only grow, so this ends (the bound is a guard: one extra round is the usual case).
@@ -386,7 +393,7 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
         stale = [owners[i] for i in binding_pass.stale if i in owners]
         if not stale:
             break
-        binding_pass = _BindingPass(facts, imports, step_methods, functions, plain, classes, bases)
+        binding_pass = _BindingPass(facts, imports, step_methods, functions, plain, classes, bases, class_names)
         binding_pass.visited = set(owners)
         for function, cls in stale:
             binding_pass.classes = [cls]
@@ -394,7 +401,7 @@ def _compute(module: cst.Module, imports: ImportMap, step_methods: tuple[str, ..
     return facts
 
 
-def _plain_module_classes(module: cst.Module, assigned: Callable[[cst.ClassDef], frozenset[str]]) -> dict[str, frozenset[str]]:
+def _plain_module_classes(module: cst.Module, class_names: ClassNames) -> dict[str, frozenset[str]]:
     """Classes of this file built on ``nn.Module`` alone, with the Hugging Face members they lack
     (``PolicyAndValueWrapper(policy, value_model)`` has no ``config``)."""
     plain: dict[str, frozenset[str]] = {}
@@ -404,7 +411,7 @@ def _plain_module_classes(module: cst.Module, assigned: Callable[[cst.ClassDef],
         if any(last_attribute(dotted_name(base.value)) != "Module" for base in statement.bases):
             continue
         defined = set(methods_of(statement)) | {
-            name.split(".", 1)[-1] for name in assigned(statement)
+            name.split(".", 1)[-1] for name in class_names(statement)
         }
         plain[statement.name.value] = HF_MODEL_MEMBERS - defined
     return plain
@@ -431,10 +438,12 @@ class _BindingPass(cst.CSTVisitor):
         plain: dict[str, frozenset[str]],
         classes: dict[str, cst.ClassDef],
         bases: _ProjectBases,
+        class_names: ClassNames,
     ) -> None:
         super().__init__()
         self.module_classes: dict[str, cst.ClassDef] = classes
         self.project_bases: _ProjectBases = bases
+        self.class_names = class_names
         self._bound: dict[int, frozenset[str]] = {}
         self.plain_classes: dict[str, frozenset[str]] = plain
         self.facts = facts
@@ -684,7 +693,7 @@ class _BindingPass(cst.CSTVisitor):
         """The ``self.<name>`` attributes the class's own code binds, wrapped or not."""
         bound = self._bound.get(id(cls))
         if bound is None:
-            names = self.project_bases.assigned(cls)
+            names = self.class_names(cls)
             bound = self._bound[id(cls)] = frozenset(n for n in names if n.startswith("self.") and n.count(".") == 1)
         return bound
 

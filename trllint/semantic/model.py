@@ -62,7 +62,7 @@ class Definitions:
         return named
 
 
-class _Definitions(cst.CSTVisitor):
+class _DefinitionsAndCalls(cst.CSTVisitor):
     """The file's functions, classes and calls, in one walk: nearly every whole-file check asks
     for the calls, and most for the definitions too."""
 
@@ -157,19 +157,20 @@ class SemanticModel:
     @cached_property
     def definitions(self) -> Definitions:
         """Every function and class of the file, in source order, and the class of each method."""
-        return self._walked[0]
+        found = self._walked
+        return Definitions(tuple(found.functions), tuple(found.classes), found.class_of_method)
 
     @cached_property
     def calls(self) -> tuple[cst.Call, ...]:
         """The file's calls in the order a traversal meets them (an outer call before the calls
         in its arguments); ``trllint.facts.calls.calls_in`` is how rules ask."""
-        return self._walked[1]
+        return tuple(self._walked.calls)
 
     @cached_property
-    def _walked(self) -> tuple[Definitions, tuple[cst.Call, ...]]:
-        found = _Definitions()
+    def _walked(self) -> _DefinitionsAndCalls:
+        found = _DefinitionsAndCalls()
         walk.visit(self.source.module, found)
-        return Definitions(tuple(found.functions), tuple(found.classes), found.class_of_method), tuple(found.calls)
+        return found
 
     @cached_property
     def imports(self) -> ImportMap:
