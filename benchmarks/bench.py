@@ -50,6 +50,16 @@ sys.stderr.write(f"{failed} files did not parse\\n")
 """
 
 
+# Run at start-up in each measured process (a sitecustomize on PYTHONPATH). An editable install of
+# trllint in this interpreter, from another checkout, adds an import finder that would serve
+# trllint.rules from that checkout while PYTHONPATH serves trllint from this one: a comparison of
+# two checkouts then times one's engine with the other's rules. Without the finder, trllint comes
+# from PYTHONPATH and its registry mounts this checkout's rules/ itself.
+EDITABLE_FINDERS_DROPPED = """import sys
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
+"""
+
+
 # Imports LibCST and parses one file: what one file costs any LibCST linter from process start.
 PARSE_ONE = """
 import sys
@@ -338,8 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         raise SystemExit("bench: the corpus is empty")
     env = dict(os.environ)
-    # The checkout's trllint, whether or not one is installed; and no colour, no bytecode noise.
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [env.get("PYTHONPATH")])])
+    # The checkout's trllint and rules, whether or not one is installed; and no colour.
+    shim = tempfile.TemporaryDirectory(prefix="trllint-bench-shim-")  # removed when main returns
+    (Path(shim.name) / "sitecustomize.py").write_text(EDITABLE_FINDERS_DROPPED, encoding="utf-8")
+    env["PYTHONPATH"] = os.pathsep.join([shim.name, str(REPO), *filter(None, [env.get("PYTHONPATH")])])
     env["NO_COLOR"] = "1"
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     sys.stderr.write(f"bench: {len(files)} files, {lines} lines, {args.repeat} rounds\n")
