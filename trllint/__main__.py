@@ -1,5 +1,3 @@
-import sys
+from trllint.app.cli import entry
 
-from trllint.app.cli import main
-
-sys.exit(main())
+entry()
