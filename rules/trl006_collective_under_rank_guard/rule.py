@@ -77,6 +77,7 @@ class CollectiveUnderRankGuard(Rule):
         self.context = model.context
         self._entering: dict[int, Collective | None] = {}
         self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
+        self._body_calls: dict[int, list[cst.Call]] = {}
         module = model.source.module
         self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
         for call in calls_in(model):
@@ -121,13 +122,20 @@ class CollectiveUnderRankGuard(Rule):
         if key not in self._entering:
             self._entering[key] = None  # recursion reads as no collective
             found = None
-            for call in run_by(function.body):
+            for call in self._calls_run_by(function):
                 collective = self.collective_or_entering_call(call)
                 if collective is not None and self.guard_of(collective) is None:
                     found = collective
                     break
             self._entering[key] = found
         return self._entering[key]
+
+    def _calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The calls that run when ``function`` runs, read once: both questions below ask them."""
+        key = id(function)
+        if key not in self._body_calls:
+            self._body_calls[key] = run_by(function.body)
+        return self._body_calls[key]
 
     def _helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None:
         """The backends under which ``function`` enters a collective (None: under every backend):
@@ -140,7 +148,7 @@ class CollectiveUnderRankGuard(Rule):
         self._backends_of_helpers[key] = None  # recursion: under every backend
         values = _single_assignments(function)
         found: frozenset[Backend] = frozenset()
-        for call in run_by(function.body):
+        for call in self._calls_run_by(function):
             collective = self.collective_or_entering_call(call)
             if collective is None or self.guard_of(collective) is not None:
                 continue
@@ -312,6 +320,9 @@ class CollectiveUnderRankGuard(Rule):
                 pending += [operand.left, operand.right]
             else:
                 conjuncts.append(operand)
+        denied = [operand for operand in conjuncts if self._denied(operand, holds)]
+        if not denied:
+            return False  # read first: most exits are denied by nothing, and the walk below is the cost
         between: list[cst.CSTNode] = []
         for statement in after:
             if statement is child:
@@ -324,11 +335,12 @@ class CollectiveUnderRankGuard(Rule):
             for target in assign.targets
             for name in assigned_names(target.target)
         }
-        for operand in conjuncts:
-            code, value = self._fact_of(operand, True)
-            if (code, not value) in holds and not walk.identifiers(operand) & rebound:
-                return True
-        return False
+        return any(not walk.identifiers(operand) & rebound for operand in denied)
+
+    def _denied(self, operand: cst.BaseExpression, holds: set[tuple[str, bool]]) -> bool:
+        """The collective's own ifs hold the opposite of ``operand``."""
+        code, value = self._fact_of(operand, True)
+        return (code, not value) in holds
 
     def _per_rank_data(self, statement: cst.If) -> bool:
         scope = self.context.enclosing_function(statement) or self.source.module
