@@ -364,6 +364,8 @@ class RankFacts:
         ):
             return
         for function in functions:
+            if not _loops_over_rank_name(function):
+                continue  # asked first: reading every binding of a long function is the cost
             loop_only = _loop_only_names(function) & RANK_INDEXES
             if loop_only:
                 self._loop_variable_nodes |= _name_nodes(function.body, loop_only)
@@ -562,6 +564,15 @@ def _name_nodes(node: cst.CSTNode, names: set[str]) -> set[int]:
     if names:
         walk.visit(node, Names())
     return found
+
+
+def _loops_over_rank_name(function: cst.FunctionDef) -> bool:
+    """A ``for`` statement of ``function``'s own body (not of a function or class defined in it)
+    binds a rank-named target: without one, none of its rank-named names is bound by loops alone."""
+    return any(
+        isinstance(node, cst.For) and not RANK_INDEXES.isdisjoint(assigned_names(node.target))
+        for node in walk.statements(function.body, into_definitions=False)
+    )
 
 
 def _loop_only_names(function: cst.FunctionDef) -> set[str]:
