@@ -122,20 +122,26 @@ def _some_ranks_only(rule: CollectiveUnderRankGuard, call: cst.Call, scope: cst.
     return False
 
 
+# Scopes of their own: what they hold does not run when the code around them runs.
+_OWN_SCOPES = frozenset((cst.FunctionDef, cst.ClassDef, cst.Lambda))
+
+
 def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: bool = False) -> list:
-    """The calls (or nodes of ``kinds``) that run when ``node`` runs, in source order; with
-    ``nested``, those in the functions and lambdas defined there too."""
+    """The calls (or nodes of ``kinds``, concrete node classes) that run when ``node`` runs, in
+    source order; with ``nested``, those in the functions and lambdas defined there too."""
+    # Asked of whole functions, helper after helper: node types are compared exactly (no LibCST
+    # node class has subclasses, and `isinstance` on them goes through ABCMeta).
+    wanted = frozenset(kinds)
+    skipped = frozenset() if nested else _OWN_SCOPES
     found: list = []
     pending = [node]
     while pending:
         current = pending.pop()
-        if isinstance(current, kinds):
+        if type(current) in wanted:
             found.append(current)
         children = walk.syntax_children(current)
-        pending.extend(
-            child for child in reversed(children)
-            if nested or not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        )
+        children.reverse()  # a fresh list
+        pending.extend(child for child in children if type(child) not in skipped)
     return found
 
 
