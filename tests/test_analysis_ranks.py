@@ -7,6 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
+from trllint.core.cst import walk
 from trllint.core.source import SourceFile
 from trllint.facts.ranks import ALL_RANKS, RankFacts, guard_key, rank_facts, reads_rank, splits_ranks
 from trllint.semantic.model import SemanticModel
@@ -187,6 +188,41 @@ def test_a_loop_variable_named_like_a_rank_is_no_process_rank():
     returned = functions["mixed"].body.body[-1].body[0].value
     assert facts.splits_ranks(returned)
     assert all(facts.splits_ranks(test) for test in tests(functions["own"]))
+
+
+def test_a_loop_rank_is_found_under_blocks_and_only_in_its_own_function():
+    # The loop-rank pass reads a function's bindings only when its own body loops over a
+    # rank-named target: a loop under an if, a with or a try is its own; a nested function's is not.
+    source = textwrap.dedent(
+        """
+        def nested_blocks(counts, world_size):
+            with ctx:
+                try:
+                    if world_size > 1:
+                        for rank in range(world_size):
+                            if counts[rank] == 0:
+                                continue
+                except ValueError:
+                    pass
+
+        def outer(counts, rank):
+            def inner(world_size):
+                for rank in range(world_size):
+                    pass
+            if rank == 0:
+                pass
+        """
+    )
+    module = cst.parse_module(source)
+    facts = RankFacts(module)
+    functions = {f.name.value: f for f in module.body if isinstance(f, cst.FunctionDef)}
+    tests = {
+        name: [n.test for n in walk.statements(function) if isinstance(n, cst.If)] for name, function in functions.items()
+    }
+    # `counts[rank] == 0` under the loop: every process runs every turn.
+    assert not facts.splits_ranks(tests["nested_blocks"][-1])
+    # `outer`'s `rank` is its parameter; the loop that binds `rank` is inner's.
+    assert facts.splits_ranks(tests["outer"][-1])
 
 
 def test_where_a_value_is_placed_is_not_its_rank():
