@@ -93,3 +93,15 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=120) == 1
     assert "Traceback" not in stderr and "Exception ignored" not in stderr
+
+
+def test_a_profiled_run_exits_as_usual_so_the_profile_is_written(tmp_path):
+    project = _project(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", "run.prof", "-m", "trllint", "--no-cache", "--exit-zero", "train.py"],
+        cwd=project, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    import pstats
+
+    assert pstats.Stats(str(project / "run.prof")).total_calls > 0

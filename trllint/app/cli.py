@@ -157,12 +157,13 @@ def entry() -> NoReturn:
     """The `trllint` command and `python -m trllint`: :func:`main`, then an exit that leaves the
     process's objects unfreed. Freeing a linted file's tree and analyses one by one, and every
     module's objects after them, took a tenth of a lint of one large script (mypy leaves the same
-    way). Everything a run writes is written or flushed before :func:`main` returns; the editor's
-    server, which runs until its client leaves, exits as usual."""
+    way). Everything a run writes is written or flushed before :func:`main` returns. The editor's
+    server, which runs until its client leaves, exits as usual, and so does a run under a profiler
+    or a coverage tracer."""
     argv = sys.argv[1:]
     code = main(argv)
-    if argv[:1] == ["server"]:
-        sys.exit(code)
+    if argv[:1] == ["server"] or sys.gettrace() is not None or sys.getprofile() is not None:
+        sys.exit(code)  # a profiler or coverage measuring the run writes its results as the process exits
     try:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:  # None: started with the stream closed
