@@ -104,7 +104,8 @@ def _top_statement(statement: ast.stmt) -> TopStatement:
     """The statement's lines, the definitions in it, the words of what it binds in its own scope
     (see ``TopStatement.binds``), and whether it declares a global."""
     inner: set[str] = set()
-    words: set[str] | None = set()
+    # A definition binds its own name only: the words of what its body binds are not read.
+    words: set[str] | None = None if isinstance(statement, _DEFINITIONS) else set()
     declares_global = False
     for node, inside in _statements_below(statement):
         if node is not statement and isinstance(node, _DEFINITIONS):
