@@ -105,3 +105,36 @@ def test_a_profiled_run_exits_as_usual_so_the_profile_is_written(tmp_path):
     import pstats
 
     assert pstats.Stats(str(project / "run.prof")).total_calls > 0
+
+
+# Runs cli.entry() with os._exit wrapped to report how many collections the run made.
+_COUNTING_DRIVER = """
+import gc, os, sys
+from trllint.app import cli
+before = sum(s["collections"] for s in gc.get_stats())
+real_exit = os._exit
+def leave(code):
+    sys.stderr.write(f"COLLECTIONS {sum(s['collections'] for s in gc.get_stats()) - before}\\n")
+    sys.stderr.flush()
+    real_exit(code)
+os._exit = leave
+sys.argv = ["trllint", *sys.argv[1:]]
+cli.entry()
+"""
+
+
+def _collections(cwd: Path, *args: str) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNTING_DRIVER, "--no-cache", "--exit-zero", *args],
+        cwd=cwd, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return int(done.stderr.rsplit("COLLECTIONS ", 1)[1])
+
+
+def test_one_file_is_linted_without_a_collection_and_several_with(tmp_path):
+    # A collection just before an exit that frees nothing would walk everything the lint built.
+    project = _project(tmp_path)
+    assert _collections(project, "train.py") == 0
+    (project / "other.py").write_text("x = 1\n", encoding="utf-8")
+    assert _collections(project, "train.py", "other.py") > 0  # a run of several collects after each file

@@ -161,8 +161,13 @@ def entry() -> NoReturn:
     server, which runs until its client leaves, exits as usual, and so does a run under a profiler
     or a coverage tracer."""
     argv = sys.argv[1:]
+    if argv[:1] == ["server"]:
+        sys.exit(main(argv))
+    from trllint.app import memory
+
+    memory.off_to_the_end()
     code = main(argv)
-    if argv[:1] == ["server"] or sys.gettrace() is not None or sys.getprofile() is not None:
+    if sys.gettrace() is not None or sys.getprofile() is not None:
         sys.exit(code)  # a profiler or coverage measuring the run writes its results as the process exits
     try:
         for stream in (sys.stdout, sys.stderr):

@@ -43,6 +43,15 @@ def paused() -> Iterator[None]:
             gc.enable()
 
 
+def off_to_the_end() -> None:
+    """For a process that exits without freeing its objects (``trllint.app.cli.entry``): the
+    collector off before the run, so that :func:`paused` has nothing to turn back on. Turned back
+    on, it would walk everything a lint of one file built just before the exit (0.04 s after a
+    950-line script, 0.09 s after a 6,000-line one). A run that needs it turns it on as before
+    (:func:`for_run`)."""
+    gc.disable()
+
+
 def for_run(files: int, rewrites: bool) -> None:
     """The collector for a run of ``files`` files: prepared for many, on for rewriting one (each
     fix round re-parses), left as it is for linting one."""
