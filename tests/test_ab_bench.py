@@ -19,7 +19,7 @@ def test_compares_two_checkouts_file_by_file(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     header, row = done.stdout.splitlines()
-    assert header.split() == ["file", "import+parse", "base", "new", "change"]
+    assert header.split() == ["file", "import+parse", "base", "new", "change", "CPU", "base", "CPU", "new", "change"]
     assert row.split()[0] == "train.py" and row.rstrip().endswith("%")
 
 
