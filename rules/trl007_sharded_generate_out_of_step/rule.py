@@ -25,6 +25,7 @@ from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import RANK_MARKERS, main_only_decorator, reads_rank
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
+from trllint.facts.wrapping import PREPARE_METHODS
 from trllint.rule.base import AllOf, AnyOf, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class
 from trllint.semantic.model import SemanticModel
@@ -32,8 +33,6 @@ from trllint.semantic.model import SemanticModel
 from .hoisting import hoist_generate
 
 SHARDED_TEXT = describe(SHARDED)
-# accelerate's methods that return the prepared (wrapped, maybe sharded) model.
-_PREPARE_METHODS = ("prepare", "prepare_model")
 
 
 class Unsafe(ReasonKind):
@@ -104,7 +103,7 @@ class ShardedGenerateOutOfStep(Rule):
 
     def _prepared(self, receiver: cst.Name, at: cst.Call) -> bool:
         """A name every binding of which in its scope comes from ``accelerator.prepare(...)``."""
-        if called_names(self.model).isdisjoint(_PREPARE_METHODS):
+        if called_names(self.model).isdisjoint(PREPARE_METHODS):
             return False  # no binding anywhere comes from a prepare call
         scope = self.model.context.enclosing_function(at) or self.source.module
         if id(scope) not in self._bindings:
@@ -113,7 +112,7 @@ class ShardedGenerateOutOfStep(Rule):
         return bool(values) and all(
             isinstance(v, cst.Call)
             and isinstance(v.func, cst.Attribute)
-            and v.func.attr.value in _PREPARE_METHODS
+            and v.func.attr.value in PREPARE_METHODS
             and is_accelerator(v.func.value, self.model.context)
             and argument(v, "evaluation_mode") is None
             for v in values

@@ -87,6 +87,8 @@ _SHADOWED_BY_DEEPSPEED = frozenset({"config"})
 # Helpers that end in `deepspeed.initialize` and return the engine (TRL's `prepare_deepspeed`, the
 # trainers' `_prepare_deepspeed` copies): a DeepSpeed wrapping, whatever the launch.
 DEEPSPEED_HELPERS = ("prepare_deepspeed", "_prepare_deepspeed")
+# accelerate's methods that return the model they are handed wrapped (maybe sharded).
+PREPARE_METHODS = ("prepare", "prepare_model")
 
 # Attributes of transformers' Trainer that hold the wrapped model.
 TRAINER_WRAPPED_ATTRIBUTES = ("self.model_wrapped", "self.deepspeed")
@@ -166,7 +168,7 @@ def wrapping_made_by(value: cst.BaseExpression, imports: ImportMap, accelerators
     method = last_attribute(name)
     if method in DEEPSPEED_HELPERS:
         return [Wrapping(DEEPSPEED, f"{method}(...)")]
-    if name and "." in name and method in ("prepare", "prepare_model"):
+    if name and "." in name and method in PREPARE_METHODS:
         receiver = name.rsplit(".", 1)[0]
         if receiver in accelerators or "accelerator" in receiver.rsplit(".", 1)[-1].lower():
             if method == "prepare_model" and _evaluation_mode(value):
