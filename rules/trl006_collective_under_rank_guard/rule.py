@@ -78,7 +78,6 @@ class CollectiveUnderRankGuard(Rule):
         self._entering: dict[int, Collective | None] = {}
         self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
         self._body_calls: dict[int, list[cst.Call]] = {}
-        self._class_methods: dict[int, dict[str, cst.FunctionDef]] = {}
         module = model.source.module
         self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
         for call in calls_in(model):
@@ -112,21 +111,8 @@ class CollectiveUnderRankGuard(Rule):
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             cls = self.context.enclosing_class(call)
             if cls is not None:
-                return self._first_methods(cls).get(func.attr.value)
+                return self.model.class_facts(cls).methods.get(func.attr.value)
         return None
-
-    def _first_methods(self, cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
-        """The class's methods by name, the first of each name (a property's getter before its
-        setter): read once per class, not at each `self.m()` call."""
-        key = id(cls)
-        if key not in self._class_methods:
-            methods: dict[str, cst.FunctionDef] = {}
-            if isinstance(cls.body, cst.IndentedBlock):
-                for statement in cls.body.body:
-                    if isinstance(statement, cst.FunctionDef):
-                        methods.setdefault(statement.name.value, statement)
-            self._class_methods[key] = methods
-        return self._class_methods[key]
 
     def _enters_collective(self, function: cst.FunctionDef) -> Collective | None:
         """A collective that every caller of ``function`` enters (none of its own guards in front)."""

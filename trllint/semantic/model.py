@@ -100,6 +100,13 @@ class ClassFacts:
         self._imports = imports
 
     @cached_property
+    def methods(self) -> dict[str, cst.FunctionDef]:
+        """The class's methods by name: the last definition of a name, as Python binds it."""
+        from trllint.semantic.context import methods_of
+
+        return methods_of(self.cls)
+
+    @cached_property
     def names_assigned(self) -> frozenset[str]:
         """Every name (``x``, ``self.x``, ``self.model.config.x``) an assignment in the class binds."""
         return frozenset(names_assigned_in(self.cls))
