@@ -359,12 +359,10 @@ class RankFacts:
         reads of them there (closures included)."""
         # Such a name is a `for` target in its function's own body: without a rank-named target
         # in the file, no function need be read.
-        if not any(
-            isinstance(node, cst.For) and not RANK_INDEXES.isdisjoint(assigned_names(node.target)) for node in statements
-        ):
+        if not any(map(_is_rank_loop, statements)):
             return
         for function in functions:
-            if not _loops_over_rank_name(function):
+            if not any(map(_is_rank_loop, walk.statements(function.body, into_definitions=False))):
                 continue  # asked first: reading every binding of a long function is the cost
             loop_only = _loop_only_names(function) & RANK_INDEXES
             if loop_only:
@@ -566,13 +564,10 @@ def _name_nodes(node: cst.CSTNode, names: set[str]) -> set[int]:
     return found
 
 
-def _loops_over_rank_name(function: cst.FunctionDef) -> bool:
-    """A ``for`` statement of ``function``'s own body (not of a function or class defined in it)
-    binds a rank-named target: without one, none of its rank-named names is bound by loops alone."""
-    return any(
-        isinstance(node, cst.For) and not RANK_INDEXES.isdisjoint(assigned_names(node.target))
-        for node in walk.statements(function.body, into_definitions=False)
-    )
+def _is_rank_loop(statement: cst.CSTNode) -> bool:
+    """``for rank in ...``: a ``for`` statement with a rank-named target. A function none of whose
+    own statements is one binds none of its rank-named names by loops alone."""
+    return isinstance(statement, cst.For) and not RANK_INDEXES.isdisjoint(assigned_names(statement.target))
 
 
 def _loop_only_names(function: cst.FunctionDef) -> set[str]:
