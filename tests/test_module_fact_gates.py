@@ -96,6 +96,23 @@ def test_a_name_that_only_starts_like_a_sink_passes_no_gate(tmp_path):
     assert _answer(tmp_path, text, REDUCES_IN_PLACE) == {}
 
 
+def test_a_function_named_initialize_or_ending_in_it_passes_no_gate(tmp_path):
+    # DeepSpeed's utils/groups.py defines a deprecated `initialize`; its data_routing/helper.py
+    # calls `model.random_ltd_initialize()`. Neither calls deepspeed.initialize.
+    text = (
+        "def initialize(ep_size=1, mpu=None):\n    return ep_size\n\n\n"
+        "async def setup(model):\n    model.random_ltd_initialize()\n    return model\n"
+    )
+    assert not CALLS_A_SINK.holds(text, {})
+    assert _answer(tmp_path, text, FORWARDS_TO_DEEPSPEED) == {}
+    # The spellings that do call it still pass, each on its own.
+    for call in ("ds.initialize(model=model)", "initialize (model=model)", "deepspeed.initialize(model=model)"):
+        imported = "import deepspeed as ds" if call.startswith("ds.") else "from deepspeed import initialize"
+        forwards = f"{imported}\nimport deepspeed\n\n\ndef build(model):\n    return {call}\n"
+        assert CALLS_A_SINK.holds(forwards, {}), call
+        assert _answer(tmp_path, forwards, FORWARDS_TO_DEEPSPEED) == {"build": [["model", 0]]}, call
+
+
 def test_the_gates_hold_for_the_spellings_that_answer(tmp_path):
     forwards = (
         "from trl.models.utils import prepare_deepspeed as prep\n\n"

@@ -14,8 +14,10 @@ from trllint.core.prefilter import AnyOf
 # `deepspeed.initialize` in any spelling the analyses follow: called (`deepspeed.initialize(`,
 # `ds.initialize(`, or `initialize(` after a from-import), imported under an alias
 # (`initialize as ds_init`), or named with its module. "initialize" alone is in every DeepSpeed
-# file's comments.
+# file's comments. The analyses match a call by its whole last name, so `initialize` must start
+# a word (`random_ltd_initialize(` calls another function), and `def initialize(` defines one:
+# neither calls DeepSpeed (DeepSpeed's own utils/groups.py has both, and no call).
 DEEPSPEED_INITIALIZE = AnyOf(
-    re.compile(r"initialize\s*(?:\(|as\b)"),
-    re.compile(r"deepspeed\s*\.\s*initialize"),
+    re.compile(r"initialize(?<!\winitialize)(?<!def initialize)\s*(?:\(|as\b)"),
+    re.compile(r"deepspeed\s*\.\s*initialize(?!\w)"),
 )
