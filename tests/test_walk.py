@@ -293,3 +293,30 @@ def test_statements_of_one_scope_leave_out_what_its_definitions_hold(index):
 
         scope.visit(OneScope())
         assert [id(n) for n in walk.statements(scope, into_definitions=False)] == [id(n) for n in found]
+
+
+# Classes the hot helpers compare with `is` (dotted_name, assigned_names, loose_name, ...): a class
+# something derived from would make `type(node) is C` miss nodes that `isinstance` finds.
+LEAF_CLASSES = (
+    cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Tuple, cst.List, cst.StarredElement, cst.Expr,
+    cst.Return, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef,
+)
+
+
+def test_exact_type_tests_answer_as_isinstance_does():
+    for leaf in LEAF_CLASSES:
+        assert not walk._subclasses(leaf), f"{leaf.__name__} has subclasses: compare it with isinstance"
+    bases = (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.BaseSuite, cst.BaseExpression, cst.ExceptHandler)
+    module = cst.parse_module(TRICKY)
+    pending: list[cst.CSTNode] = [module]
+    seen = 0
+    while pending:
+        node = pending.pop()
+        for base in bases:
+            assert (type(node) in walk.node_types(base)) == isinstance(node, base), (type(node).__name__, base)
+        for leaf in LEAF_CLASSES:
+            assert (type(node) is leaf) == isinstance(node, leaf)
+        seen += 1
+        pending.extend(node.children)
+    assert seen > 300
+

@@ -291,6 +291,6 @@ def _enclosing_function(
     node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]
 ) -> cst.FunctionDef | None:
     parent = parent_of(node)
-    while parent is not None and not isinstance(parent, cst.FunctionDef):
+    while parent is not None and type(parent) is not cst.FunctionDef:  # a leaf class (walk.node_types)
         parent = parent_of(parent)
     return parent

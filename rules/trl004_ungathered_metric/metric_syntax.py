@@ -28,7 +28,9 @@ def parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
 def statement_calls(small: cst.CSTNode) -> list[cst.Call]:
     value = getattr(small, "value", None)
     # `self.control = self.callback_handler.on_log(...)`: a sink whose result is kept.
-    return [value] if isinstance(small, (cst.Expr, cst.Return, cst.Assign)) and isinstance(value, cst.Call) else []
+    # Leaf classes compared with `is` (trllint.core.cst.walk.node_types): asked of every statement.
+    kind = type(small)
+    return [value] if (kind is cst.Expr or kind is cst.Return or kind is cst.Assign) and type(value) is cst.Call else []
 
 
 def loose_name(node: cst.CSTNode) -> str:
@@ -36,13 +38,16 @@ def loose_name(node: cst.CSTNode) -> str:
     subscripts skipped), so trackers reached through an index or a getter still read as trackers."""
     parts: list[str] = []
     while True:
-        if isinstance(node, cst.Attribute):
+        # Leaf classes, compared with `is` (trllint.core.cst.walk.node_types).
+        if type(node) is cst.Attribute:
             parts.append(node.attr.value)
             node = node.value
-        elif isinstance(node, (cst.Subscript, cst.Call)):
-            node = node.value if isinstance(node, cst.Subscript) else node.func
+        elif type(node) is cst.Subscript:
+            node = node.value
+        elif type(node) is cst.Call:
+            node = node.func
         else:
-            if isinstance(node, cst.Name):
+            if type(node) is cst.Name:
                 parts.append(node.value)
             return ".".join(reversed(parts))
 

@@ -377,27 +377,28 @@ class RankFacts:
                     assignments.setdefault(name, []).append(None)
 
         for node in statements:
-            if isinstance(node, cst.Assign):
+            # Leaf classes, compared with `is` (trllint.core.cst.walk.node_types).
+            if type(node) is cst.Assign:
                 for target in node.targets:
                     for name in assigned_names(target.target, unnamed=""):
                         if name:
                             # A tuple target's elements are not the value: they read as unknown.
                             value = node.value if isinstance(target.target, (cst.Name, cst.Attribute)) else None
                             assignments.setdefault(name, []).append(value)
-            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            elif type(node) is cst.AnnAssign and node.value is not None:
                 for name in assigned_names(node.target):
                     assignments.setdefault(name, []).append(node.value)
             # Every other statement that binds a name gives it a value this pass does not read,
             # so a name is followed only where all its bindings are known: `step = int(ckpt[
             # "step"])` in a loader does not make the training loop's `for step in ...` a rank.
             # (A comprehension's target is its own scope's; a walrus is too rare to walk for.)
-            elif isinstance(node, (cst.For, cst.AugAssign)):
+            elif type(node) is cst.For or type(node) is cst.AugAssign:
                 unknown(node.target)
-            elif isinstance(node, cst.With):
+            elif type(node) is cst.With:
                 for item in node.items:
                     if item.asname is not None:
                         unknown(item.asname.name)
-            elif isinstance(node, cst.Try):
+            elif type(node) is cst.Try:
                 for handler in node.handlers:
                     if handler.name is not None:
                         unknown(handler.name.name)

@@ -40,7 +40,7 @@ class NodeContext:
 
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         for ancestor in self.ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef):
+            if type(ancestor) is cst.FunctionDef:  # a leaf class (trllint.core.cst.walk.node_types)
                 return ancestor
         return None
 

@@ -18,11 +18,13 @@ COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 def dotted_name(node: cst.BaseExpression | None) -> str | None:
     """``a.b.c`` for Name/Attribute chains, else None (calls and subscripts break the chain)."""
+    # Leaf classes compared with `is`, not isinstance (trllint.core.cst.walk.node_types says why):
+    # asked of nearly every expression of a file.
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
@@ -110,13 +112,14 @@ def assigned_names(target: cst.BaseExpression, unnamed: str | None = None) -> li
 
     A target with no dotted name (``d[k]``) gives ``unnamed`` when one is asked for.
     """
-    if isinstance(target, (cst.Tuple, cst.List)):
+    kind = type(target)
+    if kind is cst.Tuple or kind is cst.List:
         names: list[str] = []
-        for element in target.elements:
+        for element in target.elements:  # type: ignore[attr-defined]  # a Tuple or a List
             names.extend(assigned_names(element.value, unnamed))
         return names
-    if isinstance(target, cst.StarredElement):
-        return assigned_names(target.value, unnamed)
+    if kind is cst.StarredElement:
+        return assigned_names(target.value, unnamed)  # type: ignore[attr-defined]
     name = dotted_name(target)
     if name:
         return [name]

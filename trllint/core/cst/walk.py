@@ -51,6 +51,15 @@ def _subclasses(base: type) -> set[type]:
     return found
 
 
+def node_types(*bases: type) -> frozenset[type]:
+    """``bases`` and every class derived from them: ``type(node) in node_types(...)`` answers
+    ``isinstance(node, bases)`` for a node of a parsed tree. LibCST's node classes are ABCs, so a
+    failing ``isinstance`` calls ABCMeta's ``__instancecheck__`` in Python: most of the cost of
+    the helpers that test every node they meet. (A leaf class, one nothing derives from, is
+    compared with ``is``; tests/test_walk.py holds both to ``isinstance``.)"""
+    return frozenset({*bases, *(sub for base in bases for sub in _subclasses(base))})
+
+
 # Whitespace, comments, operators and brackets: node types whose subtrees hold nothing but more
 # of the same (tests/test_walk.py checks the closure on LibCST's annotations). LibCST keeps the
 # first two kinds in TOKEN_MODULES.
@@ -208,7 +217,10 @@ def identifiers(node: cst.CSTNode) -> frozenset[str]:
 
 # Nodes that hold statements without being one: a statement lies only in these or in another
 # statement, never in an expression.
-_STATEMENT_HOLDERS = (cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+_STATEMENT_HOLDERS = node_types(cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
+_SMALL_STATEMENTS = node_types(cst.BaseSmallStatement)
+_STATEMENTS = node_types(cst.BaseCompoundStatement, cst.SimpleStatementLine)
+_DEFINITIONS = frozenset((cst.FunctionDef, cst.ClassDef))
 
 
 def statements(node: cst.CSTNode, *, into_definitions: bool = True) -> list[cst.CSTNode]:
@@ -221,13 +233,14 @@ def statements(node: cst.CSTNode, *, into_definitions: bool = True) -> list[cst.
 
     def collect(current: cst.CSTNode) -> None:
         for child in syntax_children(current):
-            if isinstance(child, cst.BaseSmallStatement):
+            kind = type(child)
+            if kind in _SMALL_STATEMENTS:
                 found.append(child)
-            elif isinstance(child, (cst.BaseCompoundStatement, cst.SimpleStatementLine)):
+            elif kind in _STATEMENTS:
                 found.append(child)
-                if into_definitions or not isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+                if into_definitions or kind not in _DEFINITIONS:
                     collect(child)
-            elif isinstance(child, _STATEMENT_HOLDERS):
+            elif kind in _STATEMENT_HOLDERS:
                 collect(child)
 
     collect(node)
