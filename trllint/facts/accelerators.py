@@ -79,20 +79,27 @@ def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> fr
 
 
 def names_bound_to_accelerators(scope: cst.CSTNode, imports: ImportMap) -> set[str]:
-    bound: set[str] = set()
+    assignments = _AcceleratorAssignments(imports)
+    walk.visit(scope, assignments)
+    return assignments.bound
 
-    class Assignments(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if _is_accelerator_by_name_or_call(node.value, imports):
-                for target in node.targets:
-                    bound.update(assigned_names(target.target))
 
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if node.value is not None and _is_accelerator_by_name_or_call(node.value, imports):
-                bound.update(assigned_names(node.target))
+class _AcceleratorAssignments(cst.CSTVisitor):
+    # A class of the module, not one made per call (a class made per call is a reference cycle
+    # that holds what it read until the collector runs).
+    def __init__(self, imports: ImportMap) -> None:
+        super().__init__()
+        self.imports = imports
+        self.bound: set[str] = set()
 
-    walk.visit(scope, Assignments())
-    return bound
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if _is_accelerator_by_name_or_call(node.value, self.imports):
+            for target in node.targets:
+                self.bound.update(assigned_names(target.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _is_accelerator_by_name_or_call(node.value, self.imports):
+            self.bound.update(assigned_names(node.target))
 
 
 # ---- which accelerator a fix may name at a node ------------------------------------------------

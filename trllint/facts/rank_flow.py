@@ -243,31 +243,42 @@ def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[in
     there (after ``t = t.clone()`` the collective reduces a copy the caller never sees; ``t /= n``
     divides the same tensor)."""
     positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-    rebound: set[str] = set()
-    outputs: set[str] = set()
+    if not positional:
+        return []
+    body = _ReducedInBody(function, imports)
+    walk.visit(function, body)
+    return [i for i, name in enumerate(positional) if name in body.outputs and name not in body.rebound]
 
-    class Body(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function  # a nested function runs when called, not here
 
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            rebound.update(assigned_names(node.target))
+class _ReducedInBody(cst.CSTVisitor):
+    """What one function's own statements rebind, and hand to an in-place collective. A class of
+    the module, not one made per call: a class is a reference cycle, which would keep the
+    function's tree alive until the collector runs, and the walk works out a class's hooks once."""
 
-        def visit_For(self, node: cst.For) -> None:
-            rebound.update(assigned_names(node.target))
+    def __init__(self, function: cst.FunctionDef, imports: ImportMap) -> None:
+        super().__init__()
+        self.function = function
+        self.imports = imports
+        self.rebound: set[str] = set()
+        self.outputs: set[str] = set()
 
-        def visit_Call(self, node: cst.Call) -> None:
-            full = imports.resolve(call_name(node))
-            method = last_attribute(full)
-            if method in IN_PLACE_COLLECTIVES and _is_torch_distributed(full):
-                output = argument(node, *IN_PLACE_COLLECTIVES[method])
-                name = dotted_name(output.value) if output is not None else None
-                if name is not None:
-                    outputs.add(name)
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function  # a nested function runs when called, not here
 
-    if positional:
-        walk.visit(function, Body())
-    return [i for i, name in enumerate(positional) if name in outputs and name not in rebound]
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.rebound.update(assigned_names(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.rebound.update(assigned_names(node.target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        full = self.imports.resolve(call_name(node))
+        method = last_attribute(full)
+        if method in IN_PLACE_COLLECTIVES and _is_torch_distributed(full):
+            output = argument(node, *IN_PLACE_COLLECTIVES[method])
+            name = dotted_name(output.value) if output is not None else None
+            if name is not None:
+                self.outputs.add(name)
 
 
 def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
@@ -1477,37 +1488,45 @@ def _module_facts(
     calls by the name they call (``f(...)``, ``self.f(...)``), and the names of ``functions``
     read other than as a callee or a definition's name (``Trainer(compute_metrics=log_metrics)``,
     ``map(self.summarize, batches)``): functions whose callers the file does not all show."""
-    relative: set[str] = set()
-    assigned: set[str] = set()
-    calls: dict[str, list[cst.Call]] = {}
-    handed_on: set[str] = set()
-    not_a_value: set[int] = set()  # callees and definitions' names: the ids of their Name nodes
+    facts = _ModuleFacts(functions)
+    walk.visit(module, facts)
+    return frozenset(facts.relative), frozenset(facts.assigned), facts.calls, frozenset(facts.handed_on)
 
-    class Facts(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            if node.relative and not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:
-                    relative.add(dotted_name(alias.asname.name if alias.asname else alias.name) or "")
 
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                assigned.update(n for n in assigned_names(target.target) if n.startswith("self."))
+class _ModuleFacts(cst.CSTVisitor):
+    """``_module_facts``' walk. A class of the module, not one made per call: that is a reference
+    cycle, which would hold the file's calls (and their trees) until the collector runs."""
 
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            assigned.update(n for n in assigned_names(node.target) if n.startswith("self."))
+    def __init__(self, functions: frozenset[str]) -> None:
+        super().__init__()
+        self.functions = functions
+        self.relative: set[str] = set()
+        self.assigned: set[str] = set()
+        self.calls: dict[str, list[cst.Call]] = {}
+        self.handed_on: set[str] = set()
+        self.not_a_value: set[int] = set()  # callees and definitions' names: the ids of their Name nodes
 
-        def visit_Call(self, node: cst.Call) -> None:
-            name = _method_or_function(node)
-            if name is not None:
-                calls.setdefault(name, []).append(node)
-            not_a_value.add(id(node.func.attr if isinstance(node.func, cst.Attribute) else node.func))
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                self.relative.add(dotted_name(alias.asname.name if alias.asname else alias.name) or "")
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            not_a_value.add(id(node.name))
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self.assigned.update(n for n in assigned_names(target.target) if n.startswith("self."))
 
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value in functions and id(node) not in not_a_value:
-                handed_on.add(node.value)
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.assigned.update(n for n in assigned_names(node.target) if n.startswith("self."))
 
-    walk.visit(module, Facts())
-    return frozenset(relative), frozenset(assigned), calls, frozenset(handed_on)
+    def visit_Call(self, node: cst.Call) -> None:
+        name = _method_or_function(node)
+        if name is not None:
+            self.calls.setdefault(name, []).append(node)
+        self.not_a_value.add(id(node.func.attr if isinstance(node.func, cst.Attribute) else node.func))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.not_a_value.add(id(node.name))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.functions and id(node) not in self.not_a_value:
+            self.handed_on.add(node.value)

@@ -503,42 +503,53 @@ def _matrix_rank_uses(function: cst.FunctionDef) -> tuple[set[str], list[tuple[s
         if param.name.value in RANK_INDEXES and default is not None and len(default) == 1 and default[0] > 0:
             used.add(param.name.value)
 
-    def matrix_rank(expr: cst.BaseExpression) -> None:
+    uses = _MatrixRankUses(used, links)
+    walk.visit(function, uses)
+    return used, links
+
+
+class _MatrixRankUses(cst.CSTVisitor):
+    """Adds to ``used`` the names a function uses as a matrix rank, and to ``links`` its plain
+    assignments between dotted names. (A class of the module, not one made per call: that would
+    be a reference cycle holding what it read until the collector runs.)"""
+
+    def __init__(self, used: set[str], links: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.used = used
+        self.links = links
+
+    def matrix_rank(self, expr: cst.BaseExpression) -> None:
         # Any name: `nn.Linear(d, r)` makes `r` a matrix rank, and `r = config.rank` its source.
         if isinstance(expr, cst.Call) and dotted_name(expr.func) == "int" and len(expr.args) == 1:
             expr = expr.args[0].value
         name = dotted_name(expr)
         if name is not None:
-            used.add(name)
+            self.used.add(name)
 
-    class Uses(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if last_attribute(dotted_name(node.func)) in _LOW_RANK_SHAPES:
-                for arg in node.args:
-                    if arg.keyword is None:
-                        matrix_rank(arg.value)
-                        for element in arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else ():
-                            matrix_rank(element.value)
+    def visit_Call(self, node: cst.Call) -> None:
+        if last_attribute(dotted_name(node.func)) in _LOW_RANK_SHAPES:
             for arg in node.args:
-                if arg.keyword is not None and arg.keyword.value in _LOW_RANK_KEYWORDS:
-                    matrix_rank(arg.value)
+                if arg.keyword is None:
+                    self.matrix_rank(arg.value)
+                    for element in arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else ():
+                        self.matrix_rank(element.value)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in _LOW_RANK_KEYWORDS:
+                self.matrix_rank(arg.value)
 
-        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            if isinstance(node.operator, cst.Divide) and any("alpha" in n for n in walk.identifiers(node.left)):
-                matrix_rank(node.right)
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Divide) and any("alpha" in n for n in walk.identifiers(node.left)):
+            self.matrix_rank(node.right)
 
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value.args[0].value if (
-                isinstance(node.value, cst.Call) and dotted_name(node.value.func) == "int" and len(node.value.args) == 1
-            ) else node.value
-            source = dotted_name(value)
-            for target in node.targets:
-                name = dotted_name(target.target)
-                if name is not None and source is not None:
-                    links.append((name, source))
-
-    walk.visit(function, Uses())
-    return used, links
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value.args[0].value if (
+            isinstance(node.value, cst.Call) and dotted_name(node.value.func) == "int" and len(node.value.args) == 1
+        ) else node.value
+        source = dotted_name(value)
+        for target in node.targets:
+            name = dotted_name(target.target)
+            if name is not None and source is not None:
+                self.links.append((name, source))
 
 
 def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> frozenset[str]:

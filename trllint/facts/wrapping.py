@@ -353,21 +353,28 @@ def reads_member_of_an_inherited_attribute(cls: cst.ClassDef, assigned: frozense
     not asked about its bases in other modules, which would cost a parse of each base's module
     (a model's ``PreTrainedModel`` is 270 KB of transformers; its subclasses read
     ``self.model.config`` on the ``self.model`` they built)."""
-    read: set[str] = set()
+    reads = _MemberReads()
+    walk.visit(cls, reads)
+    return bool(reads.read) and not reads.read <= assigned
 
-    class Reads(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            inner = node.value
-            if (
-                node.attr.value in HF_MODEL_MEMBERS
-                and isinstance(inner, cst.Attribute)
-                and isinstance(inner.value, cst.Name)
-                and inner.value.value == "self"
-            ):
-                read.add(f"self.{inner.attr.value}")
 
-    walk.visit(cls, Reads())
-    return bool(read) and not read <= assigned
+class _MemberReads(cst.CSTVisitor):
+    """The ``self.<attr>`` whose Hugging Face member a class reads (a class of the module, not
+    one made per call: that would be a reference cycle left for the collector)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        inner = node.value
+        if (
+            node.attr.value in HF_MODEL_MEMBERS
+            and isinstance(inner, cst.Attribute)
+            and isinstance(inner.value, cst.Name)
+            and inner.value.value == "self"
+        ):
+            self.read.add(f"self.{inner.attr.value}")
 
 
 def _from_project(attribute: list[Any], owner: str) -> Wrapping:

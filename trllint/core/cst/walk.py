@@ -230,21 +230,23 @@ def statements(node: cst.CSTNode, *, into_definitions: bool = True) -> list[cst.
     Without ``into_definitions``, a function or class under ``node`` is listed but not entered
     (the statements of one scope)."""
     found: list[cst.CSTNode] = []
-
-    def collect(current: cst.CSTNode) -> None:
-        for child in syntax_children(current):
-            kind = type(child)
-            if kind in _SMALL_STATEMENTS:
-                found.append(child)
-            elif kind in _STATEMENTS:
-                found.append(child)
-                if into_definitions or kind not in _DEFINITIONS:
-                    collect(child)
-            elif kind in _STATEMENT_HOLDERS:
-                collect(child)
-
-    collect(node)
+    _collect_statements(node, found, into_definitions)
     return found
+
+
+def _collect_statements(current: cst.CSTNode, found: list[cst.CSTNode], into_definitions: bool) -> None:
+    # A function of its own, not a closure: a nested function that calls itself is a reference
+    # cycle, which would keep ``found`` (and every statement in it) alive until the collector runs.
+    for child in syntax_children(current):
+        kind = type(child)
+        if kind in _SMALL_STATEMENTS:
+            found.append(child)
+        elif kind in _STATEMENTS:
+            found.append(child)
+            if into_definitions or kind not in _DEFINITIONS:
+                _collect_statements(child, found, into_definitions)
+        elif kind in _STATEMENT_HOLDERS:
+            _collect_statements(child, found, into_definitions)
 
 
 def hooks_tokens(visitor_type: type) -> bool:
@@ -394,4 +396,9 @@ def visit_batched(node: cst.CSTNode, visitors: Sequence[cst.BatchableCSTVisitor]
         for method in hooks[1]:
             method(current)
 
-    walk(node)
+    try:
+        walk(node)
+    finally:
+        # `walk` calls itself through its closure: a reference cycle (holding the visitors and
+        # their bound hooks) that only the collector would free. Deleting the name breaks it.
+        del walk

@@ -154,31 +154,32 @@ def module_imports(tree: ast.Module) -> dict[str, ImportRef]:
     """Local name -> where it comes from, for the module-level imports (relative ones included),
     those under a module-level ``if`` or ``try`` (``try: import x except ImportError: ...``) too."""
     found: dict[str, ImportRef] = {}
-
-    def collect(statements: list[ast.stmt]) -> None:
-        for statement in statements:
-            if isinstance(statement, ast.ImportFrom):
-                for alias in statement.names:
-                    if alias.name != "*":
-                        found[alias.asname or alias.name] = ImportRef(statement.module or "", statement.level, alias.name)
-            elif isinstance(statement, ast.Import):
-                for alias in statement.names:
-                    if alias.asname is not None:
-                        found[alias.asname] = ImportRef(alias.name)
-                    else:
-                        top = alias.name.split(".")[0]
-                        found.setdefault(top, ImportRef(top))
-            elif isinstance(statement, ast.If):
-                collect(statement.body)
-                collect(statement.orelse)  # an `elif` is an `if` here
-            elif isinstance(statement, ast.Try):
-                collect(statement.body)
-                for handler in statement.handlers:
-                    collect(handler.body)
-                collect(statement.orelse)
-
-    collect(tree.body)
+    _collect_imports(tree.body, found)
     return found
+
+
+def _collect_imports(statements: list[ast.stmt], found: dict[str, ImportRef]) -> None:
+    # Not a closure that calls itself: that would be a reference cycle left for the collector.
+    for statement in statements:
+        if isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = ImportRef(statement.module or "", statement.level, alias.name)
+        elif isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname is not None:
+                    found[alias.asname] = ImportRef(alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    found.setdefault(top, ImportRef(top))
+        elif isinstance(statement, ast.If):
+            _collect_imports(statement.body, found)
+            _collect_imports(statement.orelse, found)  # an `elif` is an `if` here
+        elif isinstance(statement, ast.Try):
+            _collect_imports(statement.body, found)
+            for handler in statement.handlers:
+                _collect_imports(handler.body, found)
+            _collect_imports(statement.orelse, found)
 
 
 def dotted(expression: ast.expr) -> str | None:
