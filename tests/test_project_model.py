@@ -172,6 +172,64 @@ def test_reexport_through_a_package_init(tmp_path: Path):
     assert [c.name for c in view.base_classes(source.module.body[1])] == ["BaseTrainer"]
 
 
+def test_a_function_is_looked_for_only_in_modules_that_could_spell_the_tokens(tmp_path: Path):
+    # `function_spelling`: the module that defines the function, when it spells a token; a module
+    # on the way that spells none and names the function only where it defines it is not outlined.
+    from trllint.core.prefilter import AnyOf
+
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "from .engines import build_engine\nfrom .plain import build_plain\n",
+        "pkg/engines.py": "import deepspeed\n\ndef build_engine(m):\n    return deepspeed.initialize(model=m)\n",
+        "pkg/plain.py": "def build_plain(m):\n    return m\n\n\nclass Holder:\n    pass\n",
+        "pkg/calls_itself.py": "def again(m):\n    return again(m)\n",
+        "train.py": (
+            "from pkg import build_engine, build_plain\nfrom pkg.plain import Holder\n"
+            "from pkg.calls_itself import again\n"
+        ),
+    })
+    tokens = AnyOf("deepspeed")
+    view, _ = view_of(tmp_path / "train.py")
+    plain, engines, again = [(tmp_path / "pkg" / n).resolve() for n in ("plain.py", "engines.py", "calls_itself.py")]
+    # Followed through the package's re-export (its __init__ spells no token but imports the name).
+    found = view.function_spelling("build_engine", tokens)
+    assert found is not None and (found.path, found.name) == (engines, "build_engine")
+    assert view.function("build_engine") == found
+    # Defined in a module that spells no token: none, and that module was never outlined.
+    assert view.function("build_plain") is not None  # it is a function of the project...
+    use_cache_folder(None)
+    view, _ = view_of(tmp_path / "train.py")
+    index = view.index
+    assert view.function_spelling("build_plain", tokens) is None  # ...whose module says nothing
+    assert index.content_hash(plain) not in index._outlines
+    assert plain in view.consulted  # its text was read: a change to it must reach the cache
+    assert view.function_spelling("Holder", tokens) is None  # a class is no function
+    # A module that spells the name elsewhere than where it defines it is outlined, as before.
+    assert view.function_spelling("again", tokens) is None
+    assert index.content_hash(again) in index._outlines
+
+
+def test_a_module_names_a_word_only_where_it_defines_it(tmp_path: Path):
+    index = ProjectIndex(tmp_path)
+    cases = {
+        "def helper(x):\n    return x\n": True,
+        "class helper:\n    pass\n": True,
+        "x = obj.helper(1)\n": True,  # an attribute of something else binds nothing here
+        "def helpers():\n    return my_helper\n": True,  # other words
+        "": True,
+        "from .impl import helper\n": False,
+        "from .impl import (\n    other,\n    helper,\n)\n": False,
+        "from .impl import thing as helper\n": False,
+        "import helper\n": False,
+        "def helper():\n    pass\n\nhelper()\n": False,  # called where defined: outlined, as before
+        "helper = make()\n": False,
+    }
+    for number, (text, expected) in enumerate(cases.items()):
+        path = tmp_path / f"m{number}.py"
+        path.write_text(text, encoding="utf-8")
+        assert index.names_only_where_defined(path, "helper") is expected, text
+
+
 def test_missing_module_outside_module_and_broken_module_are_unknown(tmp_path: Path):
     write(tmp_path, {
         "pyproject.toml": "",

@@ -164,7 +164,7 @@ def summarise_sinks(
     functions = local_functions(module)
     judged = frozenset(functions)
     if project is not None:
-        extra, from_project = project_sinks(project, calls, judged, parent_of)
+        extra, from_project = project_sinks(project, calls, judged, parent_of, _SinkNames(base, imports))
         base = [*extra, *base]
         judged |= from_project
     calls_in: dict[int, list[cst.Call]] = {}
@@ -198,14 +198,32 @@ def summarise_sinks(
     return sinks
 
 
+class _SinkNames:
+    """Whether a call's name may match one of the file's base sinks by its last name (its own or
+    its import's), as ``FileSinks.matching`` matches them."""
+
+    def __init__(self, base: Iterable[Sink], imports: ImportMap) -> None:
+        self.lasts = frozenset(sink.name.rsplit(".", 1)[-1] for sink in base)
+        self.imports = imports
+
+    def may_match(self, name: str) -> bool:
+        full = self.imports.resolve(name) or name
+        return name.rsplit(".", 1)[-1] in self.lasts or full.rsplit(".", 1)[-1] in self.lasts
+
+
 def project_sinks(
     project: ProjectView,
     calls: list[cst.Call],
     defined_here: frozenset[str],
     parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+    sink_names: _SinkNames,
 ) -> tuple[list[Sink], frozenset[str]]:
     """The sinks among the project's functions that the file calls, and every called name the
-    project answers for (judged by that alone). A name defined in the file is its own."""
+    project answers for (judged by that alone). A name defined in the file is its own.
+
+    Being judged matters only to a name that may match a base sink (``sink_names``): another
+    name's answer counts only when it makes the function a sink, which only a module that spells
+    a sink's call can say, so only such a module is looked for (``function_spelling``)."""
     sinks: list[Sink] = []
     judged: set[str] = set()
     asked: set[str] = set()
@@ -216,7 +234,10 @@ def project_sinks(
         asked.add(name)
         if name.partition(".")[0] not in project.imports:
             continue
-        function = project.function(name)
+        if sink_names.may_match(name):
+            function = project.function(name)
+        else:
+            function = project.function_spelling(name, CALLS_A_SINK)
         answer = None if function is None else project.fact(function, FORWARDS_TO_DEEPSPEED, deep_if=CALLS_A_SINK)
         if function is not None and answer is not None:
             judged.add(name)

@@ -1314,10 +1314,12 @@ class FileRankFlows:
             head not in self.imports.aliases or (self.imports.resolve(name) or "").split(".")[0] in LOCAL_COMPUTE_LIBRARIES
         ):
             return []  # a builtin, a local callable, or a library's function (torch's own are matched by name)
-        function = self.project.function(name) if self.project is not None else None
+        # Only a module that spells an in-place collective reduces an argument: no other is looked for.
+        gate = _NAMES_AN_IN_PLACE_COLLECTIVE
+        function = self.project.function_spelling(name, gate) if self.project is not None else None
         if function is None or self.project is None:
             return []
-        answer = self.project.fact(function, REDUCES_IN_PLACE, deep_if=_NAMES_AN_IN_PLACE_COLLECTIVE)
+        answer = self.project.fact(function, REDUCES_IN_PLACE, deep_if=gate)
         return list(answer.get(function.name, ())) if answer is not None else []
 
     def is_global_call(self, call: cst.Call, cls: cst.ClassDef | None = None) -> bool:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -115,6 +116,7 @@ class ProjectIndex:
         self._unparsable: set[str] = set()  # content hashes LibCST cannot parse
         self._outlines: dict[str, ModuleOutline | None] = {}  # by content hash
         self._spells: dict[tuple[str, AnyOf | AllOf], bool] = {}
+        self._defines_only: dict[tuple[str, str], bool] = {}  # (content hash, name)
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
@@ -229,6 +231,28 @@ class ProjectIndex:
                 text = ""
             self._spells[key] = tokens.holds(text, {})
         return self._spells[key]
+
+    def names_only_where_defined(self, path: Path, name: str) -> bool:
+        """The module spells ``name`` (as a name, not after a dot) only right after ``def `` or
+        ``class ``, if at all: no import in it binds ``name``, since an import spells the name it
+        binds after ``import``, ``as``, a comma or a bracket. Read from the text alone (a comment
+        or a string counts too, which only ever answers False more often)."""
+        digest = self.content_hash(path)
+        if digest is None:
+            return False
+        key = (digest, name)
+        if key not in self._defines_only:
+            try:
+                text = read_module(path).decode("utf-8", errors="replace")
+            except OSError:
+                text = ""
+            # The word first, then what precedes it: `re` scans for the literal (facts.markers).
+            word = re.compile(re.escape(name) + r"(?<![\w.]" + re.escape(name) + r")(?!\w)")
+            self._defines_only[key] = all(
+                text.endswith("def ", 0, match.start()) or text.endswith("class ", 0, match.start())
+                for match in word.finditer(text)
+            )
+        return self._defines_only[key]
 
     def fact(
         self,
@@ -535,6 +559,14 @@ class ProjectView:
         found = self._defined(local_name, "function")
         return None if found is None else Definition(*found)
 
+    def function_spelling(self, local_name: str, tokens: AnyOf | AllOf) -> Definition | None:
+        """:meth:`function`, when the module that defines it spells one of ``tokens``; else None.
+        For a question only such a module can answer (what it says of a function comes from its
+        text): a module on the way that spells none of them and names the function only where it
+        defines it (``def name``) cannot hand it on from elsewhere, so it is not outlined."""
+        found = self._defined(local_name, "function", tokens)
+        return None if found is None else Definition(*found)
+
     def class_named(self, local_name: str) -> Definition | None:
         """The class this file imports from its project, None when it is not one."""
         found = self._defined(local_name, "class")
@@ -581,8 +613,7 @@ class ProjectView:
             head = name.partition(".")[0]
             if head in ("self", "cls") or head not in self.imports:
                 continue
-            found = self._defined(name, "function")
-            if found is not None and self.index.spells(found[0], tokens):
+            if self._defined(name, "function", tokens) is not None:
                 return True
         return any(self.index.spells(path, tokens) for path, _, _ in self._base_chain(sorted(class_bases)))
 
@@ -613,17 +644,24 @@ class ProjectView:
             self.consulted[path] = self.index.content_hash(path) or ""
         return outline
 
-    def _defined(self, local_name: str, kind: str) -> tuple[Path, str] | None:
+    def _defined(self, local_name: str, kind: str, spelling: AnyOf | AllOf | None = None) -> tuple[Path, str] | None:
         head, _, rest = local_name.partition(".")
         ref = self.imports.get(head)
         if ref is None:
             return None
-        return self._lookup(self.path, ref, rest, kind, set())
+        return self._lookup(self.path, ref, rest, kind, set(), spelling)
 
     def _lookup(
-        self, importer: Path, ref: ImportRef, rest: str, kind: str, seen: set[tuple[Path, ImportRef, str]]
+        self,
+        importer: Path,
+        ref: ImportRef,
+        rest: str,
+        kind: str,
+        seen: set[tuple[Path, ImportRef, str]],
+        spelling: AnyOf | AllOf | None = None,
     ) -> tuple[Path, str] | None:
-        """The module that defines what ``ref`` (then ``rest``) names, and its name there."""
+        """The module that defines what ``ref`` (then ``rest``) names, and its name there (with
+        ``spelling``: only when that module spells one of its tokens)."""
         key = (importer, ref, rest)
         if key in seen or len(seen) > MAX_BASE_DEPTH:
             return None  # an import cycle, or a chain of re-exports too long to follow
@@ -632,20 +670,29 @@ class ProjectView:
         if target is None or target[0] == self.path:
             return None
         module_path, name = target
-        outline = self._outline(module_path)
-        if outline is None:
-            return None
         parts = [p for p in ([name] if name else []) + (rest.split(".") if rest else []) if p]
-        if not parts:
+        if (
+            spelling is not None
+            and parts
+            and not self.index.spells(module_path, spelling)
+            and self.index.names_only_where_defined(module_path, parts[0])
+        ):
+            # It defines the name or lacks it, and spells none of the tokens either way.
+            self.consulted[module_path] = self.index.content_hash(module_path) or ""
+            return None
+        outline = self._outline(module_path)
+        if outline is None or not parts:
             return None
         head, tail = parts[0], ".".join(parts[1:])
         if not tail and head in (outline.functions if kind == "function" else outline.classes):
+            if spelling is not None and not self.index.spells(module_path, spelling):
+                return None
             return module_path, head
         # Re-exported (`from .trainer import MyTrainer` in a package's __init__.py), or a
         # submodule reached through its package: follow the module's own import.
         again = outline.imports.get(head)
         if again is not None:
-            return self._lookup(module_path, again, tail, kind, seen)
+            return self._lookup(module_path, again, tail, kind, seen, spelling)
         return None
 
     def _class_from(self, importer: Path, name: str) -> tuple[Path, str, ClassOutline] | None:
