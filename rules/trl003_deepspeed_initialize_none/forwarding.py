@@ -143,7 +143,13 @@ def _deepspeed_forwards(model: SemanticModel) -> dict[str, list[list[str | int]]
 
 # Which of a module's functions (``f``) and methods (``self.m``) hand which parameter to a
 # DeepSpeed sink: the module is asked it when a linted file calls them.
-FORWARDS_TO_DEEPSPEED = ModuleFact("trl003.forwards-to-deepspeed", 1, _deepspeed_forwards)
+FORWARDS_TO_DEEPSPEED = ModuleFact(
+    "trl003.forwards-to-deepspeed",
+    1,
+    _deepspeed_forwards,
+    # A function forwards only where the module calls a sink (or imports one to call).
+    calls=frozenset(sink.name.rsplit(".", 1)[-1] for sink in DEEPSPEED_SINKS),
+)
 
 
 def summarise_sinks(

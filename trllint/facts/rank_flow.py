@@ -295,7 +295,9 @@ def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
 
 
 # Which functions of a module all-reduce (or broadcast) an argument in place, and which.
-REDUCES_IN_PLACE = ModuleFact("rank-flow.reduces-in-place", 1, _reduces_in_place, per_definition=True)
+REDUCES_IN_PLACE = ModuleFact(
+    "rank-flow.reduces-in-place", 1, _reduces_in_place, per_definition=True, calls=frozenset(IN_PLACE_COLLECTIVES)
+)
 # What a module must spell to reduce an argument in place: the collective's name, however it is
 # imported, and a way to reach torch.distributed, since a collective counts only when its full
 # name starts with `torch.distributed.` or `dist.`: `torch.distributed` itself, the module

@@ -117,6 +117,7 @@ class ProjectIndex:
         self._outlines: dict[str, ModuleOutline | None] = {}  # by content hash
         self._spells: dict[tuple[str, AnyOf | AllOf], bool] = {}
         self._defines_only: dict[tuple[str, str], bool] = {}  # (content hash, name)
+        self._calls: dict[tuple[str, frozenset[str]], bool] = {}  # (content hash, last names)
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
@@ -232,6 +233,27 @@ class ProjectIndex:
             self._spells[key] = tokens.holds(text, {})
         return self._spells[key]
 
+    def calls_one_of(self, path: Path, names: frozenset[str]) -> bool:
+        """The module's code calls a function whose last name is one of ``names`` (``f(...)``,
+        ``x.f(...)``), or imports one (then it may call it under another name); read from
+        CPython's parse (a word in a string or a comment is none). True for a module CPython
+        cannot parse: the fact's own parse decides."""
+        digest = self.content_hash(path)
+        if digest is None:
+            return True
+        key = (digest, names)
+        if key not in self._calls:
+            from trllint.core.source import SourceDecodeError, SourceFile
+            from trllint.core.syntax import cpython_tree
+            from trllint.semantic.project.outline import calls_or_imports_one_of
+
+            try:
+                tree = cpython_tree(SourceFile.from_bytes(read_module(path), str(path)))
+            except (OSError, SourceDecodeError):
+                tree = None
+            self._calls[key] = tree is None or calls_or_imports_one_of(tree, names)
+        return self._calls[key]
+
     def names_only_where_defined(self, path: Path, name: str) -> bool:
         """The module spells ``name`` (as a name, not after a dot) only right after ``def `` or
         ``class ``, if at all: no import in it binds ``name``, since an import spells the name it
@@ -275,6 +297,8 @@ class ProjectIndex:
         if digest is None:
             return None
         if deep_if is not None and not self.spells(path, deep_if):
+            return None if self.outline(path) is None else {}
+        if fact.calls and not self.calls_one_of(path, fact.calls):
             return None if self.outline(path) is None else {}
         if name is not None and fact.per_definition:
             part = self._per_definition(path, digest, fact, name)

@@ -182,6 +182,21 @@ def _collect_imports(statements: list[ast.stmt], found: dict[str, ImportRef]) ->
             _collect_imports(statement.orelse, found)
 
 
+def calls_or_imports_one_of(tree: ast.Module, names: frozenset[str]) -> bool:
+    """Some call in ``tree`` calls a function whose last name is one of ``names``, or some import
+    (anywhere) names one: every call a LibCST analysis can resolve to such a function does one
+    or the other."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id in names) or (isinstance(func, ast.Attribute) and func.attr in names):
+                return True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(alias.name.rsplit(".", 1)[-1] in names for alias in node.names):
+                return True
+    return False
+
+
 def dotted(expression: ast.expr) -> str | None:
     """``a.b.c`` for a name or a chain of attributes on one, else None."""
     parts: list[str] = []

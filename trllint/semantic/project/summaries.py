@@ -17,7 +17,8 @@ other fact cached for the module is still read.
 
 A question may name the tokens a module must spell to hold its answer (TRL003's: a DeepSpeed
 sink's call; TRL001's: a wrapping). A module that spells none answers ``{}`` from its text alone,
-without a parse.
+without a parse; one whose code calls none of a fact's ``calls`` answers ``{}`` from CPython's
+parse, without LibCST's.
 
 The semantic layer knows no fact: the module that asks a fact is the one that declares it or
 imports its declaration, so the fact is registered in every process (a forked or a spawned
@@ -51,6 +52,12 @@ class ModuleFact:
     # may answer a question about one definition from a slice of the module
     # (trllint.semantic.project.slices) instead of parsing all of it.
     per_definition: bool = False
+    # The last names a module's code must call (``deepspeed.initialize(...)``, ``ds.initialize``)
+    # or import for the fact to say anything of it: the index asks CPython's parse of a module
+    # whose text passed the asker's tokens before LibCST parses it (a word in a docstring or a
+    # comment, or a definition of that name, passes the tokens and calls nothing). Empty: no such
+    # test.
+    calls: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         known = _REGISTRY.get(self.key)
