@@ -182,7 +182,7 @@ def test_a_function_is_looked_for_only_in_modules_that_could_spell_the_tokens(tm
         "pkg/__init__.py": "from .engines import build_engine\nfrom .plain import build_plain\n",
         "pkg/engines.py": "import deepspeed\n\ndef build_engine(m):\n    return deepspeed.initialize(model=m)\n",
         "pkg/plain.py": "def build_plain(m):\n    return m\n\n\nclass Holder:\n    pass\n",
-        "pkg/calls_itself.py": "def again(m):\n    return again(m)\n",
+        "pkg/calls_itself.py": "def again(m):\n    return again(m)\n\n\nonce_more = again\n",
         "train.py": (
             "from pkg import build_engine, build_plain\nfrom pkg.plain import Holder\n"
             "from pkg.calls_itself import again\n"
@@ -204,7 +204,8 @@ def test_a_function_is_looked_for_only_in_modules_that_could_spell_the_tokens(tm
     assert index.content_hash(plain) not in index._outlines
     assert plain in view.consulted  # its text was read: a change to it must reach the cache
     assert view.function_spelling("Holder", tokens) is None  # a class is no function
-    # A module that spells the name elsewhere than where it defines it is outlined, as before.
+    # A module that spells the name where an import could bind it (here an assignment reads it)
+    # is outlined, as before.
     assert view.function_spelling("again", tokens) is None
     assert index.content_hash(again) in index._outlines
 
@@ -221,8 +222,12 @@ def test_a_module_names_a_word_only_where_it_defines_it(tmp_path: Path):
         "from .impl import (\n    other,\n    helper,\n)\n": False,
         "from .impl import thing as helper\n": False,
         "import helper\n": False,
-        "def helper():\n    pass\n\nhelper()\n": False,  # called where defined: outlined, as before
-        "helper = make()\n": False,
+        "def helper():\n    return helper ()\n": True,  # called: no import is followed by a bracket
+        '__all__ = ["helper", \'helper\']\n': True,  # quoted
+        "import helper\n(x)\n": False,  # the bracket on the next line is another statement's
+        "from .impl import helper  # (see helper())\n": False,
+        "helper = make()\n": False,  # read or bound some other way: outlined, to be sure
+        "x = helper\n": False,
     }
     for number, (text, expected) in enumerate(cases.items()):
         path = tmp_path / f"m{number}.py"

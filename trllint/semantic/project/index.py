@@ -255,10 +255,10 @@ class ProjectIndex:
         return self._calls[key]
 
     def names_only_where_defined(self, path: Path, name: str) -> bool:
-        """The module spells ``name`` (as a name, not after a dot) only right after ``def `` or
-        ``class ``, if at all: no import in it binds ``name``, since an import spells the name it
-        binds after ``import``, ``as``, a comma or a bracket. Read from the text alone (a comment
-        or a string counts too, which only ever answers False more often)."""
+        """The module spells ``name`` (as a name, not after a dot) only where it defines, calls
+        or quotes it (``_binds_no_import``), if at all: no import in it binds ``name``. Read from
+        the text alone (a comment or a string counts too, which only ever answers False more
+        often)."""
         digest = self.content_hash(path)
         if digest is None:
             return False
@@ -270,10 +270,7 @@ class ProjectIndex:
                 text = ""
             # The word first, then what precedes it: `re` scans for the literal (facts.markers).
             word = re.compile(re.escape(name) + r"(?<![\w.]" + re.escape(name) + r")(?!\w)")
-            self._defines_only[key] = all(
-                text.endswith("def ", 0, match.start()) or text.endswith("class ", 0, match.start())
-                for match in word.finditer(text)
-            )
+            self._defines_only[key] = all(_binds_no_import(text, match.start(), match.end()) for match in word.finditer(text))
         return self._defines_only[key]
 
     def fact(
@@ -479,6 +476,23 @@ def _outline(path: Path) -> ModuleOutline | None:
         return None
     tree = cpython_tree(source)  # the syntax check's parse: its warnings silenced, its failures None
     return None if tree is None else outline_of(tree)
+
+
+# After a name, what no import that binds it is followed by on its line: a call's parenthesis.
+_CALLED = re.compile(r"[ \t]*\(")
+
+
+def _binds_no_import(text: str, start: int, end: int) -> bool:
+    """The name at ``text[start:end]`` is where a function or class is defined (``def name``),
+    called (``name(``), or quoted (``"name"`` in ``__all__``): in none of these places can an
+    import bind it, as an import spells the name it binds after ``import``, ``as``, a comma or a
+    bracket, followed by a comma, a bracket, ``as``, a comment or the end of its line."""
+    if text.endswith("def ", 0, start) or text.endswith("class ", 0, start):
+        return True
+    if _CALLED.match(text, end):
+        return True
+    quote = text[start - 1 : start]
+    return quote in ("'", '"') and text.startswith(quote, end)
 
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.
