@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -268,9 +268,7 @@ class ProjectIndex:
                 text = read_module(path).decode("utf-8", errors="replace")
             except OSError:
                 text = ""
-            # The word first, then what precedes it: `re` scans for the literal (facts.markers).
-            word = re.compile(re.escape(name) + r"(?<![\w.]" + re.escape(name) + r")(?!\w)")
-            self._defines_only[key] = all(_binds_no_import(text, match.start(), match.end()) for match in word.finditer(text))
+            self._defines_only[key] = all(_binds_no_import(text, start, start + len(name)) for start in _word_at(text, name))
         return self._defines_only[key]
 
     def fact(
@@ -476,6 +474,19 @@ def _outline(path: Path) -> ModuleOutline | None:
         return None
     tree = cpython_tree(source)  # the syntax check's parse: its warnings silenced, its failures None
     return None if tree is None else outline_of(tree)
+
+
+def _word_at(text: str, word: str) -> Iterator[int]:
+    """Where ``word`` stands as a name of its own in ``text``: not part of a longer name, and not
+    an attribute (after a dot). (A search per name, not a regex compiled per name.)"""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            yield start
+        start = text.find(word, start + 1)
 
 
 # After a name, what no import that binds it is followed by on its line: a call's parenthesis.
