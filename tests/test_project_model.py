@@ -549,3 +549,38 @@ def test_reached_through_bases_only_for_trl001(tmp_path: Path):
     )
     use_cache_folder(None)
     assert _may_match("TRL001", train) is False
+
+
+def test_class_bases_reads_every_class_statement_nested_or_not():
+    import ast
+
+    from trllint.semantic.project.outline import class_bases
+
+    text = textwrap.dedent("""
+        class Top(base.Trainer):
+            class Inner(Mixin):
+                pass
+
+        def factory():
+            class Local(LocalBase):
+                pass
+            return Local
+
+        try:
+            class Guarded(GuardBase):
+                pass
+        except ImportError:
+            class Fallback(FallbackBase):
+                pass
+        finally:
+            pass
+
+        match kind:
+            case "a":
+                class Matched(MatchBase):
+                    pass
+
+        x = [SomethingElse for SomethingElse in ()]
+    """)
+    bases = class_bases(ast.parse(text), text.splitlines())
+    assert bases == {"base.Trainer", "Mixin", "LocalBase", "GuardBase", "FallbackBase", "MatchBase"}

@@ -229,10 +229,27 @@ def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | No
     may inherit through another class of the file. The same test as
     ``trllint.facts.wrapping.reads_member_of_an_inherited_attribute``, on CPython's tree
     (``lines``: the module's, to skip a class whose text spells no such read without walking it)."""
-    classes = [node for top in tree.body for node, _ in _statements_below(top) if isinstance(node, ast.ClassDef)]
+    classes = _class_definitions(tree)
     if reading is not None and not any(_reads_inherited_member(c, reading, lines) for c in classes):
         return set()
     return {name for c in classes for name in map(dotted, c.bases) if name}
+
+
+def _class_definitions(tree: ast.Module) -> list[ast.ClassDef]:
+    """Every class statement of the module, nested ones too, in no particular order: a loop over
+    the statements alone (asked of every file the prefilter reads; ``_statements_below`` also
+    says which scope each statement is in, which this does not need)."""
+    found: list[ast.ClassDef] = []
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if type(node) is ast.ClassDef:
+            found.append(node)
+        for field in _BLOCKS:
+            children = getattr(node, field, None)
+            if children:
+                pending.extend(children)
+    return found
 
 
 def _reads_inherited_member(cls: ast.ClassDef, members: frozenset[str], lines: list[str]) -> bool:
