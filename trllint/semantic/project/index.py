@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -115,9 +115,10 @@ class ProjectIndex:
         self._disk: dict[str, dict[str, ModuleAnswer]] = {}  # content hash -> its cache file's facts
         self._unparsable: set[str] = set()  # content hashes LibCST cannot parse
         self._outlines: dict[str, ModuleOutline | None] = {}  # by content hash
-        self._spells: dict[tuple[str, AnyOf | AllOf], bool] = {}
-        self._defines_only: dict[tuple[str, str], bool] = {}  # (content hash, name)
-        self._calls: dict[tuple[str, frozenset[str]], bool] = {}  # (content hash, last names)
+        # (content hash, what was asked) -> what the module's text or CPython's parse says
+        self._spells: dict[tuple[str, Any], bool] = {}  # spells one of these tokens
+        self._defines_only: dict[tuple[str, Any], bool] = {}  # names this only where it defines it
+        self._calls: dict[tuple[str, Any], bool] = {}  # calls or imports one of these last names
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
@@ -221,55 +222,60 @@ class ProjectIndex:
     def spells(self, path: Path, tokens: AnyOf | AllOf) -> bool:
         """The module's text holds one of ``tokens``: without one, a question about them has the
         answer of a module that does nothing, and the module need not be parsed."""
-        digest = self.content_hash(path)
-        if digest is None:
-            return False
-        key = (digest, tokens)
-        if key not in self._spells:
-            try:
-                text = read_module(path).decode("utf-8", errors="replace")
-            except OSError:
-                text = ""
-            self._spells[key] = tokens.holds(text, {})
-        return self._spells[key]
+        return self._read(path, self._spells, tokens, False, lambda data: tokens.holds(_text(data), {}))
 
     def calls_one_of(self, path: Path, names: frozenset[str]) -> bool:
         """The module's code calls a function whose last name is one of ``names`` (``f(...)``,
         ``x.f(...)``), or imports one (then it may call it under another name); read from
         CPython's parse (a word in a string or a comment is none). True for a module CPython
         cannot parse: the fact's own parse decides."""
-        digest = self.content_hash(path)
-        if digest is None:
-            return True
-        key = (digest, names)
-        if key not in self._calls:
+
+        def calls(data: bytes | None) -> bool:
             from trllint.core.source import SourceDecodeError, SourceFile
             from trllint.core.syntax import cpython_tree
             from trllint.semantic.project.outline import calls_or_imports_one_of
 
             try:
-                tree = cpython_tree(SourceFile.from_bytes(read_module(path), str(path)))
-            except (OSError, SourceDecodeError):
+                tree = None if data is None else cpython_tree(SourceFile.from_bytes(data, str(path)))
+            except SourceDecodeError:
                 tree = None
-            self._calls[key] = tree is None or calls_or_imports_one_of(tree, names)
-        return self._calls[key]
+            return tree is None or calls_or_imports_one_of(tree, names)
+
+        return self._read(path, self._calls, names, True, calls)
 
     def names_only_where_defined(self, path: Path, name: str) -> bool:
         """The module spells ``name`` (as a name, not after a dot) only where it defines, calls
         or quotes it (``_binds_no_import``), if at all: no import in it binds ``name``. Read from
         the text alone (a comment or a string counts too, which only ever answers False more
         often)."""
+
+        def only_where_defined(data: bytes | None) -> bool:
+            text = _text(data)
+            return all(_binds_no_import(text, start, start + len(name)) for start in _word_at(text, name))
+
+        return self._read(path, self._defines_only, name, False, only_where_defined)
+
+    def _read(
+        self,
+        path: Path,
+        answers: dict[tuple[str, Any], bool],
+        about: Any,
+        unreadable: bool,
+        answer: Callable[[bytes | None], bool],
+    ) -> bool:
+        """``answer`` of the module's bytes (None: it cannot be read now), once per content and
+        ``about``; ``unreadable`` for a module that has no content hash (it cannot be read)."""
         digest = self.content_hash(path)
         if digest is None:
-            return False
-        key = (digest, name)
-        if key not in self._defines_only:
+            return unreadable
+        key = (digest, about)
+        if key not in answers:
             try:
-                text = read_module(path).decode("utf-8", errors="replace")
+                data: bytes | None = read_module(path)
             except OSError:
-                text = ""
-            self._defines_only[key] = all(_binds_no_import(text, start, start + len(name)) for start in _word_at(text, name))
-        return self._defines_only[key]
+                data = None
+            answers[key] = answer(data)
+        return answers[key]
 
     def fact(
         self,
@@ -474,6 +480,10 @@ def _outline(path: Path) -> ModuleOutline | None:
         return None
     tree = cpython_tree(source)  # the syntax check's parse: its warnings silenced, its failures None
     return None if tree is None else outline_of(tree)
+
+
+def _text(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", errors="replace")
 
 
 def _word_at(text: str, word: str) -> Iterator[int]:
