@@ -155,7 +155,7 @@ def test_a_module_whose_code_calls_none_of_a_facts_names_answers_nothing():
             continue
         found = None
         for fact, gate in called:
-            if calls_or_imports_one_of(tree, fact.calls):
+            if calls_or_imports_one_of(tree, fact.calls)[0]:
                 continue
             found = answers(path) if found is None else found
             if found is None:
@@ -183,3 +183,46 @@ def test_the_call_gate_holds_for_the_calls_that_answer(tmp_path):
         assert index.calls_one_of(path, FORWARDS_TO_DEEPSPEED.calls) is calls, text
         if calls:
             assert _answer(tmp_path, text, FORWARDS_TO_DEEPSPEED) != {}, text
+
+
+def test_a_definition_that_calls_none_of_a_facts_names_gets_nothing(tmp_path):
+    """A ``per_definition`` fact with ``calls`` (REDUCES_IN_PLACE): a function whose own lines
+    spell none of them, in a module that imports none, gets nothing, as the whole module's answer
+    says. Proved on the sample's modules that call one somewhere (the others are the test above's)."""
+    from trllint.semantic.project.index import ProjectIndex
+
+    index = ProjectIndex(REPO)
+    checked = skipped = 0
+    for path in sample():
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        if not _NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {}) or not index.calls_one_of(path, REDUCES_IN_PLACE.calls):
+            continue
+        found = answers(path)
+        outline = index.outline(path)
+        if found is None or outline is None:
+            continue
+        for statement in outline.statements:
+            if statement.defines is None or statement.defines in outline.classes:
+                continue
+            checked += 1
+            if not index.definition_calls_one_of(path, statement.defines, REDUCES_IN_PLACE.calls):
+                skipped += 1
+                assert statement.defines not in found[REDUCES_IN_PLACE.key], (path, statement.defines)
+    assert checked > 20 and 0 < skipped < checked, (checked, skipped)
+    # Renamed on import, the call is followed: every definition of such a module is read.
+    renamed = tmp_path / "renamed.py"
+    renamed.write_text(
+        "import torch.distributed as dist\nfrom torch.distributed import all_reduce as total\n\n"
+        "def mean(t):\n    total(t)\n    return t\n\n\ndef other(t):\n    return dist.get_rank()\n",
+        encoding="utf-8",
+    )
+    assert index.definition_calls_one_of(renamed, "mean", REDUCES_IN_PLACE.calls)
+    assert _answer(tmp_path, renamed.read_text(), REDUCES_IN_PLACE) == {"mean": [0]}
+    plain = tmp_path / "plain.py"
+    plain.write_text(
+        "import torch.distributed as dist\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n\n\n"
+        "def rank():\n    return dist.get_rank()\n",
+        encoding="utf-8",
+    )
+    assert index.definition_calls_one_of(plain, "mean", REDUCES_IN_PLACE.calls)
+    assert not index.definition_calls_one_of(plain, "rank", REDUCES_IN_PLACE.calls)

@@ -118,7 +118,8 @@ class ProjectIndex:
         # (content hash, what was asked) -> what the module's text or CPython's parse says
         self._spells: dict[tuple[str, Any], bool] = {}  # spells one of these tokens
         self._defines_only: dict[tuple[str, Any], bool] = {}  # names this only where it defines it
-        self._calls: dict[tuple[str, Any], bool] = {}  # calls or imports one of these last names
+        # calls or imports one of these last names, imports one
+        self._calls: dict[tuple[str, frozenset[str]], tuple[bool, bool]] = {}
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
@@ -230,18 +231,42 @@ class ProjectIndex:
         CPython's parse (a word in a string or a comment is none). True for a module CPython
         cannot parse: the fact's own parse decides."""
 
-        def calls(data: bytes | None) -> bool:
+        return self._called(path, names)[0]
+
+    def imports_one_of(self, path: Path, names: frozenset[str]) -> bool:
+        """Some import of the module, anywhere in it, names one of ``names`` (``from torch.distributed
+        import all_reduce as reduce_all``): a call in it may then reach one under another name.
+        True for a module CPython cannot parse."""
+        return self._called(path, names)[1]
+
+    def _called(self, path: Path, names: frozenset[str]) -> tuple[bool, bool]:
+        digest = self.content_hash(path)
+        if digest is None:
+            return True, True
+        key = (digest, names)
+        if key not in self._calls:
             from trllint.core.source import SourceDecodeError, SourceFile
             from trllint.core.syntax import cpython_tree
             from trllint.semantic.project.outline import calls_or_imports_one_of
 
             try:
-                tree = None if data is None else cpython_tree(SourceFile.from_bytes(data, str(path)))
-            except SourceDecodeError:
+                tree = cpython_tree(SourceFile.from_bytes(read_module(path), str(path)))
+            except (OSError, SourceDecodeError):
                 tree = None
-            return tree is None or calls_or_imports_one_of(tree, names)
+            self._calls[key] = (True, True) if tree is None else calls_or_imports_one_of(tree, names)
+        return self._calls[key]
 
-        return self._read(path, self._calls, names, True, calls)
+    def definition_calls_one_of(self, path: Path, name: str, names: frozenset[str]) -> bool:
+        """Some top-level definition ``name`` of the module spells one of ``names`` in its own
+        lines, or the module imports one (``imports_one_of``): else nothing ``name`` runs calls
+        one, whatever the rest of the module does. True where that cannot be told from the
+        module's statements (it has none CPython reads, or defines ``name`` nowhere at its top)."""
+        digest = self.content_hash(path)
+        cutter = None if digest is None else self._cutter(path, digest)
+        if cutter is None or self.imports_one_of(path, names):
+            return True
+        spelled = [words for statement, words in zip(cutter.statements, cutter.words) if statement.defines == name]
+        return not spelled or any(not words.isdisjoint(names) for words in spelled)
 
     def names_only_where_defined(self, path: Path, name: str) -> bool:
         """The module spells ``name`` (as a name, not after a dot) only where it defines, calls
@@ -302,6 +327,8 @@ class ProjectIndex:
         if fact.calls and not self.calls_one_of(path, fact.calls):
             return None if self.outline(path) is None else {}
         if name is not None and fact.per_definition:
+            if fact.calls and not self.definition_calls_one_of(path, name, fact.calls):
+                return {}  # what it says of `name` is nothing, whatever it says of the rest
             part = self._per_definition(path, digest, fact, name)
             if part != READ_WHOLE:
                 return part

@@ -182,19 +182,38 @@ def _collect_imports(statements: list[ast.stmt], found: dict[str, ImportRef]) ->
             _collect_imports(statement.orelse, found)
 
 
-def calls_or_imports_one_of(tree: ast.Module, names: frozenset[str]) -> bool:
-    """Some call in ``tree`` calls a function whose last name is one of ``names``, or some import
-    (anywhere) names one: every call a LibCST analysis can resolve to such a function does one
-    or the other."""
+def calls_or_imports_one_of(tree: ast.Module, names: frozenset[str]) -> tuple[bool, bool]:
+    """Whether some call in ``tree`` calls a function whose last name is one of ``names`` or
+    some import names one, and whether some import (anywhere) names one: every call a LibCST
+    analysis can resolve to such a function spells the name, or calls what an import renamed."""
+    imports = any(
+        any(alias.name.rsplit(".", 1)[-1] in names for alias in node.names)
+        for node in _statements_anywhere(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    )
+    if imports:
+        return True, True
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
             if (isinstance(func, ast.Name) and func.id in names) or (isinstance(func, ast.Attribute) and func.attr in names):
-                return True
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any(alias.name.rsplit(".", 1)[-1] in names for alias in node.names):
-                return True
-    return False
+                return True, False
+    return False, False
+
+
+def _statements_anywhere(tree: ast.Module) -> list[ast.AST]:
+    """Every statement of the module (and except clause and match case), nested ones too, in no
+    particular order: a loop over statement lists alone, not every expression."""
+    found: list[ast.AST] = []
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        for field in _BLOCKS:
+            children = getattr(node, field, None)
+            if children:
+                pending.extend(children)
+    return found
 
 
 def dotted(expression: ast.expr) -> str | None:
@@ -239,17 +258,7 @@ def _class_definitions(tree: ast.Module) -> list[ast.ClassDef]:
     """Every class statement of the module, nested ones too, in no particular order: a loop over
     the statements alone (asked of every file the prefilter reads; ``_statements_below`` also
     says which scope each statement is in, which this does not need)."""
-    found: list[ast.ClassDef] = []
-    pending: list[ast.AST] = list(tree.body)
-    while pending:
-        node = pending.pop()
-        if type(node) is ast.ClassDef:
-            found.append(node)
-        for field in _BLOCKS:
-            children = getattr(node, field, None)
-            if children:
-                pending.extend(children)
-    return found
+    return [node for node in _statements_anywhere(tree) if type(node) is ast.ClassDef]
 
 
 def _reads_inherited_member(cls: ast.ClassDef, members: frozenset[str], lines: list[str]) -> bool:

@@ -55,8 +55,10 @@ class ModuleFact:
     # The last names a module's code must call (``deepspeed.initialize(...)``, ``ds.initialize``)
     # or import for the fact to say anything of it: the index asks CPython's parse of a module
     # whose text passed the asker's tokens before LibCST parses it (a word in a docstring or a
-    # comment, or a definition of that name, passes the tokens and calls nothing). Empty: no such
-    # test.
+    # comment, or a definition of that name, passes the tokens and calls nothing). For a fact
+    # ``per_definition``, what it says of a definition must come from the calls in that
+    # definition's own lines: one whose lines spell none of them, in a module that imports none
+    # (no call under another name), gets ``{}`` without a parse. Empty: no such test.
     calls: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
