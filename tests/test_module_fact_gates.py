@@ -209,20 +209,16 @@ def test_a_definition_that_calls_none_of_a_facts_names_gets_nothing(tmp_path):
                 skipped += 1
                 assert statement.defines not in found[REDUCES_IN_PLACE.key], (path, statement.defines)
     assert checked > 20 and 0 < skipped < checked, (checked, skipped)
-    # Renamed on import, the call is followed: every definition of such a module is read.
-    renamed = tmp_path / "renamed.py"
-    renamed.write_text(
-        "import torch.distributed as dist\nfrom torch.distributed import all_reduce as total\n\n"
-        "def mean(t):\n    total(t)\n    return t\n\n\ndef other(t):\n    return dist.get_rank()\n",
-        encoding="utf-8",
-    )
-    assert index.definition_calls_one_of(renamed, "mean", REDUCES_IN_PLACE.calls)
-    assert _answer(tmp_path, renamed.read_text(), REDUCES_IN_PLACE) == {"mean": [0]}
-    plain = tmp_path / "plain.py"
-    plain.write_text(
-        "import torch.distributed as dist\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n\n\n"
-        "def rank():\n    return dist.get_rank()\n",
-        encoding="utf-8",
-    )
-    assert index.definition_calls_one_of(plain, "mean", REDUCES_IN_PLACE.calls)
-    assert not index.definition_calls_one_of(plain, "rank", REDUCES_IN_PLACE.calls)
+    # Renamed on import, a call is followed under its new name: every definition of such a module
+    # is read. Without one, only the definitions that spell a collective.
+    renamed = "import torch.distributed as dist\nfrom torch.distributed import all_reduce as total\n\n"
+    plain = "import torch.distributed as dist\n\n"
+    for text, read in [
+        (renamed + "def mean(t):\n    total(t)\n    return t\n\n\ndef rank():\n    return dist.get_rank()\n", True),
+        (plain + "def mean(t):\n    dist.all_reduce(t)\n    return t\n\n\ndef rank():\n    return dist.get_rank()\n", False),
+    ]:
+        path = tmp_path / f"module_{read}.py"
+        path.write_text(text, encoding="utf-8")
+        assert index.definition_calls_one_of(path, "mean", REDUCES_IN_PLACE.calls)
+        assert index.definition_calls_one_of(path, "rank", REDUCES_IN_PLACE.calls) is read
+        assert _answer(tmp_path, text, REDUCES_IN_PLACE) == {"mean": [0]}
