@@ -230,7 +230,6 @@ class ProjectIndex:
         ``x.f(...)``), or imports one (then it may call it under another name); read from
         CPython's parse (a word in a string or a comment is none). True for a module CPython
         cannot parse: the fact's own parse decides."""
-
         return self._called(path, names)[0]
 
     def imports_one_of(self, path: Path, names: frozenset[str]) -> bool:
@@ -648,8 +647,9 @@ class ProjectView:
     def function_spelling(self, local_name: str, tokens: AnyOf | AllOf) -> Definition | None:
         """:meth:`function`, when the module that defines it spells one of ``tokens``; else None.
         For a question only such a module can answer (what it says of a function comes from its
-        text): a module on the way that spells none of them and names the function only where it
-        defines it (``def name``) cannot hand it on from elsewhere, so it is not outlined."""
+        text): a module on the way that spells none of them, and in which no import can bind the
+        name (:meth:`ProjectIndex.names_only_where_defined`), cannot hand it on from elsewhere, so
+        it is not outlined."""
         found = self._defined(local_name, "function", tokens)
         return None if found is None else Definition(*found)
 
