@@ -123,15 +123,15 @@ def _some_ranks_only(rule: CollectiveUnderRankGuard, call: cst.Call, scope: cst.
 
 
 # Scopes of their own: what they hold does not run when the code around them runs.
-_OWN_SCOPES = frozenset((cst.FunctionDef, cst.ClassDef, cst.Lambda))
+_OWN_SCOPES = walk.node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: bool = False) -> list:
-    """The calls (or nodes of ``kinds``, concrete node classes) that run when ``node`` runs, in
-    source order; with ``nested``, those in the functions and lambdas defined there too."""
-    # Asked of whole functions, helper after helper: node types are compared exactly (no LibCST
-    # node class has subclasses, and `isinstance` on them goes through ABCMeta).
-    wanted = frozenset(kinds)
+    """The calls (or nodes of ``kinds``) that run when ``node`` runs, in source order; with
+    ``nested``, those in the functions and lambdas defined there too."""
+    # Asked of whole functions, helper after helper: types by set membership, not isinstance
+    # (trllint.core.cst.walk.node_types).
+    wanted = walk.node_types(*kinds)
     skipped = frozenset() if nested else _OWN_SCOPES
     found: list = []
     pending = [node]

@@ -51,6 +51,7 @@ def _subclasses(base: type) -> set[type]:
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def node_types(*bases: type) -> frozenset[type]:
     """``bases`` and every class derived from them: ``type(node) in node_types(...)`` answers
     ``isinstance(node, bases)`` for a node of a parsed tree. LibCST's node classes are ABCs, so a

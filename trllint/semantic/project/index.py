@@ -28,11 +28,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -56,6 +55,7 @@ FACTS_FILE_FORMAT = 1
 MAX_BASE_DEPTH = 16
 # How many modules' cutters (their lines and words, for slices) one index keeps at a time.
 MAX_CUTTERS = 64
+T = TypeVar("T")
 
 
 def project_root(path: Path) -> Path:
@@ -119,7 +119,7 @@ class ProjectIndex:
         self._spells: dict[tuple[str, Any], bool] = {}  # spells one of these tokens
         self._defines_only: dict[tuple[str, Any], bool] = {}  # names this only where it defines it
         # calls or imports one of these last names, imports one
-        self._calls: dict[tuple[str, frozenset[str]], tuple[bool, bool]] = {}
+        self._calls: dict[tuple[str, Any], tuple[bool, bool]] = {}
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
@@ -239,21 +239,21 @@ class ProjectIndex:
         return self._called(path, names)[1]
 
     def _called(self, path: Path, names: frozenset[str]) -> tuple[bool, bool]:
-        digest = self.content_hash(path)
-        if digest is None:
-            return True, True
-        key = (digest, names)
-        if key not in self._calls:
+        """``calls_or_imports_one_of`` of CPython's parse of the module; both True where there is
+        none (the fact's own parse decides)."""
+
+        def called(data: bytes | None) -> tuple[bool, bool]:
             from trllint.core.source import SourceDecodeError, SourceFile
             from trllint.core.syntax import cpython_tree
             from trllint.semantic.project.outline import calls_or_imports_one_of
 
             try:
-                tree = cpython_tree(SourceFile.from_bytes(read_module(path), str(path)))
-            except (OSError, SourceDecodeError):
+                tree = None if data is None else cpython_tree(SourceFile.from_bytes(data, str(path)))
+            except SourceDecodeError:
                 tree = None
-            self._calls[key] = (True, True) if tree is None else calls_or_imports_one_of(tree, names)
-        return self._calls[key]
+            return (True, True) if tree is None else calls_or_imports_one_of(tree, names)
+
+        return self._read(path, self._calls, names, (True, True), called)
 
     def definition_calls_one_of(self, path: Path, name: str, names: frozenset[str]) -> bool:
         """Some top-level definition ``name`` of the module spells one of ``names`` in its own
@@ -268,25 +268,20 @@ class ProjectIndex:
         return not spelled or any(not words.isdisjoint(names) for words in spelled)
 
     def names_only_where_defined(self, path: Path, name: str) -> bool:
-        """The module spells ``name`` (as a name, not after a dot) only where it defines, calls
-        or quotes it (``_binds_no_import``), if at all: no import in it binds ``name``. Read from
-        the text alone (a comment or a string counts too, which only ever answers False more
-        often)."""
+        """No import in the module can bind ``name`` (``outline.names_only_where_defined``, read
+        from its text)."""
+        from trllint.semantic.project.outline import names_only_where_defined
 
-        def only_where_defined(data: bytes | None) -> bool:
-            text = _text(data)
-            return all(_binds_no_import(text, start, start + len(name)) for start in _word_at(text, name))
-
-        return self._read(path, self._defines_only, name, False, only_where_defined)
+        return self._read(path, self._defines_only, name, False, lambda data: names_only_where_defined(_text(data), name))
 
     def _read(
         self,
         path: Path,
-        answers: dict[tuple[str, Any], bool],
+        answers: dict[tuple[str, Any], T],
         about: Any,
-        unreadable: bool,
-        answer: Callable[[bytes | None], bool],
-    ) -> bool:
+        unreadable: T,
+        answer: Callable[[bytes | None], T],
+    ) -> T:
         """``answer`` of the module's bytes (None: it cannot be read now), once per content and
         ``about``; ``unreadable`` for a module that has no content hash (it cannot be read)."""
         digest = self.content_hash(path)
@@ -510,36 +505,6 @@ def _outline(path: Path) -> ModuleOutline | None:
 
 def _text(data: bytes | None) -> str:
     return "" if data is None else data.decode("utf-8", errors="replace")
-
-
-def _word_at(text: str, word: str) -> Iterator[int]:
-    """Where ``word`` stands as a name of its own in ``text``: not part of a longer name, and not
-    an attribute (after a dot). (A search per name, not a regex compiled per name.)"""
-    start = text.find(word)
-    while start >= 0:
-        end = start + len(word)
-        before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
-            yield start
-        start = text.find(word, start + 1)
-
-
-# After a name, what no import that binds it is followed by on its line: a call's parenthesis.
-_CALLED = re.compile(r"[ \t]*\(")
-
-
-def _binds_no_import(text: str, start: int, end: int) -> bool:
-    """The name at ``text[start:end]`` is where a function or class is defined (``def name``),
-    called (``name(``), or quoted (``"name"`` in ``__all__``): in none of these places can an
-    import bind it, as an import spells the name it binds after ``import``, ``as``, a comma or a
-    bracket, followed by a comma, a bracket, ``as``, a comment or the end of its line."""
-    if text.endswith("def ", 0, start) or text.endswith("class ", 0, start):
-        return True
-    if _CALLED.match(text, end):
-        return True
-    quote = text[start - 1 : start]
-    return quote in ("'", '"') and text.startswith(quote, end)
 
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.

@@ -239,6 +239,43 @@ def calls_of(text: str, heads: Iterable[str]) -> set[str]:
     return {match.group(1) + re.sub(r"\s+", "", match.group(2)) for match in pattern.finditer(text)}
 
 
+def names_only_where_defined(text: str, name: str) -> bool:
+    """``text`` spells ``name`` (as a name, not after a dot) only where it defines, calls or
+    quotes it, if at all: no import in it can bind ``name``, as an import spells the name it binds
+    after ``import``, ``as``, a comma or a bracket, followed by a comma, a bracket, ``as``, a
+    comment or the end of its line. A comment or a string counts too, which only ever answers
+    False more often."""
+    return all(_binds_no_import(text, start, start + len(name)) for start in _word_at(text, name))
+
+
+def _word_at(text: str, word: str) -> Iterator[int]:
+    """Where ``word`` stands as a name of its own in ``text``: not part of a longer name, and not
+    an attribute (after a dot). (A search per name, not a regex compiled per name.)"""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            yield start
+        start = text.find(word, start + 1)
+
+
+# After a name, what no import that binds it is followed by on its line: a call's parenthesis.
+_CALLED = re.compile(r"[ \t]*\(")
+
+
+def _binds_no_import(text: str, start: int, end: int) -> bool:
+    """The name at ``text[start:end]`` is where a function or class is defined (``def name``),
+    called (``name(``), or quoted (``"name"`` in ``__all__``)."""
+    if text.endswith("def ", 0, start) or text.endswith("class ", 0, start):
+        return True
+    if _CALLED.match(text, end):
+        return True
+    quote = text[start - 1 : start]
+    return quote in ("'", '"') and text.startswith(quote, end)
+
+
 def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | None = None) -> set[str]:
     """The bases of the module's classes (nested ones too), as written.
 
@@ -248,17 +285,10 @@ def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | No
     may inherit through another class of the file. The same test as
     ``trllint.facts.wrapping.reads_member_of_an_inherited_attribute``, on CPython's tree
     (``lines``: the module's, to skip a class whose text spells no such read without walking it)."""
-    classes = _class_definitions(tree)
+    classes = [node for node in _statements_anywhere(tree) if type(node) is ast.ClassDef]  # nested ones too
     if reading is not None and not any(_reads_inherited_member(c, reading, lines) for c in classes):
         return set()
     return {name for c in classes for name in map(dotted, c.bases) if name}
-
-
-def _class_definitions(tree: ast.Module) -> list[ast.ClassDef]:
-    """Every class statement of the module, nested ones too, in no particular order: a loop over
-    the statements alone (asked of every file the prefilter reads; ``_statements_below`` also
-    says which scope each statement is in, which this does not need)."""
-    return [node for node in _statements_anywhere(tree) if type(node) is ast.ClassDef]
 
 
 def _reads_inherited_member(cls: ast.ClassDef, members: frozenset[str], lines: list[str]) -> bool:
