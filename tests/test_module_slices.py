@@ -91,24 +91,128 @@ def test_a_slice_keeps_what_the_definition_reaches_and_the_module_level_code_it_
     assert _defined(_cut(UTILS, "local_mean")) == ["setup", "local_mean"]
 
 
-def test_a_name_spelled_only_in_a_comment_or_string_keeps_its_definition_too():
-    text = _cut(
-        """
+def test_a_name_in_a_comment_or_a_string_keeps_nothing_but_one_in_code_or_an_f_string_does():
+    module = """
         def helper():
             pass
 
 
-        def target():
+        def fmt(x):
+            return x
+
+
+        def default():
+            return 0
+
+
+        def target(parser):
             # unlike helper(), this one does nothing
-            return "no unrelated call"
+            parser.add_argument("--helper", help="see unrelated()")
+            parser.add_argument("--level", default=1)
+            return f"{fmt(1)} and 'quoted'" + r"\\\\" + '''unrelated()'''
 
 
         def unrelated():
             pass
-        """,
-        "target",
-    )
-    assert _defined(text) == ["helper", "target", "unrelated"]  # more kept is only more parsed
+        """
+    # `default=` is a name LibCST reads (a keyword argument's), so the flows may read it as the
+    # function `default` handed on: it keeps that function. The comment and the strings keep
+    # neither `helper` nor `unrelated`; the f-string's call keeps `fmt`.
+    assert _defined(_cut(module, "target")) == ["fmt", "default", "target"]
+
+
+def test_the_code_words_hold_every_name_cpython_reads_in_real_modules():
+    """What the slices read a statement's names and calls from (its text, less comments and
+    strings other than f-strings) misses no name or call CPython's parse finds there, on a sample
+    of real modules: a slice can keep more than it needs, never less."""
+    from tests.test_module_fact_gates import sample
+
+    from trllint.semantic.project.slices import ModuleCutter
+
+    checked = 0
+    for path in sample():
+        text = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        cutter = ModuleCutter(text, outline_of(tree))
+        if not cutter.statements:
+            continue
+        assert len(cutter.statements) == len(tree.body)
+        for i, statement in enumerate(tree.body):
+            names, called = _names_and_calls(statement)
+            assert names <= cutter.words[i], (path, statement.lineno, names - cutter.words[i])
+            assert called <= cutter.calls(i), (path, statement.lineno, called - cutter.calls(i))
+            checked += 1
+    assert checked > 1000
+
+
+def _names_and_calls(statement: ast.stmt) -> tuple[set[str], set[str]]:
+    """Every identifier CPython's tree holds in ``statement`` (LibCST reads each as a ``Name``),
+    and the names its calls call (``f(...)``, ``x.f(...)``)."""
+    names: set[str] = set()
+    called: set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.alias):
+            names.update(node.name.split("."))
+            names.update([node.asname] if node.asname else [])
+        elif isinstance(node, ast.keyword) and node.arg:
+            names.add(node.arg)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            called.add(node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+    names.discard("*")
+    return names, called
+
+
+def test_another_definition_of_a_name_is_kept_only_once_the_flows_may_look_that_name_up():
+    module = """
+        class Dataset:
+            def __init__(self, paths):
+                self.paths = paths
+
+            def forward(self, x):
+                return x
+
+
+        class Sampler:
+            def __init__(self, n):
+                self.n = n
+
+
+        def make_scheduler(optimizer):
+            class Dummy:
+                def __init__(self, optimizer):
+                    self.optimizer = optimizer
+
+            return Dummy(optimizer)
+
+
+        def run(model, x):
+            class Wrapper:
+                def forward(self, x):
+                    return x
+
+            return model.forward(x)
+        """
+    # No kept statement calls `__init__` by name: the nested class's own is the only one needed.
+    assert _defined(_cut(module, "make_scheduler")) == ["make_scheduler"]
+    # `model.forward(x)` may land on any `forward` of the module: every one stays.
+    assert _defined(_cut(module, "run")) == ["Dataset", "run"]
+    # An asked class's own methods are looked up by their names: each other definition stays.
+    assert _defined(_cut(module, "Sampler")) == ["Dataset", "Sampler", "make_scheduler"]
 
 
 @pytest.mark.parametrize(

@@ -257,9 +257,10 @@ class ProjectIndex:
 
     def definition_calls_one_of(self, path: Path, name: str, names: frozenset[str]) -> bool:
         """Some top-level definition ``name`` of the module spells one of ``names`` in its own
-        lines, or the module imports one (``imports_one_of``): else nothing ``name`` runs calls
-        one, whatever the rest of the module does. True where that cannot be told from the
-        module's statements (it has none CPython reads, or defines ``name`` nowhere at its top)."""
+        code (comments and strings other than f-strings aside), or the module imports one
+        (``imports_one_of``): else nothing ``name`` runs calls one, whatever the rest of the
+        module does. True where that cannot be told from the module's statements (it has none
+        CPython reads, or defines ``name`` nowhere at its top)."""
         digest = self.content_hash(path)
         cutter = None if digest is None else self._cutter(path, digest)
         if cutter is None or self.imports_one_of(path, names):
@@ -462,7 +463,7 @@ class ProjectIndex:
 # A per-definition answer that says: read the whole module's answer (no definition is named "@").
 READ_WHOLE: ModuleAnswer = {"@whole": True}
 # Bumped whenever what a slice keeps changes: per-definition answers are kept under it.
-SLICES = "slice2"
+SLICES = "slice3"
 
 
 def _read_facts(file: Path | None) -> dict[str, ModuleAnswer]:

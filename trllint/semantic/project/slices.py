@@ -18,9 +18,18 @@ The slice keeps, in the module's order:
 Module-level code that binds nothing kept reads (a docstring, ``logging.basicConfig()``, a table
 no kept statement names) is left out. The flows find a function by its name alone, a method's
 too, and refuse one defined twice: a kept statement keeps every other statement that defines one
-of the names it defines (an unrelated class's ``forward`` beside a kept class's). A name is read
-from the text as a word, so one in a comment or a string keeps what binds it too: that only ever
-keeps more.
+of the names it defines (an unrelated class's ``forward`` beside a kept class's) once that name
+is one the flows may look up, one a kept statement calls (``f(...)``, ``x.f(...)``) or the asked
+definition defines. Until then the other definitions do not matter: an unrelated class's
+``__init__`` is not kept for a nested class's ``__init__`` that nothing calls by name.
+
+Names are read from the code as words, with comments and strings left out (an f-string is code:
+it stays), so ``# unlike helper()`` or ``parser.add_argument("--default")`` keeps nothing; every
+name LibCST reads as a ``Name`` is such a word (a keyword argument's and a parameter's name too),
+so the flows see in a slice every name they would read there in the whole module. A call is a
+word followed by ``(`` (past spaces, a line continuation or a closing bracket: ``(f)(x)``), but
+not a definition's name (``def f(``): that takes in more than the calls (a word before ``(`` in
+an f-string's text), never fewer.
 
 What the asked definition reaches, and what reaches it, is there, so a fact that follows calls
 within the module answers for it as on the whole module, nearly always. The whole module's
@@ -44,6 +53,33 @@ if TYPE_CHECKING:
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _WORD = re.compile(r"\w+")
+# A call: a name and `(` (a definition's name and its parameters are not one).
+_CALLED = re.compile(r"\b(?:def|class)[\s\\]+\w+|(\w+)[\s\\)]*\(")
+# A comment, or a string literal with its prefix (a prefix starts a word: `return"x"` has none).
+# The module parsed (CPython outlined it), so every literal is closed. Read left to right, a `#`
+# or a quote inside a literal belongs to it.
+_NOT_CODE = re.compile(
+    r"#[^\r\n]*"
+    r"|(?:(?<!\w)(?P<prefix>[A-Za-z]{1,2}))?"
+    r"(?:'''(?:[^'\\]++|\\.|'(?!''))*+'''"
+    r'|"""(?:[^"\\]++|\\.|"(?!""))*+"""'
+    r"|'(?:[^'\\\r\n]++|\\.)*+'"
+    r'|"(?:[^"\\\r\n]++|\\.)*+")',
+    re.DOTALL,
+)
+
+
+def _code_only(match: re.Match[str]) -> str:
+    """An f-string as it is (its expressions are code); any other string, or a comment, as the
+    line ends it holds, so that the lines still count as the module's."""
+    text = match.group()
+    prefix = match.group("prefix") or ""
+    if "f" in prefix or "F" in prefix:
+        return text
+    return "".join(_LINE_END.findall(text))
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -61,9 +97,11 @@ class ModuleCutter:
         lone_return = "\r" in text and text.count("\r") != text.count("\r\n")
         self.statements = () if lone_return else outline.statements
         self.lines: list[str] = _LINE.findall(text)
-        self.words: list[frozenset[str]] = [
-            frozenset(_WORD.findall("".join(self.lines[s.first - 1 : s.last]))) for s in self.statements
-        ]
+        self.classes = {name: cls.methods for name, cls in outline.classes.items()}
+        code = _LINE.findall(_NOT_CODE.sub(_code_only, text)) if self.statements else []
+        self.code = ["".join(code[s.first - 1 : s.last]) for s in self.statements]
+        self.words: list[frozenset[str]] = [frozenset(_WORD.findall(chunk)) for chunk in self.code]
+        self._calls: dict[int, frozenset[str]] = {}
         # word -> the statements that spell it (a call of a function, a use of a class)
         self.spelling: dict[str, list[int]] = {}
         # word -> the top-level statements that bind it: a definition of that name, or module-level
@@ -83,19 +121,30 @@ class ModuleCutter:
             later.first > earlier.last for earlier, later in zip(self.statements, self.statements[1:])
         )
 
+    def calls(self, i: int) -> frozenset[str]:
+        """The names statement ``i`` may call: the flows look a definition up by these. Read for
+        the statements a slice keeps alone."""
+        if i not in self._calls:
+            self._calls[i] = frozenset(_CALLED.findall(self.code[i])) - {""}
+        return self._calls[i]
+
     def slice(self, roots: Iterable[str]) -> ModuleSlice | None:
         """The module cut down to what the definitions named ``roots`` need; None when it cannot
         be cut along its statements' lines (two share a line: ``x = 1; y = 2``)."""
         if not self.cuttable:
             return None
         statements = self.statements
+        roots = tuple(roots)
         # First what the asked definitions reach, with the statements that call or name each
         # definition reached (a parameter is read as what its callers pass); then what the
         # module-level code reaches.
         asked = [i for name in roots for i in self.binding.get(name, ()) if statements[i].defines == name]
-        reached = self._reach(asked, set(), callers=True)
+        # The flows answer for the asked definition by its name, and for an asked class's methods
+        # by theirs.
+        looked_up = {*roots, *(method for name in roots if name in self.classes for method in self.classes[name])}
+        reached = self._reach(asked, set(), looked_up, callers=True)
         base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or s.declares_global]
-        kept = self._reach(base, reached, callers=False)
+        kept = self._reach(base, reached, looked_up, callers=False)
         chunks: list[str] = []
         count = 0
         for i in sorted(kept):
@@ -105,10 +154,11 @@ class ModuleCutter:
             count += statement.last - statement.first + 1
         return ModuleSlice("".join(chunks), count, len(self.lines))
 
-    def _reach(self, pending: list[int], kept: set[int], *, callers: bool) -> set[int]:
+    def _reach(self, pending: list[int], kept: set[int], looked_up: set[str], *, callers: bool) -> set[int]:
         """``kept`` grown by ``pending`` and every top-level statement that binds a word they
         spell (a definition of that name, module-level code that assigns it); with ``callers``,
-        every statement that spells the name of a definition reached too."""
+        every statement that spells the name of a definition reached too. ``looked_up``: the
+        names the kept statements call or the asked definitions define, grown here."""
         while pending:
             i = pending.pop()
             if i in kept:
@@ -117,9 +167,14 @@ class ModuleCutter:
             for word in self.words[i]:
                 pending.extend(self.binding.get(word, ()))
             # The flows find a function by its name alone (a method's too), and read none that is
-            # defined twice: every other definition of a name defined here stays with it.
+            # defined twice: every definition of a name they may look up stays with the others.
             statement = self.statements[i]
-            for name in statement.definitions:
+            for name in self.calls(i) - looked_up:
+                looked_up.add(name)
+                definitions = self.defining.get(name, ())
+                if any(j in kept for j in definitions):
+                    pending.extend(definitions)
+            for name in statement.definitions & looked_up:
                 pending.extend(self.defining.get(name, ()))
             if callers and statement.defines is not None:
                 pending.extend(self.spelling.get(statement.defines, ()))
