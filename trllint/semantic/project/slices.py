@@ -26,10 +26,8 @@ definition defines. Until then the other definitions do not matter: an unrelated
 Names are read from the code as words, with comments and strings left out (an f-string is code:
 it stays), so ``# unlike helper()`` or ``parser.add_argument("--default")`` keeps nothing; every
 name LibCST reads as a ``Name`` is such a word (a keyword argument's and a parameter's name too),
-so the flows see in a slice every name they would read there in the whole module. A call is a
-word followed by ``(`` (past spaces, a line continuation or a closing bracket: ``(f)(x)``), but
-not a definition's name (``def f(``): that takes in more than the calls (a word before ``(`` in
-an f-string's text), never fewer.
+so the flows see in a slice every name they would read there in the whole module. A call is
+read as :func:`may_call` says.
 
 What the asked definition reaches, and what reaches it, is there, so a fact that follows calls
 within the module answers for it as on the whole module, nearly always. The whole module's
@@ -53,33 +51,51 @@ if TYPE_CHECKING:
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _WORD = re.compile(r"\w+")
-# A call: a name and `(` (a definition's name and its parameters are not one).
-_CALLED = re.compile(r"\b(?:def|class)[\s\\]+\w+|(\w+)[\s\\)]*\(")
-# A comment, or a string literal with its prefix (a prefix starts a word: `return"x"` has none).
-# The module parsed (CPython outlined it), so every literal is closed. Read left to right, a `#`
-# or a quote inside a literal belongs to it.
+# A comment, or a string literal (its prefix is read before it, in _code_only). The module parsed
+# (CPython outlined it), so every literal is closed; read left to right, a `#` or a quote inside a
+# literal belongs to it. Each branch starts with its character, which `re` scans for.
 _NOT_CODE = re.compile(
     r"#[^\r\n]*"
-    r"|(?:(?<!\w)(?P<prefix>[A-Za-z]{1,2}))?"
-    r"(?:'''(?:[^'\\]++|\\.|'(?!''))*+'''"
+    r"|'''(?:[^'\\]++|\\.|'(?!''))*+'''"
     r'|"""(?:[^"\\]++|\\.|"(?!""))*+"""'
     r"|'(?:[^'\\\r\n]++|\\.)*+'"
-    r'|"(?:[^"\\\r\n]++|\\.)*+")',
+    r'|"(?:[^"\\\r\n]++|\\.)*+"',
     re.DOTALL,
 )
 
 
+def may_call(code: str, name: str) -> bool:
+    """``code`` may call ``name`` (``name(...)``, ``x.name(...)``): the word, then ``(`` past
+    spaces, a line continuation or a closing bracket (``(name)(x)``), other than as the name a
+    ``def`` or a ``class`` defines. More than the calls (a word before ``(`` in an f-string's
+    text), never fewer."""
+    word = re.escape(name)
+    # The name first, then the look-behind: `re` scans for the literal (trllint.facts.markers).
+    for match in re.finditer(rf"{word}(?<!\w{word})[\s\\)]*\(", code):
+        if not _DEFINED_HERE.search(code, max(0, match.start() - 40), match.start()):
+            return True
+    return False
+
+
+# Right before a name: the `def` or `class` that defines it (a run of continued lines past forty
+# characters reads as a call: more, never fewer).
+_DEFINED_HERE = re.compile(r"(?<!\w)(?:def|class)[\s\\]+$")
+
+
 def _code_only(match: re.Match[str]) -> str:
-    """An f-string as it is (its expressions are code); any other string, or a comment, as the
-    line ends it holds, so that the lines still count as the module's."""
+    """An f-string as it is (its expressions are code); nothing for any other string or a comment."""
     text = match.group()
-    prefix = match.group("prefix") or ""
-    if "f" in prefix or "F" in prefix:
-        return text
-    return "".join(_LINE_END.findall(text))
-
-
-_LINE_END = re.compile(r"\r\n|\r|\n")
+    if text[0] == "#":
+        return ""
+    # The prefix: the letters (two at most) right before the quote that start a word. After a
+    # keyword (`return"x"`) there is none; `if"x"` reads as one with an `f`, which keeps more.
+    module, start = match.string, match.start()
+    first = start
+    while first > start - 2 and first > 0 and module[first - 1].isascii() and module[first - 1].isalpha():
+        first -= 1
+    if first > 0 and (module[first - 1].isalnum() or module[first - 1] == "_"):
+        first = start
+    return text if "f" in module[first:start] or "F" in module[first:start] else ""
 
 
 @dataclass(frozen=True)
@@ -98,8 +114,8 @@ class ModuleCutter:
         self.statements = () if lone_return else outline.statements
         self.lines: list[str] = _LINE.findall(text)
         self.classes = {name: cls.methods for name, cls in outline.classes.items()}
-        code = _LINE.findall(_NOT_CODE.sub(_code_only, text)) if self.statements else []
-        self.code = ["".join(code[s.first - 1 : s.last]) for s in self.statements]
+        # A statement's lines hold its whole literals: each is read on its own.
+        self.code = [_NOT_CODE.sub(_code_only, "".join(self.lines[s.first - 1 : s.last])) for s in self.statements]
         self.words: list[frozenset[str]] = [frozenset(_WORD.findall(chunk)) for chunk in self.code]
         self._calls: dict[int, frozenset[str]] = {}
         # word -> the statements that spell it (a call of a function, a use of a class)
@@ -117,15 +133,18 @@ class ModuleCutter:
                 self.defining.setdefault(name, []).append(i)
             for word in self.words[i]:
                 self.spelling.setdefault(word, []).append(i)
+        # The names more than one statement defines: only for these can another definition matter.
+        self.shared = frozenset(name for name, found in self.defining.items() if len(found) > 1)
         self.cuttable = bool(self.statements) and self.statements[-1].last <= len(self.lines) and all(
             later.first > earlier.last for earlier, later in zip(self.statements, self.statements[1:])
         )
 
     def calls(self, i: int) -> frozenset[str]:
-        """The names statement ``i`` may call: the flows look a definition up by these. Read for
-        the statements a slice keeps alone."""
+        """The ``shared`` names statement ``i`` may call: the flows look a definition up by these.
+        Read for the statements a slice keeps alone."""
         if i not in self._calls:
-            self._calls[i] = frozenset(_CALLED.findall(self.code[i])) - {""}
+            code = self.code[i]
+            self._calls[i] = frozenset(name for name in self.words[i] & self.shared if may_call(code, name))
         return self._calls[i]
 
     def slice(self, roots: Iterable[str]) -> ModuleSlice | None:
