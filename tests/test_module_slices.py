@@ -388,3 +388,39 @@ def test_a_call_is_a_name_then_a_bracket_but_not_a_definitions_name(code: str, c
     from trllint.semantic.project.slices import may_call
 
     assert may_call(code, "f") is called
+
+
+def test_a_slice_keeps_the_imports_of_the_names_it_spells_and_those_that_must_stay():
+    text = _cut(
+        """
+        from __future__ import annotations
+
+        import os
+        import numpy as np
+        import torch.distributed
+        from helpers import *
+        from .metrics import accuracy, recall as rc
+
+        try:
+            import deepspeed
+        except ImportError:
+            deepspeed = None
+
+
+        def target(t):
+            torch.distributed.all_reduce(t)
+            return rc(t)
+        """,
+        "target",
+    )
+    kept = [line for line in text.splitlines() if "import" in line]
+    # `torch` and `rc` are spelled; `os` and `np` are not. A `*` import (whatever it binds), a
+    # `__future__` one and an import inside a `try` stay whatever the slice spells.
+    assert kept == [
+        "from __future__ import annotations",
+        "import torch.distributed",
+        "from helpers import *",
+        "from .metrics import accuracy, recall as rc",
+        "    import deepspeed",
+    ]
+    assert "except ImportError:" in text

@@ -427,7 +427,7 @@ def test_a_warm_index_parses_nothing(tmp_path: Path, monkeypatch):
     write(tmp_path / "proj", {"pyproject.toml": "", "utils.py": REDUCING_HELPER, "train.py": "from utils import get_all_reduce_mean, local_mean\n"})
     use_cache_folder(tmp_path / "cache")
     view, _ = view_of(tmp_path / "proj/train.py")
-    assert returns(view, "local_mean") is not None
+    assert returns(view, "local_mean") is not None and returns(view, "get_all_reduce_mean") is not None
     use_cache_folder(tmp_path / "cache")  # a new run: no index in memory
 
     def no_parse(*args):

@@ -47,8 +47,9 @@ class TopStatement:
     defines: str | None = None
     inner: frozenset[str] = frozenset()
     # For a statement that defines nothing at the top: the words of the names it binds (`x = ...`,
-    # `cfg.rank = ...`, `for i in ...`, nested definitions), or None when it must stay in every
-    # slice (it imports, declares a global, or matches).
+    # `cfg.rank = ...`, `for i in ...`, `import a.b`, nested definitions), or None when it must stay
+    # in every slice (a `*` or `__future__` import, an import inside it, a global declaration, a
+    # match).
     binds: frozenset[str] | None = None
     # A `global` statement lies in it (in a function: it may bind a global another one reads).
     declares_global: bool = False
@@ -118,11 +119,24 @@ def _top_statement(statement: ast.stmt) -> TopStatement:
         else:
             words |= _bound_by(node)
     last = statement.end_lineno or statement.lineno
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return TopStatement(statement.lineno, last, None, frozenset(), _imported(statement))
     if isinstance(statement, _DEFINITIONS):
         first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
         return TopStatement(first, last, statement.name, frozenset(inner), None, declares_global)
     binds = None if words is None else frozenset(words)
     return TopStatement(statement.lineno, last, None, frozenset(inner), binds, declares_global)
+
+
+def _imported(statement: ast.Import | ast.ImportFrom) -> frozenset[str] | None:
+    """The names a top-level import binds (``import a.b`` binds ``a``, ``import a.b as c`` only
+    ``c``, as the linter's import map reads them too); None for one that stays in every slice: a
+    ``*`` import (which names it binds is not known) and a ``__future__`` import."""
+    if isinstance(statement, ast.ImportFrom) and (statement.module == "__future__" or any(a.name == "*" for a in statement.names)):
+        return None
+    if isinstance(statement, ast.ImportFrom):
+        return frozenset(alias.asname or alias.name for alias in statement.names)
+    return frozenset(alias.asname or alias.name.split(".")[0] for alias in statement.names)
 
 
 def _bound_by(node: ast.AST) -> set[str]:

@@ -7,13 +7,16 @@ hundred lines.
 
 The slice keeps, in the module's order:
 
-- every top-level statement that imports (or declares a global, or matches);
+- every top-level statement that must stay: a ``*`` or ``__future__`` import, one that imports
+  inside it (``try: import deepspeed``), declares a global, or matches;
 - every definition that holds a ``global`` statement: it may bind a global the asked one reads;
 - the asked definition, every top-level statement that binds a name a kept statement spells (a
-  definition it calls, a base class, a decorator; module-level code that assigns a global it
-  reads), and every statement that spells the name of a definition so reached (its callers: the
-  rank flows read a parameter as what the callers pass), until nothing new is named. What the
-  imports and global declarations reach is kept too, without its callers.
+  definition it calls, a base class, a decorator, an import of a name it reads; module-level code
+  that assigns a global it reads), and every statement that spells the name of a definition so
+  reached (its callers: the rank flows read a parameter as what the callers pass), until nothing
+  new is named. What the statements that stay reach is kept too, without its callers. The flows
+  ask the imports only of names the code spells, so an import of a name no kept statement spells
+  changes nothing.
 
 Module-level code that binds nothing kept reads (a docstring, ``logging.basicConfig()``, a table
 no kept statement names) is left out. The flows find a function by its name alone, a method's
