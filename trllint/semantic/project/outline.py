@@ -47,9 +47,9 @@ class TopStatement:
     defines: str | None = None
     inner: frozenset[str] = frozenset()
     # For a statement that defines nothing at the top: the words of the names it binds (`x = ...`,
-    # `cfg.rank = ...`, `for i in ...`, `import a.b`, nested definitions), or None when it must stay
-    # in every slice (a `*` or `__future__` import, an import inside it, a global declaration, a
-    # match).
+    # `cfg.rank = ...`, `for i in ...`, nested definitions; an import: every word it spells), or
+    # None when it must stay in every slice (a `*` or `__future__` import, an import inside it, a
+    # global declaration, a match).
     binds: frozenset[str] | None = None
     # A `global` statement lies in it (in a function: it may bind a global another one reads).
     declares_global: bool = False
@@ -129,14 +129,17 @@ def _top_statement(statement: ast.stmt) -> TopStatement:
 
 
 def _imported(statement: ast.Import | ast.ImportFrom) -> frozenset[str] | None:
-    """The names a top-level import binds (``import a.b`` binds ``a``, ``import a.b as c`` only
-    ``c``, as the linter's import map reads them too); None for one that stays in every slice: a
-    ``*`` import (which names it binds is not known) and a ``__future__`` import."""
+    """The words a top-level import spells, which the slices read as what it binds: the names it
+    binds, and the names it imports them from, which the rank flows read as names too (a module's
+    ``summarize`` method is "handed on" by ``from .losses import summarize as s``). None for one
+    that stays in every slice: a ``*`` import (which names it binds is not known) and a
+    ``__future__`` import."""
     if isinstance(statement, ast.ImportFrom) and (statement.module == "__future__" or any(a.name == "*" for a in statement.names)):
         return None
-    if isinstance(statement, ast.ImportFrom):
-        return frozenset(alias.asname or alias.name for alias in statement.names)
-    return frozenset(alias.asname or alias.name.split(".")[0] for alias in statement.names)
+    words = {part for alias in statement.names for name in (alias.name, alias.asname or "") for part in name.split(".")}
+    if isinstance(statement, ast.ImportFrom) and statement.module:
+        words.update(statement.module.split("."))
+    return frozenset(words - {""})
 
 
 def _bound_by(node: ast.AST) -> set[str]:

@@ -14,23 +14,27 @@ The slice keeps, in the module's order:
   definition it calls, a base class, a decorator, an import of a name it reads; module-level code
   that assigns a global it reads), and every statement that spells the name of a definition so
   reached (its callers: the rank flows read a parameter as what the callers pass), until nothing
-  new is named. What the statements that stay reach is kept too, without its callers. The flows
-  ask the imports only of names the code spells, so an import of a name no kept statement spells
-  changes nothing.
+  new is named. What the statements that stay reach is kept too, without its callers. An import
+  is kept when a kept statement spells any word of it: the flows read the names it binds, and
+  the names it imports them from as names handed on (``from .losses import summarize as s``
+  hands on a method ``summarize`` of the module);
+- every statement that spells ``self.x`` when a kept statement calls ``self.x(...)``: the flows
+  know such a call when any statement of the module stores to ``self.x``.
 
 Module-level code that binds nothing kept reads (a docstring, ``logging.basicConfig()``, a table
 no kept statement names) is left out. The flows find a function by its name alone, a method's
 too, and refuse one defined twice: a kept statement keeps every other statement that defines one
 of the names it defines (an unrelated class's ``forward`` beside a kept class's) once that name
-is one the flows may look up, one a kept statement calls (``f(...)``, ``x.f(...)``) or the asked
-definition defines. Until then the other definitions do not matter: an unrelated class's
-``__init__`` is not kept for a nested class's ``__init__`` that nothing calls by name.
+is one the flows may look up: one a kept statement calls (``f(...)``, ``x.f(...)``), an asked
+name, or a name an asked class defines (every class of the name). Until then the other
+definitions do not matter: an unrelated class's ``__init__`` is not kept for a nested class's
+``__init__`` that nothing calls by name.
 
-Names are read from the code as words, with comments and strings left out (an f-string is code:
-it stays), so ``# unlike helper()`` or ``parser.add_argument("--default")`` keeps nothing; every
-name LibCST reads as a ``Name`` is such a word (a keyword argument's and a parameter's name too),
-so the flows see in a slice every name they would read there in the whole module. A call is
-read as :func:`may_call` says.
+Names are read from the code as words, with comments and strings other than f-strings left
+out (an f-string's replacement fields are code; see :func:`_code`), so ``# unlike helper()`` or
+``parser.add_argument("--default")`` keeps nothing; every name LibCST reads as a ``Name`` is such
+a word (a keyword argument's and a parameter's name too). A call is read as :func:`may_call`
+says.
 
 What the asked definition reaches, and what reaches it, is there, so a fact that follows calls
 within the module answers for it as on the whole module, nearly always. The whole module's
@@ -54,17 +58,77 @@ if TYPE_CHECKING:
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _WORD = re.compile(r"\w+")
-# A comment, or a string literal (its prefix is read before it, in _code_only). The module parsed
-# (CPython outlined it), so every literal is closed; read left to right, a `#` or a quote inside a
-# literal belongs to it. Each branch starts with its character, which `re` scans for.
+# A comment, or a string literal. Read left to right, a `#` or a quote inside a literal belongs
+# to it; each branch starts with its character, which `re` scans for.
 _NOT_CODE = re.compile(
     r"#[^\r\n]*"
-    r"|'''(?:[^'\\]++|\\.|'(?!''))*+'''"
-    r'|"""(?:[^"\\]++|\\.|"(?!""))*+"""'
-    r"|'(?:[^'\\\r\n]++|\\.)*+'"
-    r'|"(?:[^"\\\r\n]++|\\.)*+"',
+    r"|'''(?:[^'\\]++|\\(?:\r\n|.)|'(?!''))*+'''"
+    r'|"""(?:[^"\\]++|\\(?:\r\n|.)|"(?!""))*+"""'
+    r"|'(?:[^'\\\r\n]++|\\(?:\r\n|.))*+'"
+    r'|"(?:[^"\\\r\n]++|\\(?:\r\n|.))*+"',
     re.DOTALL,
 )
+_QUOTES = str.maketrans("\'\"", "  ")
+
+
+def _code(text: str) -> str:
+    """The statement ``text`` without its comments and its strings other than f-strings (and
+    t-strings), whose replacement fields are code: what its words are read from. All of ``text``
+    when that cannot be read this way: from Python 3.12 a replacement field may hold its string's
+    own quote or a line break. The regex then ends the f-string inside a field (``_fields_close``
+    says so) or leaves a quote it could not pair."""
+    unread: list[bool] = []
+
+    def code_only(match: re.Match[str]) -> str:
+        literal = match.group()
+        if literal[0] == "#" or not _formatted(match):
+            return ""
+        if not _fields_close(literal):
+            unread.append(True)
+        return literal.translate(_QUOTES)
+
+    code = _NOT_CODE.sub(code_only, text)
+    return text if unread or "'" in code or '"' in code else code
+
+
+def _fields_close(literal: str) -> bool:
+    """Every replacement field of the f-string ``literal`` (quote to quote) closes before it ends,
+    read as Python 3.11 reads one: ``{{`` and ``}}`` outside a field are text; inside one, a
+    string runs to its next quote, and braces nest. False is also the answer for what that
+    reading cannot follow (a backslash in a field's string), which only reads more."""
+    quote = literal[:3] if literal[:3] in ("'''", '"""') else literal[0]
+    body, depth, i = literal[len(quote) : -len(quote)], 0, 0
+    while i < len(body):
+        char = body[i]
+        if depth == 0:
+            if char == "\\" or body.startswith(("{{", "}}"), i):
+                i += 2
+                continue
+            depth += char == "{"
+        elif char in "'\"":
+            end = body.find(char, i + 1)
+            if end < 0:
+                return False
+            i = end
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        i += 1
+    return depth == 0
+
+
+def _formatted(match: re.Match[str]) -> bool:
+    """The literal has an ``f`` or ``t`` prefix: the letters right before its quote (two at most)
+    that start a word. After a keyword (``return"x"``) there is none; ``if"x"`` reads as one,
+    which reads more."""
+    text, start = match.string, match.start()
+    first = start
+    while first > max(0, start - 2) and text[first - 1].isascii() and text[first - 1].isalpha():
+        first -= 1
+    if first > 0 and (text[first - 1].isalnum() or text[first - 1] == "_"):
+        return False
+    return any(letter in "fFtT" for letter in text[first:start])
 
 
 def may_call(code: str, name: str) -> bool:
@@ -83,22 +147,8 @@ def may_call(code: str, name: str) -> bool:
 # Right before a name: the `def` or `class` that defines it (a run of continued lines past forty
 # characters reads as a call: more, never fewer).
 _DEFINED_HERE = re.compile(r"(?<!\w)(?:def|class)[\s\\]+$")
-
-
-def _code_only(match: re.Match[str]) -> str:
-    """An f-string as it is (its expressions are code); nothing for any other string or a comment."""
-    text = match.group()
-    if text[0] == "#":
-        return ""
-    # The prefix: the letters (two at most) right before the quote that start a word. After a
-    # keyword (`return"x"`) there is none; `if"x"` reads as one with an `f`, which keeps more.
-    module, start = match.string, match.start()
-    first = start
-    while first > start - 2 and first > 0 and module[first - 1].isascii() and module[first - 1].isalpha():
-        first -= 1
-    if first > 0 and (module[first - 1].isalnum() or module[first - 1] == "_"):
-        first = start
-    return text if "f" in module[first:start] or "F" in module[first:start] else ""
+# `self.<attribute>`, the literal first (trllint.facts.markers).
+_SELF_ATTRIBUTE = re.compile(r"self(?<!\wself)[\s\\]*\.[\s\\]*(\w+)")
 
 
 @dataclass(frozen=True)
@@ -118,9 +168,15 @@ class ModuleCutter:
         self.lines: list[str] = _LINE.findall(text)
         self.classes = {name: cls.methods for name, cls in outline.classes.items()}
         # A statement's lines hold its whole literals: each is read on its own.
-        self.code = [_NOT_CODE.sub(_code_only, "".join(self.lines[s.first - 1 : s.last])) for s in self.statements]
+        self.code = [_code("".join(self.lines[s.first - 1 : s.last])) for s in self.statements]
         self.words: list[frozenset[str]] = [frozenset(_WORD.findall(chunk)) for chunk in self.code]
         self._calls: dict[int, frozenset[str]] = {}
+        # The attributes each statement spells on `self` (`self.model`), and the reverse.
+        self.self_attributes: list[frozenset[str]] = [frozenset(_SELF_ATTRIBUTE.findall(chunk)) for chunk in self.code]
+        self.self_spelling: dict[str, list[int]] = {}
+        for i, attributes in enumerate(self.self_attributes):
+            for attribute in attributes:
+                self.self_spelling.setdefault(attribute, []).append(i)
         # word -> the statements that spell it (a call of a function, a use of a class)
         self.spelling: dict[str, list[int]] = {}
         # word -> the top-level statements that bind it: a definition of that name, or module-level
@@ -142,6 +198,10 @@ class ModuleCutter:
             later.first > earlier.last for earlier, later in zip(self.statements, self.statements[1:])
         )
 
+    def self_calls(self, i: int) -> frozenset[str]:
+        """The attributes statement ``i`` may call on ``self`` (``self.model(x)``)."""
+        return frozenset(a for a in self.self_attributes[i] if may_call(self.code[i], a))
+
     def calls(self, i: int) -> frozenset[str]:
         """The ``shared`` names statement ``i`` may call: the flows look a definition up by these.
         Read for the statements a slice keeps alone."""
@@ -162,8 +222,8 @@ class ModuleCutter:
         # module-level code reaches.
         asked = [i for name in roots for i in self.binding.get(name, ()) if statements[i].defines == name]
         # The flows answer for the asked definition by its name, and for an asked class's methods
-        # by theirs.
-        looked_up = {*roots, *(method for name in roots if name in self.classes for method in self.classes[name])}
+        # by theirs (every class of the name: a module may define one twice).
+        looked_up = {*roots, *(name for i in asked if statements[i].defines in self.classes for name in statements[i].definitions)}
         reached = self._reach(asked, set(), looked_up, callers=True)
         base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or s.declares_global]
         kept = self._reach(base, reached, looked_up, callers=False)
@@ -198,6 +258,10 @@ class ModuleCutter:
                     pending.extend(definitions)
             for name in statement.definitions & looked_up:
                 pending.extend(self.defining.get(name, ()))
+            # `self.model(x)` is known to the flows when any statement of the module stores to
+            # `self.model` (a class of the module it never names may): each that spells it stays.
+            for attribute in self.self_calls(i):
+                pending.extend(self.self_spelling.get(attribute, ()))
             if callers and statement.defines is not None:
                 pending.extend(self.spelling.get(statement.defines, ()))
         return kept
