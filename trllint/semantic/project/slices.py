@@ -166,7 +166,7 @@ class ModuleCutter:
         lone_return = "\r" in text and text.count("\r") != text.count("\r\n")
         self.statements = () if lone_return else outline.statements
         self.lines: list[str] = _LINE.findall(text)
-        self.classes = {name: cls.methods for name, cls in outline.classes.items()}
+        self.classes = frozenset(outline.classes)  # the names of its top-level classes
         # A statement's lines hold its whole literals: each is read on its own.
         self.code = [_code("".join(self.lines[s.first - 1 : s.last])) for s in self.statements]
         self.words: list[frozenset[str]] = [frozenset(_WORD.findall(chunk)) for chunk in self.code]
