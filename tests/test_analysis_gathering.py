@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 
 from trllint.facts.rank_flow import GatherUnsafe, Rank, RankFlow, runs_distributed
@@ -461,6 +462,31 @@ def test_scales_and_coefficients_named_after_a_loss_are_settings():
         "reward_coeff": Rank.NO_DATA,
         "loss_values": Rank.PER_RANK,
     }
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "parser.add_argument('--outputs', log_outputs=True)",  # a keyword argument's name
+        "def inner(log_outputs=None):\n                pass",  # a parameter's
+        "first = log_outputs = None",  # a name assigned to
+        "flag = args.log_outputs",  # another object's attribute
+        "trainer.log_outputs(model(**batch))",  # another object's method, called
+    ],
+)
+def test_a_function_is_called_or_handed_on_only_where_the_flows_read_its_own_name(use: str):
+    code = """
+        def log_outputs(outputs_dict):
+            log(outputs_dict)
+
+        def train(parser, args, trainer, model, batch):
+            log_outputs({})
+            USE
+        """
+    # None of these is this file's function: its one call still says what it holds.
+    assert _states_at_end(code.replace("USE", use), ("outputs_dict",), "log_outputs") == {
+        "outputs_dict": Rank.NO_DATA
+    }, use
 
 
 def test_a_function_also_handed_on_as_a_value_keeps_its_parameters_name_reading():

@@ -232,8 +232,9 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 
 # Which functions of a module return a value reduced across ranks, and which return what the
 # linter cannot judge (see FileRankFlows.returns_global, returns_unknown). Version 2: the flows
-# read returned tuples element-wise and data-named parameters as their callers' values.
-RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 2, _returns_across_ranks, per_definition=True)
+# read returned tuples element-wise and data-named parameters as their callers' values. Version
+# 3: a function's callers are where its own name is called or read as a value.
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 3, _returns_across_ranks, per_definition=True)
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:
@@ -1069,8 +1070,9 @@ class FileRankFlows:
         self.classes: dict[str, cst.ClassDef] = {}
         self._class_of: dict[int, cst.ClassDef] = {}  # method -> its class
         self._index(source.module, None)
+        methods = frozenset(name for name, found in self.functions.items() if any(id(f) in self._class_of for f in found))
         self._relative_imports, self._self_attributes, self._calls_by_name, self._handed_on = _module_facts(
-            source.module, frozenset(self.functions)
+            source.module, frozenset(self.functions), methods
         )
         self.flows: dict[int, RankFlow] = {}
         self._returns: dict[str, bool] = {}
@@ -1216,7 +1218,9 @@ class FileRankFlows:
         sites: list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None, bool]] = []
         for call in self._calls_by_name.get(name, ()):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-            if method != (receiver is not None and dotted_name(receiver) in ("self", "cls")):
+            # A method is called on `self` or `cls`; a function by its name alone (`os.path.exists(p)`
+            # is not a call of this file's `exists`).
+            if (receiver is not None) if not method else (receiver is None or dotted_name(receiver) not in ("self", "cls")):
                 continue
             statement: cst.CSTNode | None = None
             scope: cst.FunctionDef | cst.Module = self.source.module
@@ -1485,14 +1489,18 @@ def names_in(node: cst.CSTNode) -> list[str]:
 
 
 def _module_facts(
-    module: cst.Module, functions: frozenset[str]
+    module: cst.Module, functions: frozenset[str], methods: frozenset[str]
 ) -> tuple[frozenset[str], frozenset[str], dict[str, list[cst.Call]], frozenset[str]]:
     """In one walk of the file: the names ``from .utils import helper`` binds (another module of
     the same project), the ``self.x`` names assigned anywhere (``self.model = model``), the
     calls by the name they call (``f(...)``, ``self.f(...)``), and the names of ``functions``
-    read other than as a callee or a definition's name (``Trainer(compute_metrics=log_metrics)``,
-    ``map(self.summarize, batches)``): functions whose callers the file does not all show."""
-    facts = _ModuleFacts(functions)
+    read as a value (``Trainer(compute_metrics=log_metrics)``, ``map(self.summarize, batches)``):
+    functions whose callers the file does not all show. Not read as a value: a callee, a
+    definition's, a parameter's or a keyword argument's name, a name assigned to, and an
+    attribute of anything but ``self`` or ``cls`` unless a method has its name (``args.default``
+    is no function ``default`` of this file). ``methods``: the names of ``functions`` some
+    class defines."""
+    facts = _ModuleFacts(functions, methods)
     walk.visit(module, facts)
     return frozenset(facts.relative), frozenset(facts.assigned), facts.calls, frozenset(facts.handed_on)
 
@@ -1501,9 +1509,10 @@ class _ModuleFacts(cst.CSTVisitor):
     """``_module_facts``' walk. A class of the module, not one made per call: that is a reference
     cycle, which would hold the file's calls (and their trees) until the collector runs."""
 
-    def __init__(self, functions: frozenset[str]) -> None:
+    def __init__(self, functions: frozenset[str], methods: frozenset[str]) -> None:
         super().__init__()
         self.functions = functions
+        self.methods = methods
         self.relative: set[str] = set()
         self.assigned: set[str] = set()
         self.calls: dict[str, list[cst.Call]] = {}
@@ -1518,9 +1527,33 @@ class _ModuleFacts(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self.assigned.update(n for n in assigned_names(target.target) if n.startswith("self."))
+            self._not_values(target.target)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self.assigned.update(n for n in assigned_names(node.target) if n.startswith("self."))
+        self._not_values(node.target)
+
+    def _not_values(self, target: cst.BaseExpression) -> None:
+        """The names an assignment binds (``x = ...``, ``a, *b = ...``) are not read."""
+        if isinstance(target, cst.Name):
+            self.not_a_value.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._not_values(element.value)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_a_value.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.not_a_value.add(id(node.name))
+
+    def visit_TypeVar(self, node: cst.TypeVar) -> None:  # `def f[T = int]()` binds T
+        self.not_a_value.add(id(node.name))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value not in self.methods and dotted_name(node.value) not in ("self", "cls"):
+            self.not_a_value.add(id(node.attr))
 
     def visit_Call(self, node: cst.Call) -> None:
         name = _method_or_function(node)
