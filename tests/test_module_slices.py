@@ -116,10 +116,9 @@ def test_a_name_in_a_comment_or_a_string_keeps_nothing_but_one_in_code_does():
         def unrelated():
             pass
         """
-    # `default=` is a name LibCST reads (a keyword argument's), so the flows may read it as the
-    # function `default` handed on: it keeps that function. The comment and the strings keep
-    # neither `helper` nor `unrelated`.
-    assert _defined(_cut(module, "target")) == ["default", "target"]
+    # `default=` is a keyword argument's name, no function `default` (the flows read none there).
+    # The comment and the strings keep neither `helper` nor `unrelated`.
+    assert _defined(_cut(module, "target")) == ["target"]
     # An f-string is code: its text stays (its literal part too, which only keeps more).
     assert _defined(_cut(module, "formatted")) == ["helper", "formatted"]
 
@@ -171,7 +170,7 @@ def test_the_code_words_hold_every_name_cpython_reads_in_real_modules():
     of real modules: a slice can keep more than it needs, never less."""
     from tests.test_module_fact_gates import sample
 
-    from trllint.semantic.project.slices import ModuleCutter, may_call
+    from trllint.semantic.project.slices import ModuleCutter, may_call, reads
 
     checked = 0
     for path in sample():
@@ -189,9 +188,40 @@ def test_the_code_words_hold_every_name_cpython_reads_in_real_modules():
             assert names <= cutter.words[i], (path, statement.lineno, names - cutter.words[i])
             missed = {name for name in called if not may_call(cutter.code[i], name)}
             assert not missed, (path, statement.lineno, missed)
-            assert called & cutter.shared <= cutter.calls(i)
+            looked_up, read, attributes_read = _flow_reads(statement)
+            assert looked_up & cutter.callable <= cutter.looks_up(i), (path, statement.lineno)
+            code = cutter.code[i]
+            missed = {n for n in read & cutter.defining.keys() if not reads(code, n, attributes=False)}
+            missed |= {n for n in attributes_read & cutter.defining.keys() if not reads(code, n, attributes=True)}
+            assert not missed, (path, statement.lineno, missed)
             checked += 1
     assert checked > 1000
+
+
+def _flow_reads(statement: ast.stmt) -> tuple[set[str], set[str], set[str]]:
+    """What the rank flows read of ``statement`` by name (trllint.facts.rank_flow): the names it
+    calls as ``f(...)`` or on ``self``/``cls`` (looked up), the names it reads as a value or a
+    call site, and the attributes of other objects it reads but does not call (a method's name
+    there is read as handed on)."""
+    looked_up: set[str] = set()
+    read: set[str] = set()
+    attributes: set[str] = set()
+    callees = {id(node.func) for node in ast.walk(statement) if isinstance(node, ast.Call)}
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                looked_up.add(func.id)
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+                looked_up.add(func.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Load, ast.Del)):
+            read.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                read.add(node.attr)
+            elif id(node) not in callees:
+                attributes.add(node.attr)
+    return looked_up, read, attributes
 
 
 def _names_and_calls(statement: ast.stmt) -> tuple[set[str], set[str]]:
@@ -227,6 +257,7 @@ def test_another_definition_of_a_name_is_kept_only_once_the_flows_may_look_that_
     module = """
         class Dataset:
             def __init__(self, paths):
+                super().__init__()
                 self.paths = paths
 
             def forward(self, x):
@@ -241,6 +272,7 @@ def test_another_definition_of_a_name_is_kept_only_once_the_flows_may_look_that_
         def make_scheduler(optimizer):
             class Dummy:
                 def __init__(self, optimizer):
+                    super().__init__()
                     self.optimizer = optimizer
 
             return Dummy(optimizer)
@@ -249,16 +281,71 @@ def test_another_definition_of_a_name_is_kept_only_once_the_flows_may_look_that_
         def run(model, x):
             class Wrapper:
                 def forward(self, x):
-                    return x
+                    return self.forward(x)
 
             return model.forward(x)
+
+
+        def predict(model, x):
+            return model.forward(x)
         """
-    # No kept statement calls `__init__` by name: the nested class's own is the only one needed.
+    # `super().__init__()` lands on no definition the flows read: the nested class's own
+    # `__init__` is the only one needed.
     assert _defined(_cut(module, "make_scheduler")) == ["make_scheduler"]
-    # `model.forward(x)` may land on any `forward` of the module: every one stays.
+    # `self.forward(x)` is looked up by its name: every `forward` of the module stays.
     assert _defined(_cut(module, "run")) == ["Dataset", "run"]
+    # `model.forward(x)` is another object's method: the flows read no definition for it.
+    assert _defined(_cut(module, "predict")) == ["predict"]
     # An asked class's own methods are looked up by their names: each other definition stays.
     assert _defined(_cut(module, "Sampler")) == ["Dataset", "Sampler", "make_scheduler"]
+
+
+def test_a_class_is_kept_as_a_base_and_a_function_where_its_own_name_is_read():
+    module = """
+        import os
+
+
+        class Base:
+            def step(self, batch):
+                return batch
+
+
+        class Dataset(Base):
+            pass
+
+
+        class Unrelated:
+            pass
+
+
+        def exists(path):
+            return path
+
+
+        def default(value, fallback):
+            return value
+
+
+        def build(args, paths) -> Unrelated:
+            dataset: Unrelated = Dataset()
+            found = [p for p in paths if os.path.exists(p)]
+            parser.add_argument("--x", default=1)
+            return dataset, found, args.default
+
+
+        def check(paths):
+            return [exists(p) for p in paths]
+        """
+    # `Dataset` and `Unrelated` are named, not read as a base: the flows read no class there.
+    # `os.path.exists`, `default=` and `args.default` are not this module's functions.
+    assert _defined(_cut(module, "build")) == ["build"]
+    # A class stays with its bases; a function with what it calls.
+    assert _defined(_cut(module, "Dataset")) == ["Base", "Dataset"]
+    assert _defined(_cut(module, "check")) == ["exists", "check"]
+    # A function's callers are where it is called or handed on by its own name; a class's, its
+    # subclasses (they call its methods on `self`).
+    assert _defined(_cut(module, "exists")) == ["exists", "check"]
+    assert _defined(_cut(module, "Base")) == ["Base", "Dataset"]
 
 
 @pytest.mark.parametrize(
@@ -434,6 +521,53 @@ def test_a_call_is_a_name_then_a_bracket_but_not_a_definitions_name(code: str, c
     assert may_call(code, "f") is called
 
 
+@pytest.mark.parametrize(
+    ("code", "looked_up"),
+    [
+        ("y = step(x)\n", True),
+        ("y = (step)(x)\n", True),
+        ("y = self.step(x)\n", True),
+        ("y = (self).step (x)\n", True),
+        ("y = obj.step(x)\n", False),
+        ("y = super().step(x)\n", False),
+        ("y = step\n", False),
+        ("def step(x):\n    return x\n", False),
+    ],
+)
+def test_a_definition_is_looked_up_by_a_call_of_its_name_or_on_self(code: str, looked_up: bool):
+    from trllint.semantic.project.slices import may_look_up
+
+    assert may_look_up(code, "step") is looked_up
+
+
+@pytest.mark.parametrize(
+    ("code", "read", "attribute_read"),
+    [
+        ("y = step(x)\n", True, True),
+        ("y = self.step\n", True, True),
+        ("y = (self).step(x)\n", True, True),
+        ("y = cls \\\n    .step(x)\n", True, True),
+        ("y = os.path.step(x)\n", False, False),  # another object's method, called
+        ("y = super().step(x)\n", False, False),
+        ("y = args.step\n", False, True),  # another object's attribute: a method's name is read
+        ("g(step=1)\n", False, False),  # a keyword argument
+        ("def g(step=1):\n    pass\n", False, False),  # a parameter's default
+        ("a, step = 1, 2\n", False, False),  # a name assigned to
+        ("x: step = 1\n", True, True),  # an annotation is read
+        ("y = step == 1\n", True, True),
+        ('print(f"{step=}")\n', True, True),  # an f-string's `=` reads the name
+        ("def step(x):\n    return x\n", False, False),
+        ("class step(Base):\n    pass\n", True, True),  # LibCST reads a class's name as a `Name`
+        ("y = 1.\nstep(x)\n", True, True),  # a float's dot, then another line
+    ],
+)
+def test_a_name_is_read_where_the_flows_read_a_call_site_or_a_value(code: str, read: bool, attribute_read: bool):
+    from trllint.semantic.project.slices import _code, reads
+
+    assert reads(_code(code), "step", attributes=False) is read
+    assert reads(_code(code), "step", attributes=True) is attribute_read
+
+
 def test_a_slice_keeps_the_imports_of_the_names_it_spells_and_those_that_must_stay():
     text = _cut(
         """
@@ -543,24 +677,24 @@ def test_a_slice_answers_as_its_whole_module_where_one_once_differed(case: str):
 
 
 def test_a_name_is_looked_up_whether_its_call_or_its_definition_is_kept_first():
-    # `target` calls `step` on an object: every `step` of the module stays, the one kept first
-    # (in B, which `target` names) and the one kept after (C).
+    # `Target.target` calls `step` by its name: every `step` of the module stays, the one kept
+    # first (in B, its base) and the one kept after (C).
     calls_first = """
         class B:
             def step(self):
                 return 1
 
 
-        def target(x):
-            obj = B()
-            return obj.step()
+        class Target(B):
+            def target(self, x):
+                return self.step()
 
 
         class C:
             def step(self):
                 return 2
         """
-    assert _defined(_cut(calls_first, "target")) == ["B", "target", "C"]
+    assert _defined(_cut(calls_first, "Target")) == ["B", "Target", "C"]
     # A's nested `step` is kept with A; `helper`, which A reaches, calls `step` after.
     defined_first = """
         class A:
@@ -572,7 +706,7 @@ def test_a_name_is_looked_up_whether_its_call_or_its_definition_is_kept_first():
 
 
         def helper(x):
-            return x.step()
+            return step(x)
 
 
         class C:

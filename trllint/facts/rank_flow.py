@@ -1551,6 +1551,9 @@ class _ModuleFacts(cst.CSTVisitor):
     def visit_TypeVar(self, node: cst.TypeVar) -> None:  # `def f[T = int]()` binds T
         self.not_a_value.add(id(node.name))
 
+    def visit_TypeAlias(self, node: cst.TypeAlias) -> None:  # `type Batch = dict` binds Batch
+        self.not_a_value.add(id(node.name))
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value not in self.methods and dotted_name(node.value) not in ("self", "cls"):
             self.not_a_value.add(id(node.attr))

@@ -5,46 +5,49 @@ computed, for a question about one function or class, on a slice of the module i
 it: a 6,000-line utility module whose three functions a training script calls is parsed as a few
 hundred lines.
 
-The slice keeps, in the module's order:
+The facts so answered are the rank flows' (trllint.facts.rank_flow), and the slice keeps what
+they read, in the module's order:
 
 - every top-level statement that must stay: a ``*`` or ``__future__`` import, one that imports
   inside it (``try: import deepspeed``), declares a global, or matches;
 - every definition that holds a ``global`` statement: it may bind a global the asked one reads;
-- the asked definition, every top-level statement that binds a name a kept statement spells (a
-  definition it calls, a base class, a decorator, an import of a name it reads; module-level code
-  that assigns a global it reads), and every statement that spells the name of a definition so
-  reached (its callers: the rank flows read a parameter as what the callers pass), until nothing
-  new is named. What the statements that stay reach is kept too, without its callers. An import
-  is kept when a kept statement spells any word of it: the flows read the names it binds, and
-  the names it imports them from as names handed on (``from .losses import summarize as s``
-  hands on a method ``summarize`` of the module);
+- the asked definition, and every top-level statement that binds a name a kept statement reads:
+  module-level code that assigns a global it spells, an import of a word it spells (the flows
+  read the names an import binds, and the names it imports them from as names handed on: ``from
+  .losses import summarize as s`` hands on a method ``summarize`` of the module), a function it
+  names where the flows read a name (:func:`reads`), a class it names as a class's base;
+- every definition of a name a kept statement may look up (``f(...)``, ``self.f(...)``: see
+  :func:`may_look_up`), of a name asked, and of a method of an asked class (every class of the
+  name): the flows find a function by its name alone, a method's too, and refuse one defined
+  twice. ``obj.f(...)`` and ``super().f(...)`` look nothing up, and ``Dataset(...)`` builds a
+  class, which is no function;
+- the callers of the asked definition and of each definition reached with it (the flows read a
+  parameter as what the callers pass): where a function is called or handed on by its own name
+  (not ``os.path.exists(p)`` for a function ``exists``, nor ``default=`` for ``default``), and a
+  class's subclasses, which call its methods on ``self``. What the statements that must stay
+  reach is kept too, without its callers;
 - every statement that spells ``self.x`` when a kept statement calls ``self.x(...)``: the flows
   know such a call when any statement of the module stores to ``self.x``.
 
 Module-level code that binds nothing kept reads (a docstring, ``logging.basicConfig()``, a table
-no kept statement names) is left out. The flows find a function by its name alone, a method's
-too, and refuse one defined twice: a kept statement keeps every other statement that defines one
-of the names it defines (an unrelated class's ``forward`` beside a kept class's) once that name
-is one the flows may look up: one a kept statement calls (``f(...)``, ``x.f(...)``), an asked
-name, or a name an asked class defines (every class of the name). Until then the other
-definitions do not matter: an unrelated class's ``__init__`` is not kept for a nested class's
-``__init__`` that nothing calls by name.
+no kept statement names) is left out, and so is a class that a kept statement only names (an
+annotation, ``Dataset(...)``) and whose methods it does not call.
 
 Names are read from the code as words, with comments and strings other than f-strings left
 out (an f-string's replacement fields are code; see :func:`_code`), so ``# unlike helper()`` or
 ``parser.add_argument("--default")`` keeps nothing; every name LibCST reads as a ``Name`` is such
-a word (a keyword argument's and a parameter's name too). A call is read as :func:`may_call`
-says.
+a word. Where a word is read as a call, a look-up or a value is decided from the text around it
+(:func:`may_call`, :func:`may_look_up`, :func:`reads`): always at least where the flows read it.
 
 What the asked definition reaches, and what reaches it, is there, so a fact that follows calls
 within the module answers for it as on the whole module, nearly always. The whole module's
 analyses also read names by their spelling across unrelated code (a local ``who`` bound to the
 rank in one function makes ``who`` a rank in another; ``self.rank`` in a LoRA class is a matrix
 rank in every class), which a slice leaves out: the definition is then read with what it reaches
-alone. ``benchmarks/slice_equivalence.py`` asked 21,842 questions of 1,697 modules of the
-precision benchmark's projects both ways and found no such difference; the project index reads a
-definition from its slice only when the slice is under a quarter of the module, and decides that
-from the module's content alone, so the answer never depends on what was asked before.
+alone. ``benchmarks/slice_equivalence.py`` asks the precision benchmark's projects' modules both
+ways: 12,490 questions of 987 modules, and 11,514 of 905 after the last change, answered alike; the project index reads a definition from its slice only when the
+slice is under a quarter of the module, and decides that from the module's content alone, so the
+answer never depends on what was asked before.
 """
 
 from __future__ import annotations
@@ -144,11 +147,92 @@ def may_call(code: str, name: str) -> bool:
     return False
 
 
+def may_look_up(code: str, name: str) -> bool:
+    """``code`` may call ``name`` where the flows look a definition of the module up by its name:
+    ``name(...)``, ``self.name(...)``, ``cls.name(...)``. Not ``super().name(...)`` or
+    ``obj.name(...)``: such a call lands on no definition the flows read (``_is_own_function_call``
+    in trllint.facts.rank_flow). More than those calls (``f(self).name(x)``), never fewer."""
+    word = re.escape(name)
+    for match in re.finditer(rf"{word}(?<!\w{word})[\s\\)]*\(", code):
+        start = match.start()
+        if not _DEFINED_HERE.search(code, max(0, start - 40), start) and _receiver(code, start) != _OTHER:
+            return True
+    return False
+
+
+def reads(code: str, name: str, *, attributes: bool) -> bool:
+    """``code`` spells ``name`` where the flows read it as a call site or a value of a definition
+    of that name (``_call_sites`` and ``_ModuleFacts`` in trllint.facts.rank_flow): anywhere but
+    as the name a ``def`` or ``class`` defines, a keyword argument or a parameter with a default
+    or a name assigned to (``name=``), and an attribute of anything but ``self`` or ``cls``
+    called (``obj.name(...)``), or read at all unless ``attributes`` (the name is a method's).
+    More than that (``lambda name: ...``), never less."""
+    word = re.escape(name)
+    for match in re.finditer(rf"{word}(?<!\w{word})(?!\w)", code):
+        start, end = match.span()
+        if _FUNCTION_DEFINED_HERE.search(code, max(0, start - 40), start):
+            continue  # a class's name is read (LibCST's `Name`): a function's is not
+        receiver = _receiver(code, start)
+        if receiver == _OTHER:
+            if attributes and not _CALLED.match(code, end):
+                return True
+            continue
+        before = _blank_before(code, start)
+        if receiver == _NONE and _BOUND_HERE.match(code, end) and code[before - 1 : before] != ":":
+            continue  # `name=`, but not an annotation's `x: name = 1`
+        return True
+    return False
+
+
+_NONE, _SELF, _OTHER = "", "self", "other"
+
+
+def _receiver(code: str, start: int) -> str:
+    """What the name at ``start`` is read on: nothing, ``self`` or ``cls`` (``(self).name`` too,
+    and ``f(self).name``: more), or another receiver. Its dot is looked for past spaces and
+    continued lines but no line break: in brackets a dot may start the next line, and the name
+    then reads as no attribute, which reads more; past a line break it may be a float's
+    (``x = 1.`` then ``name(...)``)."""
+    i = _blank_before(code, start)
+    if i == 0 or code[i - 1] != ".":
+        return _NONE
+    i -= 1
+    while i > 0 and code[i - 1] in " \t\f\r\n\\)":
+        i -= 1
+    first = i
+    while first > 0 and (code[first - 1].isalnum() or code[first - 1] == "_"):
+        first -= 1
+    return _SELF if code[first:i] in ("self", "cls") else _OTHER
+
+
+def _blank_before(code: str, start: int) -> int:
+    """Where the spaces and continued lines (a backslash, then a line break) right before
+    ``start`` begin."""
+    i = start
+    while i > 0:
+        if code[i - 1] in " \t\f":
+            i -= 1
+        elif code.endswith(("\\\n", "\\\r"), 0, i):
+            i -= 2
+        elif code.endswith("\\\r\n", 0, i):
+            i -= 3
+        else:
+            break
+    return i
+
+
+# Right after a name: a call's bracket, past spaces, continued lines and closing brackets.
+_CALLED = re.compile(r"[\s\\)]*\(")
+# Right after a name: `=`, neither `==` nor an f-string's `{name=}` (which reads it).
+_BOUND_HERE = re.compile(r"[ \t\f\\\r\n]*=(?!=)(?![\s\\]*[}!:])")
 # Right before a name: the `def` or `class` that defines it (a run of continued lines past forty
 # characters reads as a call: more, never fewer).
 _DEFINED_HERE = re.compile(r"(?<!\w)(?:def|class)[\s\\]+$")
+_FUNCTION_DEFINED_HERE = re.compile(r"(?<!\w)def[\s\\]+$")
 # `self.<attribute>`, the literal first (trllint.facts.markers).
 _SELF_ATTRIBUTE = re.compile(r"self(?<!\wself)[\s\\]*\.[\s\\]*(\w+)")
+# `class Name` right before its bases' bracket, the literal first.
+_CLASS_HEADER = re.compile(r"class(?<!\wclass)[\s\\]+\w+[\s\\]*(?=\()")
 
 
 @dataclass(frozen=True)
@@ -170,7 +254,6 @@ class ModuleCutter:
         # A statement's lines hold its whole literals: each is read on its own.
         self.code = [_code("".join(self.lines[s.first - 1 : s.last])) for s in self.statements]
         self.words: list[frozenset[str]] = [frozenset(_WORD.findall(chunk)) for chunk in self.code]
-        self._calls: dict[int, frozenset[str]] = {}
         # The attributes each statement spells on `self` (`self.model`), and the reverse.
         self.self_attributes: list[frozenset[str]] = [frozenset(_SELF_ATTRIBUTE.findall(chunk)) for chunk in self.code]
         self.self_spelling: dict[str, list[int]] = {}
@@ -192,8 +275,13 @@ class ModuleCutter:
                 self.defining.setdefault(name, []).append(i)
             for word in self.words[i]:
                 self.spelling.setdefault(word, []).append(i)
-        # The names more than one statement defines: only for these can another definition matter.
-        self.shared = frozenset(name for name, found in self.defining.items() if len(found) > 1)
+        # The names a class may define as a method (every name defined inside a statement: more).
+        self.inner = frozenset(name for statement in self.statements for name in statement.inner)
+        # The names a call may find a function of the module by: a class the module defines
+        # once is no function (`Dataset(...)` builds one: the flows read no definition for it).
+        self.callable = frozenset(n for n, found in self.defining.items() if n not in self.classes or len(found) > 1)
+        self._looked_up: dict[int, frozenset[str]] = {}
+        self._bases: dict[int, frozenset[str]] = {}
         self.cuttable = bool(self.statements) and self.statements[-1].last <= len(self.lines) and all(
             later.first > earlier.last for earlier, later in zip(self.statements, self.statements[1:])
         )
@@ -202,13 +290,29 @@ class ModuleCutter:
         """The attributes statement ``i`` may call on ``self`` (``self.model(x)``)."""
         return frozenset(a for a in self.self_attributes[i] if may_call(self.code[i], a))
 
-    def calls(self, i: int) -> frozenset[str]:
-        """The ``shared`` names statement ``i`` may call: the flows look a definition up by these.
-        Read for the statements a slice keeps alone."""
-        if i not in self._calls:
+    def looks_up(self, i: int) -> frozenset[str]:
+        """The names of the module's definitions statement ``i`` may look up: the flows read every
+        definition of such a name (see :func:`may_look_up`)."""
+        if i not in self._looked_up:
             code = self.code[i]
-            self._calls[i] = frozenset(name for name in self.words[i] & self.shared if may_call(code, name))
-        return self._calls[i]
+            self._looked_up[i] = frozenset(n for n in self.words[i] & self.callable if may_look_up(code, n))
+        return self._looked_up[i]
+
+    def bases(self, i: int) -> frozenset[str]:
+        """The words of the class headers in statement ``i`` (``class Trainer(Base, metaclass=M):``):
+        where the flows read a class of the module by its name."""
+        if i not in self._bases:
+            code, words = self.code[i], set()
+            for match in _CLASS_HEADER.finditer(code):
+                end, depth = match.end(), 0
+                while end < len(code):
+                    depth += (code[end] in "([{") - (code[end] in ")]}")
+                    end += 1
+                    if depth <= 0:
+                        break
+                words.update(_WORD.findall(code, match.end(), end))
+            self._bases[i] = frozenset(words)
+        return self._bases[i]
 
     def slice(self, roots: Iterable[str]) -> ModuleSlice | None:
         """The module cut down to what the definitions named ``roots`` need; None when it cannot
@@ -237,33 +341,48 @@ class ModuleCutter:
         return ModuleSlice("".join(chunks), count, len(self.lines))
 
     def _reach(self, pending: list[int], kept: set[int], looked_up: set[str], *, callers: bool) -> set[int]:
-        """``kept`` grown by ``pending`` and every top-level statement that binds a word they
-        spell (a definition of that name, module-level code that assigns it); with ``callers``,
-        every statement that spells the name of a definition reached too. ``looked_up``: the
-        names the kept statements call or the asked definitions define, grown here."""
+        """``kept`` grown by ``pending`` and what the flows may read for them (see the module's
+        docstring); with ``callers``, the statements that call or hand on a definition reached
+        too. ``looked_up``: the names whose every definition stays, grown here."""
+        statements = self.statements
         while pending:
             i = pending.pop()
             if i in kept:
                 continue
             kept.add(i)
+            code = self.code[i]
             for word in self.words[i]:
-                pending.extend(self.binding.get(word, ()))
-            # The flows find a function by its name alone (a method's too), and read none that is
-            # defined twice: every definition of a name they may look up stays with the others.
-            statement = self.statements[i]
-            for name in self.calls(i) - looked_up:
+                for j in self.binding.get(word, ()):
+                    defines = statements[j].defines
+                    # Module-level code and imports bind a name wherever it is spelled; the flows
+                    # read a function where it is named, a class only as a class's base.
+                    if defines is None or (
+                        word in self.bases(i) if defines in self.classes else reads(code, word, attributes=False)
+                    ):
+                        pending.append(j)
+            # The flows find a definition by its name alone (a method's too), and read none that
+            # is defined twice: every definition of a name they may look up stays.
+            for name in self.looks_up(i) - looked_up:
                 looked_up.add(name)
-                definitions = self.defining.get(name, ())
-                if any(j in kept for j in definitions):
-                    pending.extend(definitions)
+                pending.extend(self.defining[name])
+            statement = statements[i]
             for name in statement.definitions & looked_up:
                 pending.extend(self.defining.get(name, ()))
             # `self.model(x)` is known to the flows when any statement of the module stores to
             # `self.model` (a class of the module it never names may): each that spells it stays.
             for attribute in self.self_calls(i):
                 pending.extend(self.self_spelling.get(attribute, ()))
-            if callers and statement.defines is not None:
-                pending.extend(self.spelling.get(statement.defines, ()))
+            name = statement.defines
+            if callers and name is not None:
+                # Its callers (a parameter is read as what they pass): for a class, its
+                # subclasses, which call its methods on `self`.
+                attributes = name in self.inner
+                pending.extend(
+                    j
+                    for j in self.spelling.get(name, ())
+                    if j not in kept
+                    and (name in self.bases(j) if name in self.classes else reads(self.code[j], name, attributes=attributes))
+                )
         return kept
 
 
