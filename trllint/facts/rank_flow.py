@@ -1070,7 +1070,7 @@ class FileRankFlows:
         self.classes: dict[str, cst.ClassDef] = {}
         self._class_of: dict[int, cst.ClassDef] = {}  # method -> its class
         self._index(source.module, None)
-        methods = frozenset(name for name, found in self.functions.items() if any(id(f) in self._class_of for f in found))
+        methods = frozenset(n for n, found in self.functions.items() if any(id(f) in self._class_of for f in found))
         self._relative_imports, self._self_attributes, self._calls_by_name, self._handed_on = _module_facts(
             source.module, frozenset(self.functions), methods
         )
@@ -1220,7 +1220,8 @@ class FileRankFlows:
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
             # A method is called on `self` or `cls`; a function by its name alone (`os.path.exists(p)`
             # is not a call of this file's `exists`).
-            if (receiver is not None) if not method else (receiver is None or dotted_name(receiver) not in ("self", "cls")):
+            on_self = receiver is not None and dotted_name(receiver) in ("self", "cls")
+            if (not on_self) if method else (receiver is not None):
                 continue
             statement: cst.CSTNode | None = None
             scope: cst.FunctionDef | cst.Module = self.source.module

@@ -44,10 +44,11 @@ within the module answers for it as on the whole module, nearly always. The whol
 analyses also read names by their spelling across unrelated code (a local ``who`` bound to the
 rank in one function makes ``who`` a rank in another; ``self.rank`` in a LoRA class is a matrix
 rank in every class), which a slice leaves out: the definition is then read with what it reaches
-alone. ``benchmarks/slice_equivalence.py`` asks the precision benchmark's projects' modules both
-ways: 12,490 questions of 987 modules, and 11,514 of 905 after the last change, answered alike; the project index reads a definition from its slice only when the
-slice is under a quarter of the module, and decides that from the module's content alone, so the
-answer never depends on what was asked before.
+alone. ``benchmarks/slice_equivalence.py`` asked modules of the precision benchmark's projects
+both ways: 12,490 questions of 987 modules, all answered alike (11,514 of 905 after the last
+change). The project index reads a definition from its slice only when the slice is under a
+quarter of the module, and decides that from the module's content alone, so the answer never
+depends on what was asked before.
 """
 
 from __future__ import annotations
@@ -279,7 +280,9 @@ class ModuleCutter:
         self.inner = frozenset(name for statement in self.statements for name in statement.inner)
         # The names a call may find a function of the module by: a class the module defines
         # once is no function (`Dataset(...)` builds one: the flows read no definition for it).
-        self.callable = frozenset(n for n, found in self.defining.items() if n not in self.classes or len(found) > 1)
+        self.callable = frozenset(
+            name for name, found in self.defining.items() if name not in self.classes or len(found) > 1
+        )
         self._looked_up: dict[int, frozenset[str]] = {}
         self._bases: dict[int, frozenset[str]] = {}
         self.cuttable = bool(self.statements) and self.statements[-1].last <= len(self.lines) and all(
@@ -372,16 +375,20 @@ class ModuleCutter:
             # `self.model` (a class of the module it never names may): each that spells it stays.
             for attribute in self.self_calls(i):
                 pending.extend(self.self_spelling.get(attribute, ()))
-            name = statement.defines
-            if callers and name is not None:
+            defined = statement.defines
+            if callers and defined is not None:
                 # Its callers (a parameter is read as what they pass): for a class, its
                 # subclasses, which call its methods on `self`.
-                attributes = name in self.inner
+                attributes = defined in self.inner
                 pending.extend(
                     j
-                    for j in self.spelling.get(name, ())
+                    for j in self.spelling.get(defined, ())
                     if j not in kept
-                    and (name in self.bases(j) if name in self.classes else reads(self.code[j], name, attributes=attributes))
+                    and (
+                        defined in self.bases(j)
+                        if defined in self.classes
+                        else reads(self.code[j], defined, attributes=attributes)
+                    )
                 )
         return kept
 
