@@ -661,6 +661,85 @@ DIFFERED = {
         """,
         "Scorer",
     ),
+    "a method read as a value on another object": (
+        """
+        import torch.distributed as dist
+
+
+        class RewardTrainer:
+            def finalize_rewards(self, rewards):
+                return rewards
+
+            def step(self, rewards):
+                dist.all_reduce(rewards)
+                return self.finalize_rewards(rewards)
+
+
+        def make_callbacks(trainer):
+            return [trainer.finalize_rewards]
+        """,
+        "RewardTrainer",
+    ),
+    "a method called on `cls` in another class": (
+        """
+        import torch.distributed as dist
+
+
+        class Trainer:
+            def finalize(self, loss):
+                return loss
+
+            def step(self, loss):
+                dist.all_reduce(loss)
+                return self.finalize(loss)
+
+
+        class Logger:
+            @classmethod
+            def report(cls, loss):
+                return cls.finalize(loss)
+        """,
+        "Trainer",
+    ),
+    "a function in an annotation before `=`": (
+        """
+        import torch.distributed as dist
+
+
+        def finalize(loss):
+            return loss
+
+
+        def step(loss):
+            dist.all_reduce(loss)
+            return finalize(loss)
+
+
+        hook: None | finalize = None
+        """,
+        "finalize",
+    ),
+    "a function's name as a class pattern's keyword": (
+        """
+        import torch.distributed as dist
+
+
+        def finalize(loss):
+            return loss
+
+
+        def step(loss):
+            dist.all_reduce(loss)
+            return finalize(loss)
+
+
+        def dispatch(event):
+            match event:
+                case Event(finalize=True):
+                    return 1
+        """,
+        "finalize",
+    ),
 }
 
 

@@ -1546,6 +1546,9 @@ class _ModuleFacts(cst.CSTVisitor):
         if node.keyword is not None:
             self.not_a_value.add(id(node.keyword))
 
+    def visit_MatchKeywordElement(self, node: cst.MatchKeywordElement) -> None:  # `case Event(step=1)`
+        self.not_a_value.add(id(node.key))
+
     def visit_Param(self, node: cst.Param) -> None:
         self.not_a_value.add(id(node.name))
 

@@ -21,11 +21,12 @@ they read, in the module's order:
   name): the flows find a function by its name alone, a method's too, and refuse one defined
   twice. ``obj.f(...)`` and ``super().f(...)`` look nothing up, and ``Dataset(...)`` builds a
   class, which is no function;
-- the callers of the asked definition and of each definition reached with it (the flows read a
-  parameter as what the callers pass): where a function is called or handed on by its own name
-  (not ``os.path.exists(p)`` for a function ``exists``, nor ``default=`` for ``default``), and a
-  class's subclasses, which call its methods on ``self``. What the statements that must stay
-  reach is kept too, without its callers;
+- the callers of the asked definitions, of each top-level definition reached with them and of
+  every name looked up (the flows read a parameter as what the callers pass): where a definition
+  is called or handed on by its own name (not ``os.path.exists(p)`` for a function ``exists``,
+  nor ``default=`` for ``default``; a method also on ``self``, ``cls`` or, read as a value,
+  another object), and a class's subclasses, which call its methods on ``self``. What the
+  statements that must stay reach is kept too, without its callers;
 - every statement that spells ``self.x`` when a kept statement calls ``self.x(...)``: the flows
   know such a call when any statement of the module stores to ``self.x``.
 
@@ -164,10 +165,10 @@ def may_look_up(code: str, name: str) -> bool:
 def reads(code: str, name: str, *, attributes: bool) -> bool:
     """``code`` spells ``name`` where the flows read it as a call site or a value of a definition
     of that name (``_call_sites`` and ``_ModuleFacts`` in trllint.facts.rank_flow): anywhere but
-    as the name a ``def`` or ``class`` defines, a keyword argument or a parameter with a default
-    or a name assigned to (``name=``), and an attribute of anything but ``self`` or ``cls``
-    called (``obj.name(...)``), or read at all unless ``attributes`` (the name is a method's).
-    More than that (``lambda name: ...``), never less."""
+    as the name a ``def`` defines, a keyword argument, a parameter's default or a name assigned
+    to (``name=`` after a bracket, a comma or a line's start), and an attribute of anything but
+    ``self`` or ``cls`` called (``obj.name(...)``), or read at all unless ``attributes`` (the
+    name is a method's). More than that (``lambda name: ...``), never less."""
     word = re.escape(name)
     for match in re.finditer(rf"{word}(?<!\w{word})(?!\w)", code):
         start, end = match.span()
@@ -179,8 +180,8 @@ def reads(code: str, name: str, *, attributes: bool) -> bool:
                 return True
             continue
         before = _blank_before(code, start)
-        if receiver == _NONE and _BOUND_HERE.match(code, end) and code[before - 1 : before] != ":":
-            continue  # `name=`, but not an annotation's `x: name = 1`
+        if receiver == _NONE and _BOUND_HERE.match(code, end) and (before == 0 or code[before - 1] in "(,\r\n"):
+            continue  # `f(name=1)`, `def f(a, name=1)`, `name = 1`; not `x: None | name = 1`
         return True
     return False
 
@@ -285,6 +286,7 @@ class ModuleCutter:
         )
         self._looked_up: dict[int, frozenset[str]] = {}
         self._bases: dict[int, frozenset[str]] = {}
+        self._callers: dict[str, list[int]] = {}
         self.cuttable = bool(self.statements) and self.statements[-1].last <= len(self.lines) and all(
             later.first > earlier.last for earlier, later in zip(self.statements, self.statements[1:])
         )
@@ -345,9 +347,12 @@ class ModuleCutter:
 
     def _reach(self, pending: list[int], kept: set[int], looked_up: set[str], *, callers: bool) -> set[int]:
         """``kept`` grown by ``pending`` and what the flows may read for them (see the module's
-        docstring); with ``callers``, the statements that call or hand on a definition reached
-        too. ``looked_up``: the names whose every definition stays, grown here."""
+        docstring); with ``callers``, the callers of the definitions reached and of the names
+        looked up too. ``looked_up``: the names whose every definition stays, grown here."""
         statements = self.statements
+        if callers:
+            for name in looked_up:
+                pending.extend(self.callers(name))
         while pending:
             i = pending.pop()
             if i in kept:
@@ -364,10 +369,13 @@ class ModuleCutter:
                     ):
                         pending.append(j)
             # The flows find a definition by its name alone (a method's too), and read none that
-            # is defined twice: every definition of a name they may look up stays.
+            # is defined twice: every definition of a name they may look up stays, and with it
+            # its callers (its parameters are read as what they pass).
             for name in self.looks_up(i) - looked_up:
                 looked_up.add(name)
                 pending.extend(self.defining[name])
+                if callers:
+                    pending.extend(self.callers(name))
             statement = statements[i]
             for name in statement.definitions & looked_up:
                 pending.extend(self.defining.get(name, ()))
@@ -375,22 +383,24 @@ class ModuleCutter:
             # `self.model` (a class of the module it never names may): each that spells it stays.
             for attribute in self.self_calls(i):
                 pending.extend(self.self_spelling.get(attribute, ()))
-            defined = statement.defines
-            if callers and defined is not None:
-                # Its callers (a parameter is read as what they pass): for a class, its
-                # subclasses, which call its methods on `self`.
-                attributes = defined in self.inner
-                pending.extend(
-                    j
-                    for j in self.spelling.get(defined, ())
-                    if j not in kept
-                    and (
-                        defined in self.bases(j)
-                        if defined in self.classes
-                        else reads(self.code[j], defined, attributes=attributes)
-                    )
-                )
+            if callers and statement.defines is not None:
+                pending.extend(self.callers(statement.defines))
         return kept
+
+    def callers(self, name: str) -> list[int]:
+        """The statements the flows read as calling a definition ``name`` or handing it on
+        (``_call_sites``, ``_ModuleFacts`` in trllint.facts.rank_flow), and a class's subclasses
+        (they call its methods on ``self``)."""
+        if name not in self._callers:
+            found: list[int] = []
+            spelling = self.spelling.get(name, ())
+            if name in self.classes:
+                found.extend(j for j in spelling if name in self.bases(j))
+            if name in self.callable:
+                attributes = name in self.inner
+                found.extend(j for j in spelling if reads(self.code[j], name, attributes=attributes))
+            self._callers[name] = found
+        return self._callers[name]
 
 
 def slice_of(text: str, outline: ModuleOutline, roots: Iterable[str]) -> ModuleSlice | None:
