@@ -63,7 +63,7 @@ def check_module(job: tuple[str, int]) -> list[dict]:
                 continue
             part = ProjectIndex._answer(fact, source.with_text(cut.text))
             same = part is not None and _own(part, name) == _own(whole, name)
-            row = {"module": str(path), "fact": fact.key, "name": name, "lines": cut.lines, "total": cut.total}
+            row = {"module": str(path), "fact": fact.key, "name": name, "read": cut.worth_reading}
             row["verdict"] = "same" if same else "different"
             if not same:
                 row["whole"], row["slice"] = _own(whole, name), None if part is None else _own(part, name)
@@ -91,11 +91,11 @@ def main() -> int:
                 pool.terminate()
                 break
     verdicts = Counter(row["verdict"] for row in rows)
-    cut = [row for row in rows if "lines" in row]
+    cut = [row for row in rows if "read" in row]
     print(f"{len(rows)} questions over {len({row['module'] for row in rows})} modules: {dict(verdicts)}")
     if cut:
-        small = sum(1 for row in cut if 4 * row["lines"] <= row["total"])
-        print(f"slices a quarter of their module or less (the ones the index reads): {small} of {len(cut)}")
+        small = sum(1 for row in cut if row["read"])
+        print(f"slices under half of their module (the ones the index reads): {small} of {len(cut)}")
     for row in rows:
         if row["verdict"] != "same":
             print(json.dumps(row))

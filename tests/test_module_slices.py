@@ -4,7 +4,7 @@ A fact declared ``per_definition`` (the rank flows' returns and in-place reducti
 one function or class from the module cut down to what that definition can reach by name: its
 imports and module-level code, the definitions it names, and theirs. The answer is, nearly always,
 the one the whole module gives (see trllint.semantic.project.slices). Which of the two a definition is read from is the module's content's choice
-(its slice under a quarter of it), never the order of the questions.
+(its slice under half of it), never the order of the questions.
 """
 
 from __future__ import annotations
@@ -476,11 +476,11 @@ def test_the_rank_flows_of_a_slice_say_what_the_whole_module_says(tmp_path: Path
         }
 
 
-def test_a_slice_that_would_keep_a_quarter_of_the_module_or_more_gives_way_to_the_whole(tmp_path: Path):
-    _small_project(tmp_path, "def first(a):\n    b = a\n    return b\n\n\ndef other():\n    pass\n", "first")
+def test_a_slice_that_would_keep_half_of_the_module_or_more_gives_way_to_the_whole(tmp_path: Path):
+    _small_project(tmp_path, "def first(a):\n    b = a\n    return b\n\n\ndef other(): pass\n", "first")
     use_cache_folder(tmp_path / "cache")
     assert _ask(tmp_path, "first", PARAMETERS) == 1
-    assert read == [7]  # a 3-line slice of 7 lines saves too little: the whole module is read
+    assert read == [6]  # a 3-line slice of 6 lines saves too little: the whole module is read
     # and the choice is kept with the module's facts, so a warm run need not cut the module again
     [cache_file] = (tmp_path / "cache").rglob("*.json")
     assert json.loads(cache_file.read_text()) == {

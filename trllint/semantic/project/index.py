@@ -13,7 +13,7 @@ CPython's parser) is enough to follow a name to the module that defines it (a :c
 a fact about that module (a :class:`~trllint.semantic.project.summaries.ModuleFact`) costs a LibCST
 parse only when a question asks that fact of it, and its text spells what the question needs; a
 fact declared ``per_definition`` is answered for a definition whose slice of the module
-(``trllint.semantic.project.slices``) is under a quarter of it from that slice alone. So
+(``trllint.semantic.project.slices``) is under half of it from that slice alone. So
 the facts for a file depend on the file and the modules it imports, never on which other paths
 were named on the command line (pre-commit passes only the staged files), and a 2,000-module tree
 costs nothing it does not use.
@@ -347,7 +347,7 @@ class ProjectIndex:
     def _per_definition(self, path: Path, digest: str, fact: ModuleFact, name: str) -> ModuleAnswer | None:
         """What ``fact`` says of the definition ``name`` (and, for a class, its methods), read from
         the module cut down to what that definition needs (``slices``); ``READ_WHOLE`` when the
-        whole module is read for it instead: the slice would keep a quarter of the module or more,
+        whole module is read for it instead: the slice would keep half of the module or more,
         or the module cannot be cut, or the slice cannot be read. Which of the two answers a
         definition depends on the module's content alone, never on what was asked before, and is
         kept with the answer: a file's findings are the same whichever files are linted with it."""
@@ -358,7 +358,7 @@ class ProjectIndex:
 
         cutter = self._cutter(path, digest)
         cut = None if cutter is None else cutter.slice([name])
-        if cut is None or 4 * cut.lines >= cut.total:
+        if cut is None or not cut.worth_reading:
             return READ_WHOLE
         answer = self._answer(fact, SourceFile(text=cut.text, display_path=str(path)))
         if answer is None:
