@@ -606,6 +606,33 @@ def test_a_slice_keeps_the_imports_of_the_names_it_spells_and_those_that_must_st
 
 # Modules where a slice once answered otherwise than its whole module (found in review): each
 # asked definition's answer from its slice must be the whole module's.
+# What the review's modules share: a method, and a function, that return a reduced value when
+# their one caller reduces what it hands them.
+_TRAINER = """
+import torch.distributed as dist
+
+
+class Trainer:
+    def finalize(self, loss):
+        return loss
+
+    def step(self, loss):
+        dist.all_reduce(loss)
+        return self.finalize(loss)
+"""
+_FINALIZE = """
+import torch.distributed as dist
+
+
+def finalize(loss):
+    return loss
+
+
+def step(loss):
+    dist.all_reduce(loss)
+    return finalize(loss)
+"""
+
 DIFFERED = {
     "an import hands on a method's name": (
         """
@@ -662,82 +689,16 @@ DIFFERED = {
         "Scorer",
     ),
     "a method read as a value on another object": (
-        """
-        import torch.distributed as dist
-
-
-        class RewardTrainer:
-            def finalize_rewards(self, rewards):
-                return rewards
-
-            def step(self, rewards):
-                dist.all_reduce(rewards)
-                return self.finalize_rewards(rewards)
-
-
-        def make_callbacks(trainer):
-            return [trainer.finalize_rewards]
-        """,
-        "RewardTrainer",
-    ),
-    "a method called on `cls` in another class": (
-        """
-        import torch.distributed as dist
-
-
-        class Trainer:
-            def finalize(self, loss):
-                return loss
-
-            def step(self, loss):
-                dist.all_reduce(loss)
-                return self.finalize(loss)
-
-
-        class Logger:
-            @classmethod
-            def report(cls, loss):
-                return cls.finalize(loss)
-        """,
+        _TRAINER + "\n\ndef make_callbacks(trainer):\n    return [trainer.finalize]\n",
         "Trainer",
     ),
-    "a function in an annotation before `=`": (
-        """
-        import torch.distributed as dist
-
-
-        def finalize(loss):
-            return loss
-
-
-        def step(loss):
-            dist.all_reduce(loss)
-            return finalize(loss)
-
-
-        hook: None | finalize = None
-        """,
-        "finalize",
+    "a method called on `cls` in another class": (
+        _TRAINER + "\n\nclass Logger:\n    @classmethod\n    def report(cls, loss):\n        return cls.finalize(loss)\n",
+        "Trainer",
     ),
+    "a function in an annotation before `=`": (_FINALIZE + "\n\nhook: None | finalize = None\n", "finalize"),
     "a function's name as a class pattern's keyword": (
-        """
-        import torch.distributed as dist
-
-
-        def finalize(loss):
-            return loss
-
-
-        def step(loss):
-            dist.all_reduce(loss)
-            return finalize(loss)
-
-
-        def dispatch(event):
-            match event:
-                case Event(finalize=True):
-                    return 1
-        """,
+        _FINALIZE + "\n\ndef dispatch(event):\n    match event:\n        case Event(finalize=True):\n            return 1\n",
         "finalize",
     ),
 }
