@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 if TYPE_CHECKING:
     from trllint.semantic.project.outline import ModuleOutline
@@ -141,12 +141,7 @@ def may_call(code: str, name: str) -> bool:
     spaces, a line continuation or a closing bracket (``(name)(x)``), other than as the name a
     ``def`` or a ``class`` defines. More than the calls (a word before ``(`` in an f-string's
     text), never fewer."""
-    word = re.escape(name)
-    # The name first, then the look-behind: `re` scans for the literal (trllint.facts.markers).
-    for match in re.finditer(rf"{word}(?<!\w{word})[\s\\)]*\(", code):
-        if not _DEFINED_HERE.search(code, max(0, match.start() - 40), match.start()):
-            return True
-    return False
+    return next(_calls(code, name), None) is not None
 
 
 def may_look_up(code: str, name: str) -> bool:
@@ -154,12 +149,16 @@ def may_look_up(code: str, name: str) -> bool:
     ``name(...)``, ``self.name(...)``, ``cls.name(...)``. Not ``super().name(...)`` or
     ``obj.name(...)``: such a call lands on no definition the flows read (``_is_own_function_call``
     in trllint.facts.rank_flow). More than those calls (``f(self).name(x)``), never fewer."""
+    return any(_receiver(code, start) != _OTHER for start in _calls(code, name))
+
+
+def _calls(code: str, name: str) -> Iterator[int]:
+    """Where ``code`` may call ``name`` (see :func:`may_call`)."""
     word = re.escape(name)
+    # The name first, then the look-behind: `re` scans for the literal (trllint.facts.markers).
     for match in re.finditer(rf"{word}(?<!\w{word})[\s\\)]*\(", code):
-        start = match.start()
-        if not _DEFINED_HERE.search(code, max(0, start - 40), start) and _receiver(code, start) != _OTHER:
-            return True
-    return False
+        if not _DEFINED_HERE.search(code, max(0, match.start() - 40), match.start()):
+            yield match.start()
 
 
 def reads(code: str, name: str, *, attributes: bool) -> bool:
@@ -341,7 +340,10 @@ class ModuleCutter:
         # The flows answer for the asked definition by its name, and for an asked class's methods
         # by theirs (every class of the name: a module may define one twice).
         looked_up = {*roots, *(name for i in asked if statements[i].defines in self.classes for name in statements[i].definitions)}
-        reached = self._reach(asked, set(), looked_up, callers=True)
+        # Every definition of a name looked up stays (the flows read a name defined twice as
+        # neither); a name looked up later brings its own in `_reach`.
+        pending = [*asked, *(i for name in looked_up for i in self.defining.get(name, ()))]
+        reached = self._reach(pending, set(), looked_up, callers=True)
         base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or s.declares_global]
         kept = self._reach(base, reached, looked_up, callers=False)
         chunks: list[str] = []
@@ -385,8 +387,6 @@ class ModuleCutter:
                 if callers:
                     pending.extend(self.callers(name))
             statement = statements[i]
-            for name in statement.definitions & looked_up:
-                pending.extend(self.defining.get(name, ()))
             # `self.model(x)` is known to the flows when any statement of the module stores to
             # `self.model` (a class of the module it never names may): each that spells it stays.
             for attribute in self.self_calls(i):
