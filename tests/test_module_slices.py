@@ -606,8 +606,8 @@ def test_a_slice_keeps_the_imports_of_the_names_it_spells_and_those_that_must_st
 
 # Modules where a slice once answered otherwise than its whole module (found in review): each
 # asked definition's answer from its slice must be the whole module's.
-# What the review's modules share: a method, and a function, that return a reduced value when
-# their one caller reduces what it hands them.
+# What several share: a method, and a function, that return a reduced value when their one
+# caller reduces what it hands them.
 _TRAINER = """
 import torch.distributed as dist
 
@@ -635,24 +635,12 @@ def step(loss):
 
 DIFFERED = {
     "an import hands on a method's name": (
-        """
-        import torch.distributed as dist
-        from .losses import summarize as base_summarize
-
-
-        def legacy(batch):
-            return base_summarize(batch)
-
-
-        class Meter:
-            def summarize(self, inputs):
-                return inputs
-
-            def step(self, t):
-                dist.all_reduce(t)
-                return self.summarize(t)
-        """,
-        "Meter",
+        _TRAINER.replace(
+            "import torch.distributed as dist\n",
+            "import torch.distributed as dist\nfrom .losses import finalize as base_finalize\n\n\n"
+            "def legacy(batch):\n    return base_finalize(batch)\n",
+        ),
+        "Trainer",
     ),
     "a class defined twice": (
         """
