@@ -38,6 +38,13 @@ EDGE_FILES = {
     "deepspeed_initialize_alias.py": 'from deepspeed import initialize as ds_init\n\n\ndef build(args, model=None):\n    engine, *_ = ds_init(args=args, model=model)\n    return engine.config\n',
     "import_list.py": 'import os, accelerate\n\naccelerator = accelerate.Accelerator()\n\n\ndef evaluate(model, batch):\n    logits = model(batch["input_ids"])\n    accuracy = (logits.argmax(-1) == batch["labels"]).float().mean()\n    accelerator.log({"accuracy": accuracy})\n',
     "spaced_calls.py": 'import deepspeed\nfrom accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\ndef train(model, loader):\n    model = accelerator . prepare(model)\n    print(model . config)\n    engine, _, _, _ = deepspeed . initialize(model=None)\n    for batch in loader:\n        loss = model(**batch).loss\n        accelerator . log({"loss": loss})\n',
+    # The code tokens (Calls, Reads, Defines) met the rare ways: a gather under an alias whose text
+    # spells `gather` only in the import, a forward of `engine.module` (a call of `module`), a
+    # Trainer's sampler method with no prepare call, a wrapped member read inside an f-string.
+    "gather_aliased.py": 'from accelerate import Accelerator\nfrom accelerate.utils import gather as from_every_rank\n\naccelerator = Accelerator()\n\n\ndef sample(model, prompts):\n    return from_every_rank(accelerator.unwrap_model(model).generate(**prompts, max_new_tokens=32))\n',
+    "engine_module_forward.py": 'import deepspeed\nimport torch.distributed as dist\n\n\ndef evaluate(model, batch, config):\n    engine, _, _, _ = deepspeed.initialize(model=model, config=config)\n    if dist.get_rank() == 0:\n        logits = engine.module(batch["input_ids"])\n        print(logits.shape)\n',
+    "sampler_method.py": 'from torch.utils.data import DistributedSampler\nfrom transformers import Trainer\n\n\nclass ShardedTrainer(Trainer):\n    def _get_train_sampler(self, train_dataset=None):\n        return DistributedSampler(self.train_dataset, num_replicas=self.args.world_size, rank=self.args.process_index)\n',
+    "member_in_fstring.py": 'from accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\ndef train(model, loader, optimizer):\n    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n    print(f"training {model.config.model_type}")\n',
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -128,6 +135,39 @@ def test_environment_variable_switches_the_prefilter_off(monkeypatch):
 
 
 @pytest.mark.skipif(not all_rules(), reason="the rule pack is empty")
+def test_code_tokens_are_met_the_rare_ways(tmp_path):
+    """Each edge file aimed at a code token holds its rule's finding, with and without the
+    prefilter: the comparison above would prove nothing for them otherwise."""
+    files = []
+    for name in ("gather_aliased.py", "engine_module_forward.py", "sampler_method.py", "member_in_fstring.py"):
+        (tmp_path / name).write_text(EDGE_FILES[name], encoding="utf-8")
+        files.append(tmp_path / name)
+    rules = [info.rule for info in all_rules().values()]
+    with_prefilter = _lint(files, RuleSet(rules, use_prefilter=True, preview=True))
+    assert with_prefilter == _lint(files, RuleSet(rules, use_prefilter=False, preview=True))
+    codes = {Path(path).name: sorted({f.code for f in found}) for path, found in with_prefilter.items()}
+    assert codes == {
+        "gather_aliased.py": ["TRL009"],
+        "engine_module_forward.py": ["TRL007"],
+        "sampler_method.py": ["TRL010"],
+        "member_in_fstring.py": ["TRL001"],
+    }
+
+
+def test_code_tokens_spare_libcst_a_file_whose_text_alone_passes():
+    """`gather` in a comment, `all_gather` and a docstring pass TRL009's text parts; CPython's tree
+    shows no gather call, so LibCST never parses the file."""
+    rule = all_rules()["TRL009"].rule
+    text = (
+        '"""Collectives: gather, all_gather."""\nimport torch.distributed as dist\n\n\n'
+        "def total(x):\n    # all ranks must gather here\n    dist.all_gather_into_tensor(x, x)\n    return x\n"
+    )
+    source = read_source(text.encode(), "t.py", "t.py")
+    assert rule.may_match(text, {}) and not rule.may_match(text, {}, source)
+    assert lint_source(source, "t.py", RuleSet([rule], preview=True)) == []
+    assert source._module is None
+
+
 def test_prefilter_changes_no_finding_of_the_rule_pack(tmp_path):
     files = _corpus(tmp_path)
     _compare(files, [info.rule for info in all_rules().values()])
@@ -186,6 +226,31 @@ def test_old_tuple_declarations_are_refused_at_import(declaration: str, message:
     source = f"class Old(Rule):\n    code, name, message = 'TST199', 'old', 'old'\n    {declaration}\n"
     with pytest.raises(TypeError, match=re.escape(message)):
         exec(source, {"Rule": Rule, "AnyOf": AnyOf})
+
+
+def test_code_tokens_ask_the_code_and_hold_where_it_is_unknown():
+    import ast
+
+    from trllint.core.code_names import code_names
+    from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Reads
+
+    code = code_names(ast.parse(
+        "from accelerate.utils import gather as g\nimport a.module_path\n\n"
+        "class T:\n    async def _get_train_sampler(self):\n        return g(self.model.config)\n"
+    ))
+    assert code.calls == {"g", "gather"} and {"model", "config", "module_path"} <= code.attributes
+    assert code.functions == {"_get_train_sampler"}
+    text = "gather prepare config"  # the text parts hold; the code decides
+    assert AnyOf(Calls("gather")).holds(text, {}, code=lambda: code)
+    assert not AnyOf(Calls("prepare", "gather_for_metrics")).holds(text, {}, code=lambda: code)
+    assert AnyOf(Calls("prepare"), Defines("_get_train_sampler")).holds(text, {}, code=lambda: code)
+    assert AnyOf(Reads("config")).holds(text, {}, code=lambda: code)
+    assert not AnyOf(Reads("generation_config")).holds(text, {}, code=lambda: code)
+    # Unknown code (no tree: CPython cannot parse the file, or text that is no file) runs the rule.
+    assert AnyOf(Calls("prepare")).holds(text, {}, code=lambda: None)
+    assert AllOf(AnyOf("gather"), AnyOf(Calls("prepare"))).holds(text, {})
+    with pytest.raises(TypeError, match="takes identifiers"):
+        Calls("x.prepare")
 
 
 def test_empty_or_malformed_parts_are_refused():

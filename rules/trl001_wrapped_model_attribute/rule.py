@@ -36,7 +36,7 @@ from trllint.facts.wrapping import (
     is_super_init,
     wrapping_made_by,
 )
-from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Reached, Rule, Setting
+from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Reached, Reads, Rule, Setting
 
 # What a subclass reads on an attribute a base class may have wrapped: `self.model.config`
 # (a model's own `self.config` is no such read). Without it a file's classes are not asked
@@ -78,8 +78,10 @@ class WrappedModelAttribute(Rule):
         # base class in another module of the project (`class MyTrainer(BaseTrainer):`), which
         # then spells a wrapping (a summary of a module without one finds none), and only for a
         # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
-        # cheap part first: `Reached` costs CPython's parse of the file.
+        # cheap part first: `Reached` costs CPython's parse of the file, and the modules' outlines.
         AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, setting="training-step-methods"),
+        # The finding is the attribute: the code itself reads such a member (CPython's tree).
+        AnyOf(Reads(*HF_MODEL_MEMBERS)),
         AnyOf(*WRAPPING_MARKERS, Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS), setting="training-step-methods"),
     )
     settings_schema = {

@@ -22,7 +22,7 @@ from trllint.facts.launch.model import launch_of
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.core.cst.names import ImportMap, argument, call_name, is_none, is_true, matches
-from trllint.rule.base import LINE_LENGTH_SETTING, AnyOf, Edit, Fix, Rule
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Edit, Fix, Rule
 
 # accelerate's signature: prepare_model(model, device_placement=None, evaluation_mode=False)
 _PLACEMENT_POSITION = 1
@@ -49,7 +49,8 @@ class EvalModePrepareWithoutPlacement(Rule):
     # both debatable): preview until a test split measures at least 90 % over at least 20.
     status = "preview"
     preview_findings = "a call in code whose launch does not show FSDP"
-    prefilter = AnyOf("prepare_model")
+    # The text first (no tree for most files), then the code's own calls: the finding is the call.
+    prefilter = AllOf(AnyOf("prepare_model"), AnyOf(Calls("prepare_model")))
     settings_schema = {"line-length": LINE_LENGTH_SETTING}
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 

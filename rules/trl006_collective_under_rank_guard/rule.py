@@ -25,7 +25,7 @@ from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
 from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, guard_key, main_only_decorator, splits_ranks
 from trllint.core.cst.names import assigned_names
-from trllint.rule.base import AllOf, AnyOf, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, Rule
 from trllint.semantic.model import SemanticModel
 
 from .collectives import (
@@ -39,7 +39,7 @@ from .hoisting import hoist_fix, run_by
 
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
-    "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes",
+    "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes", "check_trigger",
 )
 _BUILTINS = frozenset(dir(builtins))
 _EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
@@ -63,7 +63,11 @@ class CollectiveUnderRankGuard(Rule):
     # its test-split precision meets the bar (benchmarks/README.md).
     status = "preview"
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker.
-    prefilter = AllOf(AnyOf(*DISTRIBUTED_MARKERS), AnyOf(*COLLECTIVE_MARKERS), AnyOf(*RANK_MARKERS))
+    # Last, the code's own calls: no call of a collective's name, no finding (check_module's first
+    # question, asked of CPython's tree before LibCST parses the file).
+    prefilter = AllOf(
+        AnyOf(*DISTRIBUTED_MARKERS), AnyOf(*COLLECTIVE_MARKERS), AnyOf(*RANK_MARKERS), AnyOf(Calls(*COLLECTIVE_NAMES))
+    )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:

@@ -26,7 +26,7 @@ from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import RANK_MARKERS, main_only_decorator, reads_rank
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.facts.wrapping import PREPARE_METHODS
-from trllint.rule.base import AllOf, AnyOf, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class
 from trllint.semantic.model import SemanticModel
 
@@ -53,7 +53,13 @@ class ShardedGenerateOutOfStep(Rule):
     status = "preview"
     # A sharded model (unwrapped, an engine's module, prepared, the Trainer's: all spell
     # `generate` or one of these), and what keeps the ranks apart: a rank test or synced_gpus.
-    prefilter = AllOf(AnyOf("generate", "unwrap_model", ".module", "prepare"), AnyOf("synced_gpus", *RANK_MARKERS))
+    # Last, the code's own calls: a generate, or a forward of `x.module`, of an unwrapped or of a
+    # prepared model, each of which calls one of these (_sharded_forward).
+    prefilter = AllOf(
+        AnyOf("generate", "unwrap_model", ".module", "prepare"),
+        AnyOf("synced_gpus", *RANK_MARKERS),
+        AnyOf(Calls("generate", "module", "unwrap_model", *PREPARE_METHODS)),
+    )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:

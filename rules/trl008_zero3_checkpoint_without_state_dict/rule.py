@@ -24,7 +24,7 @@ from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import main_only_decorator
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
-from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, Edit, Fix, Reads, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel
 
@@ -52,7 +52,14 @@ class Zero3CheckpointWithoutStateDict(Rule):
     )
     fixable = "sometimes"
     status = "preview"
-    prefilter = AllOf(AnyOf("save_pretrained"), AnyOf("unwrap_model", ".module"))
+    # Last, the code itself: a save_pretrained call on an unwrapped model (a call of unwrap_model)
+    # or on `x.module`.
+    prefilter = AllOf(
+        AnyOf("save_pretrained"),
+        AnyOf("unwrap_model", ".module"),
+        AnyOf(Calls("save_pretrained")),
+        AnyOf(Calls("unwrap_model"), Reads("module")),
+    )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:

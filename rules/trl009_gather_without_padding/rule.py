@@ -19,7 +19,7 @@ from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS
-from trllint.rule.base import AllOf, AnyOf, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel, names_assigned_in
 
@@ -51,7 +51,9 @@ class GatherWithoutPadding(Rule):
     )
     fixable = "sometimes"
     status = "preview"
-    prefilter = AllOf(AnyOf(*DISTRIBUTED_MARKERS), AnyOf("gather"))
+    # Last, the code's own calls: every finding is an argument of a gather (an aliased import of
+    # accelerate's `gather` is a call of `gather` too).
+    prefilter = AllOf(AnyOf(*DISTRIBUTED_MARKERS), AnyOf("gather"), AnyOf(Calls(*GATHER_METHODS)))
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:

@@ -19,7 +19,7 @@ from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
-from trllint.rule.base import AllOf, AnyOf, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, Defines, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.semantic.model import SemanticModel
 
@@ -49,7 +49,12 @@ class LoaderShardedTwice(Rule):
     )
     fixable = "sometimes"
     status = "preview"
-    prefilter = AllOf(AnyOf("prepare", "_sampler"), AnyOf("Sampler", "shard", "split_dataset_by_node", "::"))
+    # Last, the code itself: a prepare call, or a Trainer's sampler method, is where every finding is.
+    prefilter = AllOf(
+        AnyOf("prepare", "_sampler"),
+        AnyOf("Sampler", "shard", "split_dataset_by_node", "::"),
+        AnyOf(Calls(*PREPARE_METHODS), Defines(*TRAINER_SAMPLER_METHODS)),
+    )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:

@@ -20,12 +20,24 @@ file's project that the file's calls or classes' bases lead to spells one of ``t
 from CPython's parse and the modules' outlines: about a tenth of LibCST's parse). It is for a rule
 whose finding can come from a helper in another module; put it last in its ``AnyOf``, so it is
 asked only of files that spell none of the others.
+
+``Calls(names)``, ``Reads(names)`` and ``Defines(names)`` look at the file's code instead of its
+text (:mod:`trllint.core.code_names`, from CPython's tree): the file calls one of ``names``
+(``f(...)``, ``x.f(...)``), reads one as an attribute (``x.name``), or defines one (``def name``).
+They are for a rule whose every finding sits at such a call, attribute or function of the file
+itself: text finds ``gather`` in ``all_gather``, in a comment or a docstring, which in a library
+dense with training code is most files. Put them in the last part of an ``AllOf``: they cost
+CPython's parse of the file, which the text parts spare most files. Where the file has no tree
+(CPython cannot parse it, or the text is no file) they hold: unknown runs the rule.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
+
+if TYPE_CHECKING:
+    from trllint.core.code_names import CodeNames
 
 Token = Union[str, "re.Pattern[str]"]
 
@@ -54,6 +66,43 @@ class Reached:
         return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
 
 
+class _InCode:
+    """Holds when the file's code spells one of ``names`` in this token's way (see the subclasses)."""
+
+    __slots__ = ("names",)
+    kind = ""
+
+    def __init__(self, *names: str) -> None:
+        if not names or not all(isinstance(name, str) and name.isidentifier() for name in names):
+            raise TypeError(f"{type(self).__name__} takes identifiers, not {names!r}")
+        self.names = frozenset(names)
+
+    def holds(self, code: CodeNames | None) -> bool:
+        return code is None or not self.names.isdisjoint(getattr(code, self.kind))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(map(repr, sorted(self.names)))})"
+
+
+class Calls(_InCode):
+    """The file calls one of ``names``: ``f(...)`` or ``x.f(...)`` (``g(...)`` for a ``g`` an
+    import binds to an ``f``)."""
+
+    kind = "calls"
+
+
+class Reads(_InCode):
+    """The file spells one of ``names`` as an attribute: ``x.name``."""
+
+    kind = "attributes"
+
+
+class Defines(_InCode):
+    """The file defines a function (or method) of one of ``names``."""
+
+    kind = "functions"
+
+
 def _configured_names(settings: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(value).rsplit(".", 1)[-1] for key in keys for value in settings.get(key, ()))
 
@@ -61,25 +110,32 @@ def _configured_names(settings: dict[str, Any], keys: tuple[str, ...]) -> tuple[
 class AnyOf:
     """Holds when any token is in the text (or any name configured under ``setting``)."""
 
-    __slots__ = ("tokens", "settings", "reached")
+    __slots__ = ("tokens", "settings", "reached", "in_code")
 
-    def __init__(self, *tokens: Token | AnyOf | Reached, setting: str | tuple[str, ...] = ()) -> None:
+    def __init__(self, *tokens: Token | AnyOf | Reached | _InCode, setting: str | tuple[str, ...] = ()) -> None:
         flat: list[Token] = []
         keys: list[str] = []
         reached: list[Reached] = []
+        in_code: list[_InCode] = []
         for token in tokens:
             if isinstance(token, AnyOf):  # any of (any of ...) is one any-of: shared markers nest
                 flat.extend(token.tokens)
                 keys.extend(token.settings)
                 reached.extend(token.reached)
+                in_code.extend(token.in_code)
             elif isinstance(token, (str, re.Pattern)):
                 flat.append(token)
             elif isinstance(token, Reached):
                 reached.append(token)
+            elif isinstance(token, _InCode):
+                in_code.append(token)
             else:
-                raise TypeError(f"AnyOf takes strings, compiled patterns, Reached or AnyOf, not {type(token).__name__}")
+                raise TypeError(
+                    f"AnyOf takes strings, compiled patterns, Reached, Calls, Reads, Defines or AnyOf, not {type(token).__name__}"
+                )
         self.reached: tuple[Reached, ...] = tuple(reached)
-        if not flat and not keys and not reached:
+        self.in_code: tuple[_InCode, ...] = tuple(in_code)
+        if not flat and not keys and not reached and not in_code:
             raise TypeError("AnyOf() with no token would never hold; leave the prefilter out to always run")
         self.tokens: tuple[Token, ...] = tuple(flat)
         self.settings: tuple[str, ...] = (*keys, *((setting,) if isinstance(setting, str) else setting))
@@ -91,15 +147,27 @@ class AnyOf:
     def tokens_for(self, settings: dict[str, Any]) -> tuple[Token, ...]:
         return self.tokens + _configured_names(settings, self.settings)
 
-    def holds(self, text: str, settings: dict[str, Any], reaches: Callable[[Reached], bool] | None = None) -> bool:
-        """``reaches`` answers a ``Reached`` token for this file; without it, none holds."""
-        return any(token_present(token, text) for token in self.tokens_for(settings)) or (
-            reaches is not None and any(reaches(reached) for reached in self.reached)
-        )
+    def holds(
+        self,
+        text: str,
+        settings: dict[str, Any],
+        reaches: Callable[[Reached], bool] | None = None,
+        code: Callable[[], CodeNames | None] | None = None,
+    ) -> bool:
+        """``reaches`` answers a ``Reached`` token for this file; without it, none holds. ``code``
+        gives the names the file's code spells, for ``Calls``, ``Reads`` and ``Defines``; without
+        it, or where it gives None, they hold."""
+        if any(token_present(token, text) for token in self.tokens_for(settings)):
+            return True
+        if self.in_code:
+            names = code() if code is not None else None
+            if any(token.holds(names) for token in self.in_code):
+                return True
+        return reaches is not None and any(reaches(reached) for reached in self.reached)
 
     def __repr__(self) -> str:
         setting = f", setting={self.settings!r}" if self.settings else ""
-        return f"AnyOf({', '.join(map(repr, (*self.tokens, *self.reached)))}{setting})"
+        return f"AnyOf({', '.join(map(repr, (*self.tokens, *self.in_code, *self.reached)))}{setting})"
 
 
 class AllOf:
@@ -115,8 +183,14 @@ class AllOf:
             raise TypeError("AllOf() with no part; leave the prefilter out to always run")
         self.parts: tuple[AnyOf, ...] = parts
 
-    def holds(self, text: str, settings: dict[str, Any], reaches: Callable[[Reached], bool] | None = None) -> bool:
-        return all(part.holds(text, settings, reaches) for part in self.parts)
+    def holds(
+        self,
+        text: str,
+        settings: dict[str, Any],
+        reaches: Callable[[Reached], bool] | None = None,
+        code: Callable[[], CodeNames | None] | None = None,
+    ) -> bool:
+        return all(part.holds(text, settings, reaches, code) for part in self.parts)
 
     def __repr__(self) -> str:
         return f"AllOf({', '.join(map(repr, self.parts))})"

@@ -20,11 +20,16 @@ def calls_in(model: SemanticModel) -> tuple[cst.Call, ...]:
 
 
 def called_names(model: SemanticModel) -> frozenset[str]:
-    """The names the file's calls call: ``f`` for ``f(...)``, ``m`` for ``x.m(...)``. A question
-    that needs some call of a name (an unwrap, a prepare, a collective) is answered at once for a
-    file that calls no such name, before any call's receiver is followed."""
+    """The names the file's calls call: ``f`` for ``f(...)``, ``m`` for ``x.m(...)`` (and the
+    imported name of an alias, :class:`trllint.core.code_names.CodeNames`). A question that needs
+    some call of a name (an unwrap, a prepare, a collective) is answered at once for a file that
+    calls no such name, before any call's receiver is followed; a rule's prefilter asks the same
+    fact before the file is parsed (``Calls``)."""
+    code = model.code_names
+    if code is not None:
+        return code.calls
 
-    def compute() -> frozenset[str]:
+    def compute() -> frozenset[str]:  # CPython cannot parse the file (newer syntax): LibCST's calls
         names = set()
         for call in model.calls:
             func = call.func

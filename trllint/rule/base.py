@@ -35,7 +35,7 @@ from libcst.metadata import PositionProvider, ProviderT, WhitespaceInclusivePosi
 from trllint.core.findings import Applicability, Edit, Evidence, Finding, Fix, Fixable, RuleStatus
 from trllint.core.cst.private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.rule.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
-from trllint.core.prefilter import AllOf, AnyOf, Prefilter, Reached, Token, check_declaration, token_present
+from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Prefilter, Reached, Reads, Token, check_declaration, token_present
 from trllint.core.cst.parents import ParentProvider
 from trllint.core.positions import positions_of
 from trllint.core.source import SourceFile
@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
 __all__ = [
-    "AllOf", "AnyOf", "Applicability", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "RuleStatus",
-    "Setting", "Reached", "Token", "token_present",
+    "AllOf", "AnyOf", "Applicability", "Calls", "Defines", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "RuleStatus",
+    "Reads", "Setting", "Reached", "Token", "token_present",
 ]
 
 
@@ -189,18 +189,21 @@ class Rule(cst.BatchableCSTVisitor):
 
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool:
-        """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)."""
+        """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)
+        and its ``Calls``, ``Reads`` and ``Defines`` (without it, they hold)."""
         if cls.prefilter is None:
             return True
-        reaches = None
-        if source is not None and source.path is not None:
+        reaches = code = None
+        if source is not None:
             from trllint.semantic.model import SemanticModel
 
             model = SemanticModel.of(source)
-            from trllint.semantic.project.file_view import project_reaches
+            code = lambda: model.code_names  # noqa: E731
+            if source.path is not None:
+                from trllint.semantic.project.file_view import project_reaches
 
-            reaches = lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)  # noqa: E731
-        return cls.prefilter.holds(text, settings or {}, reaches)
+                reaches = lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)  # noqa: E731
+        return cls.prefilter.holds(text, settings or {}, reaches, code)
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

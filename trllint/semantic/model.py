@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 import libcst as cst
 
+from trllint.core.code_names import CodeNames, code_names
 from trllint.core.cst import walk
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, matches
 from trllint.core.source import SourceFile
@@ -178,6 +179,16 @@ class SemanticModel:
         found = _DefinitionsAndCalls()
         walk.visit(self.source.module, found)
         return found
+
+    @cached_property
+    def code_names(self) -> CodeNames | None:
+        """The names the file's code calls, reads and defines, from CPython's tree: asked before
+        LibCST parses the file (a prefilter's ``Calls``), and after (``facts.calls.called_names``).
+        None where CPython cannot parse the file."""
+        from trllint.core.syntax import cpython_tree
+
+        tree = cpython_tree(self.source)
+        return code_names(tree) if tree is not None else None
 
     @cached_property
     def imports(self) -> ImportMap:

@@ -1,0 +1,50 @@
+"""The names a file's code calls, reads as attributes and defines, from CPython's tree.
+
+What a rule's prefilter asks before LibCST parses the file (``trllint.core.prefilter.Calls``,
+``Reads``, ``Defines``): text finds ``gather`` in ``all_gather``, a comment or a docstring, the
+tree only where the code calls it. CPython's tree costs a tenth of LibCST's parse, and the file
+that passes needs it anyway (the syntax check, the positions of its findings).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CodeNames:
+    # `f` for `f(...)`, `m` for `x.m(...)`; for a name an import binds under another name
+    # (`from accelerate.utils import gather as g`), the imported name too: `g(...)` calls `gather`.
+    calls: frozenset[str]
+    # `m` for every `x.m`, read or written, called or not; and the dotted parts of an import's
+    # module (`import a.m`, `from a.m import f`), which LibCST's tree spells as attributes too.
+    attributes: frozenset[str]
+    functions: frozenset[str]  # every `def` (and `async def`), nested ones and methods too
+
+
+def code_names(tree: ast.AST) -> CodeNames:
+    calls: set[str] = set()
+    attributes: set[str] = set()
+    functions: set[str] = set()
+    imported_as: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            attributes.add(node.attr)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                calls.add(func.attr)
+            elif isinstance(func, ast.Name):
+                calls.add(func.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            for dotted in [module or "", *(alias.name for alias in node.names)]:
+                attributes.update(dotted.split(".")[1:])
+            for alias in node.names:
+                if alias.asname:
+                    imported_as[alias.asname] = alias.name.rsplit(".", 1)[-1]
+    calls.update(imported_as[name] for name in calls.intersection(imported_as))
+    return CodeNames(frozenset(calls), frozenset(attributes), frozenset(functions))
