@@ -228,6 +228,12 @@ def test_old_tuple_declarations_are_refused_at_import(declaration: str, message:
         exec(source, {"Rule": Rule, "AnyOf": AnyOf})
 
 
+def _names(names):
+    from trllint.core.prefilter import FileCode
+
+    return FileCode(tree=lambda: None, names=lambda: names)
+
+
 def test_code_tokens_ask_the_code_and_hold_where_it_is_unknown():
     import ast
 
@@ -241,13 +247,13 @@ def test_code_tokens_ask_the_code_and_hold_where_it_is_unknown():
     assert code.calls == {"g", "gather"} and {"model", "config", "module_path"} <= code.attributes
     assert code.functions == {"_get_train_sampler"}
     text = "gather prepare config"  # the text parts hold; the code decides
-    assert AnyOf(Calls("gather")).holds(text, {}, code=lambda: code)
-    assert not AnyOf(Calls("prepare", "gather_for_metrics")).holds(text, {}, code=lambda: code)
-    assert AnyOf(Calls("prepare"), Defines("_get_train_sampler")).holds(text, {}, code=lambda: code)
-    assert AnyOf(Reads("config")).holds(text, {}, code=lambda: code)
-    assert not AnyOf(Reads("generation_config")).holds(text, {}, code=lambda: code)
+    assert AnyOf(Calls("gather")).holds(text, {}, code=_names(code))
+    assert not AnyOf(Calls("prepare", "gather_for_metrics")).holds(text, {}, code=_names(code))
+    assert AnyOf(Calls("prepare"), Defines("_get_train_sampler")).holds(text, {}, code=_names(code))
+    assert AnyOf(Reads("config")).holds(text, {}, code=_names(code))
+    assert not AnyOf(Reads("generation_config")).holds(text, {}, code=_names(code))
     # Unknown code (no tree: CPython cannot parse the file, or text that is no file) runs the rule.
-    assert AnyOf(Calls("prepare")).holds(text, {}, code=lambda: None)
+    assert AnyOf(Calls("prepare")).holds(text, {}, code=_names(None))
     assert AllOf(AnyOf("gather"), AnyOf(Calls("prepare"))).holds(text, {})
     with pytest.raises(TypeError, match="takes identifiers"):
         Calls("x.prepare")

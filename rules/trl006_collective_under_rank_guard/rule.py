@@ -25,9 +25,10 @@ from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
 from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, guard_key, main_only_decorator, splits_ranks
 from trllint.core.cst.names import assigned_names
-from trllint.rule.base import AllOf, AnyOf, Calls, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, Rule, TreeCheck
 from trllint.semantic.model import SemanticModel
 
+from .may_guard import may_guard_a_collective
 from .collectives import (
     AUTOMATIC_NAMING,
     COLLECTIVE_NAMES,
@@ -63,10 +64,14 @@ class CollectiveUnderRankGuard(Rule):
     # its test-split precision meets the bar (benchmarks/README.md).
     status = "preview"
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker.
-    # Last, the code's own calls: no call of a collective's name, no finding (check_module's first
-    # question, asked of CPython's tree before LibCST parses the file).
+    # Then the code itself, from CPython's tree: no call of a collective's name, no finding
+    # (check_module's first question), and none where no such call may be behind a guard.
     prefilter = AllOf(
-        AnyOf(*DISTRIBUTED_MARKERS), AnyOf(*COLLECTIVE_MARKERS), AnyOf(*RANK_MARKERS), AnyOf(Calls(*COLLECTIVE_NAMES))
+        AnyOf(*DISTRIBUTED_MARKERS),
+        AnyOf(*COLLECTIVE_MARKERS),
+        AnyOf(*RANK_MARKERS),
+        AnyOf(Calls(*COLLECTIVE_NAMES)),
+        AnyOf(TreeCheck(may_guard_a_collective)),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 

@@ -26,17 +26,22 @@ text (:mod:`trllint.core.code_names`, from CPython's tree): the file calls one o
 (``f(...)``, ``x.f(...)``), reads one as an attribute (``x.name``), or defines one (``def name``).
 They are for a rule whose every finding sits at such a call, attribute or function of the file
 itself: text finds ``gather`` in ``all_gather``, in a comment or a docstring, which in a library
-dense with training code is most files. Put them in the last part of an ``AllOf``: they cost
-CPython's parse of the file, which the text parts spare most files. Where the file has no tree
-(CPython cannot parse it, or the text is no file) they hold: unknown runs the rule.
+dense with training code is most files. ``TreeCheck(check)`` holds when ``check(tree)`` does: a
+rule's own question of CPython's tree, one that must answer True wherever the rule could find
+something (TRL006: may a collective sit behind a rank guard?). Put these in the last parts of an
+``AllOf``: they cost CPython's parse of the file, which the text parts spare most files. Where the
+file has no tree (CPython cannot parse it, or the text is no file) they hold: unknown runs the rule.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
 
 if TYPE_CHECKING:
+    import ast
+
     from trllint.core.code_names import CodeNames
 
 Token = Union[str, "re.Pattern[str]"]
@@ -66,6 +71,15 @@ class Reached:
         return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
 
 
+@dataclass(frozen=True)
+class FileCode:
+    """What the code tokens ask of a file, each computed once where first asked (the caller's
+    semantic model keeps them); either gives None where CPython cannot parse the file."""
+
+    tree: Callable[[], ast.Module | None]
+    names: Callable[[], CodeNames | None]
+
+
 class _InCode:
     """Holds when the file's code spells one of ``names`` in this token's way (see the subclasses)."""
 
@@ -77,8 +91,9 @@ class _InCode:
             raise TypeError(f"{type(self).__name__} takes identifiers, not {names!r}")
         self.names = frozenset(names)
 
-    def holds(self, code: CodeNames | None) -> bool:
-        return code is None or not self.names.isdisjoint(getattr(code, self.kind))
+    def holds(self, code: FileCode | None) -> bool:
+        names = code.names() if code is not None else None
+        return names is None or not self.names.isdisjoint(getattr(names, self.kind))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(map(repr, sorted(self.names)))})"
@@ -101,6 +116,22 @@ class Defines(_InCode):
     """The file defines a function (or method) of one of ``names``."""
 
     kind = "functions"
+
+
+class TreeCheck(_InCode):
+    """``check(tree)`` holds for CPython's tree of the file."""
+
+    __slots__ = ("check",)
+
+    def __init__(self, check: Callable[[ast.Module], bool]) -> None:
+        self.check = check
+
+    def holds(self, code: FileCode | None) -> bool:
+        tree = code.tree() if code is not None else None
+        return tree is None or self.check(tree)
+
+    def __repr__(self) -> str:
+        return f"TreeCheck({getattr(self.check, '__qualname__', self.check)!r})"
 
 
 def _configured_names(settings: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
@@ -131,7 +162,7 @@ class AnyOf:
                 in_code.append(token)
             else:
                 raise TypeError(
-                    f"AnyOf takes strings, compiled patterns, Reached, Calls, Reads, Defines or AnyOf, not {type(token).__name__}"
+                    f"AnyOf takes strings, compiled patterns, Reached, Calls, Reads, Defines, TreeCheck or AnyOf, not {type(token).__name__}"
                 )
         self.reached: tuple[Reached, ...] = tuple(reached)
         self.in_code: tuple[_InCode, ...] = tuple(in_code)
@@ -152,17 +183,15 @@ class AnyOf:
         text: str,
         settings: dict[str, Any],
         reaches: Callable[[Reached], bool] | None = None,
-        code: Callable[[], CodeNames | None] | None = None,
+        code: FileCode | None = None,
     ) -> bool:
         """``reaches`` answers a ``Reached`` token for this file; without it, none holds. ``code``
-        gives the names the file's code spells, for ``Calls``, ``Reads`` and ``Defines``; without
-        it, or where it gives None, they hold."""
+        is the file's code, for ``Calls``, ``Reads``, ``Defines`` and ``TreeCheck``; without it,
+        or where it has no tree, they hold."""
         if any(token_present(token, text) for token in self.tokens_for(settings)):
             return True
-        if self.in_code:
-            names = code() if code is not None else None
-            if any(token.holds(names) for token in self.in_code):
-                return True
+        if any(token.holds(code) for token in self.in_code):
+            return True
         return reaches is not None and any(reaches(reached) for reached in self.reached)
 
     def __repr__(self) -> str:
@@ -188,7 +217,7 @@ class AllOf:
         text: str,
         settings: dict[str, Any],
         reaches: Callable[[Reached], bool] | None = None,
-        code: Callable[[], CodeNames | None] | None = None,
+        code: FileCode | None = None,
     ) -> bool:
         return all(part.holds(text, settings, reaches, code) for part in self.parts)
 

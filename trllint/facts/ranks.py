@@ -113,6 +113,17 @@ _MIRRORED: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
 }
 
 
+def names_a_rank(name: str) -> bool:
+    """Whether a name (or an attribute's name) is one every rank read or rank test of a file goes
+    through, before the file's own names bound to them: a rank index (``local_rank``), a rank
+    predicate (``is_main_process``, ``should_save``), a rank getter (``get_rank``), or the
+    environment (``os.environ["RANK"]``)."""
+    return (
+        name in RANK_INDEXES or name in RANK_PREDICATES or name in ARGUMENT_PREDICATES or name in _ENVIRONMENT_READS
+        or _RANK_CALL.match(name) is not None
+    )
+
+
 class RankFacts:
     """The rank tests of one file (built once per file, ``RankFacts.of``)."""
 
@@ -332,10 +343,7 @@ class RankFacts:
         test it: each way ``reads_rank_index`` and ``is_rank_predicate`` match goes through a name
         whose last part this checks."""
         return any(
-            name in RANK_INDEXES or name in RANK_PREDICATES or name in ARGUMENT_PREDICATES
-            or name in self._index_tails or name in self._predicate_tails or name in _ENVIRONMENT_READS
-            or _RANK_CALL.match(name)
-            for name in names
+            names_a_rank(name) or name in self._index_tails or name in self._predicate_tails for name in names
         )
 
     def _find_matrix_ranks(self, functions: list[cst.FunctionDef]) -> None:

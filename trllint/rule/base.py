@@ -35,7 +35,9 @@ from libcst.metadata import PositionProvider, ProviderT, WhitespaceInclusivePosi
 from trllint.core.findings import Applicability, Edit, Evidence, Finding, Fix, Fixable, RuleStatus
 from trllint.core.cst.private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.rule.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
-from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Prefilter, Reached, Reads, Token, check_declaration, token_present
+from trllint.core.prefilter import (
+    AllOf, AnyOf, Calls, Defines, FileCode, Prefilter, Reached, Reads, Token, TreeCheck, check_declaration, token_present
+)
 from trllint.core.cst.parents import ParentProvider
 from trllint.core.positions import positions_of
 from trllint.core.source import SourceFile
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AllOf", "AnyOf", "Applicability", "Calls", "Defines", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "RuleStatus",
-    "Reads", "Setting", "Reached", "Token", "token_present",
+    "Reads", "Setting", "Reached", "Token", "TreeCheck", "token_present",
 ]
 
 
@@ -190,15 +192,17 @@ class Rule(cst.BatchableCSTVisitor):
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool:
         """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)
-        and its ``Calls``, ``Reads`` and ``Defines`` (without it, they hold)."""
+        and its ``Calls``, ``Reads``, ``Defines`` and ``TreeCheck`` (without it, they hold)."""
         if cls.prefilter is None:
             return True
         reaches = code = None
         if source is not None:
             from trllint.semantic.model import SemanticModel
 
+            from trllint.core.syntax import cpython_tree
+
             model = SemanticModel.of(source)
-            code = lambda: model.code_names  # noqa: E731
+            code = FileCode(tree=lambda: cpython_tree(source), names=lambda: model.code_names)
             if source.path is not None:
                 from trllint.semantic.project.file_view import project_reaches
 
