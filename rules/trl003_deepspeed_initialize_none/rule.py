@@ -17,7 +17,7 @@ from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import argument, assigned_names, dotted_name
 from trllint.facts.nullness import fails_on_none, nullness
-from trllint.rule.base import AllOf, AnyOf, Fix, Reached, Rule, Setting
+from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Reached, Rule, Setting
 from trllint.semantic.project.file_view import project_view
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
@@ -56,10 +56,15 @@ class DeepSpeedInitializeNone(Rule):
     # a file must still spell "deepspeed" somewhere (its config, its import, the helper's name):
     # asking every file's imports costs CPython's parse of each, so a caller that never names
     # DeepSpeed is not linted.
+    # Last, the code: every finding is a call of a sink by its last name (a helper of this file
+    # that forwards calls one in it), or of a project helper that the `Reached` part finds.
     prefilter = AllOf(
         AnyOf("None", "Optional", "get"),
         AnyOf("deepspeed", setting="deepspeed-sinks"),
         AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, Reached(CALLS_A_SINK), setting="deepspeed-sinks"),
+        AnyOf(
+            Calls(*{sink.name.rsplit(".", 1)[-1] for sink in BUILTIN_SINKS}), Reached(CALLS_A_SINK), setting="deepspeed-sinks"
+        ),
     )
     settings_schema = {
         "deepspeed-sinks": Setting(
