@@ -45,6 +45,9 @@ EDGE_FILES = {
     "engine_module_forward.py": 'import deepspeed\nimport torch.distributed as dist\n\n\ndef evaluate(model, batch, config):\n    engine, _, _, _ = deepspeed.initialize(model=model, config=config)\n    if dist.get_rank() == 0:\n        logits = engine.module(batch["input_ids"])\n        print(logits.shape)\n',
     "sampler_method.py": 'from torch.utils.data import DistributedSampler\nfrom transformers import Trainer\n\n\nclass ShardedTrainer(Trainer):\n    def _get_train_sampler(self, train_dataset=None):\n        return DistributedSampler(self.train_dataset, num_replicas=self.args.world_size, rank=self.args.process_index)\n',
     "member_in_fstring.py": 'from accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\ndef train(model, loader, optimizer):\n    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n    print(f"training {model.config.model_type}")\n',
+    # TRL006's tree check: the only collective is a helper's, called in a conditional expression
+    # after an exit at the top of its function's body.
+    "exit_then_helper.py": 'from accelerate import Accelerator\n\n\nclass Meter:\n    def __init__(self):\n        self.accelerator = Accelerator()\n\n    def totals(self):\n        return self.accelerator.gather(self.values)\n\n    def display(self, given=None):\n        if not self.accelerator.is_main_process:\n            return\n        results = self.totals() if given is None else given\n        print(results)\n',
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -136,22 +139,27 @@ def test_environment_variable_switches_the_prefilter_off(monkeypatch):
 
 @pytest.mark.skipif(not all_rules(), reason="the rule pack is empty")
 def test_code_tokens_are_met_the_rare_ways(tmp_path):
-    """Each edge file aimed at a code token holds its rule's finding, with and without the
-    prefilter: the comparison above would prove nothing for them otherwise."""
+    """Each edge file aimed at a code token holds its rule's finding, and that rule's own
+    prefilter, whole, lets it through (another rule's could have the file parsed anyway)."""
+    expected = {
+        "gather_aliased.py": "TRL009",
+        "engine_module_forward.py": "TRL007",
+        "sampler_method.py": "TRL010",
+        "member_in_fstring.py": "TRL001",
+        "exit_then_helper.py": "TRL006",
+    }
     files = []
-    for name in ("gather_aliased.py", "engine_module_forward.py", "sampler_method.py", "member_in_fstring.py"):
+    for name in expected:
         (tmp_path / name).write_text(EDGE_FILES[name], encoding="utf-8")
         files.append(tmp_path / name)
     rules = [info.rule for info in all_rules().values()]
-    with_prefilter = _lint(files, RuleSet(rules, use_prefilter=True, preview=True))
-    assert with_prefilter == _lint(files, RuleSet(rules, use_prefilter=False, preview=True))
-    codes = {Path(path).name: sorted({f.code for f in found}) for path, found in with_prefilter.items()}
-    assert codes == {
-        "gather_aliased.py": ["TRL009"],
-        "engine_module_forward.py": ["TRL007"],
-        "sampler_method.py": ["TRL010"],
-        "member_in_fstring.py": ["TRL001"],
-    }
+    without = _lint(files, RuleSet(rules, use_prefilter=False, preview=True))
+    assert _lint(files, RuleSet(rules, use_prefilter=True, preview=True)) == without
+    for path, found in without.items():
+        code = expected[Path(path).name]
+        assert code in {f.code for f in found}, path
+        source = read_source(Path(path).read_bytes(), path, Path(path).name)
+        assert all_rules()[code].rule.may_match(source.text, {}, source), f"{code}'s prefilter skips {path}"
 
 
 def test_code_tokens_spare_libcst_a_file_whose_text_alone_passes():
@@ -257,6 +265,37 @@ def test_code_tokens_ask_the_code_and_hold_where_it_is_unknown():
     assert AllOf(AnyOf("gather"), AnyOf(Calls("prepare"))).holds(text, {})
     with pytest.raises(TypeError, match="takes identifiers"):
         Calls("x.prepare")
+
+
+def test_costly_tokens_are_asked_only_where_no_rule_has_the_file_parsed():
+    """A `TreeCheck` (or `Reached`) is asked only where the cheap tokens of no rule let the file
+    through: once one does, LibCST parses the file, and the other rule runs without the question."""
+    from trllint.core.prefilter import AllOf, AnyOf, TreeCheck
+    from trllint.rule.base import Rule
+
+    asked: list[str] = []
+
+    def never(tree):
+        asked.append("asked")
+        return False
+
+    class Cheap(Rule):
+        code, name, message = "TST901", "cheap", "cheap"
+        prefilter = AnyOf("accelerate")
+
+    class Costly(Rule):
+        code, name, message = "TST902", "costly", "costly"
+        prefilter = AllOf(AnyOf("accelerate"), AnyOf(TreeCheck(never)))
+
+    def chosen(rules):
+        source = read_source(b"import accelerate\n", "t.py", "t.py")
+        return RuleSet(rules).for_file("t.py", "t.py", source.text, source)
+
+    assert chosen([Costly]) == [] and asked == ["asked"]
+    assert chosen([Cheap, Costly]) == [Cheap, Costly] and asked == ["asked"]
+    assert chosen([Costly, Cheap]) == [Costly, Cheap] and asked == ["asked"]
+    assert Costly.prefilter_verdict("import accelerate\n") is None
+    assert Costly.prefilter_verdict("import torch\n") is False and Cheap.prefilter_verdict("import accelerate\n") is True
 
 
 def test_empty_or_malformed_parts_are_refused():

@@ -19,37 +19,42 @@ of LibCST's parse, and wherever it cannot tell, it says it may:
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
-
+from trllint.core.ast_walk import nodes, parents
 from trllint.facts.ranks import MAIN_ONLY_DECORATORS, names_a_rank
 
 from .collectives import COLLECTIVE_NAMES
 
 
 def may_guard_a_collective(tree: ast.Module) -> bool:
-    return _Scan(tree).found
+    scan = _Scan(tree)
+    return any(scan.may_be_guarded(call) for call in scan.entering_calls())
 
 
 class _Scan:
+    """One walk of the tree (each node's parent, the assignments, the functions, the calls), then
+    each call that may enter a collective is followed up to its function, as ``guard_of`` does."""
+
     def __init__(self, tree: ast.Module) -> None:
+        self._parents = parents(tree)
         self._imported_as: dict[str, str] = {}
-        assignments: list[tuple[list[str], set[str]]] = []
-        functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign):
-                assignments.append(([n for t in node.targets for n in _bound(t)], _identifiers(node.value)))
+        self._calls: list[ast.Call] = []
+        assignments: list[tuple[list[str], ast.AST]] = []
+        for node in self._parents:
+            if isinstance(node, ast.Call):
+                self._calls.append(node)
+            elif isinstance(node, ast.Assign):
+                assignments.append(([n for t in node.targets for n in _bound(t)], node.value))
             elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-                assignments.append((_bound(node.target), _identifiers(node.value)))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions.append(node)
+                assignments.append((_bound(node.target), node.value))
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
                     if alias.asname:
                         self._imported_as[alias.asname] = alias.name.rsplit(".", 1)[-1]
-        self._rank_names = _rank_names(assignments)
+        self._rank_names = _rank_names([(targets, _identifiers(value)) for targets, value in assignments])
         self._entering = set(COLLECTIVE_NAMES)
-        self._add_functions_entering(functions)
-        self.found = self._block(tree.body, guarded=False)
+        self._add_functions_entering()
+        self._tests: dict[int, bool] = {}
+        self._first_exit: dict[int, int] = {}
 
     # ---- what may be a collective, and what may test the rank ---------------------------------
 
@@ -64,82 +69,79 @@ class _Scan:
     def _enters(self, call: ast.Call) -> bool:
         return any(name in self._entering for name in self._called(call))
 
-    def _add_functions_entering(self, functions: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> None:
-        calls = {id(f): [n for n in ast.walk(f) if isinstance(n, ast.Call)] for f in functions}
-        changed = True
-        while changed:
-            changed = False
-            for function in functions:
-                if function.name not in self._entering and any(self._enters(call) for call in calls[id(function)]):
-                    self._entering.add(function.name)
-                    changed = True
+    def entering_calls(self) -> list[ast.Call]:
+        return [call for call in self._calls if self._enters(call)]
+
+    def _add_functions_entering(self) -> None:
+        """Every function (by name) that calls a collective's name or such a function in its own
+        body; a call in a lambda counts for the function around it. The rule follows module
+        functions and ``self`` methods only."""
+        callers: dict[str, set[str]] = {}  # a called name -> the functions whose calls name it
+        for call in self._calls:
+            function = self._function_of(call)
+            if function is not None:
+                for name in self._called(call):
+                    callers.setdefault(name, set()).add(function)
+        pending = [name for name in self._entering if name in callers]
+        while pending:
+            for caller in callers.get(pending.pop(), ()):
+                if caller not in self._entering:
+                    self._entering.add(caller)
+                    pending.append(caller)
+
+    def _function_of(self, node: ast.AST) -> str | None:
+        """The innermost function the node is in (None at module level)."""
+        parent = self._parents.get(node)
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parent = self._parents.get(parent)
+        return parent.name if parent is not None else None
 
     def _tests_rank(self, test: ast.expr) -> bool:
-        return any(name in self._rank_names or names_a_rank(name) for name in _identifiers(test))
+        key = id(test)
+        if key not in self._tests:
+            self._tests[key] = any(name in self._rank_names or names_a_rank(name) for name in _identifiers(test))
+        return self._tests[key]
 
     def _exits_per_rank(self, statement: ast.stmt) -> bool:
         """An ``if`` without ``else`` that may exit on some ranks only."""
         if not isinstance(statement, ast.If) or statement.orelse:
             return False
         return self._tests_rank(statement.test) or any(
-            isinstance(node, (ast.Continue, ast.Break)) for body in statement.body for node in ast.walk(body)
+            isinstance(node, (ast.Continue, ast.Break)) for body in statement.body for node in (body, *nodes(body))
         )
+
+    def _exit_before(self, block: list[ast.stmt], statement: ast.stmt) -> bool:
+        key = id(block)
+        if key not in self._first_exit:
+            self._first_exit[key] = next((i for i, s in enumerate(block) if self._exits_per_rank(s)), len(block))
+        first = self._first_exit[key]
+        return first < len(block) and any(s is statement for s in block[first + 1 :])
 
     # ---- where a collective may be guarded ------------------------------------------------------
 
-    def _block(self, body: Sequence[ast.stmt], guarded: bool) -> bool:
-        for statement in body:
-            if self._statement(statement, guarded):
-                return True
-            guarded = guarded or self._exits_per_rank(statement)  # what follows may be after an exit
-        return False
-
-    def _statement(self, node: ast.stmt, guarded: bool) -> bool:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            # Decorators, defaults and annotations run where the function is defined; its body when
-            # called, behind no guard of the caller's but its own decorators.
-            if any(self._node(child, guarded) for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else []))):
-                return True
-            rank_only = any(not MAIN_ONLY_DECORATORS.isdisjoint(_identifiers(d)) for d in node.decorator_list)
-            return self._block(node.body, rank_only)
-        if isinstance(node, ast.If):
-            inside = guarded or self._tests_rank(node.test)
-            return self._expression(node.test, guarded) or self._block(node.body, inside) or self._block(node.orelse, inside)
-        return self._node(node, guarded)
-
-    def _node(self, node: ast.AST, guarded: bool) -> bool:
-        """Any other node: its statement lists as blocks, its expressions as expressions."""
-        if isinstance(node, ast.expr):
-            return self._expression(node, guarded)
-        for _, value in ast.iter_fields(node):
-            if isinstance(value, list):
-                if value and isinstance(value[0], ast.stmt):
-                    if self._block(value, guarded):
+    def may_be_guarded(self, call: ast.Call) -> bool:
+        """A guard may stand between the call and its function's start (``guard_of``'s way up)."""
+        child: ast.AST = call
+        parent = self._parents.get(child)
+        while parent is not None:
+            if isinstance(child, ast.stmt):  # an exit earlier in its block (a function's body too)
+                for _, block in ast.iter_fields(parent):
+                    if isinstance(block, list) and self._exit_before(block, child):
                         return True
-                elif any(self._node(item, guarded) for item in value if isinstance(item, ast.AST)):
-                    return True
-            elif isinstance(value, ast.AST) and self._node(value, guarded):
+            if isinstance(parent, (ast.Lambda, ast.ClassDef)):
+                return False  # runs when called, not here
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return any(not MAIN_ONLY_DECORATORS.isdisjoint(_identifiers(d)) for d in parent.decorator_list)
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and self._tests_rank(parent.test):
                 return True
-        return False
-
-    def _expression(self, node: ast.expr, guarded: bool) -> bool:
-        pending: list[tuple[ast.AST, bool]] = [(node, guarded)]
-        while pending:
-            current, inside = pending.pop()
-            if isinstance(current, ast.Call) and inside and self._enters(current):
-                return True
-            if isinstance(current, ast.IfExp):
-                either = inside or self._tests_rank(current.test)
-                pending += [(current.test, inside), (current.body, either), (current.orelse, either)]
-            else:
-                pending.extend((child, inside) for child in ast.iter_child_nodes(current))
+            child, parent = parent, self._parents.get(parent)
         return False
 
 
 def _identifiers(node: ast.AST) -> set[str]:
     """Every name and attribute name in ``node`` (what ``trllint.core.cst.walk.identifiers`` reads)."""
     found: set[str] = set()
-    for child in ast.walk(node):
+    for child in (node, *nodes(node)):
         if isinstance(child, ast.Name):
             found.add(child.id)
         elif isinstance(child, ast.Attribute):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from trllint.core.ast_walk import nodes
+
 
 @dataclass(frozen=True)
 class CodeNames:
@@ -28,7 +30,7 @@ def code_names(tree: ast.AST) -> CodeNames:
     attributes: set[str] = set()
     functions: set[str] = set()
     imported_as: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Attribute):
             attributes.add(node.attr)
         elif isinstance(node, ast.Call):

