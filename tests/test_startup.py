@@ -29,6 +29,8 @@ TRLLINT_FOR_ONE_FILE = {
     "trllint.engine.pipeline", "trllint.engine.inputs", "trllint.engine.inputs.python", "trllint.engine.inputs.text",
     "trllint.core.requirements_files", "trllint.core.target_version", "trllint.app.target",
     "trllint.engine.results", "trllint.rule.declared", "trllint.app.rule_catalog", "trllint.engine.stack_room",
+    # The prefilters' code tokens: the names a file's code calls, reads and defines, and the walk.
+    "trllint.core.code_names", "trllint.core.ast_walk",
 }  # fmt: skip
 # What the rules read to answer (the model, the facts, LibCST helpers): as much as the rules ask.
 ANALYSES = ("trllint.rules.", "trllint.semantic", "trllint.facts", "trllint.core.cst.", "trllint.rule.edits")
