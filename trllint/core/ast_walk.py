@@ -21,7 +21,8 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 def _fields(node_type: type) -> tuple[str, ...]:
     fields = _FIELDS.get(node_type)
     if fields is None:
-        fields = _FIELDS[node_type] = tuple(f for f in node_type._fields if f not in _NOT_NODES)  # type: ignore[attr-defined]
+        declared: tuple[str, ...] = node_type._fields  # type: ignore[attr-defined]
+        fields = _FIELDS[node_type] = tuple(f for f in declared if f not in _NOT_NODES)
     return fields
 
 

@@ -140,6 +140,9 @@ def _configured_names(settings: dict[str, Any], keys: tuple[str, ...]) -> tuple[
     return tuple(str(value).rsplit(".", 1)[-1] for key in keys for value in settings.get(key, ()))
 
 
+Reaches = Callable[[Reached], bool]  # answers a file's Reached token (the rule API builds it)
+
+
 class AnyOf:
     """Holds when any token is in the text (or any name configured under ``setting``)."""
 
@@ -164,7 +167,8 @@ class AnyOf:
                 in_code.append(token)
             else:
                 raise TypeError(
-                    f"AnyOf takes strings, compiled patterns, Reached, Calls, Reads, Defines, TreeCheck or AnyOf, not {type(token).__name__}"
+                    "AnyOf takes strings, compiled patterns, Reached, Calls, Reads, Defines, TreeCheck or AnyOf, "
+                    f"not {type(token).__name__}"
                 )
         self.reached: tuple[Reached, ...] = tuple(reached)
         self.in_code: tuple[_InCode, ...] = tuple(in_code)
@@ -181,18 +185,15 @@ class AnyOf:
         return self.tokens + _configured_names(settings, self.settings)
 
     def holds(
-        self,
-        text: str,
-        settings: dict[str, Any],
-        reaches: Callable[[Reached], bool] | None = None,
-        code: FileCode | None = None,
+        self, text: str, settings: dict[str, Any], reaches: Reaches | None = None, code: FileCode | None = None
     ) -> bool:
         """``reaches`` answers a ``Reached`` token for this file; without it, none holds. ``code``
         is the file's code, for ``Calls``, ``Reads``, ``Defines`` and ``TreeCheck``; without it,
         or where it has no tree, they hold."""
-        if any(token_present(token, text) for token in self.tokens_for(settings)):
-            return True
-        if any(token.holds(code) for token in self.in_code):
+        verdict = self.verdict(text, settings, code)
+        if verdict is not None:
+            return verdict
+        if any(token.holds(code) for token in self.in_code if token.costly):
             return True
         return reaches is not None and any(reaches(reached) for reached in self.reached)
 
@@ -224,11 +225,7 @@ class AllOf:
         self.parts: tuple[AnyOf, ...] = parts
 
     def holds(
-        self,
-        text: str,
-        settings: dict[str, Any],
-        reaches: Callable[[Reached], bool] | None = None,
-        code: FileCode | None = None,
+        self, text: str, settings: dict[str, Any], reaches: Reaches | None = None, code: FileCode | None = None
     ) -> bool:
         return all(part.holds(text, settings, reaches, code) for part in self.parts)
 

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
 __all__ = [
-    "AllOf", "AnyOf", "Applicability", "Calls", "Defines", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule", "RuleStatus",
-    "Reads", "Setting", "Reached", "Token", "TreeCheck", "token_present",
+    "AllOf", "AnyOf", "Applicability", "Calls", "Defines", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule",
+    "RuleStatus", "Reads", "Setting", "Reached", "Token", "TreeCheck", "token_present",
 ]
 
 
