@@ -48,6 +48,13 @@ EDGE_FILES = {
     # TRL006's tree check: the only collective is a helper's, called in a conditional expression
     # after an exit at the top of its function's body.
     "exit_then_helper.py": 'from accelerate import Accelerator\n\n\nclass Meter:\n    def __init__(self):\n        self.accelerator = Accelerator()\n\n    def totals(self):\n        return self.accelerator.gather(self.values)\n\n    def display(self, given=None):\n        if not self.accelerator.is_main_process:\n            return\n        results = self.totals() if given is None else given\n        print(results)\n',
+    # A review's counterexamples: a rank test by keyword (`on_rank(rank=0)`: LibCST's Name), an
+    # exit on this rank's data that spells no rank marker, and an alias an import in a function
+    # binds again (the rules read module-level imports; the code names keep both originals).
+    "kwarg_rank_test.py": "import torch\nimport torch.distributed as dist\nfrom myproject.utils import on_rank\n\n\ndef save(model, path):\n    if on_rank(rank=0):\n        torch.save(model.state_dict(), path)\n        dist.barrier()\n",
+    "data_exit_then_collective.py": "import torch.distributed as dist\n\n\ndef loop(loader, model):\n    for batch in loader:\n        out = model(batch)\n        if out is None:\n            continue\n        dist.all_reduce(out)\n",
+    "alias_rebound_in_function.py": "\"\"\"Evaluation helpers: generated samples gathered across ranks for logging.\"\"\"\n\nimport torch\nfrom accelerate import Accelerator\nfrom accelerate.utils import gather as collect\n\naccelerator = Accelerator()\n\n\ndef collect_scores(scores):\n    # scalar scores are plain Python floats: no tensors to gather here\n    from statistics import fmean as collect\n\n    return collect(scores)\n\n\n@torch.no_grad()\ndef sample_completions(model, prompts, max_new_tokens=64):\n    unwrapped = accelerator.unwrap_model(model)\n    tokens = unwrapped.generate(**prompts, max_new_tokens=max_new_tokens)\n    return collect(tokens)\n",
+    "sink_alias_rebound_in_function.py": "from typing import Optional\n\nimport torch.nn as nn\nfrom trl.models.utils import prepare_deepspeed as wrap_for_zero\n\n\ndef wrap_scheduler(scheduler, accelerator):\n    # schedulers are wrapped by accelerate itself, not DeepSpeed\n    from accelerate.scheduler import AcceleratedScheduler as wrap_for_zero\n\n    return wrap_for_zero(scheduler, accelerator.optimizer)\n\n\ndef load_reference(ref_model: Optional[nn.Module], accelerator):\n    return wrap_for_zero(ref_model, accelerator)\n",
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -147,6 +154,10 @@ def test_code_tokens_are_met_the_rare_ways(tmp_path):
         "sampler_method.py": "TRL010",
         "member_in_fstring.py": "TRL001",
         "exit_then_helper.py": "TRL006",
+        "kwarg_rank_test.py": "TRL006",
+        "data_exit_then_collective.py": "TRL006",
+        "alias_rebound_in_function.py": "TRL009",
+        "sink_alias_rebound_in_function.py": "TRL003",
     }
     files = []
     for name in expected:

@@ -36,7 +36,6 @@ class _Scan:
 
     def __init__(self, tree: ast.Module) -> None:
         self._parents = parents(tree)
-        self._imported_as: dict[str, str] = {}
         self._calls: list[ast.Call] = []
         assignments: list[tuple[list[str], ast.AST]] = []
         for node in self._parents:
@@ -46,10 +45,6 @@ class _Scan:
                 assignments.append(([n for t in node.targets for n in _bound(t)], node.value))
             elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
                 assignments.append((_bound(node.target), node.value))
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    if alias.asname:
-                        self._imported_as[alias.asname] = alias.name.rsplit(".", 1)[-1]
         self._rank_names = _rank_names([(targets, _identifiers(value)) for targets, value in assignments])
         self._entering = set(COLLECTIVE_NAMES)
         self._add_functions_entering()
@@ -58,12 +53,15 @@ class _Scan:
 
     # ---- what may be a collective, and what may test the rank ---------------------------------
 
-    def _called(self, call: ast.Call) -> tuple[str, ...]:
+    @staticmethod
+    def _called(call: ast.Call) -> tuple[str, ...]:
+        """The name the call spells: the rule matches collectives (``named_like_collective``) and
+        the file's functions by it, never through an import's alias."""
         func = call.func
         if isinstance(func, ast.Attribute):
             return (func.attr,)
         if isinstance(func, ast.Name):
-            return (func.id, self._imported_as.get(func.id, func.id))
+            return (func.id,)
         return ()
 
     def _enters(self, call: ast.Call) -> bool:
@@ -139,13 +137,19 @@ class _Scan:
 
 
 def _identifiers(node: ast.AST) -> set[str]:
-    """Every name and attribute name in ``node`` (what ``trllint.core.cst.walk.identifiers`` reads)."""
+    """Every name in ``node``, as ``trllint.core.cst.walk.identifiers`` reads LibCST's ``Name``
+    nodes: names, attribute names, and the names of keyword arguments (``f(rank=0)``) and
+    parameters (a lambda's), which CPython keeps as strings."""
     found: set[str] = set()
     for child in (node, *nodes(node)):
         if isinstance(child, ast.Name):
             found.add(child.id)
         elif isinstance(child, ast.Attribute):
             found.add(child.attr)
+        elif isinstance(child, ast.keyword) and child.arg is not None:
+            found.add(child.arg)
+        elif isinstance(child, ast.arg):
+            found.add(child.arg)
     return found
 
 

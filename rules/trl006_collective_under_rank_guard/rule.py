@@ -63,13 +63,14 @@ class CollectiveUnderRankGuard(Rule):
     # 0 of 34 findings real on public repositories nobody tuned it to (issue 26): preview until
     # its test-split precision meets the bar (benchmarks/README.md).
     status = "preview"
-    # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker.
+    # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
+    # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
     # Then the code itself, from CPython's tree: no call of a collective's name, no finding
     # (check_module's first question), and none where no such call may be behind a guard.
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*COLLECTIVE_MARKERS),
-        AnyOf(*RANK_MARKERS),
+        AnyOf(*RANK_MARKERS, "continue", "break"),
         AnyOf(Calls(*COLLECTIVE_NAMES)),
         AnyOf(TreeCheck(may_guard_a_collective)),
     )

@@ -29,7 +29,7 @@ def code_names(tree: ast.AST) -> CodeNames:
     calls: set[str] = set()
     attributes: set[str] = set()
     functions: set[str] = set()
-    imported_as: dict[str, str] = {}
+    imported_as: dict[str, set[str]] = {}  # an alias may be bound by several imports (one in a function)
     for node in nodes(tree):
         if isinstance(node, ast.Attribute):
             attributes.add(node.attr)
@@ -47,6 +47,6 @@ def code_names(tree: ast.AST) -> CodeNames:
                 attributes.update(dotted.split(".")[1:])
             for alias in node.names:
                 if alias.asname:
-                    imported_as[alias.asname] = alias.name.rsplit(".", 1)[-1]
-    calls.update(imported_as[name] for name in calls.intersection(imported_as))
+                    imported_as.setdefault(alias.asname, set()).add(alias.name.rsplit(".", 1)[-1])
+    calls.update(*(imported_as[name] for name in calls.intersection(imported_as)))
     return CodeNames(frozenset(calls), frozenset(attributes), frozenset(functions))
