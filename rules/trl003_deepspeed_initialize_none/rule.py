@@ -63,7 +63,9 @@ class DeepSpeedInitializeNone(Rule):
         AnyOf("deepspeed", setting="deepspeed-sinks"),
         AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, Reached(CALLS_A_SINK), setting="deepspeed-sinks"),
         AnyOf(
-            Calls(*{sink.name.rsplit(".", 1)[-1] for sink in BUILTIN_SINKS}), Reached(CALLS_A_SINK), setting="deepspeed-sinks"
+            Calls(*{sink.name.rsplit(".", 1)[-1] for sink in BUILTIN_SINKS}),
+            Reached(CALLS_A_SINK),
+            setting="deepspeed-sinks",
         ),
     )
     settings_schema = {

@@ -19,6 +19,7 @@ of LibCST's parse, and wherever it cannot tell, it says it may:
 from __future__ import annotations
 
 import ast
+
 from trllint.core.ast_walk import nodes, parents
 from trllint.facts.ranks import MAIN_ONLY_DECORATORS, names_a_rank
 
@@ -31,8 +32,8 @@ def may_guard_a_collective(tree: ast.Module) -> bool:
 
 
 class _Scan:
-    """One walk of the tree (each node's parent, the assignments, the functions, the calls), then
-    each call that may enter a collective is followed up to its function, as ``guard_of`` does."""
+    """One walk of the tree (each node's parent, then the calls and the assignments among them),
+    then each call that may enter a collective is followed up to its function, as ``guard_of`` does."""
 
     def __init__(self, tree: ast.Module) -> None:
         self._parents = parents(tree)

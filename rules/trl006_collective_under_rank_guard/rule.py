@@ -28,7 +28,6 @@ from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Calls, Rule, TreeCheck
 from trllint.semantic.model import SemanticModel
 
-from .may_guard import may_guard_a_collective
 from .collectives import (
     AUTOMATIC_NAMING,
     COLLECTIVE_NAMES,
@@ -37,6 +36,7 @@ from .collectives import (
     names_checkpoints_automatically,
 )
 from .hoisting import hoist_fix, run_by
+from .may_guard import may_guard_a_collective
 
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
