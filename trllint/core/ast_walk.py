@@ -18,7 +18,8 @@ _NOT_NODES = frozenset(
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _fields(node_type: type) -> tuple[str, ...]:
+def node_fields(node_type: type) -> tuple[str, ...]:
+    """The fields of a node class that can hold a node (read once per class)."""
     fields = _FIELDS.get(node_type)
     if fields is None:
         declared: tuple[str, ...] = node_type._fields  # type: ignore[attr-defined]
@@ -44,7 +45,7 @@ def _walk(tree: ast.AST, parent_of: dict[ast.AST, ast.AST] | None) -> list[ast.A
     node_class = ast.AST
     while pending:
         node = pending.pop()
-        for field in _fields(type(node)):
+        for field in node_fields(type(node)):
             value = getattr(node, field, None)
             children = value if type(value) is list else (value,)
             for child in children:

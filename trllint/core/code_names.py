@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from trllint.core.ast_walk import nodes
+from trllint.core.ast_walk import node_fields
 
 
 @dataclass(frozen=True)
@@ -26,27 +26,37 @@ class CodeNames:
 
 
 def code_names(tree: ast.AST) -> CodeNames:
+    # Asked of every file whose text passes a rule's text parts: the names are read in the walk
+    # itself (`ast_walk.node_fields`), node classes compared with `is`.
     calls: set[str] = set()
     attributes: set[str] = set()
     functions: set[str] = set()
     imported_as: dict[str, set[str]] = {}  # an alias may be bound by several imports (one in a function)
-    for node in nodes(tree):
-        if isinstance(node, ast.Attribute):
+    pending: list[ast.AST] = [tree]
+    node_class = ast.AST
+    while pending:
+        node = pending.pop()
+        if type(node) is ast.Attribute:
             attributes.add(node.attr)
-        elif isinstance(node, ast.Call):
+        elif type(node) is ast.Call:
             func = node.func
-            if isinstance(func, ast.Attribute):
+            if type(func) is ast.Attribute:
                 calls.add(func.attr)
-            elif isinstance(func, ast.Name):
+            elif type(func) is ast.Name:
                 calls.add(func.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        elif type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
             functions.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            module = node.module if isinstance(node, ast.ImportFrom) else None
+        elif type(node) is ast.Import or type(node) is ast.ImportFrom:
+            module = node.module if type(node) is ast.ImportFrom else None
             for dotted in [module or "", *(alias.name for alias in node.names)]:
                 attributes.update(dotted.split(".")[1:])
             for alias in node.names:
                 if alias.asname:
                     imported_as.setdefault(alias.asname, set()).add(alias.name.rsplit(".", 1)[-1])
+        for field in node_fields(type(node)):
+            value = getattr(node, field, None)
+            for child in value if type(value) is list else (value,):
+                if isinstance(child, node_class):
+                    pending.append(child)
     calls.update(*(imported_as[name] for name in calls.intersection(imported_as)))
     return CodeNames(frozenset(calls), frozenset(attributes), frozenset(functions))
