@@ -23,14 +23,11 @@ sys.path.insert(0, str(REPO))
 
 
 def _check(paths: list[str]) -> tuple[int, int, list[str]]:
-    from trllint.core.prefilter import FileCode
-    from trllint.core.syntax import cpython_tree
-    from trllint.engine.lint import lint_source, read_source
     from trllint.core.findings import Finding
+    from trllint.engine.lint import lint_source, read_source
+    from trllint.rule.base import prefilter_inputs
     from trllint.rule.registry import available_rules
     from trllint.rule.ruleset import RuleSet
-    from trllint.semantic.model import SemanticModel
-    from trllint.semantic.project.file_view import project_reaches
 
     rules = [info.rule for info in available_rules().values() if info.rule.prefilter is not None]
     asked = spared = 0
@@ -44,9 +41,7 @@ def _check(paths: list[str]) -> tuple[int, int, list[str]]:
         if isinstance(source, Finding) or not source.is_python:
             continue
         source.path = Path(path)
-        model = SemanticModel.of(source)
-        reaches = lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)  # noqa: E731
-        code = FileCode(tree=lambda: cpython_tree(source), names=lambda: model.code_names)
+        code, reaches = prefilter_inputs(source)
         for rule in rules:
             if not rule.reads_file(os.path.basename(path)) or not rule.prefilter.holds(source.text, {}, reaches):
                 continue  # the text (and the project) rule the file out already

@@ -22,6 +22,7 @@ import ast
 
 from trllint.core.ast_walk import nodes, parents
 from trllint.facts.ranks import MAIN_ONLY_DECORATORS, names_a_rank
+from trllint.semantic.project.outline import bound_by
 
 from .collectives import COLLECTIVE_NAMES
 
@@ -38,14 +39,15 @@ class _Scan:
     def __init__(self, tree: ast.Module) -> None:
         self._parents = parents(tree)
         self._calls: list[ast.Call] = []
-        assignments: list[tuple[list[str], ast.AST]] = []
+        # What each assignment binds (the words of its targets: ``self.is_main`` binds ``is_main``).
+        assignments: list[tuple[set[str], ast.AST]] = []
         for node in self._parents:
             if isinstance(node, ast.Call):
                 self._calls.append(node)
-            elif isinstance(node, ast.Assign):
-                assignments.append(([n for t in node.targets for n in _bound(t)], node.value))
-            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-                assignments.append((_bound(node.target), node.value))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                assignments.append((bound_by(node), node.value))
+            elif isinstance(node, ast.NamedExpr):
+                assignments.append(({node.target.id}, node.value))
         self._rank_names = _rank_names([(targets, _identifiers(value)) for targets, value in assignments])
         self._entering = set(COLLECTIVE_NAMES)
         self._add_functions_entering()
@@ -154,20 +156,7 @@ def _identifiers(node: ast.AST) -> set[str]:
     return found
 
 
-def _bound(target: ast.expr) -> list[str]:
-    """The last part of each name an assignment target binds (``self.is_main`` binds ``is_main``)."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, ast.Attribute):
-        return [target.attr]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [name for element in target.elts for name in _bound(element)]
-    if isinstance(target, ast.Starred):
-        return _bound(target.value)
-    return []
-
-
-def _rank_names(assignments: list[tuple[list[str], set[str]]]) -> set[str]:
+def _rank_names(assignments: list[tuple[set[str], set[str]]]) -> set[str]:
     """The names the file assigns a value that spells a rank name, or another such name (the rank
     facts follow two steps, `rank = dist.get_rank()` then `is_main = rank == 0`; this, every step)."""
     found: set[str] = set()

@@ -80,12 +80,21 @@ class FileCode:
     names: Callable[[], CodeNames | None]
 
 
-class _InCode:
+class _CodeToken:
+    """A token answered from the file's code (``FileCode``), not its text."""
+
+    __slots__ = ()
+    costly = False  # True: asked only where no rule's cheap tokens let the file through (``verdict``)
+
+    def holds(self, code: FileCode | None) -> bool:
+        raise NotImplementedError
+
+
+class _InCode(_CodeToken):
     """Holds when the file's code spells one of ``names`` in this token's way (see the subclasses)."""
 
     __slots__ = ("names",)
     kind = ""
-    costly = False  # asked only where no other rule has the file parsed anyway (Verdict)
 
     def __init__(self, *names: str) -> None:
         if not names or not all(isinstance(name, str) and name.isidentifier() for name in names):
@@ -119,7 +128,7 @@ class Defines(_InCode):
     kind = "functions"
 
 
-class TreeCheck(_InCode):
+class TreeCheck(_CodeToken):
     """``check(tree)`` holds for CPython's tree of the file."""
 
     __slots__ = ("check",)
@@ -148,11 +157,11 @@ class AnyOf:
 
     __slots__ = ("tokens", "settings", "reached", "in_code")
 
-    def __init__(self, *tokens: Token | AnyOf | Reached | _InCode, setting: str | tuple[str, ...] = ()) -> None:
+    def __init__(self, *tokens: Token | AnyOf | Reached | _CodeToken, setting: str | tuple[str, ...] = ()) -> None:
         flat: list[Token] = []
         keys: list[str] = []
         reached: list[Reached] = []
-        in_code: list[_InCode] = []
+        in_code: list[_CodeToken] = []
         for token in tokens:
             if isinstance(token, AnyOf):  # any of (any of ...) is one any-of: shared markers nest
                 flat.extend(token.tokens)
@@ -163,7 +172,7 @@ class AnyOf:
                 flat.append(token)
             elif isinstance(token, Reached):
                 reached.append(token)
-            elif isinstance(token, _InCode):
+            elif isinstance(token, _CodeToken):
                 in_code.append(token)
             else:
                 raise TypeError(
@@ -171,7 +180,7 @@ class AnyOf:
                     f"not {type(token).__name__}"
                 )
         self.reached: tuple[Reached, ...] = tuple(reached)
-        self.in_code: tuple[_InCode, ...] = tuple(in_code)
+        self.in_code: tuple[_CodeToken, ...] = tuple(in_code)
         if not flat and not keys and not reached and not in_code:
             raise TypeError("AnyOf() with no token would never hold; leave the prefilter out to always run")
         self.tokens: tuple[Token, ...] = tuple(flat)

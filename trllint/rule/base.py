@@ -54,9 +54,9 @@ __all__ = [
 
 
 
-def _asked_of(source: Any) -> tuple[FileCode | None, Callable[[Reached], bool] | None]:
-    """The file's code (for the code tokens) and its project (for ``Reached``), as the prefilter
-    asks them; None where there is no file or no project."""
+def prefilter_inputs(source: Any) -> tuple[FileCode | None, Callable[[Reached], bool] | None]:
+    """The file's code (for the code tokens) and its project (for ``Reached``), as a prefilter's
+    ``holds`` takes them; None where there is no file or no project."""
     if source is None:
         return None, None
     from trllint.core.syntax import cpython_tree
@@ -212,7 +212,7 @@ class Rule(cst.BatchableCSTVisitor):
         and its ``Calls``, ``Reads``, ``Defines`` and ``TreeCheck`` (without it, they hold)."""
         if cls.prefilter is None:
             return True
-        code, reaches = _asked_of(source)
+        code, reaches = prefilter_inputs(source)
         return cls.prefilter.holds(text, settings or {}, reaches, code)
 
     @classmethod
@@ -221,7 +221,7 @@ class Rule(cst.BatchableCSTVisitor):
         (``Reached``, ``TreeCheck``) could decide, which ``may_match`` then asks."""
         if cls.prefilter is None:
             return True
-        return cls.prefilter.verdict(text, settings or {}, _asked_of(source)[0])
+        return cls.prefilter.verdict(text, settings or {}, prefilter_inputs(source)[0])
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

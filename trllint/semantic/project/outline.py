@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
+from trllint.core.code_names import code_names
+
 
 @dataclass(frozen=True)
 class ImportRef:
@@ -117,7 +119,7 @@ def _top_statement(statement: ast.stmt) -> TopStatement:
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Match)):
             words = None
         else:
-            words |= _bound_by(node)
+            words |= bound_by(node)
     last = statement.end_lineno or statement.lineno
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return TopStatement(statement.lineno, last, None, frozenset(), _imported(statement))
@@ -142,7 +144,7 @@ def _imported(statement: ast.Import | ast.ImportFrom) -> frozenset[str] | None:
     return frozenset(words - {""})
 
 
-def _bound_by(node: ast.AST) -> set[str]:
+def bound_by(node: ast.AST) -> set[str]:
     """The words of the names one statement binds itself: its targets (attribute names too), an
     except clause's name, a definition's name. (A ``:=`` in an expression is not read: the flows
     read none either.)"""
@@ -200,8 +202,8 @@ def _collect_imports(statements: list[ast.stmt], found: dict[str, ImportRef]) ->
 
 
 def calls_or_imports_one_of(tree: ast.Module, names: frozenset[str]) -> tuple[bool, bool]:
-    """Whether some call in ``tree`` calls a function whose last name is one of ``names`` or
-    some import names one, and whether some import (anywhere) names one: every call a LibCST
+    """Whether some call in ``tree`` calls a function whose last name is one of ``names`` (the
+    code names' calls) or some import names one, and whether some import (anywhere) names one: every call a LibCST
     analysis can resolve to such a function spells the name, or calls what an import renamed."""
     imports = any(
         any(alias.name.rsplit(".", 1)[-1] in names for alias in node.names)
@@ -210,12 +212,7 @@ def calls_or_imports_one_of(tree: ast.Module, names: frozenset[str]) -> tuple[bo
     )
     if imports:
         return True, True
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if (isinstance(func, ast.Name) and func.id in names) or (isinstance(func, ast.Attribute) and func.attr in names):
-                return True, False
-    return False, False
+    return not names.isdisjoint(code_names(tree).calls), False
 
 
 def _statements_anywhere(tree: ast.Module) -> list[ast.AST]:
