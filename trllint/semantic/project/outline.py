@@ -119,7 +119,7 @@ def _top_statement(statement: ast.stmt) -> TopStatement:
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Match)):
             words = None
         else:
-            words |= bound_by(node)
+            words |= _bound_by(node)
     last = statement.end_lineno or statement.lineno
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
         return TopStatement(statement.lineno, last, None, frozenset(), _imported(statement))
@@ -144,7 +144,7 @@ def _imported(statement: ast.Import | ast.ImportFrom) -> frozenset[str] | None:
     return frozenset(words - {""})
 
 
-def bound_by(node: ast.AST) -> set[str]:
+def _bound_by(node: ast.AST) -> set[str]:
     """The words of the names one statement binds itself: its targets (attribute names too), an
     except clause's name, a definition's name. (A ``:=`` in an expression is not read: the flows
     read none either.)"""
