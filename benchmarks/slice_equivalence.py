@@ -7,7 +7,11 @@ definition's answer from its slice (trllint.semantic.project.slices) beside the 
 Walks the folders for Python modules that spell a collective or a rank (the ones such a fact is
 asked of), asks up to ``--per-module`` of each module's top-level definitions (a seeded sample)
 both ways, and prints the count of questions, how many answered alike, and every difference.
-Exit 1 when any differs.
+Where the fact declares a proof that it says nothing (``ModuleFact.says_nothing``), the proof is
+made on the slice and on the whole module too: wherever it holds, the whole module's answer
+must be empty ("proof wrong" otherwise). ``--every-module`` asks every module, not only those that
+spell a collective or a rank (the proof is made mostly of modules that spell none). Exit 1 when
+any answer differs or any proof is wrong.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 from trllint.core.source import SourceDecodeError, SourceFile
 from trllint.rule.registry import all_rules
 from trllint.semantic.project.index import ProjectIndex, _outline
-from trllint.semantic.project.slices import ModuleCutter
+from trllint.semantic.project.slices import ModuleCutter, ModuleSlice
 from trllint.semantic.project.summaries import ModuleFact, registered_facts
 
 _ASKED_OF = re.compile(r"all_reduce|gather|get_rank|is_main_process|reduce_mean")
@@ -58,6 +62,8 @@ def check_module(job: tuple[str, int]) -> list[dict]:
             continue
         for name in names[:per_module]:
             cut = cutter.slice([name])
+            if fact.says_nothing is not None:
+                rows.extend(_proofs(fact, path, name, _own(whole, name), cut, cutter.whole([name])))
             if cut is None:
                 rows.append({"module": str(path), "fact": fact.key, "name": name, "verdict": "not cut"})
                 continue
@@ -71,15 +77,27 @@ def check_module(job: tuple[str, int]) -> list[dict]:
     return rows
 
 
+def _proofs(fact: ModuleFact, path: Path, name: str, answer: dict, *parts: ModuleSlice | None) -> list[dict]:
+    """A row for each part (the slice, then the whole module) on which the fact's proof holds."""
+    assert fact.says_nothing is not None
+    rows = []
+    for kind, part in zip(("slice", "whole"), parts):
+        if part is not None and fact.says_nothing(part):
+            verdict = "proof wrong" if answer else "proven"
+            rows.append({"module": str(path), "fact": fact.key, "name": name, "proof on": kind, "verdict": verdict, "whole": answer})
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--seconds", type=float, default=600, help="stop asking after this long")
     parser.add_argument("--per-module", type=int, default=12)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--every-module", action="store_true", help="not only modules that spell a collective or a rank")
     args = parser.parse_args()
     modules = sorted(
-        str(p) for folder in args.folders for p in folder.rglob("*.py") if p.is_file() and _spells(p)
+        str(p) for folder in args.folders for p in folder.rglob("*.py") if p.is_file() and (args.every_module or _spells(p))
     )
     random.Random(0).shuffle(modules)
     deadline = time.monotonic() + args.seconds
@@ -92,14 +110,15 @@ def main() -> int:
                 break
     verdicts = Counter(row["verdict"] for row in rows)
     cut = [row for row in rows if "read" in row]
-    print(f"{len(rows)} questions over {len({row['module'] for row in rows})} modules: {dict(verdicts)}")
+    questions = [row for row in rows if "proof on" not in row]
+    print(f"{len(questions)} questions over {len({row['module'] for row in questions})} modules: {dict(verdicts)}")
     if cut:
         small = sum(1 for row in cut if row["read"])
         print(f"slices under half of their module (the ones the index reads): {small} of {len(cut)}")
     for row in rows:
-        if row["verdict"] != "same":
+        if row["verdict"] not in ("same", "proven"):
             print(json.dumps(row))
-    return 1 if verdicts["different"] else 0
+    return 1 if verdicts["different"] or verdicts["proof wrong"] else 0
 
 
 def _per_definition_facts() -> list[ModuleFact]:

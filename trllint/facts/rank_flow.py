@@ -14,6 +14,7 @@ keeps the state of the last assignment read.
 
 from __future__ import annotations
 
+import ast
 import enum
 import re
 from bisect import bisect_left
@@ -35,6 +36,7 @@ from trllint.core.source import SourceFile
 
 from trllint.semantic.project.summaries import ModuleFact
 from trllint.semantic.project.file_view import project_view
+from trllint.semantic.project.outline import statements_below
 
 if TYPE_CHECKING:
     from trllint.semantic.project.index import Definition, ProjectView
@@ -234,7 +236,40 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 # linter cannot judge (see FileRankFlows.returns_global, returns_unknown). Version 2: the flows
 # read returned tuples element-wise and data-named parameters as their callers' values. Version
 # 3: a function's callers are where its own name is called or read as a value.
-RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 3, _returns_across_ranks, per_definition=True)
+RETURNS_ACROSS_RANKS = ModuleFact(
+    "rank-flow.returns", 3, _returns_across_ranks, per_definition=True, says_nothing=lambda cut: _returns_nothing(cut)
+)
+
+# The words without which no value of a module is reduced across ranks: a call the flows read as
+# a gather or a reduction (a leading underscore aside), an in-place collective, a parameter that
+# holds a global value. A module read for its facts has no view of its project (its source is no
+# file: see FileRankFlows.project), so no call of it reaches another module's summary: these words
+# are every way a value of it becomes global.
+_GLOBAL_WORDS = frozenset({*GATHERING_CALLS, *IN_PLACE_COLLECTIVES, *GLOBAL_PARAMETERS})
+
+
+def _returns_nothing(cut: ModuleSlice) -> bool:
+    """``RETURNS_ACROSS_RANKS`` says nothing of the slice's asked definitions, proven before
+    LibCST parses it: no word of its code can make a value global (so nothing returns a global
+    value, or mixes one with others), and every definition of an asked name returns nothing, or
+    at least once something other than a call's result (so not only what unknown calls return)."""
+    if any(word.lstrip("_") in _GLOBAL_WORDS for word in cut.words):
+        return False
+    statements = cut.definitions()
+    if statements is None:
+        return False
+    return all(
+        _returns_other_than_calls(node)
+        for statement in statements
+        for node, _ in statements_below(statement)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in cut.asked
+    )
+
+
+def _returns_other_than_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The function's own ``return`` statements are none, or one returns no call's result."""
+    returned = [node.value for node, inside in statements_below(function) if isinstance(node, ast.Return) and not inside]
+    return not returned or any(not isinstance(value, ast.Call) for value in returned)
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:

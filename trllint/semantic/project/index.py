@@ -358,6 +358,11 @@ class ProjectIndex:
 
         cutter = self._cutter(path, digest)
         cut = None if cutter is None else cutter.slice([name])
+        if fact.says_nothing is not None and cutter is not None:
+            # Proven silent on the part of the module the answer would be read from.
+            read = cut if cut is not None and cut.worth_reading else cutter.whole([name])
+            if read is not None and fact.says_nothing(read):
+                return {}
         if cut is None or not cut.worth_reading:
             return READ_WHOLE
         answer = self._answer(fact, SourceFile(text=cut.text, display_path=str(path)))

@@ -90,7 +90,7 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _statements_below(statement: ast.stmt) -> Iterator[tuple[ast.AST, bool]]:
+def statements_below(statement: ast.stmt) -> Iterator[tuple[ast.AST, bool]]:
     """``statement`` and every statement, except clause and match case below it, each with
     whether it lies inside a function or class defined below ``statement`` (a scope of its own).
     Statements only are walked: a definition is one, and expressions are most of a tree."""
@@ -110,7 +110,7 @@ def _top_statement(statement: ast.stmt) -> TopStatement:
     # A definition binds its own name only: the words of what its body binds are not read.
     words: set[str] | None = None if isinstance(statement, _DEFINITIONS) else set()
     declares_global = False
-    for node, inside in _statements_below(statement):
+    for node, inside in statements_below(statement):
         if node is not statement and isinstance(node, _DEFINITIONS):
             inner.add(node.name)
         declares_global = declares_global or isinstance(node, ast.Global)

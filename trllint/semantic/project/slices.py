@@ -54,6 +54,7 @@ so the answer never depends on what was asked before.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator
@@ -241,6 +242,21 @@ class ModuleSlice:
     text: str
     lines: int  # how many of the module's lines it keeps
     total: int  # the module's lines
+    # What a fact may prove its answer from before the slice is parsed (``ModuleFact.says_nothing``):
+    words: frozenset[str] = frozenset()  # every word the kept statements' code spells
+    asked: frozenset[str] = frozenset()  # the asked definitions' names, and an asked class's methods'
+    defining: tuple[str, ...] = ()  # the text of each kept statement that defines one of `asked`
+
+    def definitions(self) -> list[ast.stmt] | None:
+        """CPython's parse of the statements that define one of ``asked`` (at the top or inside);
+        None when one cannot be parsed on its own."""
+        statements: list[ast.stmt] = []
+        for text in self.defining:
+            try:
+                statements.extend(ast.parse(text).body)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+        return statements
 
     @property
     def worth_reading(self) -> bool:
@@ -337,9 +353,8 @@ class ModuleCutter:
         # definition reached (a parameter is read as what its callers pass); then what the
         # module-level code reaches.
         asked = [i for name in roots for i in self.binding.get(name, ()) if statements[i].defines == name]
-        # The flows answer for the asked definition by its name, and for an asked class's methods
-        # by theirs (every class of the name: a module may define one twice).
-        looked_up = {*roots, *(name for i in asked if statements[i].defines in self.classes for name in statements[i].definitions)}
+        asked_names = self._asked(roots)
+        looked_up = set(asked_names)  # `_reach` grows it
         # Every definition of a name looked up stays (the flows read a name defined twice as
         # neither); a name looked up later brings its own in `_reach`.
         pending = [*asked, *(i for name in looked_up for i in self.defining.get(name, ()))]
@@ -347,13 +362,43 @@ class ModuleCutter:
         base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or s.declares_global]
         kept = self._reach(base, reached, looked_up, callers=False)
         chunks: list[str] = []
+        defining: list[str] = []
+        words: set[str] = set()
         count = 0
         for i in sorted(kept):
             statement = statements[i]
             chunk = "".join(self.lines[statement.first - 1 : statement.last])
             chunks.append(chunk if chunk.endswith(("\n", "\r")) else chunk + "\n")
             count += statement.last - statement.first + 1
-        return ModuleSlice("".join(chunks), count, len(self.lines))
+            words |= self.words[i]
+            if not statement.definitions.isdisjoint(asked_names):
+                defining.append(chunk)
+        return ModuleSlice("".join(chunks), count, len(self.lines), frozenset(words), asked_names, tuple(defining))
+
+    def whole(self, roots: Iterable[str]) -> ModuleSlice | None:
+        """The whole module as a slice that keeps every statement, for a fact's proof about the
+        definitions ``roots`` (its ``text`` is left empty: the index parses the module itself);
+        None when it cannot be cut along its statements' lines."""
+        if not self.cuttable:
+            return None
+        asked = self._asked(tuple(roots))
+        return ModuleSlice(
+            "",
+            len(self.lines),
+            len(self.lines),
+            frozenset().union(*self.words),
+            asked,
+            tuple(
+                "".join(self.lines[s.first - 1 : s.last]) for s in self.statements if not s.definitions.isdisjoint(asked)
+            ),
+        )
+
+    def _asked(self, roots: tuple[str, ...]) -> frozenset[str]:
+        """The names the flows answer for the definitions ``roots``: each by its own, and an asked
+        class's methods by theirs (every class of the name: a module may define one twice)."""
+        statements = self.statements
+        classes = [i for name in roots for i in self.binding.get(name, ()) if statements[i].defines == name and name in self.classes]
+        return frozenset({*roots, *(name for i in classes for name in statements[i].definitions)})
 
     def _reach(self, pending: list[int], kept: set[int], looked_up: set[str], *, callers: bool) -> set[int]:
         """``kept`` grown by ``pending`` and what the flows may read for them (see the module's

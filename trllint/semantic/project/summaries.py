@@ -18,7 +18,8 @@ other fact cached for the module is still read.
 A question may name the tokens a module must spell to hold its answer (TRL003's: a DeepSpeed
 sink's call; TRL001's: a wrapping). A module that spells none answers ``{}`` from its text alone,
 without a parse; one whose code calls none of a fact's ``calls`` answers ``{}`` from CPython's
-parse, without LibCST's.
+parse, without LibCST's, and so does a definition whose slice the fact's ``says_nothing`` proves
+silent.
 
 The semantic layer knows no fact: the module that asks a fact is the one that declares it or
 imports its declaration, so the fact is registered in every process (a forked or a spawned
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
+    from trllint.semantic.project.slices import ModuleSlice
 
 # What a module says about its definitions, by name: JSON round-trips it for the cache.
 ModuleAnswer = dict[str, Any]
@@ -60,6 +62,11 @@ class ModuleFact:
     # definition's own lines: one whose lines spell none of them, in a module that imports none
     # (no call under another name), gets ``{}`` without a parse. Empty: no such test.
     calls: frozenset[str] = frozenset()
+    # For a fact ``per_definition``: a proof, from a slice's words and CPython's parse of the
+    # asked definitions, that the fact says nothing of them (True: ``{}`` without LibCST's parse
+    # of the slice). It must never be True where the fact says something: the answer is cached
+    # as the fact's. None: no such proof.
+    says_nothing: Callable[[ModuleSlice], bool] | None = None
 
     def __post_init__(self) -> None:
         known = _REGISTRY.get(self.key)
