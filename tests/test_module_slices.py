@@ -481,8 +481,16 @@ def test_the_rank_flows_of_a_slice_say_what_the_whole_module_says(tmp_path: Path
 SILENCE_CASES = [
     # A local computation: nothing global, and a value that is no call's result.
     ("import torch\n\ndef norm(t):\n    n = t.norm()\n    return n / 2\n", "norm", True, {}),
-    # Returns only calls, but of a library that computes locally: silent, yet not provable.
-    ("import torch\n\ndef norm(t):\n    return torch.norm(t)\n", "norm", False, {}),
+    # Returns only calls: of a library that computes locally, of a local callable, of a builtin.
+    ("import torch\n\ndef norm(t):\n    return torch.norm(t)\n", "norm", True, {}),
+    ("import torch.nn.functional as F\n\ndef act(t):\n    return F.relu(t)\n", "act", True, {}),
+    ("def pick(table, k, x):\n    fn = table[k]\n    return fn(x)\n", "pick", True, {}),
+    ("def size(x):\n    return len(x)\n", "size", True, {}),
+    # ... of a function of the module, of a relative import, of one imported in a function: these
+    # may be unknown (the flows follow the first), so nothing is proven.
+    ("def inner(x):\n    return x\n\ndef outer(x):\n    return inner(x)\n", "outer", False, {}),
+    ("from .metrics import score\n\ndef evaluate(x):\n    return score(x)\n", "evaluate", False, {"evaluate": [False, True]}),
+    ("def fetch(x):\n    import wandb\n    return wandb.fetch(x)\n", "fetch", False, {}),
     # Only what a call of an unreadable library returns: unknown, which the fact says.
     ("import wandb\n\ndef fetch(x):\n    return wandb.fetch(x)\n", "fetch", False, {"fetch": [False, True]}),
     # An all-reduce in place, then the tensor: global.

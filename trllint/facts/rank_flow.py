@@ -37,6 +37,7 @@ from trllint.core.source import SourceFile
 from trllint.semantic.project.summaries import ModuleFact
 from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.outline import statements_below
+from trllint.core.ast_walk import nodes as ast_nodes
 
 if TYPE_CHECKING:
     from trllint.semantic.project.index import Definition, ProjectView
@@ -252,24 +253,59 @@ def _returns_nothing(cut: ModuleSlice) -> bool:
     """``RETURNS_ACROSS_RANKS`` says nothing of the slice's asked definitions, proven before
     LibCST parses it: no word of its code can make a value global (so nothing returns a global
     value, or mixes one with others), and every definition of an asked name returns nothing, or
-    at least once something other than a call's result (so not only what unknown calls return)."""
+    at least once what no unknown call returns (see ``FileRankFlows.returns_unknown``)."""
     if any(word.lstrip("_") in _GLOBAL_WORDS for word in cut.words):
         return False
     statements = cut.definitions()
     if statements is None:
         return False
-    return all(
-        _returns_other_than_calls(node)
+    returned = [
+        [node.value for node, inside in statements_below(function) if isinstance(node, ast.Return) and not inside]
         for statement in statements
-        for node, _ in statements_below(statement)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in cut.asked
-    )
+        for function, _ in statements_below(statement)
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name in cut.asked
+    ]
+    if all(not values or any(not isinstance(value, ast.Call) for value in values) for values in returned):
+        return True
+    # Some definition returns only calls' results: one of a call the flows know is no unknown
+    # call will do, which needs the slice's imports and definitions.
+    tree = cut.tree()
+    if tree is None:
+        return False
+    known = _KnownCalls(tree)
+    return all(not values or any(known.is_known(value) for value in values) for values in returned)
 
 
-def _returns_other_than_calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """The function's own ``return`` statements are none, or one returns no call's result."""
-    returned = [node.value for node, inside in statements_below(function) if isinstance(node, ast.Return) and not inside]
-    return not returned or any(not isinstance(value, ast.Call) for value in returned)
+class _KnownCalls:
+    """Which calls of a module ``FileRankFlows.is_unknown_call`` cannot read as unknown, from
+    CPython's tree: a call whose callee is no dotted name, or whose head is neither ``self`` nor
+    ``cls``, nor a function the module defines (anywhere), nor a name an import binds (anywhere)
+    other than from a library that computes locally (``torch.cat``)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.defined: set[str] = set()
+        self.imported: set[str] = set()  # bound by an import of what may talk to other ranks
+        for node in ast_nodes(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defined.add(node.name)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] not in LOCAL_COMPUTE_LIBRARIES:
+                        self.imported.add(alias.asname or alias.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                local = node.level == 0 and (node.module or "").split(".")[0] in LOCAL_COMPUTE_LIBRARIES
+                self.imported.update(alias.asname or alias.name for alias in node.names if not local)
+
+    def is_known(self, value: ast.expr | None) -> bool:
+        """``value`` is no call's result, or one of a call the flows know."""
+        if not isinstance(value, ast.Call):
+            return True
+        head = value.func
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not isinstance(head, ast.Name):
+            return True  # `f()(x)`, `table[k](x)`: no name the flows read
+        return head.id not in ("self", "cls") and head.id not in self.defined and head.id not in self.imported
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:

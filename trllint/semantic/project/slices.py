@@ -258,6 +258,13 @@ class ModuleSlice:
                 return None
         return statements
 
+    def tree(self) -> ast.Module | None:
+        """CPython's parse of the slice's text; None when it cannot be parsed."""
+        try:
+            return ast.parse(self.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
     @property
     def worth_reading(self) -> bool:
         """Under half of the module: the index then reads the definition from it. Over the
@@ -377,13 +384,12 @@ class ModuleCutter:
 
     def whole(self, roots: Iterable[str]) -> ModuleSlice | None:
         """The whole module as a slice that keeps every statement, for a fact's proof about the
-        definitions ``roots`` (its ``text`` is left empty: the index parses the module itself);
-        None when it cannot be cut along its statements' lines."""
+        definitions ``roots``; None when it cannot be cut along its statements' lines."""
         if not self.cuttable:
             return None
         asked = self._asked(tuple(roots))
         return ModuleSlice(
-            "",
+            "".join(self.lines),
             len(self.lines),
             len(self.lines),
             frozenset().union(*self.words),
