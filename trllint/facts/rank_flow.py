@@ -41,6 +41,7 @@ from trllint.core.ast_walk import nodes as ast_nodes
 
 if TYPE_CHECKING:
     from trllint.semantic.project.index import Definition, ProjectView
+    from trllint.semantic.project.slices import ModuleSlice
 
 
 class Rank(enum.IntEnum):
@@ -233,14 +234,6 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
     return answer
 
 
-# Which functions of a module return a value reduced across ranks, and which return what the
-# linter cannot judge (see FileRankFlows.returns_global, returns_unknown). Version 2: the flows
-# read returned tuples element-wise and data-named parameters as their callers' values. Version
-# 3: a function's callers are where its own name is called or read as a value.
-RETURNS_ACROSS_RANKS = ModuleFact(
-    "rank-flow.returns", 3, _returns_across_ranks, per_definition=True, says_nothing=lambda cut: _returns_nothing(cut)
-)
-
 # The words without which no value of a module is reduced across ranks: a call the flows read as
 # a gather or a reduction (a leading underscore aside), an in-place collective, a parameter that
 # holds a global value. A module read for its facts has no view of its project (its source is no
@@ -306,6 +299,15 @@ class _KnownCalls:
         if not isinstance(head, ast.Name):
             return True  # `f()(x)`, `table[k](x)`: no name the flows read
         return head.id not in ("self", "cls") and head.id not in self.defined and head.id not in self.imported
+
+
+# Which functions of a module return a value reduced across ranks, and which return what the
+# linter cannot judge (see FileRankFlows.returns_global, returns_unknown). Version 2: the flows
+# read returned tuples element-wise and data-named parameters as their callers' values. Version
+# 3: a function's callers are where its own name is called or read as a value.
+RETURNS_ACROSS_RANKS = ModuleFact(
+    "rank-flow.returns", 3, _returns_across_ranks, per_definition=True, says_nothing=_returns_nothing
+)
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:
