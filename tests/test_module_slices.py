@@ -13,6 +13,7 @@ import ast
 import json
 import re
 import textwrap
+import warnings
 from pathlib import Path
 
 import libcst as cst
@@ -524,6 +525,18 @@ def test_the_rank_flows_returns_are_proven_silent_only_where_they_say_nothing(te
     assert RETURNS_ACROSS_RANKS.says_nothing is not None
     assert RETURNS_ACROSS_RANKS.says_nothing(cut) is proven
     assert RETURNS_ACROSS_RANKS.says_nothing(cutter.whole([name])) is proven  # the filler spells nothing
+
+
+def test_the_proofs_parse_prints_no_warning_about_the_users_code():
+    module = 'import re\n\ndef digits(s):\n    found = re.findall("\\d+", s)\n    return found\n' + "\n# filler\n" * 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cutter = ModuleCutter(module, outline_of(ast.parse(module)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an invalid escape would then fail the proof's parse
+        cut = cutter.whole(["digits"])
+        assert cut is not None and RETURNS_ACROSS_RANKS.says_nothing is not None
+        assert RETURNS_ACROSS_RANKS.says_nothing(cut)
 
 
 @pytest.mark.parametrize("other", ["\n\ndef other(x):\n    y = x + 1\n    z = y * 2\n    return z\n", ""])

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator
 
@@ -252,18 +253,15 @@ class ModuleSlice:
         None when one cannot be parsed on its own."""
         statements: list[ast.stmt] = []
         for text in self.defining:
-            try:
-                statements.extend(ast.parse(text).body)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = _parsed(text)
+            if tree is None:
                 return None
+            statements.extend(tree.body)
         return statements
 
     def tree(self) -> ast.Module | None:
         """CPython's parse of the slice's text; None when it cannot be parsed."""
-        try:
-            return ast.parse(self.text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        return _parsed(self.text)
 
     @property
     def worth_reading(self) -> bool:
@@ -272,6 +270,15 @@ class ModuleSlice:
         a quarter fewer lines than a quarter did (several questions' slices of one module cost
         less than the whole), and no script more (benchmarks/README.md, issue 33)."""
         return 2 * self.lines < self.total
+
+
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 class ModuleCutter:
