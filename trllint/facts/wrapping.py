@@ -40,7 +40,7 @@ from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, met
 from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
-from trllint.core.prefilter import AnyOf, Token, token_present
+from trllint.core.prefilter import AnyOf, Calls, Defines, Reads, Token, token_present
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
@@ -92,6 +92,9 @@ PREPARE_METHODS = ("prepare", "prepare_model")
 
 # Attributes of transformers' Trainer that hold the wrapped model.
 TRAINER_WRAPPED_ATTRIBUTES = ("self.model_wrapped", "self.deepspeed")
+# The wrappers a call builds (wrapping_made_by), by their last names.
+DATA_PARALLEL_WRAPPERS = ("DataParallel", "DistributedDataParallel")
+FSDP_WRAPPER = "FullyShardedDataParallel"
 
 
 @dataclass(frozen=True)
@@ -161,10 +164,10 @@ def wrapping_made_by(value: cst.BaseExpression, imports: ImportMap, accelerators
         return [engine] if subscript_first else [engine, None, None, None]
     if subscript_first:
         return None
-    if matches(full, "DataParallel", "DistributedDataParallel"):
+    if matches(full, *DATA_PARALLEL_WRAPPERS):
         return [Wrapping(DATA_PARALLEL, f"{last_attribute(full)}(...)")]
-    if matches(full, "FullyShardedDataParallel"):
-        return [Wrapping(FSDP, "FullyShardedDataParallel(...)")]
+    if matches(full, FSDP_WRAPPER):
+        return [Wrapping(FSDP, f"{FSDP_WRAPPER}(...)")]
     method = last_attribute(name)
     if method in DEEPSPEED_HELPERS:
         return [Wrapping(DEEPSPEED, f"{method}(...)")]
@@ -232,6 +235,18 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
     *DEEPSPEED_HELPERS,
     re.compile(r"\.\s*deepspeed"),
     re.compile(r"\.\s*prepare(?:_model)?\b"),
+)
+
+
+# Every source of wrapping above as code, for a prefilter's code part (CPython's tree): a call of a
+# wrapper, of deepspeed.initialize (under any alias), of a DeepSpeed helper or of accelerate's
+# prepare; a read of the Trainer's wrapped attributes; a training-step method the file defines
+# (a rule's configured step methods join as text). A wrapped attribute a class inherits from
+# another module is the rule's `Reached` to ask.
+WRAPPING_IN_CODE = (
+    Calls(*DATA_PARALLEL_WRAPPERS, FSDP_WRAPPER, "initialize", *DEEPSPEED_HELPERS, *PREPARE_METHODS),
+    Reads(*(attribute.partition(".")[2] for attribute in TRAINER_WRAPPED_ATTRIBUTES)),
+    Defines(*DEFAULT_STEP_METHODS),
 )
 
 
