@@ -55,6 +55,10 @@ EDGE_FILES = {
     "data_exit_then_collective.py": "import torch.distributed as dist\n\n\ndef loop(loader, model):\n    for batch in loader:\n        out = model(batch)\n        if out is None:\n            continue\n        dist.all_reduce(out)\n",
     "alias_rebound_in_function.py": "\"\"\"Evaluation helpers: generated samples gathered across ranks for logging.\"\"\"\n\nimport torch\nfrom accelerate import Accelerator\nfrom accelerate.utils import gather as collect\n\naccelerator = Accelerator()\n\n\ndef collect_scores(scores):\n    # scalar scores are plain Python floats: no tensors to gather here\n    from statistics import fmean as collect\n\n    return collect(scores)\n\n\n@torch.no_grad()\ndef sample_completions(model, prompts, max_new_tokens=64):\n    unwrapped = accelerator.unwrap_model(model)\n    tokens = unwrapped.generate(**prompts, max_new_tokens=max_new_tokens)\n    return collect(tokens)\n",
     "sink_alias_rebound_in_function.py": "from typing import Optional\n\nimport torch.nn as nn\nfrom trl.models.utils import prepare_deepspeed as wrap_for_zero\n\n\ndef wrap_scheduler(scheduler, accelerator):\n    # schedulers are wrapped by accelerate itself, not DeepSpeed\n    from accelerate.scheduler import AcceleratedScheduler as wrap_for_zero\n\n    return wrap_for_zero(scheduler, accelerator.optimizer)\n\n\ndef load_reference(ref_model: Optional[nn.Module], accelerator):\n    return wrap_for_zero(ref_model, accelerator)\n",
+    # TRL001's wraps in code, the rare ways: a wrapper under an alias, and a Trainer's step method
+    # (its model argument is wrapped) that names no wrapping marker at all.
+    "ddp_alias.py": "from torch.nn.parallel import DistributedDataParallel as Replicated\n\n\ndef train(model, rank):\n    model = Replicated(model, device_ids=[rank])\n    return model.config.hidden_size\n",
+    "step_method_only.py": "from transformers import Trainer\n\n\nclass TagTrainer(Trainer):\n    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):\n        vocab = model.config.vocab_size\n        return model(**inputs).loss / vocab\n",
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -158,6 +162,8 @@ def test_code_tokens_are_met_the_rare_ways(tmp_path):
         "data_exit_then_collective.py": "TRL006",
         "alias_rebound_in_function.py": "TRL009",
         "sink_alias_rebound_in_function.py": "TRL003",
+        "ddp_alias.py": "TRL001",
+        "step_method_only.py": "TRL001",
     }
     files = []
     for name in expected:
@@ -180,6 +186,21 @@ def test_code_tokens_spare_libcst_a_file_whose_text_alone_passes():
     text = (
         '"""Collectives: gather, all_gather."""\nimport torch.distributed as dist\n\n\n'
         "def total(x):\n    # all ranks must gather here\n    dist.all_gather_into_tensor(x, x)\n    return x\n"
+    )
+    source = read_source(text.encode(), "t.py", "t.py")
+    assert rule.may_match(text, {}) and not rule.may_match(text, {}, source)
+    assert lint_source(source, "t.py", RuleSet([rule], preview=True)) == []
+    assert source._module is None
+
+
+def test_a_wrap_spelled_only_in_words_spares_trl001_the_parse():
+    """A docstring that says `prepare` and `deepspeed.initialize`, and a class named after a
+    wrapper's keyword arguments, pass TRL001's text parts; the code wraps nothing."""
+    rule = all_rules()["TRL001"].rule
+    text = (
+        '"""Settings handed to accelerator.prepare() and deepspeed.initialize()."""\n'
+        "from accelerate.utils import DistributedDataParallelKwargs\n\n\n"
+        "def kwargs_for(model):\n    return DistributedDataParallelKwargs(find_unused_parameters=model.config.is_encoder_decoder)\n"
     )
     source = read_source(text.encode(), "t.py", "t.py")
     assert rule.may_match(text, {}) and not rule.may_match(text, {}, source)
