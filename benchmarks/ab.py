@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import EDITABLE_FINDERS_DROPPED, PARSE_ONE
+from bench import EDITABLE_FINDERS_DROPPED, PARSE_ONE, compile_checkout
 
 
 def _seconds(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     for checkout in checkouts.values():
         if not (checkout / "trllint" / "__main__.py").is_file():
             raise SystemExit(f"ab: {checkout} is no trllint checkout")
+        compile_checkout(checkout)
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         (work / "sitecustomize.py").write_text(EDITABLE_FINDERS_DROPPED, encoding="utf-8")
