@@ -375,6 +375,24 @@ class ModuleCutter:
         reached = self._reach(pending, set(), looked_up, callers=True)
         base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or s.declares_global]
         kept = self._reach(base, reached, looked_up, callers=False)
+        text, count, words, defining = self._assembled(kept, asked_names)
+        return ModuleSlice(text, count, len(self.lines), words, asked_names, defining)
+
+    def whole(self, roots: Iterable[str]) -> ModuleSlice | None:
+        """The whole module as a slice that keeps every statement, for a fact's proof about the
+        definitions ``roots``; None when it cannot be cut along its statements' lines."""
+        if not self.cuttable:
+            return None
+        asked = self._asked(tuple(roots))
+        text, _, words, defining = self._assembled(range(len(self.statements)), asked)
+        return ModuleSlice(text, len(self.lines), len(self.lines), words, asked, defining)
+
+    def _assembled(
+        self, kept: Iterable[int], asked: frozenset[str]
+    ) -> tuple[str, int, frozenset[str], tuple[str, ...]]:
+        """The kept statements' text, in the module's order, with the count of their lines, the
+        words their code spells, and the text of each that defines one of ``asked``."""
+        statements = self.statements
         chunks: list[str] = []
         defining: list[str] = []
         words: set[str] = set()
@@ -385,26 +403,9 @@ class ModuleCutter:
             chunks.append(chunk if chunk.endswith(("\n", "\r")) else chunk + "\n")
             count += statement.last - statement.first + 1
             words |= self.words[i]
-            if not statement.definitions.isdisjoint(asked_names):
+            if not statement.definitions.isdisjoint(asked):
                 defining.append(chunk)
-        return ModuleSlice("".join(chunks), count, len(self.lines), frozenset(words), asked_names, tuple(defining))
-
-    def whole(self, roots: Iterable[str]) -> ModuleSlice | None:
-        """The whole module as a slice that keeps every statement, for a fact's proof about the
-        definitions ``roots``; None when it cannot be cut along its statements' lines."""
-        if not self.cuttable:
-            return None
-        asked = self._asked(tuple(roots))
-        return ModuleSlice(
-            "".join(self.lines),
-            len(self.lines),
-            len(self.lines),
-            frozenset().union(*self.words),
-            asked,
-            tuple(
-                "".join(self.lines[s.first - 1 : s.last]) for s in self.statements if not s.definitions.isdisjoint(asked)
-            ),
-        )
+        return "".join(chunks), count, frozenset(words), tuple(defining)
 
     def _asked(self, roots: tuple[str, ...]) -> frozenset[str]:
         """The names the flows answer for the definitions ``roots``: each by its own, and an asked
