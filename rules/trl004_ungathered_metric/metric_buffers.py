@@ -32,8 +32,8 @@ from trllint.core.source import SourceFile
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 from trllint.semantic.project.file_view import project_view
 
-# TRL's per-step metric buffers; a rule adds the attributes a file hands to a sink.
-METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
+from .sinks import METRIC_BUFFERS
+
 
 
 def log_reduces_stored_metrics(

@@ -15,7 +15,7 @@ from trllint.core.cst.names import call_name, dotted_name, last_attribute
 Statements = Sequence[tuple[cst.CSTNode, cst.CSTNode]]  # (small statement, its line), in order
 
 # Per-step metric buffers TRL's trainers average in `log()` (store_metrics writes the second).
-from trllint.rules.trl004_ungathered_metric.metric_buffers import METRIC_BUFFERS
+from trllint.rules.trl004_ungathered_metric.sinks import METRIC_BUFFERS
 DICT_FACTORIES = ("dict", "defaultdict", "OrderedDict")
 
 

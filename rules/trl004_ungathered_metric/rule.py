@@ -26,14 +26,25 @@ from trllint.facts.rank_flow import (
     runs_distributed,
 )
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Edit, Rule, Setting, Token
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token, TreeCheck
 
 from .devices import made_on_cpu
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
 from trllint.semantic.model import SemanticModel
-from .metric_syntax import (
+from .sinks import (
+    CALLBACK_SINK_METHOD,
+    DICT_SINK_METHODS,
     METRIC_BUFFERS,
+    SCALAR_SINK_METHODS,
+    SCALARS_SINK_METHOD,
+    SELF_SINKS,
+    SINK_METHODS,
+    TRAINER_METRIC_HELPERS,
+    logs_through_a_tracker,
+    logs_with_log,
+)
+from .metric_syntax import (
     buffer_root,
     builds_dict,
     dict_values,
@@ -45,10 +56,6 @@ from .metric_syntax import (
     statement_calls,
 )
 
-# TRL trainer methods whose returned metrics dict the trainer stores and logs (compute_loss ->
-# store_metrics), so an override's dict reaches a sink without a call in the same file.
-TRAINER_METRIC_HELPERS = ("get_batch_loss_metrics", "get_batch_metrics")
-
 
 class Unsafe(ReasonKind):
     """Why the gather fix is not proven to work on every process group (the fact it misses)."""
@@ -58,6 +65,8 @@ class Unsafe(ReasonKind):
         "the value is made on the CPU by {factory}(...) with no device, and NCCL gathers GPU tensors only: "
         "make it on the accelerator's device first"
     )
+
+
 # Every value this rule checks reaches one of these: a sink call (`.log`, `log_metrics`,
 # `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
 # (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
@@ -88,9 +97,18 @@ class UngatheredMetric(Rule):
     # 9 of 33 findings real (27 %, strict) on the precision benchmark's test split (issue 26):
     # preview until a test split measures at least 90 % over at least 20 findings.
     status = "preview"
+    # Last, the code: a sink called (`x.log(...)` only with a tracker's receiver, a question of
+    # the tree), a metric buffer read, or a trainer's metrics helper defined.
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),  # a configured sink is a sink marker too
+        AnyOf(
+            Calls(*SINK_METHODS),
+            Reads(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS}),
+            Defines(*TRAINER_METRIC_HELPERS),
+            TreeCheck(logs_through_a_tracker),
+            setting="metric-sinks",
+        ),
     )
     settings_schema = {
         "line-length": LINE_LENGTH_SETTING,
@@ -159,18 +177,16 @@ class UngatheredMetric(Rule):
         if name == "self.log" and first is not None and isinstance(first.value, cst.BaseString):
             synced = argument(call, "sync_dist")
             return [] if (synced is not None and is_true(synced.value)) or second is None else [(second.value, False)]
-        if name in ("self.log", "super.log", "self.store_metrics") or method in ("log_metrics", "log_dict") or (
-            method == "log" and ("accelerator" in receiver or "tracker" in receiver or receiver in ("wandb", "run"))
-        ):
+        if name in SELF_SINKS or method in DICT_SINK_METHODS or logs_with_log(name):
             return [(first.value, True)] if first is not None else []
-        if method == "on_log" and "callback_handler" in receiver:
+        if method == CALLBACK_SINK_METHOD and "callback_handler" in receiver:
             # Trainer.log hands its logs to the callbacks this way; a subclass may call it directly.
             logs = argument(call, "logs", 3)
             return [(logs.value, True)] if logs is not None else []
-        if method in ("add_scalar", "log_metric"):
+        if method in SCALAR_SINK_METHODS:
             value = argument(call, "value" if method == "log_metric" else "scalar_value", 1)
             return [(value.value, False)] if value is not None else []
-        if method == "add_scalars":
+        if method == SCALARS_SINK_METHOD:
             return [(second.value, True)] if second is not None else []
         for sink in self.settings["metric-sinks"]:
             if name == sink or name.endswith("." + sink):
