@@ -29,7 +29,7 @@ import libcst as cst
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches, parameter_names
 from trllint.facts.nullness import NullnessAnalysis
-from trllint.core.prefilter import AnyOf
+from trllint.core.prefilter import AnyOf, Reached
 from trllint.semantic.project.summaries import ModuleFact
 
 if TYPE_CHECKING:
@@ -150,6 +150,12 @@ FORWARDS_TO_DEEPSPEED = ModuleFact(
     # A function forwards only where the module calls a sink (or imports one to call).
     calls=frozenset(sink.name.rsplit(".", 1)[-1] for sink in DEEPSPEED_SINKS),
 )
+
+# The prefilter's question for a file that calls no sink by name: a helper it calls (or a method
+# its classes inherit) can forward only from a module that spells a sink's call and whose code
+# calls or imports one, the two things FORWARDS_TO_DEEPSPEED's answer first asks of a module
+# (``ProjectIndex.fact``). DeepSpeed's `utils/groups.py` spells `initialize(` and calls none.
+REACHES_A_SINK = Reached(CALLS_A_SINK, calling=FORWARDS_TO_DEEPSPEED.calls)
 
 
 def summarise_sinks(

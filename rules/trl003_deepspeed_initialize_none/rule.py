@@ -11,13 +11,19 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.findings import ReasonKind
-from trllint.rules.trl003_deepspeed_initialize_none.forwarding import CALLS_A_SINK, DEEPSPEED_SINKS, FileSinks, Sink, summarise_sinks
+from trllint.rules.trl003_deepspeed_initialize_none.forwarding import (
+    DEEPSPEED_SINKS,
+    REACHES_A_SINK,
+    FileSinks,
+    Sink,
+    summarise_sinks,
+)
 from trllint.facts.calls import calls_in
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import argument, assigned_names, dotted_name
 from trllint.facts.nullness import fails_on_none, nullness
-from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Reached, Rule, Setting
+from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Rule, Setting
 from trllint.semantic.project.file_view import project_view
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
@@ -52,19 +58,20 @@ class DeepSpeedInitializeNone(Rule):
     # Every built-in sink spells both of the others (a same-file helper calls one in the same
     # file); a configured sink alone can match, so its name satisfies every part. A file that
     # calls a helper of its project is let through when the module defining that helper (or a
-    # base class's) spells a sink (`Reached`), the only way a summary can make it forward. Such
+    # base class's) spells a sink and calls one in its code (`REACHES_A_SINK`), the only way a
+    # summary can make it forward. Such
     # a file must still spell "deepspeed" somewhere (its config, its import, the helper's name):
     # asking every file's imports costs CPython's parse of each, so a caller that never names
     # DeepSpeed is not linted.
     # Last, the code: every finding is a call of a sink by its last name (a helper of this file
-    # that forwards calls one in it), or of a project helper that the `Reached` part finds.
+    # that forwards calls one in it), or of a project helper that `REACHES_A_SINK` finds.
     prefilter = AllOf(
         AnyOf("None", "Optional", "get"),
         AnyOf("deepspeed", setting="deepspeed-sinks"),
-        AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, Reached(CALLS_A_SINK), setting="deepspeed-sinks"),
+        AnyOf("prepare_deepspeed", DEEPSPEED_INITIALIZE, REACHES_A_SINK, setting="deepspeed-sinks"),
         AnyOf(
             Calls(*{sink.name.rsplit(".", 1)[-1] for sink in BUILTIN_SINKS}),
-            Reached(CALLS_A_SINK),
+            REACHES_A_SINK,
             setting="deepspeed-sinks",
         ),
     )

@@ -57,18 +57,28 @@ class Reached:
     :func:`trllint.semantic.project.index.project_reaches`) answers it, so this layer knows
     no project; without such a caller (text that is no file of a project) it never holds."""
 
-    __slots__ = ("tokens", "calls", "reading")
+    __slots__ = ("tokens", "calls", "reading", "calling")
 
-    def __init__(self, tokens: AnyOf, *, calls: bool = True, reading: frozenset[str] | None = None) -> None:
+    def __init__(
+        self,
+        tokens: AnyOf,
+        *,
+        calls: bool = True,
+        reading: frozenset[str] | None = None,
+        calling: frozenset[str] | None = None,
+    ) -> None:
         self.tokens = tokens
         self.calls = calls  # False: only the bases of the file's classes lead on
         # The bases lead on only from a file with a class that reads one of these members on a
         # `self` attribute it does not bind (trllint.semantic.project.outline.class_bases).
         self.reading = reading
-
+        # A module leads on only where its code also calls, or imports, a function of one of these
+        # last names (CPython's parse): a fact declared with ``ModuleFact.calls`` says nothing of
+        # any other module, so the rule asking it could learn nothing there.
+        self.calling = calling
 
     def __repr__(self) -> str:
-        return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
+        return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r}, calling={self.calling!r})"
 
 
 @dataclass(frozen=True)

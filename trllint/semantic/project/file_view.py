@@ -25,11 +25,17 @@ def project_view(model: SemanticModel) -> ProjectView | None:
 
 
 def project_reaches(
-    model: SemanticModel, tokens: AnyOf, *, calls: bool = True, reading: frozenset[str] | None = None
+    model: SemanticModel,
+    tokens: AnyOf,
+    *,
+    calls: bool = True,
+    reading: frozenset[str] | None = None,
+    calling: frozenset[str] | None = None,
 ) -> bool:
     """Some module of the project that this file's calls (unless ``calls`` is False) or classes'
-    bases (with ``reading``, see ``outline.class_bases``) lead to spells one of ``tokens``
-    (:meth:`ProjectView.reaches`): asked before LibCST parses the file (a prefilter's
+    bases (with ``reading``, see ``outline.class_bases``) lead to spells one of ``tokens``, and
+    (with ``calling``) calls or imports one of those names (:meth:`ProjectView.reaches`): asked
+    before LibCST parses the file (a prefilter's
     :class:`~trllint.core.prefilter.Reached`), so of CPython's tree. A file CPython cannot parse is
     let through: its syntax error is reported by the rule's run."""
     from trllint.core.syntax import cpython_tree
@@ -45,9 +51,9 @@ def project_reaches(
         if view is None:
             return False
         called = calls_of(source.text, view.project_names()) if calls else set()
-        return view.reaches(tokens, called, class_bases(tree, source.lines, reading))
+        return view.reaches(tokens, called, class_bases(tree, source.lines, reading), calling)
 
-    return model.once((project_reaches, tokens, calls, reading), compute)
+    return model.once((project_reaches, tokens, calls, reading, calling), compute)
 
 
 def consulted_modules(model: SemanticModel) -> dict[str, str]:
