@@ -10,9 +10,11 @@ of LibCST's parse, and wherever it cannot tell, it says it may:
 - a collective is a call of a collective's name or of any function of the file, by name, whose
   body calls one (however deeply; the rule follows module functions and ``self`` methods only);
 - a test may split the ranks when it spells a name every rank test goes through
-  (``trllint.facts.ranks.names_a_rank``) or one the file assigns, anywhere, a value that spells one;
-- an exit may be per rank when its ``if`` has no ``else`` and either such a test or a ``continue``
-  or ``break`` in its body (a test on this rank's data, which the rule reads from the rank flow);
+  (``trllint.facts.ranks.names_a_rank``) or one the rank facts may follow to one: a name bound
+  only by plain assignments, each of a value that spells such a name;
+- an exit may be per rank when its ``if`` has no ``else`` and its body ends in a ``return`` under
+  such a test, or in a ``continue`` or ``break`` (under a test on this rank's data, which the rule
+  reads from the rank flow);
 - a decorator is rank-only when it spells one of ``MAIN_ONLY_DECORATORS``.
 """
 
@@ -38,16 +40,31 @@ class _Scan:
     def __init__(self, tree: ast.Module) -> None:
         self._parents = parents(tree)
         self._calls: list[ast.Call] = []
-        # What each assignment binds (the words of its targets: ``self.is_main`` binds ``is_main``).
-        assignments: list[tuple[set[str], ast.AST]] = []
+        # Each dotted name an assignment binds -> the words of each value bound to it (None: a
+        # binding the rank facts do not follow: an unpacking, a loop, `+=`, `with`/`except ... as`).
+        bindings: dict[str, list[set[str] | None]] = {}
         for node in self._parents:
-            if isinstance(node, ast.Call):
-                self._calls.append(node)
-            elif isinstance(node, ast.Assign):
-                assignments.append(({n for t in node.targets for n in _bound(t)}, node.value))
-            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-                assignments.append((set(_bound(node.target)), node.value))
-        self._rank_names = _rank_names([(targets, _identifiers(value)) for targets, value in assignments])
+            kind = type(node)
+            if kind is ast.Call:
+                self._calls.append(node)  # type: ignore[arg-type]  # kind is ast.Call
+            elif kind is ast.Assign or (kind is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
+                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                words = _identifiers(node.value)  # type: ignore[attr-defined]
+                for target in targets:
+                    whole = type(target) is ast.Name or type(target) is ast.Attribute
+                    for name in _assigned(target):
+                        bindings.setdefault(name, []).append(words if whole else None)
+            elif kind is ast.For or kind is ast.AsyncFor or kind is ast.AugAssign:
+                _not_followed(bindings, node.target)  # type: ignore[attr-defined]
+            elif kind is ast.With or kind is ast.AsyncWith:
+                for item in node.items:  # type: ignore[attr-defined]
+                    if item.optional_vars is not None:
+                        _not_followed(bindings, item.optional_vars)
+            elif kind is ast.Try:
+                for handler in node.handlers:  # type: ignore[attr-defined]
+                    if handler.name:
+                        bindings.setdefault(handler.name, []).append(None)
+        self._rank_names = _rank_names(bindings)
         self._entering = set(COLLECTIVE_NAMES)
         self._add_functions_entering()
         self._tests: dict[int, bool] = {}
@@ -103,12 +120,15 @@ class _Scan:
         return self._tests[key]
 
     def _exits_per_rank(self, statement: ast.stmt) -> bool:
-        """An ``if`` without ``else`` that may exit on some ranks only."""
+        """An ``if`` without ``else`` that may exit on some ranks only: its body ends in an exit
+        (the rule's ``_exit_of``: ``raise`` crashes, it does not hang), a ``return`` under a test
+        that may split the ranks, or a ``continue`` or ``break`` under any test."""
         if not isinstance(statement, ast.If) or statement.orelse:
             return False
-        return self._tests_rank(statement.test) or any(
-            isinstance(node, (ast.Continue, ast.Break)) for body in statement.body for node in (body, *nodes(body))
-        )
+        last = type(statement.body[-1])
+        if last is ast.Return:
+            return self._tests_rank(statement.test)
+        return last is ast.Continue or last is ast.Break
 
     def _exit_before(self, block: list[ast.stmt], statement: ast.stmt) -> bool:
         key = id(block)
@@ -155,33 +175,49 @@ def _identifiers(node: ast.AST) -> set[str]:
     return found
 
 
-def _bound(target: ast.expr) -> list[str]:
-    """The last part of each name an assignment target binds (``self.is_main`` binds ``is_main``;
-    ``x[rank] = ...`` binds no name). Not the outline's ``bound_by``, the words of a whole
-    target, subscripts included: ``self.stats[key] = rank`` would make ``self`` a rank name, and
-    every test of ``self`` a rank test (54 files of the dense corpus kept for TRL006, not 45)."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, ast.Attribute):
-        return [target.attr]
+def _assigned(target: ast.expr) -> list[str]:
+    """The dotted names an assignment target binds, as ``trllint.core.cst.names.assigned_names``
+    reads them (tuples and ``*rest`` flattened; ``x[k]`` or ``f().x`` bind none)."""
     if isinstance(target, (ast.Tuple, ast.List)):
-        return [name for element in target.elts for name in _bound(element)]
+        return [name for element in target.elts for name in _assigned(element)]
     if isinstance(target, ast.Starred):
-        return _bound(target.value)
-    return []
+        return _assigned(target.value)
+    name = _dotted(target)
+    return [name] if name else []
 
 
-def _rank_names(assignments: list[tuple[set[str], set[str]]]) -> set[str]:
-    """The names the file assigns a value that spells a rank name, or another such name (the rank
-    facts follow two steps, `rank = dist.get_rank()` then `is_main = rank == 0`; this, every step)."""
+def _dotted(node: ast.expr) -> str | None:
+    if type(node) is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if type(node) is ast.Attribute:
+        inner = _dotted(node.value)  # type: ignore[attr-defined]
+        return f"{inner}.{node.attr}" if inner else None  # type: ignore[attr-defined]
+    return None
+
+
+def _not_followed(bindings: dict[str, list[set[str] | None]], target: ast.expr) -> None:
+    for name in _assigned(target):
+        bindings.setdefault(name, []).append(None)
+
+
+def _rank_names(bindings: dict[str, list[set[str] | None]]) -> set[str]:
+    """The last parts of the names the rank facts may find a rank index or predicate
+    (``RankFacts._follow_assignments``): a name all of whose bindings are plain assignments, each
+    value spelling a rank name or another such name. The facts follow two rounds; this, every
+    round, and asks no more of a value than that it spells one."""
+    followed = [
+        (name.rsplit(".", 1)[-1], values)
+        for name, values in bindings.items()
+        if all(value is not None for value in values)
+    ]
     found: set[str] = set()
     changed = True
     while changed:
         changed = False
-        for targets, read in assignments:
-            if any(name in found or names_a_rank(name) for name in read):
-                new = [t for t in targets if t not in found]
-                if new:
-                    found.update(new)
-                    changed = True
+        for last, values in followed:
+            if last in found:
+                continue
+            if all(any(word in found or names_a_rank(word) for word in words) for words in values):  # type: ignore[union-attr]
+                found.add(last)
+                changed = True
     return found
