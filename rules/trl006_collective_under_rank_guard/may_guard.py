@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 
-from trllint.core.ast_walk import nodes, parents
+from trllint.core.ast_walk import assigned_names, nodes, parents
 from trllint.facts.ranks import MAIN_ONLY_DECORATORS, names_a_rank
 
 from .collectives import COLLECTIVE_NAMES
@@ -52,7 +52,7 @@ class _Scan:
                 words = _identifiers(node.value)  # type: ignore[attr-defined]
                 for target in targets:
                     whole = type(target) is ast.Name or type(target) is ast.Attribute
-                    for name in _assigned(target):
+                    for name in assigned_names(target):
                         bindings.setdefault(name, []).append(words if whole else None)
             elif kind is ast.For or kind is ast.AsyncFor or kind is ast.AugAssign:
                 _not_followed(bindings, node.target)  # type: ignore[attr-defined]
@@ -175,28 +175,8 @@ def _identifiers(node: ast.AST) -> set[str]:
     return found
 
 
-def _assigned(target: ast.expr) -> list[str]:
-    """The dotted names an assignment target binds, as ``trllint.core.cst.names.assigned_names``
-    reads them (tuples and ``*rest`` flattened; ``x[k]`` or ``f().x`` bind none)."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [name for element in target.elts for name in _assigned(element)]
-    if isinstance(target, ast.Starred):
-        return _assigned(target.value)
-    name = _dotted(target)
-    return [name] if name else []
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if type(node) is ast.Name:
-        return node.id  # type: ignore[attr-defined]
-    if type(node) is ast.Attribute:
-        inner = _dotted(node.value)  # type: ignore[attr-defined]
-        return f"{inner}.{node.attr}" if inner else None  # type: ignore[attr-defined]
-    return None
-
-
 def _not_followed(bindings: dict[str, list[set[str] | None]], target: ast.expr) -> None:
-    for name in _assigned(target):
+    for name in assigned_names(target):
         bindings.setdefault(name, []).append(None)
 
 

@@ -55,3 +55,25 @@ def _walk(tree: ast.AST, parent_of: dict[ast.AST, ast.AST] | None) -> list[ast.A
                     if parent_of is not None:
                         parent_of[child] = node
     return found
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for a name or a chain of attributes on one (``trllint.core.cst.names.dotted_name``
+    on CPython's tree); None for anything else (``f().x``, ``a[0].x``)."""
+    if type(node) is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    if type(node) is ast.Attribute:
+        inner = dotted_name(node.value)  # type: ignore[attr-defined]
+        return f"{inner}.{node.attr}" if inner else None  # type: ignore[attr-defined]
+    return None
+
+
+def assigned_names(target: ast.AST) -> list[str]:
+    """The dotted names an assignment target binds (``trllint.core.cst.names.assigned_names`` on
+    CPython's tree): tuples and ``*rest`` flattened; ``x[k]`` or ``f().x`` bind none."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in assigned_names(element)]
+    if isinstance(target, ast.Starred):
+        return assigned_names(target.value)
+    name = dotted_name(target)
+    return [name] if name else []

@@ -67,7 +67,13 @@ def _is_accelerator_by_name_or_call(expression: cst.BaseExpression, imports: Imp
     if isinstance(expression, cst.Call):
         return matches(imports.resolve(call_name(expression)), "accelerate.Accelerator", "Accelerator")
     name = dotted_name(expression)
-    return name is not None and "accelerator" in name.rsplit(".", 1)[-1].lower()
+    return name is not None and names_an_accelerator(name)
+
+
+def names_an_accelerator(name: str) -> bool:
+    """A dotted name that holds an accelerator by its name alone (``self.accelerator``, ``acc.ACCELERATOR``);
+    also asked of CPython's tree before LibCST parses a file (TRL009's prefilter)."""
+    return "accelerator" in name.rsplit(".", 1)[-1].lower()
 
 
 def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> frozenset[str] | set[str]:
