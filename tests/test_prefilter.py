@@ -59,6 +59,10 @@ EDGE_FILES = {
     # (its model argument is wrapped) that names no wrapping marker at all.
     "ddp_alias.py": "from torch.nn.parallel import DistributedDataParallel as Replicated\n\n\ndef train(model, rank):\n    model = Replicated(model, device_ids=[rank])\n    return model.config.hidden_size\n",
     "step_method_only.py": "from transformers import Trainer\n\n\nclass TagTrainer(Trainer):\n    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):\n        vocab = model.config.vocab_size\n        return model(**inputs).loss / vocab\n",
+    # The code gates of TRL004 and TRL009 met the rare ways: a tracker reached through a getter
+    # (`get_tracker(...).log`), and an accelerator made under an alias (`Accelerator as Runner`).
+    "tracker_getter_log.py": 'from accelerate import Accelerator\n\naccelerator = Accelerator(log_with="wandb")\n\n\ndef evaluate(model, loader):\n    model, loader = accelerator.prepare(model, loader)\n    for batch in loader:\n        logits = model(batch["input_ids"])\n        accuracy = (logits.argmax(-1) == batch["labels"]).float().mean()\n        accelerator.get_tracker("wandb").log({"accuracy": accuracy})\n',
+    "accelerator_alias_gather.py": 'from accelerate import Accelerator as Runner\n\nrunner = Runner()\n\n\ndef sample(model, prompts):\n    tokens = runner.unwrap_model(model).generate(**prompts, max_new_tokens=32)\n    return runner.gather(tokens)\n',
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -164,6 +168,8 @@ def test_code_tokens_are_met_the_rare_ways(tmp_path):
         "sink_alias_rebound_in_function.py": "TRL003",
         "ddp_alias.py": "TRL001",
         "step_method_only.py": "TRL001",
+        "tracker_getter_log.py": "TRL004",
+        "accelerator_alias_gather.py": "TRL009",
     }
     files = []
     for name in expected:
@@ -206,6 +212,42 @@ def test_a_wrap_spelled_only_in_words_spares_trl001_the_parse():
     assert rule.may_match(text, {}) and not rule.may_match(text, {}, source)
     assert lint_source(source, "t.py", RuleSet([rule], preview=True)) == []
     assert source._module is None
+
+
+# Text that passes each rule's text parts, and code that holds nothing the rule reads.
+SPARED_BY_CODE = {
+    # A timer's and a math log, in a file that runs distributed: no tracker, no metric buffer.
+    "TRL004": (
+        "import math\nimport torch\nimport torch.distributed as dist\n\n\nclass Stage:\n"
+        "    def step(self, grads):\n        dist.all_reduce(grads)\n        self.timers.log([\"step\"])\n"
+        "        return torch.log(grads.norm()) + math.log(2)\n"
+    ),
+    # Tensor gathers (`torch.gather`, `logits.gather`) beside accelerate: no accelerator's gather.
+    "TRL009": (
+        "import torch\nfrom accelerate.utils import is_deepspeed_available\n\n\n"
+        "def pick(logits, index):\n    chosen = torch.gather(logits, -1, index)\n"
+        "    return chosen + logits.gather(-1, index)\n"
+    ),
+    # A rank test with no exit in it, and a loop variable named like data: no guard of a collective.
+    "TRL006": (
+        "import torch.distributed as dist\n\n\ndef reduce_all(tensors):\n"
+        "    if dist.get_rank() == 0:\n        print(\"reducing\", len(tensors))\n"
+        "    for chunk in tensors:\n        size = chunk.numel()\n        dist.all_reduce(chunk)\n"
+        "    rank = dist.get_rank()\n    for rank in range(3):\n        pass\n"
+        "    if rank:\n        print(rank)\n    dist.barrier()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", sorted(SPARED_BY_CODE))
+def test_code_gates_spare_files_whose_code_holds_nothing_the_rule_reads(code):
+    rule = all_rules()[code].rule
+    text = SPARED_BY_CODE[code]
+    source = read_source(text.encode(), "t.py", "t.py")
+    assert rule.may_match(text, {}), "the text parts must pass for the test to ask the code"
+    assert not rule.may_match(text, {}, source)
+    # The rule itself finds nothing there either (the prefilter off).
+    assert lint_source(read_source(text.encode(), "t.py", "t.py"), "t.py", RuleSet([rule], use_prefilter=False, preview=True)) == []
 
 
 def test_prefilter_changes_no_finding_of_the_rule_pack(tmp_path):
