@@ -63,6 +63,8 @@ EDGE_FILES = {
     # (`get_tracker(...).log`), and an accelerator made under an alias (`Accelerator as Runner`).
     "tracker_getter_log.py": 'from accelerate import Accelerator\n\naccelerator = Accelerator(log_with="wandb")\n\n\ndef evaluate(model, loader):\n    model, loader = accelerator.prepare(model, loader)\n    for batch in loader:\n        logits = model(batch["input_ids"])\n        accuracy = (logits.argmax(-1) == batch["labels"]).float().mean()\n        accelerator.get_tracker("wandb").log({"accuracy": accuracy})\n',
     "accelerator_alias_gather.py": 'from accelerate import Accelerator as Runner\n\nrunner = Runner()\n\n\ndef sample(model, prompts):\n    tokens = runner.unwrap_model(model).generate(**prompts, max_new_tokens=32)\n    return runner.gather(tokens)\n',
+    # A method of the file named like a torch collective, handed a group: the method's own collective counts.
+    "own_method_given_group.py": "import torch.distributed as dist\n\n\nclass Syncer:\n    def all_reduce(self, tensor, group=None):\n        dist.all_reduce(tensor)\n\n    def step(self, tensor, group):\n        if dist.get_rank() == 0:\n            self.all_reduce(tensor, group=group)\n",
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -170,6 +172,7 @@ def test_code_tokens_are_met_the_rare_ways(tmp_path):
         "step_method_only.py": "TRL001",
         "tracker_getter_log.py": "TRL004",
         "accelerator_alias_gather.py": "TRL009",
+        "own_method_given_group.py": "TRL006",
     }
     files = []
     for name in expected:
@@ -230,11 +233,13 @@ SPARED_BY_CODE = {
     ),
     # A rank test with no exit in it, and a loop variable named like data: no guard of a collective.
     "TRL006": (
-        "import torch.distributed as dist\n\n\ndef reduce_all(tensors):\n"
+        "import torch.distributed as dist\n\n\ndef reduce_all(tensors, pg):\n"
         "    if dist.get_rank() == 0:\n        print(\"reducing\", len(tensors))\n"
         "    for chunk in tensors:\n        size = chunk.numel()\n        dist.all_reduce(chunk)\n"
         "    rank = dist.get_rank()\n    for rank in range(3):\n        pass\n"
         "    if rank:\n        print(rank)\n    dist.barrier()\n"
+        # A collective on a process group: only that group's ranks call it.
+        "    if dist.get_rank(group=pg) == 0:\n        dist.broadcast(tensors[0], 0, group=pg)\n"
     ),
 }
 

@@ -72,7 +72,7 @@ TORCH_COLLECTIVES: dict[str, int] = {
     "all_to_all_single": 4,
 }
 TORCH_BARRIERS = ("barrier", "monitored_barrier")
-_DISTRIBUTED_MODULES = ("torch.distributed.", "deepspeed.comm.")
+DISTRIBUTED_MODULES = ("torch.distributed.", "deepspeed.comm.")
 # Names under which code holds a DeepSpeed engine (the Trainer keeps it as `deepspeed` and `model_wrapped`).
 _ENGINE_NAMES = ("deepspeed", "model_wrapped")
 
@@ -132,7 +132,7 @@ def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     method = last_attribute(name) or ""
     full = imports_of(context.source).resolve(name) or name
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    if full.startswith(_DISTRIBUTED_MODULES) or name.split(".")[0] == "dist":
+    if full.startswith(DISTRIBUTED_MODULES) or name.split(".")[0] == "dist":
         if method not in TORCH_COLLECTIVES or argument(call, "group", TORCH_COLLECTIVES[method]) is not None:
             return None
         hoist: Hoist = "safe" if method in TORCH_BARRIERS else "never"

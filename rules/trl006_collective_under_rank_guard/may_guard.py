@@ -8,7 +8,8 @@ communication code) holds few such places; this finds whether a file may hold on
 of LibCST's parse, and wherever it cannot tell, it says it may:
 
 - a collective is a call of a collective's name or of any function of the file, by name, whose
-  body calls one (however deeply; the rule follows module functions and ``self`` methods only);
+  body calls one (however deeply; the rule follows module functions and ``self`` methods only),
+  but not a torch collective handed a process group (``group=``: only that group calls it);
 - a test may split the ranks when it spells a name every rank test goes through
   (``trllint.facts.ranks.names_a_rank``) or one the rank facts may follow to one: a name bound
   only by plain assignments, each of a value that spells such a name;
@@ -22,10 +23,19 @@ from __future__ import annotations
 
 import ast
 
-from trllint.core.ast_walk import assigned_names, nodes, parents
+from trllint.core.ast_walk import assigned_names, dotted_name, nodes, parents
 from trllint.facts.ranks import MAIN_ONLY_DECORATORS, names_a_rank
 
-from .collectives import COLLECTIVE_NAMES
+from .collectives import (
+    DISTRIBUTED_MODULES,
+    ACCELERATE_FUNCTIONS,
+    ACCELERATOR_METHODS,
+    COLLECTIVE_NAMES,
+    TORCH_COLLECTIVES,
+)
+
+# The torch collectives no other collective shares a name with (``collective_of``'s order).
+_GROUP_ONLY = frozenset(TORCH_COLLECTIVES) - {*ACCELERATE_FUNCTIONS, *ACCELERATOR_METHODS, "save_model", "save_checkpoint"}
 
 
 def may_guard_a_collective(tree: ast.Module) -> bool:
@@ -43,10 +53,13 @@ class _Scan:
         # Each dotted name an assignment binds -> the words of each value bound to it (None: a
         # binding the rank facts do not follow: an unpacking, a loop, `+=`, `with`/`except ... as`).
         bindings: dict[str, list[set[str] | None]] = {}
+        self._defined: set[str] = set()  # the file's functions, by name
         for node in self._parents:
             kind = type(node)
             if kind is ast.Call:
                 self._calls.append(node)  # type: ignore[arg-type]  # kind is ast.Call
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self._defined.add(node.name)  # type: ignore[attr-defined]
             elif kind is ast.Assign or (kind is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
                 targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
                 words = _identifiers(node.value)  # type: ignore[attr-defined]
@@ -83,8 +96,19 @@ class _Scan:
             return (func.id,)
         return ()
 
+    def _names(self, call: ast.Call) -> tuple[str, ...]:
+        """``_called``, but none for a torch collective on a process group (``group=``), which
+        only that group's ranks call: ``collective_of`` reads it as no collective. Not for a name
+        the file's own functions have, nor one accelerate's collectives have unless the call is
+        spelled on torch's module (``dist.broadcast_object_list``: asked first)."""
+        names = self._called(call)
+        if names and names[0] not in self._defined and any(keyword.arg == "group" for keyword in call.keywords):
+            if names[0] in _GROUP_ONLY or _torch_distributed(call.func):
+                return ()
+        return names
+
     def _enters(self, call: ast.Call) -> bool:
-        return any(name in self._entering for name in self._called(call))
+        return any(name in self._entering for name in self._names(call))
 
     def entering_calls(self) -> list[ast.Call]:
         return [call for call in self._calls if self._enters(call)]
@@ -97,7 +121,7 @@ class _Scan:
         for call in self._calls:
             function = self._function_of(call)
             if function is not None:
-                for name in self._called(call):
+                for name in self._names(call):
                     callers.setdefault(name, set()).add(function)
         pending = [name for name in self._entering if name in callers]
         while pending:
@@ -156,6 +180,13 @@ class _Scan:
                 return True
             child, parent = parent, self._parents.get(parent)
         return False
+
+
+def _torch_distributed(func: ast.expr) -> bool:
+    """``dist.f``, ``torch.distributed.f``, ``deepspeed.comm.f``: what ``collective_of`` reads as
+    torch's collective before any other (an import under another name aside: then it says no)."""
+    name = dotted_name(func) or ""
+    return name.split(".", 1)[0] == "dist" or name.startswith(DISTRIBUTED_MODULES)
 
 
 def _identifiers(node: ast.AST) -> set[str]:
