@@ -10,9 +10,8 @@ of LibCST's parse, and wherever it cannot tell, it says it may:
 - a collective is a call of a collective's name or of any function of the file, by name, whose
   body calls one (however deeply; the rule follows module functions and ``self`` methods only),
   but not a torch collective handed a process group (``group=``: only that group calls it);
-- a test may split the ranks when it spells a name every rank test goes through
-  (``trllint.facts.ranks.names_a_rank``) or one the rank facts may follow to one: a name bound
-  only by plain assignments, each of a value that spells such a name;
+- a test may split the ranks when a word of it may lead to the rank
+  (``trllint.facts.rank_words``, which TRL007's gate asks too);
 - an exit may be per rank when its ``if`` has no ``else`` and its body ends in a ``return`` under
   such a test, or in a ``continue`` or ``break`` (under a test on this rank's data, which the rule
   reads from the rank flow);
@@ -23,8 +22,8 @@ from __future__ import annotations
 
 import ast
 
-from trllint.core.ast_walk import assigned_names, dotted_name, nodes, parents
-from trllint.facts.ranks import MAIN_ONLY_DECORATORS, names_a_rank
+from trllint.core.ast_walk import dotted_name, parents
+from trllint.facts.rank_words import RankWords, rank_only_decorator
 
 from .collectives import (
     DISTRIBUTED_MODULES,
@@ -50,9 +49,6 @@ class _Scan:
     def __init__(self, tree: ast.Module) -> None:
         self._parents = parents(tree)
         self._calls: list[ast.Call] = []
-        # Each dotted name an assignment binds -> the words of each value bound to it (None: a
-        # binding the rank facts do not follow: an unpacking, a loop, `+=`, `with`/`except ... as`).
-        bindings: dict[str, list[set[str] | None]] = {}
         self._defined: set[str] = set()  # the file's functions, by name
         for node in self._parents:
             kind = type(node)
@@ -60,27 +56,9 @@ class _Scan:
                 self._calls.append(node)  # type: ignore[arg-type]  # kind is ast.Call
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self._defined.add(node.name)  # type: ignore[attr-defined]
-            elif kind is ast.Assign or (kind is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
-                targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
-                words = _identifiers(node.value)  # type: ignore[attr-defined]
-                for target in targets:
-                    whole = type(target) is ast.Name or type(target) is ast.Attribute
-                    for name in assigned_names(target):
-                        bindings.setdefault(name, []).append(words if whole else None)
-            elif kind is ast.For or kind is ast.AsyncFor or kind is ast.AugAssign:
-                _not_followed(bindings, node.target)  # type: ignore[attr-defined]
-            elif kind is ast.With or kind is ast.AsyncWith:
-                for item in node.items:  # type: ignore[attr-defined]
-                    if item.optional_vars is not None:
-                        _not_followed(bindings, item.optional_vars)
-            elif kind is ast.Try:
-                for handler in node.handlers:  # type: ignore[attr-defined]
-                    if handler.name:
-                        bindings.setdefault(handler.name, []).append(None)
-        self._rank_names = _rank_names(bindings)
+        self._ranks = RankWords(self._parents)
         self._entering = set(COLLECTIVE_NAMES)
         self._add_functions_entering()
-        self._tests: dict[int, bool] = {}
         self._first_exit: dict[int, int] = {}
 
     # ---- what may be a collective, and what may test the rank ---------------------------------
@@ -138,10 +116,7 @@ class _Scan:
         return parent.name if parent is not None else None
 
     def _tests_rank(self, test: ast.expr) -> bool:
-        key = id(test)
-        if key not in self._tests:
-            self._tests[key] = any(name in self._rank_names or names_a_rank(name) for name in _identifiers(test))
-        return self._tests[key]
+        return self._ranks.may_read_rank(test)
 
     def _exits_per_rank(self, statement: ast.stmt) -> bool:
         """An ``if`` without ``else`` that may exit on some ranks only: its body ends in an exit
@@ -175,7 +150,7 @@ class _Scan:
             if isinstance(parent, (ast.Lambda, ast.ClassDef)):
                 return False  # runs when called, not here
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return any(not MAIN_ONLY_DECORATORS.isdisjoint(_identifiers(d)) for d in parent.decorator_list)
+                return rank_only_decorator(parent)
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and self._tests_rank(parent.test):
                 return True
             child, parent = parent, self._parents.get(parent)
@@ -187,48 +162,3 @@ def _torch_distributed(func: ast.expr) -> bool:
     torch's collective before any other (an import under another name aside: then it says no)."""
     name = dotted_name(func) or ""
     return name.split(".", 1)[0] == "dist" or name.startswith(DISTRIBUTED_MODULES)
-
-
-def _identifiers(node: ast.AST) -> set[str]:
-    """Every name in ``node``, as ``trllint.core.cst.walk.identifiers`` reads LibCST's ``Name``
-    nodes: names, attribute names, and the names of keyword arguments (``f(rank=0)``) and
-    parameters (a lambda's), which CPython keeps as strings."""
-    found: set[str] = set()
-    for child in (node, *nodes(node)):
-        if isinstance(child, ast.Name):
-            found.add(child.id)
-        elif isinstance(child, ast.Attribute):
-            found.add(child.attr)
-        elif isinstance(child, ast.keyword) and child.arg is not None:
-            found.add(child.arg)
-        elif isinstance(child, ast.arg):
-            found.add(child.arg)
-    return found
-
-
-def _not_followed(bindings: dict[str, list[set[str] | None]], target: ast.expr) -> None:
-    for name in assigned_names(target):
-        bindings.setdefault(name, []).append(None)
-
-
-def _rank_names(bindings: dict[str, list[set[str] | None]]) -> set[str]:
-    """The last parts of the names the rank facts may find a rank index or predicate
-    (``RankFacts._follow_assignments``): a name all of whose bindings are plain assignments, each
-    value spelling a rank name or another such name. The facts follow two rounds; this, every
-    round, and asks no more of a value than that it spells one."""
-    followed = [
-        (name.rsplit(".", 1)[-1], values)
-        for name, values in bindings.items()
-        if all(value is not None for value in values)
-    ]
-    found: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for last, values in followed:
-            if last in found:
-                continue
-            if all(any(word in found or names_a_rank(word) for word in words) for words in values):  # type: ignore[union-attr]
-                found.add(last)
-                changed = True
-    return found
