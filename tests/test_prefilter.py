@@ -65,6 +65,9 @@ EDGE_FILES = {
     "accelerator_alias_gather.py": 'from accelerate import Accelerator as Runner\n\nrunner = Runner()\n\n\ndef sample(model, prompts):\n    tokens = runner.unwrap_model(model).generate(**prompts, max_new_tokens=32)\n    return runner.gather(tokens)\n',
     # A method of the file named like a torch collective, handed a group: the method's own collective counts.
     "own_method_given_group.py": "import torch.distributed as dist\n\n\nclass Syncer:\n    def all_reduce(self, tensor, group=None):\n        dist.all_reduce(tensor)\n\n    def step(self, tensor, group):\n        if dist.get_rank() == 0:\n            self.all_reduce(tensor, group=group)\n",
+    # TRL007's tree check: a generate after `and`, and a forward of a prepared (unpacked) model in a `while`.
+    "generate_short_circuit.py": "from accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\ndef sample(model, batch):\n    unwrapped = accelerator.unwrap_model(model)\n    return accelerator.is_main_process and unwrapped.generate(**batch, max_new_tokens=16)\n",
+    "prepared_forward_in_while.py": "from accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\ndef warm_up(model, batch):\n    model, batch = accelerator.prepare(model, batch)\n    steps = 0\n    while accelerator.is_main_process and steps < 3:\n        model(**batch)\n        steps += 1\n",
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -173,6 +176,8 @@ def test_code_tokens_are_met_the_rare_ways(tmp_path):
         "tracker_getter_log.py": "TRL004",
         "accelerator_alias_gather.py": "TRL009",
         "own_method_given_group.py": "TRL006",
+        "generate_short_circuit.py": "TRL007",
+        "prepared_forward_in_while.py": "TRL007",
     }
     files = []
     for name in expected:
@@ -240,6 +245,12 @@ SPARED_BY_CODE = {
         "    if rank:\n        print(rank)\n    dist.barrier()\n"
         # A collective on a process group: only that group's ranks call it.
         "    if dist.get_rank(group=pg) == 0:\n        dist.broadcast(tensors[0], 0, group=pg)\n"
+    ),
+    # A DeepSpeed engine's forwards, no rank test around them (the `if` before one holds no exit).
+    "TRL007": (
+        "import torch.distributed as dist\n\n\nclass Engine:\n    def forward(self, *inputs):\n"
+        "        if dist.get_rank() == 0:\n            print(\"forward\")\n        return self.module(*inputs)\n\n"
+        "    def sample(self, batch):\n        return self.module.generate(**batch)\n"
     ),
 }
 
