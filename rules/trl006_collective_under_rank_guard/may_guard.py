@@ -21,6 +21,7 @@ of LibCST's parse, and wherever it cannot tell, it says it may:
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 
 from trllint.core.ast_walk import dotted_name, parents
 from trllint.facts.rank_words import RankWords, rank_only_decorator
@@ -56,7 +57,6 @@ class _Scan:
                 self._calls.append(node)  # type: ignore[arg-type]  # kind is ast.Call
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 self._defined.add(node.name)  # type: ignore[attr-defined]
-        self._ranks = RankWords(self._parents)
         self._entering = set(COLLECTIVE_NAMES)
         self._add_functions_entering()
         self._first_exit: dict[int, int] = {}
@@ -114,6 +114,10 @@ class _Scan:
         while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
             parent = self._parents.get(parent)
         return parent.name if parent is not None else None
+
+    @cached_property
+    def _ranks(self) -> RankWords:
+        return RankWords(self._parents)  # only a file with a collective asks
 
     def _tests_rank(self, test: ast.expr) -> bool:
         return self._ranks.may_read_rank(test)

@@ -22,18 +22,17 @@ class RankWords:
     """The names of one file that may hold a rank (read once from its nodes)."""
 
     def __init__(self, every_node: Iterable[ast.AST]) -> None:
-        # Each dotted name an assignment binds -> the words of each value bound to it (None: a
-        # binding the rank facts do not follow: an unpacking, a loop, `+=`, `with`/`except ... as`).
-        bindings: dict[str, list[set[str] | None]] = {}
+        # Each dotted name an assignment binds -> each value bound to it (None: a binding the rank
+        # facts do not follow: an unpacking, a loop, `+=`, `with`/`except ... as`).
+        bindings: dict[str, list[ast.expr | None]] = {}
         for node in every_node:
             kind = type(node)
             if kind is ast.Assign or (kind is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
                 targets = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
-                words = identifiers(node.value)  # type: ignore[attr-defined]
                 for target in targets:
                     whole = type(target) is ast.Name or type(target) is ast.Attribute
                     for name in assigned_names(target):
-                        bindings.setdefault(name, []).append(words if whole else None)
+                        bindings.setdefault(name, []).append(node.value if whole else None)  # type: ignore[attr-defined]
             elif kind is ast.For or kind is ast.AsyncFor or kind is ast.AugAssign:
                 _not_followed(bindings, node.target)  # type: ignore[attr-defined]
             elif kind is ast.With or kind is ast.AsyncWith:
@@ -77,16 +76,23 @@ def identifiers(node: ast.AST) -> set[str]:
     return found
 
 
-def _not_followed(bindings: dict[str, list[set[str] | None]], target: ast.expr) -> None:
+def _not_followed(bindings: dict[str, list[ast.expr | None]], target: ast.expr) -> None:
     for name in assigned_names(target):
         bindings.setdefault(name, []).append(None)
 
 
-def _followed(bindings: dict[str, list[set[str] | None]]) -> set[str]:
+def _followed(bindings: dict[str, list[ast.expr | None]]) -> set[str]:
     """The last parts of the names the rank facts may find a rank index or predicate: a name all
     of whose bindings are plain assignments, each of a value spelling a rank name or such a name."""
+    words: dict[int, set[str]] = {}  # each value's words, read once, and only for a name followed
+
+    def spelled(value: ast.expr) -> set[str]:
+        if id(value) not in words:
+            words[id(value)] = identifiers(value)
+        return words[id(value)]
+
     followed = [
-        (name.rsplit(".", 1)[-1], values)
+        (name.rsplit(".", 1)[-1], [spelled(value) for value in values if value is not None])
         for name, values in bindings.items()
         if all(value is not None for value in values)
     ]
@@ -97,7 +103,7 @@ def _followed(bindings: dict[str, list[set[str] | None]]) -> set[str]:
         for last, values in followed:
             if last in found:
                 continue
-            if all(any(word in found or names_a_rank(word) for word in words) for words in values):  # type: ignore[union-attr]
+            if all(any(word in found or names_a_rank(word) for word in spelled) for spelled in values):
                 found.add(last)
                 changed = True
     return found
