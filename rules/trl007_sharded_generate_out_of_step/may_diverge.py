@@ -35,7 +35,7 @@ def may_run_out_of_step(tree: ast.Module) -> bool:
     parent_of = parents(tree)
     calls = [node for node in parent_of if type(node) is ast.Call]
     sharded = {name for value, target in _bindings(parent_of) if _makes_sharded(value) for name in assigned_names(target)}
-    ranks: RankWords | None = None
+    guards: _Guards | None = None
     for call in calls:
         func = call.func
         if type(func) is ast.Attribute and func.attr == "generate":
@@ -43,8 +43,8 @@ def may_run_out_of_step(tree: ast.Module) -> bool:
                 return True
         elif not ((type(func) is ast.Attribute and func.attr == "module") or (type(func) is ast.Name and func.id in sharded)):
             continue
-        ranks = ranks or RankWords(parent_of)
-        if _may_be_guarded(call, parent_of, ranks):
+        guards = guards or _Guards(parent_of)
+        if guards.may_guard(call):
             return True
     return False
 
@@ -68,39 +68,54 @@ def _makes_sharded(value: ast.expr) -> bool:
     return type(value) is ast.Call and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in _SHARDED_BY  # type: ignore[attr-defined]
 
 
-def _may_be_guarded(call: ast.Call, parent_of: dict[ast.AST, ast.AST], ranks: RankWords) -> bool:
-    function = parent_of.get(call)
-    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        function = parent_of.get(function)
-    if function is not None and rank_only_decorator(function):
-        return True
-    child: ast.AST = call
-    parent = parent_of.get(child)
-    while parent is not None:
-        if isinstance(child, ast.stmt) and _exit_before(parent, child, ranks):
+class _Guards:
+    """``_rank_guard``'s way up from a call, on CPython's tree; each block's first exit found once."""
+
+    def __init__(self, parent_of: dict[ast.AST, ast.AST]) -> None:
+        self.parent_of = parent_of
+        self.ranks = RankWords(parent_of)
+        self._first_exit: dict[int, tuple[dict[int, int], int]] = {}  # a block -> (positions, first exit's)
+
+    def may_guard(self, call: ast.Call) -> bool:
+        parent_of = self.parent_of
+        function = parent_of.get(call)
+        while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = parent_of.get(function)
+        if function is not None and rank_only_decorator(function):
             return True
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return False
-        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test and ranks.may_read_rank(parent.test):
-            return True
-        if isinstance(parent, ast.BoolOp):
-            earlier = parent.values[: next(i for i, value in enumerate(parent.values) if value is child)]
-            if any(ranks.may_read_rank(value) for value in earlier):
+        child: ast.AST = call
+        parent = parent_of.get(child)
+        while parent is not None:
+            if isinstance(child, ast.stmt) and self._exit_before(parent, child):
                 return True
-        child, parent = parent, parent_of.get(parent)
-    return False
-
-
-def _exit_before(parent: ast.AST, child: ast.stmt, ranks: RankWords) -> bool:
-    """An ``if`` before ``child`` in its block whose test may read the rank and that leaves."""
-    for _, block in ast.iter_fields(parent):
-        if isinstance(block, list) and any(statement is child for statement in block):
-            for statement in block:
-                if statement is child:
-                    break
-                if type(statement) is ast.If and ranks.may_read_rank(statement.test) and _leaves(statement):
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return False
+            if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
+                if self.ranks.may_read_rank(parent.test):
                     return True
-    return False
+            if isinstance(parent, ast.BoolOp):
+                earlier = parent.values[: next(i for i, value in enumerate(parent.values) if value is child)]
+                if any(self.ranks.may_read_rank(value) for value in earlier):
+                    return True
+            child, parent = parent, parent_of.get(parent)
+        return False
+
+    def _exit_before(self, parent: ast.AST, child: ast.stmt) -> bool:
+        """An ``if`` before ``child`` in its block whose test may read the rank and that leaves."""
+        for _, block in ast.iter_fields(parent):
+            if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
+                continue
+            if id(block) not in self._first_exit:
+                positions = {id(statement): index for index, statement in enumerate(block)}
+                first = next(
+                    (i for i, s in enumerate(block) if type(s) is ast.If and self.ranks.may_read_rank(s.test) and _leaves(s)),
+                    len(block),
+                )
+                self._first_exit[id(block)] = (positions, first)
+            positions, first = self._first_exit[id(block)]
+            if positions.get(id(child), -1) > first:
+                return True
+        return False
 
 
 def _leaves(statement: ast.If) -> bool:
