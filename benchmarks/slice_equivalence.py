@@ -28,7 +28,9 @@ from pathlib import Path
 
 from trllint.core.source import SourceDecodeError, SourceFile
 from trllint.rule.registry import all_rules
-from trllint.semantic.project.index import ProjectIndex, _outline
+from trllint.semantic.project.index import ProjectIndex
+from trllint.semantic.project.outline import outline_of
+from trllint.core.syntax import cpython_tree
 from trllint.semantic.project.slices import ModuleCutter, ModuleSlice
 from trllint.semantic.project.summaries import ModuleFact, registered_facts
 
@@ -49,9 +51,10 @@ def check_module(job: tuple[str, int]) -> list[dict]:
         source = SourceFile.from_bytes(data, str(path))
     except (OSError, SourceDecodeError):
         return []
-    outline = _outline(path)
-    if outline is None:
+    tree = cpython_tree(source)
+    if tree is None:
         return []
+    outline = outline_of(tree)
     cutter = ModuleCutter(source.text, outline)
     names = sorted({s.defines for s in outline.statements if s.defines})
     random.Random(str(path)).shuffle(names)

@@ -23,7 +23,7 @@ from trllint.core.source import SourceFile
 from trllint.facts.rank_flow import RETURNS_ACROSS_RANKS
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_view
-from trllint.semantic.project.index import SLICES, ProjectIndex, _outline, use_cache_folder
+from trllint.semantic.project.index import SLICES, ProjectIndex, use_cache_folder
 from trllint.semantic.project.outline import outline_of
 from trllint.semantic.project.slices import ModuleCutter, slice_of
 from trllint.semantic.project.summaries import ModuleFact
@@ -467,7 +467,7 @@ def test_the_rank_flows_of_a_slice_say_what_the_whole_module_says(tmp_path: Path
     (tmp_path / "utils.py").write_text(UTILS)
     whole = ProjectIndex._answer(RETURNS_ACROSS_RANKS, SourceFile.from_bytes(UTILS.encode(), "utils.py"))
     assert whole is not None and whole["reduce_mean"][0] and "local_mean" not in whole
-    outline = _outline(tmp_path / "utils.py")
+    outline = outline_of(ast.parse(UTILS))
     for name in ("reduce_mean", "Meter", "local_mean", "_reduce"):
         cut = slice_of(UTILS, outline, [name])
         assert cut is not None

@@ -537,11 +537,14 @@ def test_reached_through_bases_only_for_trl001(tmp_path: Path):
         "base.py": "from accelerate import Accelerator\n\nclass BaseTrainer:\n    def __init__(self, model):\n"
                    "        self.accelerator = Accelerator()\n        self.model = self.accelerator.prepare(model)\n",
         "plain.py": "class PlainBase:\n    def __init__(self, model):\n        self.model = model\n",
+        # Names `deepspeed.initialize` and `accelerator.prepare` in its docstring only (DeepSpeed's engine).
+        "engine.py": '"""The engine deepspeed.initialize returns; accelerator.prepare(model) builds one."""\n\n'
+                     "class Engine:\n    def __init__(self, model):\n        self.model = model\n",
         "wrapping_helpers.py": "def wrap(m, accelerator):\n    return accelerator.prepare(m)\n",
     })
     train = tmp_path / "proj" / "sub.py"
-    for base, reached in [("BaseTrainer", True), ("PlainBase", False)]:
-        module = "base" if base == "BaseTrainer" else "plain"
+    for base, reached in [("BaseTrainer", True), ("PlainBase", False), ("Engine", False)]:
+        module = {"BaseTrainer": "base", "PlainBase": "plain", "Engine": "engine"}[base]
         train.write_text(
             f"from {module} import {base}\nfrom wrapping_helpers import wrap\n\n"
             f"class Sub({base}):\n    def step(self):\n        wrap(None, None)\n        return self.model.config.hidden_size\n",

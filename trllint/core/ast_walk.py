@@ -60,11 +60,11 @@ def _walk(tree: ast.AST, parent_of: dict[ast.AST, ast.AST] | None) -> list[ast.A
 def dotted_name(node: ast.AST) -> str | None:
     """``a.b.c`` for a name or a chain of attributes on one (``trllint.core.cst.names.dotted_name``
     on CPython's tree); None for anything else (``f().x``, ``a[0].x``)."""
-    if type(node) is ast.Name:
-        return node.id  # type: ignore[attr-defined]
-    if type(node) is ast.Attribute:
-        inner = dotted_name(node.value)  # type: ignore[attr-defined]
-        return f"{inner}.{node.attr}" if inner else None  # type: ignore[attr-defined]
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted_name(node.value)
+        return f"{inner}.{node.attr}" if inner else None
     return None
 
 

@@ -61,7 +61,7 @@ class Reached:
 
     def __init__(
         self,
-        tokens: AnyOf,
+        tokens: AnyOf | AllOf,
         *,
         calls: bool = True,
         reading: frozenset[str] | None = None,

@@ -40,7 +40,7 @@ from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, met
 from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
-from trllint.core.prefilter import AnyOf, Calls, Defines, Reads, Token, token_present
+from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Reads, Token, token_present
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
@@ -250,9 +250,11 @@ WRAPPING_IN_CODE = (
 )
 
 
-# A module that spells none of these binds no wrapped attribute of its own (SELF_ATTRIBUTES uses
-# the default step methods); it is not parsed for a subclass's wrapped attributes.
-WRAPS_A_MODEL = AnyOf(*WRAPPING_MARKERS)
+# A module that spells none of these, or whose code holds none of them, binds no wrapped attribute
+# of its own (SELF_ATTRIBUTES uses the default step methods, and a module read for its facts has
+# no project to inherit one from); it is not parsed for a subclass's wrapped attributes.
+# DeepSpeed's runtime/engine.py (308 KB) spells `deepspeed.initialize` in its docstrings only.
+WRAPS_A_MODEL = AllOf(AnyOf(*WRAPPING_MARKERS), AnyOf(*WRAPPING_IN_CODE))
 
 
 # The names (``x``, ``self.x``) assignments in a class bind: the model's ClassFacts, read once per class.
@@ -342,7 +344,7 @@ class _ProjectBases:
             self._chains[id(cls)] = chain
         return self._chains[id(cls)]
 
-    def _entries(self, bases: list[Definition], deep_if: AnyOf | None) -> list[tuple[str, dict[str, Any]]]:
+    def _entries(self, bases: list[Definition], deep_if: AllOf | None) -> list[tuple[str, dict[str, Any]]]:
         assert self.project is not None
         entries = []
         for base in bases:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from trllint.core.prefilter import AnyOf
+    from trllint.core.prefilter import AllOf, AnyOf
     from trllint.semantic.model import SemanticModel
     from trllint.semantic.project.index import ProjectView
 
@@ -26,7 +26,7 @@ def project_view(model: SemanticModel) -> ProjectView | None:
 
 def project_reaches(
     model: SemanticModel,
-    tokens: AnyOf,
+    tokens: AnyOf | AllOf,
     *,
     calls: bool = True,
     reading: frozenset[str] | None = None,

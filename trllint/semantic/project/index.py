@@ -34,6 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 if TYPE_CHECKING:
+    import ast
+
+    from trllint.core.code_names import CodeNames
     import libcst as cst
 
     from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline
@@ -55,6 +58,8 @@ FACTS_FILE_FORMAT = 1
 MAX_BASE_DEPTH = 16
 # How many modules' cutters (their lines and words, for slices) one index keeps at a time.
 MAX_CUTTERS = 64
+# CPython trees the index keeps at once (``_tree``): the questions about one module come together.
+MAX_TREES = 8
 T = TypeVar("T")
 
 
@@ -125,6 +130,9 @@ class ProjectIndex:
         self._bases_of_folder: dict[Path, list[Path]] = {}
         self._module_files: dict[tuple[Path, tuple[str, ...]], Path | None] = {}
         self._cutters: dict[str, ModuleCutter | None] = {}  # by content hash
+        # CPython's trees of the last modules asked about: a module's outline, its calls and its
+        # code tokens are asked one after another, and each would parse it.
+        self._trees: dict[str, ast.Module | None] = {}
 
     # ---- resolving imports ----------------------------------------------------------------
 
@@ -217,13 +225,49 @@ class ProjectIndex:
         if digest is None:
             return None
         if digest not in self._outlines:
-            self._outlines[digest] = _outline(path)
+            from trllint.semantic.project.outline import outline_of
+
+            tree = self._tree(path, digest)
+            self._outlines[digest] = None if tree is None else outline_of(tree)
         return self._outlines[digest]
 
+    def _tree(self, path: Path, digest: str, data: bytes | None = None) -> ast.Module | None:
+        """CPython's tree of the module (its syntax check's parse: warnings silenced, failures
+        None), kept while the next few questions about it are asked."""
+        if digest not in self._trees:
+            from trllint.core.source import SourceDecodeError, SourceFile
+            from trllint.core.syntax import cpython_tree
+
+            if len(self._trees) >= MAX_TREES:
+                self._trees.pop(next(iter(self._trees)))
+            try:
+                source = SourceFile.from_bytes(read_module(path) if data is None else data, str(path))
+                self._trees[digest] = cpython_tree(source)
+            except (OSError, SourceDecodeError):
+                self._trees[digest] = None
+        return self._trees[digest]
+
     def spells(self, path: Path, tokens: AnyOf | AllOf) -> bool:
-        """The module's text holds one of ``tokens``: without one, a question about them has the
-        answer of a module that does nothing, and the module need not be parsed."""
-        return self._read(path, self._spells, tokens, False, lambda data: tokens.holds(_text(data), {}))
+        """The module holds ``tokens``: its text one of each part's words, and its code, for a
+        part's code tokens (``Calls``...), what they ask of CPython's parse of it (which they are
+        asked of only when the text passes). Without them, a question about them has the answer
+        of a module that does nothing, and the module need not be parsed."""
+        from trllint.core.code_names import code_names
+        from trllint.core.prefilter import FileCode
+
+        def holds(data: bytes | None) -> bool:
+            digest = self.content_hash(path) or ""
+
+            def tree() -> ast.Module | None:  # asked only past the text
+                return self._tree(path, digest, data)
+
+            def names() -> CodeNames | None:
+                parsed = tree()
+                return None if parsed is None else code_names(parsed)
+
+            return tokens.holds(_text(data), {}, None, FileCode(tree=tree, names=names))
+
+        return self._read(path, self._spells, tokens, False, holds)
 
     def calls_one_of(self, path: Path, names: frozenset[str]) -> bool:
         """The module's code calls a function whose last name is one of ``names`` (``f(...)``,
@@ -243,14 +287,9 @@ class ProjectIndex:
         none (the fact's own parse decides)."""
 
         def called(data: bytes | None) -> tuple[bool, bool]:
-            from trllint.core.source import SourceDecodeError, SourceFile
-            from trllint.core.syntax import cpython_tree
             from trllint.semantic.project.outline import calls_or_imports_one_of
 
-            try:
-                tree = None if data is None else cpython_tree(SourceFile.from_bytes(data, str(path)))
-            except SourceDecodeError:
-                tree = None
+            tree = None if data is None else self._tree(path, self.content_hash(path) or "", data)
             return (True, True) if tree is None else calls_or_imports_one_of(tree, names)
 
         return self._read(path, self._calls, names, (True, True), called)
@@ -494,21 +533,6 @@ def _parse(path: Path) -> SourceFile:
     return source
 
 
-def _outline(path: Path) -> ModuleOutline | None:
-    # Here, not at the top: a warm run checks the modules its results read (module_digest) without
-    # CPython's ast.
-    from trllint.core.source import SourceDecodeError, SourceFile
-    from trllint.core.syntax import cpython_tree
-    from trllint.semantic.project.outline import outline_of
-
-    try:
-        source = SourceFile.from_bytes(read_module(path), str(path))
-    except (OSError, SourceDecodeError):
-        return None
-    tree = cpython_tree(source)  # the syntax check's parse: its warnings silenced, its failures None
-    return None if tree is None else outline_of(tree)
-
-
 def _text(data: bytes | None) -> str:
     return "" if data is None else data.decode("utf-8", errors="replace")
 
@@ -661,7 +685,7 @@ class ProjectView:
         return [local for local, ref in self.imports.items() if self.index.resolve(self.path, ref) is not None]
 
     def reaches(
-        self, tokens: AnyOf, called: Iterable[str], class_bases: Iterable[str], calling: frozenset[str] | None = None
+        self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str], calling: frozenset[str] | None = None
     ) -> bool:
         """Some module of the project that defines a function this file calls (``called``: dotted
         names) or a base class of its classes (``class_bases``, and their bases) spells one of
