@@ -344,6 +344,9 @@ def test_code_tokens_ask_the_code_and_hold_where_it_is_unknown():
     ))
     assert code.calls == {"g", "gather"} and {"model", "config", "module_path"} <= code.attributes
     assert code.functions == {"_get_train_sampler"}
+    # The whole dotted name of each call (where Reached follows it), never one in a comment.
+    dotted = code_names(ast.parse("import a.b as m\nm.f(x)\nself.g()\nh()(y)\nm.c[0].d()\n# a.z()\n")).dotted_calls
+    assert dotted == {"m.f", "self.g", "h"}
     text = "gather prepare config"  # the text parts hold; the code decides
     assert AnyOf(Calls("gather")).holds(text, {}, code=_names(code))
     assert not AnyOf(Calls("prepare", "gather_for_metrics")).holds(text, {}, code=_names(code))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from trllint.core.ast_walk import node_fields
+from trllint.core.ast_walk import dotted_name, node_fields
 
 
 @dataclass(frozen=True)
@@ -23,12 +23,16 @@ class CodeNames:
     # module (`import a.m`, `from a.m import f`), which LibCST's tree spells as attributes too.
     attributes: frozenset[str]
     functions: frozenset[str]  # every `def` (and `async def`), nested ones and methods too
+    # The whole dotted name of each call whose callee is a name or a chain of attributes on one
+    # (`helper`, `utils.helper`, `self.m`): where a call leads in the project (``Reached``).
+    dotted_calls: frozenset[str] = frozenset()
 
 
 def code_names(tree: ast.AST) -> CodeNames:
     # Asked of every file whose text passes a rule's text parts: the names are read in the walk
     # itself (`ast_walk.node_fields`), node classes compared with `is`.
     calls: set[str] = set()
+    dotted_calls: set[str] = set()
     attributes: set[str] = set()
     functions: set[str] = set()
     imported_as: dict[str, set[str]] = {}  # an alias may be bound by several imports (one in a function)
@@ -42,8 +46,12 @@ def code_names(tree: ast.AST) -> CodeNames:
             func = node.func
             if type(func) is ast.Attribute:
                 calls.add(func.attr)
+                dotted = dotted_name(func)
+                if dotted is not None:
+                    dotted_calls.add(dotted)
             elif type(func) is ast.Name:
                 calls.add(func.id)
+                dotted_calls.add(func.id)
         elif type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
             functions.add(node.name)
         elif type(node) is ast.Import or type(node) is ast.ImportFrom:
@@ -59,4 +67,4 @@ def code_names(tree: ast.AST) -> CodeNames:
                 if isinstance(child, node_class):
                     pending.append(child)
     calls.update(*(imported_as[name] for name in calls.intersection(imported_as)))
-    return CodeNames(frozenset(calls), frozenset(attributes), frozenset(functions))
+    return CodeNames(frozenset(calls), frozenset(attributes), frozenset(functions), frozenset(dotted_calls))

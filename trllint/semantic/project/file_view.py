@@ -39,7 +39,7 @@ def project_reaches(
     :class:`~trllint.core.prefilter.Reached`), so of CPython's tree. A file CPython cannot parse is
     let through: its syntax error is reported by the rule's run."""
     from trllint.core.syntax import cpython_tree
-    from trllint.semantic.project.outline import calls_of, class_bases
+    from trllint.semantic.project.outline import class_bases
 
     source = model.source
 
@@ -50,7 +50,9 @@ def project_reaches(
         view = project_view(model)
         if view is None:
             return False
-        called = calls_of(source.text, view.project_names()) if calls else set()
+        # The calls of the file's code whose first name an import binds (``reaches`` follows them).
+        names = model.code_names
+        called = {n for n in names.dotted_calls if n.partition(".")[0] in view.imports} if calls and names else set()
         return view.reaches(tokens, called, class_bases(tree, source.lines, reading), calling)
 
     return model.once((project_reaches, tokens, calls, reading, calling), compute)

@@ -680,10 +680,6 @@ class ProjectView:
             source.release()
         self.parsed.clear()
 
-    def project_names(self) -> list[str]:
-        """The names this file imports from modules of its project."""
-        return [local for local, ref in self.imports.items() if self.index.resolve(self.path, ref) is not None]
-
     def reaches(
         self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str], calling: frozenset[str] | None = None
     ) -> bool:

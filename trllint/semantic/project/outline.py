@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 from trllint.core.code_names import code_names
 
@@ -240,17 +240,6 @@ def dotted(expression: ast.expr) -> str | None:
         return None
     parts.append(expression.id)
     return ".".join(reversed(parts))
-
-
-def calls_of(text: str, heads: Iterable[str]) -> set[str]:
-    """The dotted names called in ``text`` (``helper``, ``utils.helper``) whose first part is one
-    of ``heads``, read from the text alone: a call in a comment or a string counts too, which
-    only ever means more modules looked at, never fewer."""
-    names = sorted(heads, key=len, reverse=True)
-    if not names:
-        return set()
-    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, names)) + r")((?:\s*\.\s*[A-Za-z_]\w*)*)\s*\(")
-    return {match.group(1) + re.sub(r"\s+", "", match.group(2)) for match in pattern.finditer(text)}
 
 
 def names_only_where_defined(text: str, name: str) -> bool:
