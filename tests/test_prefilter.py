@@ -68,6 +68,8 @@ EDGE_FILES = {
     # TRL007's tree check: a generate after `and`, and a forward of a prepared (unpacked) model in a `while`.
     "generate_short_circuit.py": "from accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\ndef sample(model, batch):\n    unwrapped = accelerator.unwrap_model(model)\n    return accelerator.is_main_process and unwrapped.generate(**batch, max_new_tokens=16)\n",
     "prepared_forward_in_while.py": "from accelerate import Accelerator\n\naccelerator = Accelerator()\n\n\ndef warm_up(model, batch):\n    model, batch = accelerator.prepare(model, batch)\n    steps = 0\n    while accelerator.is_main_process and steps < 3:\n        model(**batch)\n        steps += 1\n",
+    # TRL001's wrap through the Trainer's own wrapped attribute, read on `self`.
+    "trainer_wrapped_read.py": "from transformers import Trainer\n\n\nclass LoggingTrainer(Trainer):\n    def log_width(self):\n        return self.model_wrapped.config.hidden_size\n",
     "requirements.txt": "torch==2.1\nvllm>=0.6\n",
     "requirements-dev.txt": "pytest\n",
 }
@@ -178,6 +180,7 @@ def test_code_tokens_are_met_the_rare_ways(tmp_path):
         "own_method_given_group.py": "TRL006",
         "generate_short_circuit.py": "TRL007",
         "prepared_forward_in_while.py": "TRL007",
+        "trainer_wrapped_read.py": "TRL001",
     }
     files = []
     for name in expected:
@@ -245,6 +248,13 @@ SPARED_BY_CODE = {
         "    if rank:\n        print(rank)\n    dist.barrier()\n"
         # A collective on a process group: only that group's ranks call it.
         "    if dist.get_rank(group=pg) == 0:\n        dist.broadcast(tensors[0], 0, group=pg)\n"
+    ),
+    # DeepSpeed's integration imported (`x.deepspeed` in the import), a script's `args.deepspeed`
+    # read, a model's config read: no wrap (only a Trainer's `self.deepspeed` holds one).
+    "TRL001": (
+        "from transformers.integrations.deepspeed import HfDeepSpeedConfig\n\n\n"
+        "def zero_width(model, args):\n    if args.deepspeed:\n        HfDeepSpeedConfig(args.deepspeed)\n"
+        "    return model.config.hidden_size\n"
     ),
     # A DeepSpeed engine's forwards, no rank test around them (the `if` before one holds no exit).
     "TRL007": (

@@ -29,6 +29,7 @@ plain traversals (no scope or qualified-name metadata).
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -40,7 +41,8 @@ from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, met
 from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
-from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Reads, Token, token_present
+from trllint.core.ast_walk import nodes
+from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Token, TreeCheck, token_present
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
@@ -238,6 +240,18 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
 )
 
 
+def reads_a_trainer_wrapped_attribute(tree: ast.Module) -> bool:
+    """The code reads ``self.model_wrapped`` or ``self.deepspeed`` (``TRAINER_WRAPPED_ATTRIBUTES``,
+    which a Trainer's methods bind), not another ``x.deepspeed``: ``from transformers.deepspeed
+    import ...`` or ``accelerate.utils.deepspeed`` spell that attribute in every file that imports
+    DeepSpeed's integration."""
+    wanted = {attribute.partition(".")[2] for attribute in TRAINER_WRAPPED_ATTRIBUTES}
+    return any(
+        isinstance(node, ast.Attribute) and node.attr in wanted and isinstance(node.value, ast.Name) and node.value.id == "self"
+        for node in nodes(tree)
+    )
+
+
 # Every source of wrapping above as code, for a prefilter's code part (CPython's tree): a call of a
 # wrapper, of deepspeed.initialize (under any alias), of a DeepSpeed helper or of accelerate's
 # prepare; a read of the Trainer's wrapped attributes; a training-step method the file defines
@@ -245,8 +259,8 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
 # another module is the rule's `Reached` to ask.
 WRAPPING_IN_CODE = (
     Calls(*DATA_PARALLEL_WRAPPERS, FSDP_WRAPPER, "initialize", *DEEPSPEED_HELPERS, *PREPARE_METHODS),
-    Reads(*(attribute.partition(".")[2] for attribute in TRAINER_WRAPPED_ATTRIBUTES)),
     Defines(*DEFAULT_STEP_METHODS),
+    TreeCheck(reads_a_trainer_wrapped_attribute),
 )
 
 
