@@ -61,16 +61,11 @@ def logs_through_a_tracker(tree: ast.Module) -> bool:
 def _loose_name(node: ast.expr) -> str:
     """``metric_syntax.loose_name`` on CPython's tree: ``self.accelerator.trackers[0].log`` ->
     ``self.accelerator.trackers.log``, ``super().log`` -> ``super.log``."""
-    parts: list[str] = []
-    while True:
-        if type(node) is ast.Attribute:
-            parts.append(node.attr)
-            node = node.value
-        elif type(node) is ast.Subscript:
-            node = node.value
-        elif type(node) is ast.Call:
-            node = node.func
-        else:
-            if type(node) is ast.Name:
-                parts.append(node.id)
-            return ".".join(reversed(parts))
+    if isinstance(node, ast.Attribute):
+        inner = _loose_name(node.value)
+        return f"{inner}.{node.attr}" if inner else node.attr
+    if isinstance(node, ast.Subscript):
+        return _loose_name(node.value)
+    if isinstance(node, ast.Call):
+        return _loose_name(node.func)
+    return node.id if isinstance(node, ast.Name) else ""
