@@ -196,51 +196,41 @@ def test_code_tokens_are_met_the_rare_ways(tmp_path):
         assert all_rules()[code].rule.may_match(source.text, {}, source), f"{code}'s prefilter skips {path}"
 
 
-def test_code_tokens_spare_libcst_a_file_whose_text_alone_passes():
-    """`gather` in a comment, `all_gather` and a docstring pass TRL009's text parts; CPython's tree
-    shows no gather call, so LibCST never parses the file."""
-    rule = all_rules()["TRL009"].rule
-    text = (
+# Text that passes a rule's text parts, and code that holds nothing the rule reads: (rule, text).
+SPARED_BY_CODE = [
+    # `gather` in a comment, `all_gather` and a docstring: no gather call.
+    ("TRL009", (
         '"""Collectives: gather, all_gather."""\nimport torch.distributed as dist\n\n\n'
         "def total(x):\n    # all ranks must gather here\n    dist.all_gather_into_tensor(x, x)\n    return x\n"
-    )
-    source = read_source(text.encode(), "t.py", "t.py")
-    assert rule.may_match(text, {}) and not rule.may_match(text, {}, source)
-    assert lint_source(source, "t.py", RuleSet([rule], preview=True)) == []
-    assert source._module is None
-
-
-def test_a_wrap_spelled_only_in_words_spares_trl001_the_parse():
-    """A docstring that says `prepare` and `deepspeed.initialize`, and a class named after a
-    wrapper's keyword arguments, pass TRL001's text parts; the code wraps nothing."""
-    rule = all_rules()["TRL001"].rule
-    text = (
-        '"""Settings handed to accelerator.prepare() and deepspeed.initialize()."""\n'
-        "from accelerate.utils import DistributedDataParallelKwargs\n\n\n"
-        "def kwargs_for(model):\n    return DistributedDataParallelKwargs(find_unused_parameters=model.config.is_encoder_decoder)\n"
-    )
-    source = read_source(text.encode(), "t.py", "t.py")
-    assert rule.may_match(text, {}) and not rule.may_match(text, {}, source)
-    assert lint_source(source, "t.py", RuleSet([rule], preview=True)) == []
-    assert source._module is None
-
-
-# Text that passes each rule's text parts, and code that holds nothing the rule reads.
-SPARED_BY_CODE = {
-    # A timer's and a math log, in a file that runs distributed: no tracker, no metric buffer.
-    "TRL004": (
-        "import math\nimport torch\nimport torch.distributed as dist\n\n\nclass Stage:\n"
-        "    def step(self, grads):\n        dist.all_reduce(grads)\n        self.timers.log([\"step\"])\n"
-        "        return torch.log(grads.norm()) + math.log(2)\n"
-    ),
+    )),
     # Tensor gathers (`torch.gather`, `logits.gather`) beside accelerate: no accelerator's gather.
-    "TRL009": (
+    ("TRL009", (
         "import torch\nfrom accelerate.utils import is_deepspeed_available\n\n\n"
         "def pick(logits, index):\n    chosen = torch.gather(logits, -1, index)\n"
         "    return chosen + logits.gather(-1, index)\n"
-    ),
+    )),
+    # A docstring that says `prepare` and `deepspeed.initialize`, and a class named after a
+    # wrapper's keyword arguments: the code wraps nothing.
+    ("TRL001", (
+        '"""Settings handed to accelerator.prepare() and deepspeed.initialize()."""\n'
+        "from accelerate.utils import DistributedDataParallelKwargs\n\n\n"
+        "def kwargs_for(model):\n    return DistributedDataParallelKwargs(find_unused_parameters=model.config.is_encoder_decoder)\n"
+    )),
+    # DeepSpeed's integration imported (`x.deepspeed` in the import), a script's `args.deepspeed`
+    # read, a model's config read: no wrap (only a Trainer's `self.deepspeed` holds one).
+    ("TRL001", (
+        "from transformers.integrations.deepspeed import HfDeepSpeedConfig\n\n\n"
+        "def zero_width(model, args):\n    if args.deepspeed:\n        HfDeepSpeedConfig(args.deepspeed)\n"
+        "    return model.config.hidden_size\n"
+    )),
+    # A timer's and a math log, in a file that runs distributed: no tracker, no metric buffer.
+    ("TRL004", (
+        "import math\nimport torch\nimport torch.distributed as dist\n\n\nclass Stage:\n"
+        "    def step(self, grads):\n        dist.all_reduce(grads)\n        self.timers.log([\"step\"])\n"
+        "        return torch.log(grads.norm()) + math.log(2)\n"
+    )),
     # A rank test with no exit in it, and a loop variable named like data: no guard of a collective.
-    "TRL006": (
+    ("TRL006", (
         "import torch.distributed as dist\n\n\ndef reduce_all(tensors, pg):\n"
         "    if dist.get_rank() == 0:\n        print(\"reducing\", len(tensors))\n"
         "    for chunk in tensors:\n        size = chunk.numel()\n        dist.all_reduce(chunk)\n"
@@ -248,31 +238,26 @@ SPARED_BY_CODE = {
         "    if rank:\n        print(rank)\n    dist.barrier()\n"
         # A collective on a process group: only that group's ranks call it.
         "    if dist.get_rank(group=pg) == 0:\n        dist.broadcast(tensors[0], 0, group=pg)\n"
-    ),
-    # DeepSpeed's integration imported (`x.deepspeed` in the import), a script's `args.deepspeed`
-    # read, a model's config read: no wrap (only a Trainer's `self.deepspeed` holds one).
-    "TRL001": (
-        "from transformers.integrations.deepspeed import HfDeepSpeedConfig\n\n\n"
-        "def zero_width(model, args):\n    if args.deepspeed:\n        HfDeepSpeedConfig(args.deepspeed)\n"
-        "    return model.config.hidden_size\n"
-    ),
+    )),
     # A DeepSpeed engine's forwards, no rank test around them (the `if` before one holds no exit).
-    "TRL007": (
+    ("TRL007", (
         "import torch.distributed as dist\n\n\nclass Engine:\n    def forward(self, *inputs):\n"
         "        if dist.get_rank() == 0:\n            print(\"forward\")\n        return self.module(*inputs)\n\n"
         "    def sample(self, batch):\n        return self.module.generate(**batch)\n"
-    ),
-}
+    )),
+]
 
 
-@pytest.mark.parametrize("code", sorted(SPARED_BY_CODE))
-def test_code_gates_spare_files_whose_code_holds_nothing_the_rule_reads(code):
+@pytest.mark.parametrize(("code", "text"), SPARED_BY_CODE)
+def test_code_gates_spare_files_whose_code_holds_nothing_the_rule_reads(code, text):
+    """The text parts pass, CPython's tree shows nothing the rule reads: LibCST never parses the
+    file, and the rule, run with the prefilter off, finds nothing there either."""
     rule = all_rules()[code].rule
-    text = SPARED_BY_CODE[code]
     source = read_source(text.encode(), "t.py", "t.py")
     assert rule.may_match(text, {}), "the text parts must pass for the test to ask the code"
     assert not rule.may_match(text, {}, source)
-    # The rule itself finds nothing there either (the prefilter off).
+    assert lint_source(source, "t.py", RuleSet([rule], preview=True)) == []
+    assert source._module is None
     assert lint_source(read_source(text.encode(), "t.py", "t.py"), "t.py", RuleSet([rule], use_prefilter=False, preview=True)) == []
 
 

@@ -20,6 +20,7 @@ built-in matching.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -29,7 +30,8 @@ import libcst as cst
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches, parameter_names
 from trllint.facts.nullness import NullnessAnalysis
-from trllint.core.prefilter import AnyOf, Reached
+from trllint.core.prefilter import AllOf, AnyOf, Reached, TreeCheck
+from trllint.semantic.project.outline import calls_or_imports_one_of
 from trllint.semantic.project.summaries import ModuleFact
 
 if TYPE_CHECKING:
@@ -151,11 +153,17 @@ FORWARDS_TO_DEEPSPEED = ModuleFact(
     calls=frozenset(sink.name.rsplit(".", 1)[-1] for sink in DEEPSPEED_SINKS),
 )
 
+
+def _calls_a_sink(tree: ast.Module) -> bool:
+    """The module's code calls or imports a sink: what ``ProjectIndex.fact`` asks of a module
+    before FORWARDS_TO_DEEPSPEED's answer (its ``calls``), read the same way."""
+    return calls_or_imports_one_of(tree, FORWARDS_TO_DEEPSPEED.calls)[0]
+
+
 # The prefilter's question for a file that calls no sink by name: a helper it calls (or a method
 # its classes inherit) can forward only from a module that spells a sink's call and whose code
-# calls or imports one, the two things FORWARDS_TO_DEEPSPEED's answer first asks of a module
-# (``ProjectIndex.fact``). DeepSpeed's `utils/groups.py` spells `initialize(` and calls none.
-REACHES_A_SINK = Reached(CALLS_A_SINK, calling=FORWARDS_TO_DEEPSPEED.calls)
+# calls or imports one. DeepSpeed's `utils/groups.py` spells `initialize(` and calls none.
+REACHES_A_SINK = Reached(AllOf(CALLS_A_SINK, AnyOf(TreeCheck(_calls_a_sink))))
 
 
 def summarise_sinks(

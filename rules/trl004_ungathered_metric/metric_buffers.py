@@ -35,7 +35,6 @@ from trllint.semantic.project.file_view import project_view
 from .sinks import METRIC_BUFFERS
 
 
-
 def log_reduces_stored_metrics(
     cls: cst.ClassDef,
     classes: dict[str, cst.ClassDef],

@@ -19,13 +19,12 @@ import ast
 from trllint.core.ast_walk import assigned_names, dotted_name, nodes
 from trllint.facts.accelerators import names_an_accelerator
 
-
 GATHER_METHODS = frozenset({"gather", "gather_for_metrics"})
-GATHER_FUNCTIONS = ("accelerate.utils.gather", "accelerate.utils.operations.gather")
 
 
 def may_gather_through_accelerate(tree: ast.Module) -> bool:
-    imported = _imported_as(tree)
+    everything = nodes(tree)
+    imported = _imported_as(everything)
     makers = {"Accelerator"} | imported.get("Accelerator", set())
     gathers = imported.get("gather", set())
 
@@ -36,7 +35,6 @@ def may_gather_through_accelerate(tree: ast.Module) -> bool:
         name = dotted_name(node)
         return name is not None and (names_an_accelerator(name) or name in bound)
 
-    everything = nodes(tree)
     bound: set[str] = set()
     for node in everything:
         if type(node) is ast.Assign or (type(node) is ast.AnnAssign and node.value is not None):  # type: ignore[attr-defined]
@@ -54,13 +52,12 @@ def may_gather_through_accelerate(tree: ast.Module) -> bool:
     return False
 
 
-def _imported_as(tree: ast.Module) -> dict[str, set[str]]:
+def _imported_as(everything: list[ast.AST]) -> dict[str, set[str]]:
     """Each imported name's last part -> the local names imports bind it to."""
     found: dict[str, set[str]] = {}
-    for node in nodes(tree):
+    for node in everything:
         if type(node) is ast.ImportFrom or type(node) is ast.Import:
             for alias in node.names:  # type: ignore[attr-defined]
                 last = alias.name.rsplit(".", 1)[-1]
                 found.setdefault(last, set()).add(alias.asname or alias.name.split(".", 1)[0])
     return found
-

@@ -24,8 +24,9 @@ from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel, names_assigned_in
 
 from .lengths import LengthFacts, Varies, VaryingLength
-from .may_gather import GATHER_FUNCTIONS, GATHER_METHODS, may_gather_through_accelerate
+from .may_gather import GATHER_METHODS, may_gather_through_accelerate
 
+GATHER_FUNCTIONS = ("accelerate.utils.gather", "accelerate.utils.operations.gather")
 # Where a script keeps the tokenizer whose pad id generate padded with.
 TOKENIZER_NAMES = ("tokenizer", "self.tokenizer", "self.processing_class", "processing_class")
 

@@ -57,28 +57,19 @@ class Reached:
     :func:`trllint.semantic.project.index.project_reaches`) answers it, so this layer knows
     no project; without such a caller (text that is no file of a project) it never holds."""
 
-    __slots__ = ("tokens", "calls", "reading", "calling")
+    __slots__ = ("tokens", "calls", "reading")
 
-    def __init__(
-        self,
-        tokens: AnyOf | AllOf,
-        *,
-        calls: bool = True,
-        reading: frozenset[str] | None = None,
-        calling: frozenset[str] | None = None,
-    ) -> None:
+    def __init__(self, tokens: AnyOf | AllOf, *, calls: bool = True, reading: frozenset[str] | None = None) -> None:
+        # A module's code tokens (an ``AllOf`` part of ``Calls``, ``TreeCheck``...) are asked of
+        # CPython's parse of that module, past its text (``ProjectIndex.spells``).
         self.tokens = tokens
         self.calls = calls  # False: only the bases of the file's classes lead on
         # The bases lead on only from a file with a class that reads one of these members on a
         # `self` attribute it does not bind (trllint.semantic.project.outline.class_bases).
         self.reading = reading
-        # A module leads on only where its code also calls, or imports, a function of one of these
-        # last names (CPython's parse): a fact declared with ``ModuleFact.calls`` says nothing of
-        # any other module, so the rule asking it could learn nothing there.
-        self.calling = calling
 
     def __repr__(self) -> str:
-        return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r}, calling={self.calling!r})"
+        return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
 
 
 @dataclass(frozen=True)

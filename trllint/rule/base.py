@@ -68,7 +68,7 @@ def prefilter_inputs(source: Any) -> tuple[FileCode | None, Callable[[Reached], 
         return code, None
     from trllint.semantic.project.file_view import project_reaches
 
-    return code, lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading, calling=r.calling)
+    return code, lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)
 
 
 class Rule(cst.BatchableCSTVisitor):

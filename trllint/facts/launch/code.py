@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from trllint.semantic.project.outline import dotted
+from trllint.core.ast_walk import dotted_name
 from trllint.facts.launch.backends import BACKEND_FLAGS, DEEPSPEED, DISTRIBUTED_TYPE_BACKENDS, Backend, deepspeed_stage, describe
 
 # (A DeepSpeedPlugin(...) call says its stage itself: its name alone would add either stage.)
@@ -79,9 +79,9 @@ def _module_evidence(call: ast.Call, modules: set[str]) -> None:
     if not isinstance(call.func, ast.Attribute):
         return
     if call.func.attr in _MODULE_METHODS:
-        name = dotted(call.func.value)
+        name = dotted_name(call.func.value)
     elif call.func.attr == "unwrap_model" and call.args:
-        name = dotted(call.args[0])
+        name = dotted_name(call.args[0])
     else:
         return
     if name:
@@ -94,7 +94,7 @@ def _two_models_in_one_prepare(bodies: list[list[ast.stmt]], modules: set[str], 
             value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
             if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "prepare"):
                 continue
-            models = [name for name in map(dotted, value.args) if name in modules]
+            models = [name for name in map(dotted_name, value.args) if name in modules]
             if len(models) > 1 and DEEPSPEED not in found.excluded:
                 found.excluded[DEEPSPEED] = (
                     value.lineno,

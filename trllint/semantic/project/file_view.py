@@ -30,12 +30,10 @@ def project_reaches(
     *,
     calls: bool = True,
     reading: frozenset[str] | None = None,
-    calling: frozenset[str] | None = None,
 ) -> bool:
     """Some module of the project that this file's calls (unless ``calls`` is False) or classes'
-    bases (with ``reading``, see ``outline.class_bases``) lead to spells one of ``tokens``, and
-    (with ``calling``) calls or imports one of those names (:meth:`ProjectView.reaches`): asked
-    before LibCST parses the file (a prefilter's
+    bases (with ``reading``, see ``outline.class_bases``) lead to holds ``tokens``
+    (:meth:`ProjectView.reaches`): asked before LibCST parses the file (a prefilter's
     :class:`~trllint.core.prefilter.Reached`), so of CPython's tree. A file CPython cannot parse is
     let through: its syntax error is reported by the rule's run."""
     from trllint.core.syntax import cpython_tree
@@ -53,9 +51,9 @@ def project_reaches(
         # The calls of the file's code whose first name an import binds (``reaches`` follows them).
         names = model.code_names
         called = {n for n in names.dotted_calls if n.partition(".")[0] in view.imports} if calls and names else set()
-        return view.reaches(tokens, called, class_bases(tree, source.lines, reading), calling)
+        return view.reaches(tokens, called, class_bases(tree, source.lines, reading))
 
-    return model.once((project_reaches, tokens, calls, reading, calling), compute)
+    return model.once((project_reaches, tokens, calls, reading), compute)
 
 
 def consulted_modules(model: SemanticModel) -> dict[str, str]:

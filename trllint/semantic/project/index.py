@@ -680,29 +680,19 @@ class ProjectView:
             source.release()
         self.parsed.clear()
 
-    def reaches(
-        self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str], calling: frozenset[str] | None = None
-    ) -> bool:
+    def reaches(self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str]) -> bool:
         """Some module of the project that defines a function this file calls (``called``: dotted
-        names) or a base class of its classes (``class_bases``, and their bases) spells one of
-        ``tokens``, and (with ``calling``) its code calls or imports one of those names
-        (``calls_one_of``): asked before the file is parsed, of outlines, text and CPython's
-        parse alone. What a fact could tell the file about those names comes from such a module,
-        so without one it tells nothing."""
-
-        def leads_on(path: Path) -> bool:
-            return calling is None or self.index.calls_one_of(path, calling)
-
+        names) or a base class of its classes (``class_bases``, and their bases) holds ``tokens``
+        (``spells``: its text, then its code): asked before the file is parsed, of outlines, text
+        and CPython's parse alone. What a fact could tell the file about those names comes from
+        such a module, so without one it tells nothing."""
         for name in called:
             head = name.partition(".")[0]
             if head in ("self", "cls") or head not in self.imports:
                 continue
-            found = self._defined(name, "function", tokens)
-            if found is not None and leads_on(found[0]):
+            if self._defined(name, "function", tokens) is not None:
                 return True
-        return any(
-            self.index.spells(path, tokens) and leads_on(path) for path, _, _ in self._base_chain(sorted(class_bases))
-        )
+        return any(self.index.spells(path, tokens) for path, _, _ in self._base_chain(sorted(class_bases)))
 
     def _base_chain(self, bases: list[str]) -> list[tuple[Path, str, ClassOutline]]:
         """The modules and names of the classes ``bases`` (named in this file) and their bases,

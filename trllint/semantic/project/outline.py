@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from trllint.core.ast_walk import dotted_name
 from trllint.core.code_names import code_names
 
 
@@ -75,7 +76,7 @@ class ModuleOutline:
 def outline_of(tree: ast.Module) -> ModuleOutline:
     classes = {
         s.name: ClassOutline(
-            tuple(name for name in map(dotted, s.bases) if name),
+            tuple(name for name in map(dotted_name, s.bases) if name),
             tuple(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))),
         )
         for s in tree.body
@@ -230,18 +231,6 @@ def _statements_anywhere(tree: ast.Module) -> list[ast.AST]:
     return found
 
 
-def dotted(expression: ast.expr) -> str | None:
-    """``a.b.c`` for a name or a chain of attributes on one, else None."""
-    parts: list[str] = []
-    while isinstance(expression, ast.Attribute):
-        parts.append(expression.attr)
-        expression = expression.value
-    if not isinstance(expression, ast.Name):
-        return None
-    parts.append(expression.id)
-    return ".".join(reversed(parts))
-
-
 def names_only_where_defined(text: str, name: str) -> bool:
     """``text`` spells ``name`` (as a name, not after a dot) only where it defines, calls or
     quotes it, if at all: no import in it can bind ``name``, as an import spells the name it binds
@@ -291,7 +280,7 @@ def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | No
     classes = [node for node in _statements_anywhere(tree) if type(node) is ast.ClassDef]  # nested ones too
     if reading is not None and not any(_reads_inherited_member(c, reading, lines) for c in classes):
         return set()
-    return {name for c in classes for name in map(dotted, c.bases) if name}
+    return {name for c in classes for name in map(dotted_name, c.bases) if name}
 
 
 def _reads_inherited_member(cls: ast.ClassDef, members: frozenset[str], lines: list[str]) -> bool:
