@@ -183,10 +183,16 @@ def test_a_function_is_looked_for_only_in_modules_that_could_spell_the_tokens(tm
         "pkg/__init__.py": "from .engines import build_engine\nfrom .plain import build_plain\n",
         "pkg/engines.py": "import deepspeed\n\ndef build_engine(m):\n    return deepspeed.initialize(model=m)\n",
         "pkg/plain.py": "def build_plain(m):\n    return m\n\n\nclass Holder:\n    pass\n",
-        "pkg/calls_itself.py": "def again(m):\n    return again(m)\n\n\nonce_more = again\n",
+        "pkg/calls_itself.py": (
+            "try:\n    from ._fast import again\nexcept ImportError:\n    def again(m):\n        return again(m)\n"
+        ),
+        "pkg/documented.py": (
+            'class Runner:\n    """Use it so:\n\n    from pkg.documented import run\n    """\n\n\n'
+            "def run(m):\n    return Runner(), run\n"
+        ),
         "train.py": (
             "from pkg import build_engine, build_plain\nfrom pkg.plain import Holder\n"
-            "from pkg.calls_itself import again\n"
+            "from pkg.calls_itself import again\nfrom pkg.documented import run\n"
         ),
     })
     tokens = AnyOf("deepspeed")
@@ -205,8 +211,12 @@ def test_a_function_is_looked_for_only_in_modules_that_could_spell_the_tokens(tm
     assert index.content_hash(plain) not in index._outlines
     assert plain in view.consulted  # its text was read: a change to it must reach the cache
     assert view.function_spelling("Holder", tokens) is None  # a class is no function
-    # A module that spells the name where an import could bind it (here an assignment reads it)
-    # is outlined, as before.
+    # A module whose docstring and calls name the function, never where a module-level import
+    # could bind it, is not outlined either.
+    documented = (tmp_path / "pkg" / "documented.py").resolve()
+    assert view.function_spelling("run", tokens) is None
+    assert index.content_hash(documented) not in index._outlines
+    # A module that spells the name where an import binds it is outlined, to follow the import.
     assert view.function_spelling("again", tokens) is None
     assert index.content_hash(again) in index._outlines
 
@@ -227,8 +237,33 @@ def test_a_module_names_a_word_only_where_it_defines_it(tmp_path: Path):
         '__all__ = ["helper", \'helper\']\n': True,  # quoted
         "import helper\n(x)\n": False,  # the bracket on the next line is another statement's
         "from .impl import helper  # (see helper())\n": False,
-        "helper = make()\n": False,  # read or bound some other way: outlined, to be sure
-        "x = helper\n": False,
+        # Bound or read some other way: the outline follows imports alone, so nothing leads on.
+        "helper = make()\n": True,
+        "x = helper\n": True,
+        "print(a, helper)\n": False,  # after a comma, before a bracket: as an import's list reads
+        # Where an import's name stands, across lines too.
+        "from .impl import other, \\\n    helper\n": False,
+        "from .impl import other, \\\r\n    helper\r\n": False,
+        "from .impl import (\n    # why\n    helper  # note\n)\n": False,
+        "from .impl import (a as\n    helper)\n": False,
+        "from .impl import (\nhelper,\n)\n": False,
+        "import helper.sub\n": False,
+        "import a, helper.sub\n": False,
+        "from .impl import helper; y = 1\n": False,
+        "from .impl import\thelper\r\n": False,
+        "try:\n    from .impl import helper\nexcept ImportError:\n    helper = None\n": False,
+        "def f():\n    pass\n# a comment in the first column\nif X:\n    import helper\n": False,
+        "definitely = 1\nif X:\n    import helper\n": False,  # `def` only as a word of its own
+        # Nowhere an import's name stands, or only inside a definition.
+        '"""Uses `helper`."""\nx = helper.attribute\n': True,
+        "x = 1 + \\\n    helper.y\n": True,
+        "a = (\n    helper.b\n)\n": True,
+        "class A(Base, helper):\n    pass\n": True,
+        "def f():\n    from .impl import helper\n": True,
+        "@decorate\ndef f():\n    import helper\n": True,
+        "async def f():\n    import helper\n": True,
+        'class A:\n    """Use it so:\n\n    from pkg import helper\n    """\n': True,
+        "def f(\n    a,\n) -> None:\n    return (a, helper)\n": True,  # a signature's closing line
     }
     for number, (text, expected) in enumerate(cases.items()):
         path = tmp_path / f"m{number}.py"

@@ -232,11 +232,15 @@ def _statements_anywhere(tree: ast.Module) -> list[ast.AST]:
 
 
 def names_only_where_defined(text: str, name: str) -> bool:
-    """``text`` spells ``name`` (as a name, not after a dot) only where it defines, calls or
-    quotes it, if at all: no import in it can bind ``name``, as an import spells the name it binds
-    after ``import``, ``as``, a comma or a bracket, followed by a comma, a bracket, ``as``, a
-    comment or the end of its line. A comment or a string counts too, which only ever answers
-    False more often."""
+    """``text`` spells ``name`` (as a name, not after a dot) nowhere a module-level import (the
+    only kind the outline follows) can bind it, if at all. Such an import spells the name it
+    binds after ``import``, ``as``, a comma or a bracket (or at the start of a line, inside a
+    bracketed list), followed by a comma, a bracket, a dot, ``as``, a semicolon, a comment or the
+    end of its line, and outside any ``def`` or ``class``. A word anywhere else (``return name.x``,
+    ``class A(name):``, a method docstring's ``from pkg import name``) binds nothing. A comment or
+    a string counts as code, which only ever answers False more often, except a line of a string
+    or bracket that starts in the first column with ``def``, ``class`` or ``@``: it is taken for
+    the definition it spells."""
     return all(_binds_no_import(text, start, start + len(name)) for start in _word_at(text, name))
 
 
@@ -253,19 +257,56 @@ def _word_at(text: str, word: str) -> Iterator[int]:
         start = text.find(word, start + 1)
 
 
-# After a name, what no import that binds it is followed by on its line: a call's parenthesis.
-_CALLED = re.compile(r"[ \t]*\(")
+# What an import's bound name may stand after on its line, and before.
+_AFTER_AN_IMPORT_WORD = re.compile(r"(?:^|[\s,(])(?:import|as)$|[,(]$")
+_BEFORE_AN_END = re.compile(r"[ \t\f]*(?:[,)#;\\\r\n]|$|as\b)")
+_BEFORE_AN_END_OR_DOT = re.compile(r"[ \t\f]*(?:[,)#;.\\\r\n]|$|as\b)")
 
 
 def _binds_no_import(text: str, start: int, end: int) -> bool:
-    """The name at ``text[start:end]`` is where a function or class is defined (``def name``),
-    called (``name(``), or quoted (``"name"`` in ``__all__``)."""
-    if text.endswith("def ", 0, start) or text.endswith("class ", 0, start):
+    """The name at ``text[start:end]`` stands where no module-level import can bind it: not after
+    ``import``, ``as``, a comma or a bracket (a line's start counts as after a bracket's comma),
+    or not followed by what ends an imported name, or inside a definition."""
+    before = _before(text, start)
+    if before is None:  # the start of a line: a bracketed list's item, never a dotted one
+        if not _BEFORE_AN_END.match(text, end):
+            return True
+    elif not _AFTER_AN_IMPORT_WORD.search(before) or not _BEFORE_AN_END_OR_DOT.match(text, end):
         return True
-    if _CALLED.match(text, end):
-        return True
-    quote = text[start - 1 : start]
-    return quote in ("'", '"') and text.startswith(quote, end)
+    return _DEFINITION_HEADER.match(text, _top_level_line(text, start)) is not None
+
+
+def _before(text: str, start: int) -> str | None:
+    """The text of the line before ``start``, blanks and backslash-joined lines aside (up to its
+    last 12 characters, enough for `` as``/``import``); None at the start of a logical line."""
+    position = start
+    while True:
+        line_start = text.rfind("\n", 0, position) + 1
+        before = text[line_start:position].rstrip(" \t\f")
+        if before:
+            return before[-12:]
+        if line_start == 0:
+            return None
+        newline = line_start - 1
+        if newline > 0 and text[newline - 1] == "\r":
+            newline -= 1
+        if newline == 0 or text[newline - 1] != "\\":
+            return None  # not a line its predecessor's backslash joins
+        position = newline - 1
+
+
+# A line in the first column that opens a definition: what it holds is not at module level.
+_DEFINITION_HEADER = re.compile(r"(?:def|class|async[ \t]+def)[ \t(]|@")
+
+
+def _top_level_line(text: str, position: int) -> int:
+    """Where the line that holds ``position`` starts, when it starts in the first column; else
+    where the nearest line above it that does (a blank or comment line aside, and a bracket's
+    closing line, such as a long signature's ``) -> None:``)."""
+    line_start = text.rfind("\n", 0, position) + 1
+    while line_start > 0 and text[line_start : line_start + 1] in ("", " ", "\t", "\f", "\r", "\n", "#", ")", "]", "}"):
+        line_start = text.rfind("\n", 0, line_start - 1) + 1
+    return line_start
 
 
 def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | None = None) -> set[str]:
