@@ -657,16 +657,22 @@ def test_a_slice_keeps_the_imports_of_the_names_it_spells_and_those_that_must_st
         except ImportError:
             deepspeed = None
 
+        if is_triton_available():
+            from .kernels import fused_loss
+
 
         def target(t):
             torch.distributed.all_reduce(t)
+            deepspeed.comm.barrier()
             return rc(t)
         """,
         "target",
     )
     kept = [line for line in text.splitlines() if "import" in line]
-    # `torch` and `rc` are spelled; `os` and `np` are not. A `*` import (whatever it binds), a
-    # `__future__` one and an import inside a `try` stay whatever the slice spells.
+    # `torch`, `rc` and `deepspeed` are spelled; `os`, `np` and `fused_loss` are not. A `*` import
+    # (whatever it binds) and a `__future__` one stay whatever the slice spells; an import inside
+    # module-level code stays, with that code, as a top-level import does: when the slice spells
+    # a word of it.
     assert kept == [
         "from __future__ import annotations",
         "import torch.distributed",
@@ -675,6 +681,7 @@ def test_a_slice_keeps_the_imports_of_the_names_it_spells_and_those_that_must_st
         "    import deepspeed",
     ]
     assert "except ImportError:" in text
+    assert "is_triton_available" not in text
 
 
 # Modules where a slice once answered otherwise than its whole module (found in review): each

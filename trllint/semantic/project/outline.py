@@ -50,9 +50,9 @@ class TopStatement:
     defines: str | None = None
     inner: frozenset[str] = frozenset()
     # For a statement that defines nothing at the top: the words of the names it binds (`x = ...`,
-    # `cfg.rank = ...`, `for i in ...`, nested definitions; an import: every word it spells), or
-    # None when it must stay in every slice (a `*` or `__future__` import, an import inside it, a
-    # global declaration, a match).
+    # `cfg.rank = ...`, `for i in ...`, nested definitions; an import, here or inside it (`try:
+    # import deepspeed`): every word it spells), or None when it must stay in every slice (a `*` or
+    # `__future__` import, a global declaration, a match).
     binds: frozenset[str] | None = None
     # A `global` statement lies in it (in a function: it may bind a global another one reads).
     declares_global: bool = False
@@ -117,7 +117,11 @@ def _top_statement(statement: ast.stmt) -> TopStatement:
         declares_global = declares_global or isinstance(node, ast.Global)
         if inside or words is None:
             continue
-        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Match)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node is not statement:
+            # `try: import deepspeed`: read as a top-level import is (see `_imported`).
+            imported = _imported(node)
+            words = None if imported is None else words | imported
+        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Match)):
             words = None
         else:
             words |= _bound_by(node)

@@ -8,11 +8,12 @@ hundred lines.
 The facts so answered are the rank flows' (trllint.facts.rank_flow), and the slice keeps what
 they read, in the module's order:
 
-- every top-level statement that must stay: a ``*`` or ``__future__`` import, one that imports
-  inside it (``try: import deepspeed``), declares a global, or matches;
+- every top-level statement that must stay: a ``*`` or ``__future__`` import, or one that
+  declares a global or matches;
 - every definition that holds a ``global`` statement: it may bind a global the asked one reads;
 - the asked definition, and every top-level statement that binds a name a kept statement reads:
-  module-level code that assigns a global it spells, an import of a word it spells (the flows
+  module-level code that assigns a global it spells, an import of a word it spells (at the top
+  or inside such code: ``try: import deepspeed``; the flows
   read the names an import binds, and the names it imports them from as names handed on: ``from
   .losses import summarize as s`` hands on a method ``summarize`` of the module), a function it
   names where the flows read a name (:func:`reads`), a class it names as a class's base;
