@@ -632,3 +632,26 @@ def test_class_bases_reads_every_class_statement_nested_or_not():
     """)
     bases = class_bases(ast.parse(text), text.splitlines())
     assert bases == {"base.Trainer", "Mixin", "LocalBase", "GuardBase", "FallbackBase", "MatchBase"}
+
+
+def test_imports_are_found_from_folder_listings_and_found_afresh_once_a_module_is_created(tmp_path: Path):
+    write(tmp_path, {
+        "pyproject.toml": "",
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/ops.py": "def f():\n    pass\n",
+        "pkg/not_a_package/data.py": "",  # a folder without __init__.py: a namespace, not followed
+        "train.py": "",
+    })
+    index = ProjectIndex(tmp_path.resolve())
+    train = (tmp_path / "train.py").resolve()
+    pkg = (tmp_path / "pkg").resolve()
+    assert index.resolve(train, ImportRef("pkg.sub.ops", 0, "f")) == (pkg / "sub" / "ops.py", "f")
+    assert index.resolve(train, ImportRef("pkg.sub", 0, "ops")) == (pkg / "sub" / "ops.py", None)
+    assert index.resolve(train, ImportRef("pkg", 0, "sub")) == (pkg / "sub" / "__init__.py", None)
+    assert index.resolve(train, ImportRef("pkg.not_a_package", 0, "x")) is None
+    assert index.resolve(train, ImportRef("pkg.sub.missing", 0, "g")) is None
+    (tmp_path / "pkg" / "sub" / "missing.py").write_text("def g():\n    pass\n", encoding="utf-8")
+    assert index.resolve(train, ImportRef("pkg.sub.missing", 0, "g")) is None  # not read again yet
+    index.forget((tmp_path / "pkg" / "sub" / "missing.py").resolve())  # as the editor's server does
+    assert index.resolve(train, ImportRef("pkg.sub.missing", 0, "g")) == (pkg / "sub" / "missing.py", "g")

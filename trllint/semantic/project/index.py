@@ -129,6 +129,9 @@ class ProjectIndex:
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
         self._module_files: dict[tuple[Path, tuple[str, ...]], Path | None] = {}
+        # folder -> the names of its files and of its folders: an import's candidates are looked
+        # up in its folder's listing, one read of the folder rather than a stat per candidate
+        self._listings: dict[Path, tuple[frozenset[str], frozenset[str]]] = {}
         self._cutters: dict[str, ModuleCutter | None] = {}  # by content hash
         # CPython's trees of the last modules asked about: a module's outline, its calls and its
         # code tokens are asked one after another, and each would parse it.
@@ -195,21 +198,53 @@ class ProjectIndex:
         return self._module_files[key]
 
     def _find_module_file(self, base: Path, parts: list[str]) -> Path | None:
-        stem = base.joinpath(*parts)
-        for candidate in (stem.with_name(stem.name + ".py"), stem / "__init__.py"):
-            if candidate.is_file() and self._inside(candidate):
-                return candidate
-        return None
+        folder = base
+        for part in parts[:-1]:
+            if part not in self._listing(folder)[1]:
+                return None
+            folder = folder / part
+        files, folders = self._listing(folder)
+        if parts[-1] + ".py" in files:
+            candidate = folder / (parts[-1] + ".py")
+        elif parts[-1] in folders:
+            return self._package_init(folder / parts[-1])
+        else:
+            return None
+        return candidate if self._inside(candidate) else None
 
     def _package_init(self, base: Path) -> Path | None:
         candidate = base / "__init__.py"
-        return candidate if candidate.is_file() and self._inside(candidate) else None
+        return candidate if "__init__.py" in self._listing(base)[0] and self._inside(candidate) else None
+
+    def _listing(self, folder: Path) -> tuple[frozenset[str], frozenset[str]]:
+        """The names of the files and of the folders in ``folder`` (links followed); none when it
+        cannot be read."""
+        if folder not in self._listings:
+            files: set[str] = set()
+            folders: set[str] = set()
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        try:
+                            if entry.is_file():
+                                files.add(entry.name)
+                            elif entry.is_dir():
+                                folders.add(entry.name)
+                        except OSError:
+                            continue  # a link that leads nowhere
+            except OSError:
+                pass
+            self._listings[folder] = (frozenset(files), frozenset(folders))
+        return self._listings[folder]
 
     def forget(self, path: Path) -> None:
         """Read ``path`` afresh: it was edited, saved, created or deleted (an editor's server).
         What was computed from its old content stays, keyed by that content."""
         self._hashes.pop(path, None)
-        self._resolved.clear()  # a created or deleted module changes where imports lead
+        # A created or deleted module changes where imports lead.
+        self._resolved.clear()
+        self._module_files.clear()
+        self._listings.clear()
 
     # ---- facts about a module -------------------------------------------------------------
 
