@@ -123,8 +123,8 @@ class ProjectIndex:
         # (content hash, what was asked) -> what the module's text or CPython's parse says
         self._spells: dict[tuple[str, Any], bool] = {}  # spells one of these tokens
         self._defines_only: dict[tuple[str, Any], bool] = {}  # names this only where it defines it
-        # calls or imports one of these last names, imports one
-        self._calls: dict[tuple[str, Any], tuple[bool, bool]] = {}
+        # calls or imports one of these last names, and the names its imports bind them under
+        self._calls: dict[tuple[str, Any], tuple[bool, frozenset[str] | None]] = {}
         self._hashes: dict[Path, str | None] = {}
         self._resolved: dict[tuple[Path, ImportRef], tuple[Path, str | None] | None] = {}
         self._bases_of_folder: dict[Path, list[Path]] = {}
@@ -311,36 +311,32 @@ class ProjectIndex:
         cannot parse: the fact's own parse decides."""
         return self._called(path, names)[0]
 
-    def imports_one_of(self, path: Path, names: frozenset[str]) -> bool:
-        """Some import of the module, anywhere in it, names one of ``names`` (``from torch.distributed
-        import all_reduce as reduce_all``): a call in it may then reach one under another name.
-        True for a module CPython cannot parse."""
-        return self._called(path, names)[1]
+    def _called(self, path: Path, names: frozenset[str]) -> tuple[bool, frozenset[str] | None]:
+        """``calls_or_imports_one_of`` of CPython's parse of the module; (True, None) where there
+        is none (the fact's own parse decides)."""
 
-    def _called(self, path: Path, names: frozenset[str]) -> tuple[bool, bool]:
-        """``calls_or_imports_one_of`` of CPython's parse of the module; both True where there is
-        none (the fact's own parse decides)."""
-
-        def called(data: bytes | None) -> tuple[bool, bool]:
+        def called(data: bytes | None) -> tuple[bool, frozenset[str] | None]:
             from trllint.semantic.project.outline import calls_or_imports_one_of
 
             tree = None if data is None else self._tree(path, self.content_hash(path) or "", data)
-            return (True, True) if tree is None else calls_or_imports_one_of(tree, names)
+            return (True, None) if tree is None else calls_or_imports_one_of(tree, names)
 
-        return self._read(path, self._calls, names, (True, True), called)
+        return self._read(path, self._calls, names, (True, None), called)
 
     def definition_calls_one_of(self, path: Path, name: str, names: frozenset[str]) -> bool:
-        """Some top-level definition ``name`` of the module spells one of ``names`` in its own
-        code (comments and strings other than f-strings aside), or the module imports one
-        (``imports_one_of``): else nothing ``name`` runs calls one, whatever the rest of the
-        module does. True where that cannot be told from the module's statements (it has none
-        CPython reads, or defines ``name`` nowhere at its top)."""
+        """Some top-level definition ``name`` of the module spells, in its own code (comments and
+        strings other than f-strings aside), one of ``names`` or a name an import of the module
+        binds one under (``from torch.distributed import all_reduce as total``): else nothing
+        ``name`` runs itself calls one, whatever the rest of the module does. True where that
+        cannot be told from the module's statements (it has none CPython reads, or defines
+        ``name`` nowhere at its top)."""
         digest = self.content_hash(path)
         cutter = None if digest is None else self._cutter(path, digest)
-        if cutter is None or self.imports_one_of(path, names):
+        bound = self._called(path, names)[1]
+        if cutter is None or bound is None:
             return True
         spelled = [words for statement, words in zip(cutter.statements, cutter.words) if statement.defines == name]
-        return not spelled or any(not words.isdisjoint(names) for words in spelled)
+        return not spelled or any(not words.isdisjoint(names) or not words.isdisjoint(bound) for words in spelled)
 
     def names_only_where_defined(self, path: Path, name: str) -> bool:
         """No import in the module can bind ``name`` (``outline.names_only_where_defined``, read
