@@ -655,3 +655,29 @@ def test_imports_are_found_from_folder_listings_and_found_afresh_once_a_module_i
     assert index.resolve(train, ImportRef("pkg.sub.missing", 0, "g")) is None  # not read again yet
     index.forget((tmp_path / "pkg" / "sub" / "missing.py").resolve())  # as the editor's server does
     assert index.resolve(train, ImportRef("pkg.sub.missing", 0, "g")) == (pkg / "sub" / "missing.py", "g")
+
+
+def test_a_module_is_read_once_for_every_question_about_it(tmp_path: Path, monkeypatch):
+    # Its spellings, the names it may import, its calls, its outline and its statements are each
+    # asked of the bytes its content hash was taken from, not read from disk again.
+    from trllint.core.prefilter import AnyOf
+
+    write(tmp_path, {"pyproject.toml": "", "helpers.py": "import torch.distributed as dist\n\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n"})
+    path = (tmp_path / "helpers.py").resolve()
+    reads: list[Path] = []
+    real_read = project_module.read_module
+
+    def counted(module: Path) -> bytes:
+        reads.append(module)
+        return real_read(module)
+
+    monkeypatch.setattr(project_module, "read_module", counted)
+    index = ProjectIndex(tmp_path.resolve())
+    assert index.spells(path, AnyOf("all_reduce"))
+    assert not index.spells(path, AnyOf("initialize"))
+    assert index.names_only_where_defined(path, "mean")
+    assert not index.names_only_where_defined(path, "dist")
+    assert index.calls_one_of(path, frozenset({"all_reduce"}))
+    assert index.definition_calls_one_of(path, "mean", frozenset({"all_reduce"}))
+    assert set(index.outline(path).functions) == {"mean"}
+    assert reads == [path]

@@ -102,11 +102,15 @@ def _project_of_folder(folder: Path) -> tuple[Path, Path]:
 def module_digest(path: Path) -> str | None:
     """What a module's facts are kept under: the SHA-256 of its bytes; None when it cannot be read
     or is too big to be read at all."""
+    return _read_and_digest(path)[1]
+
+
+def _read_and_digest(path: Path) -> tuple[bytes | None, str | None]:
     try:
         data = read_module(path)  # an editor's unsaved buffer, when the server has one
     except OSError:
-        return None
-    return None if len(data) > MAX_MODULE_BYTES else hashlib.sha256(data).hexdigest()
+        return None, None
+    return data, None if len(data) > MAX_MODULE_BYTES else hashlib.sha256(data).hexdigest()
 
 
 class ProjectIndex:
@@ -136,6 +140,10 @@ class ProjectIndex:
         # CPython's trees of the last modules asked about: a module's outline, its calls and its
         # code tokens are asked one after another, and each would parse it.
         self._trees: dict[str, ast.Module | None] = {}
+        # The bytes and the text of the last modules hashed, by content hash: each question about a
+        # module (its spellings, a name, its calls, its statements) would read and decode it again.
+        self._bytes: dict[str, bytes] = {}
+        self._texts: dict[str, str] = {}
 
     # ---- resolving imports ----------------------------------------------------------------
 
@@ -250,8 +258,24 @@ class ProjectIndex:
 
     def content_hash(self, path: Path) -> str | None:
         if path not in self._hashes:
-            self._hashes[path] = module_digest(path)
+            data, digest = _read_and_digest(path)
+            self._hashes[path] = digest
+            if digest is not None and data is not None:
+                _keep_recent(self._bytes, digest, data)
         return self._hashes[path]
+
+    def _data(self, path: Path, digest: str) -> bytes:
+        """The module's bytes, as hashed (raises OSError when they must be read and cannot be)."""
+        data = self._bytes.get(digest)
+        return read_module(path) if data is None else data
+
+    def _text(self, digest: str, data: bytes | None) -> str:
+        """The module's text, decoded once while it is among the last modules asked about."""
+        if data is None:
+            return ""
+        if digest not in self._texts:
+            _keep_recent(self._texts, digest, data.decode("utf-8", errors="replace"))
+        return self._texts[digest]
 
     def outline(self, path: Path) -> ModuleOutline | None:
         """What the module imports and defines (CPython's parse, memory only); None when it cannot
@@ -276,7 +300,7 @@ class ProjectIndex:
             if len(self._trees) >= MAX_TREES:
                 self._trees.pop(next(iter(self._trees)))
             try:
-                source = SourceFile.from_bytes(read_module(path) if data is None else data, str(path))
+                source = SourceFile.from_bytes(self._data(path, digest) if data is None else data, str(path))
                 self._trees[digest] = cpython_tree(source)
             except (OSError, SourceDecodeError):
                 self._trees[digest] = None
@@ -300,7 +324,7 @@ class ProjectIndex:
                 parsed = tree()
                 return None if parsed is None else code_names(parsed)
 
-            return tokens.holds(_text(data), {}, None, FileCode(tree=tree, names=names))
+            return tokens.holds(self._text(digest, data), {}, None, FileCode(tree=tree, names=names))
 
         return self._read(path, self._spells, tokens, False, holds)
 
@@ -343,7 +367,10 @@ class ProjectIndex:
         from its text)."""
         from trllint.semantic.project.outline import names_only_where_defined
 
-        return self._read(path, self._defines_only, name, False, lambda data: names_only_where_defined(_text(data), name))
+        digest = self.content_hash(path) or ""
+        return self._read(
+            path, self._defines_only, name, False, lambda data: names_only_where_defined(self._text(digest, data), name)
+        )
 
     def _read(
         self,
@@ -361,7 +388,7 @@ class ProjectIndex:
         key = (digest, about)
         if key not in answers:
             try:
-                data: bytes | None = read_module(path)
+                data: bytes | None = self._data(path, digest)
             except OSError:
                 data = None
             answers[key] = answer(data)
@@ -451,7 +478,7 @@ class ProjectIndex:
                 self._cutters.clear()  # a run over a whole tree: start afresh, not hold every module's words
             outline = self.outline(path)
             try:
-                text = SourceFile.from_bytes(read_module(path), str(path)).text
+                text = SourceFile.from_bytes(self._data(path, digest), str(path)).text
             except (OSError, SourceDecodeError):
                 outline = None
             self._cutters[digest] = None if outline is None else ModuleCutter(text, outline)
@@ -564,8 +591,11 @@ def _parse(path: Path) -> SourceFile:
     return source
 
 
-def _text(data: bytes | None) -> str:
-    return "" if data is None else data.decode("utf-8", errors="replace")
+def _keep_recent(kept: dict[str, T], key: str, value: T) -> None:
+    """Keep ``value`` among the last ``MAX_TREES * 2`` kept there, dropping the oldest."""
+    if key not in kept and len(kept) >= 2 * MAX_TREES:
+        kept.pop(next(iter(kept)))
+    kept[key] = value
 
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.
