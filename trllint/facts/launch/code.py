@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from trllint.core.ast_walk import dotted_name
+from trllint.core.ast_walk import dotted_name, in_walk_order
 from trllint.facts.launch.backends import BACKEND_FLAGS, DEEPSPEED, DISTRIBUTED_TYPE_BACKENDS, Backend, deepspeed_stage, describe
 
 # (A DeepSpeedPlugin(...) call says its stage itself: its name alone would add either stage.)
@@ -56,7 +56,7 @@ def code_launch(tree: ast.Module) -> CodeLaunch:
     found = CodeLaunch()
     modules: set[str] = set()  # the names the file treats as models (see the docstring)
     bodies: list[list[ast.stmt]] = [tree.body]  # the module's and each function's, in walk order
-    for node in ast.walk(tree):
+    for node in in_walk_order(tree):
         if isinstance(node, ast.Call):
             _call(node, found)
             _module_evidence(node, modules)
