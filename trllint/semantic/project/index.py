@@ -359,7 +359,7 @@ class ProjectIndex:
         bound = self._called(path, names)[1]
         if cutter is None or bound is None:
             return True
-        spelled = [words for statement, words in zip(cutter.statements, cutter.words) if statement.defines == name]
+        spelled = [cutter.words_of(i) for i, statement in enumerate(cutter.statements) if statement.defines == name]
         return not spelled or any(not words.isdisjoint(names) or not words.isdisjoint(bound) for words in spelled)
 
     def names_only_where_defined(self, path: Path, name: str) -> bool:

@@ -59,6 +59,7 @@ import ast
 import re
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 if TYPE_CHECKING:
@@ -291,17 +292,6 @@ class ModuleCutter:
         self.statements = () if lone_return else outline.statements
         self.lines: list[str] = _LINE.findall(text)
         self.classes = frozenset(outline.classes)  # the names of its top-level classes
-        # A statement's lines hold its whole literals: each is read on its own.
-        self.code = [_code("".join(self.lines[s.first - 1 : s.last])) for s in self.statements]
-        self.words: list[frozenset[str]] = [frozenset(_WORD.findall(chunk)) for chunk in self.code]
-        # The attributes each statement spells on `self` (`self.model`), and the reverse.
-        self.self_attributes: list[frozenset[str]] = [frozenset(_SELF_ATTRIBUTE.findall(chunk)) for chunk in self.code]
-        self.self_spelling: dict[str, list[int]] = {}
-        for i, attributes in enumerate(self.self_attributes):
-            for attribute in attributes:
-                self.self_spelling.setdefault(attribute, []).append(i)
-        # word -> the statements that spell it (a call of a function, a use of a class)
-        self.spelling: dict[str, list[int]] = {}
         # word -> the top-level statements that bind it: a definition of that name, or module-level
         # code that assigns it
         self.binding: dict[str, list[int]] = {}
@@ -313,8 +303,6 @@ class ModuleCutter:
                 self.binding.setdefault(name, []).append(i)
             for name in statement.definitions:
                 self.defining.setdefault(name, []).append(i)
-            for word in self.words[i]:
-                self.spelling.setdefault(word, []).append(i)
         # The names a class may define as a method (every name defined inside a statement: more).
         self.inner = frozenset(name for statement in self.statements for name in statement.inner)
         # The names a call may find a function of the module by: a class the module defines
@@ -328,6 +316,49 @@ class ModuleCutter:
         self.cuttable = bool(self.statements) and self.statements[-1].last <= len(self.lines) and all(
             later.first > earlier.last for earlier, later in zip(self.statements, self.statements[1:])
         )
+
+    # What each statement's code spells is read when a slice is first cut: a question about one
+    # definition (``words_of``) reads that definition's statements alone.
+
+    @cached_property
+    def code(self) -> list[str]:
+        """Each statement's code (a statement's lines hold its whole literals: each is read on its own)."""
+        return [self._code_of(i) for i in range(len(self.statements))]
+
+    @cached_property
+    def words(self) -> list[frozenset[str]]:
+        return [frozenset(_WORD.findall(chunk)) for chunk in self.code]
+
+    def words_of(self, i: int) -> frozenset[str]:
+        """The words statement ``i``'s code spells."""
+        return self.words[i] if "words" in self.__dict__ else frozenset(_WORD.findall(self._code_of(i)))
+
+    def _code_of(self, i: int) -> str:
+        statement = self.statements[i]
+        return _code("".join(self.lines[statement.first - 1 : statement.last]))
+
+    @cached_property
+    def spelling(self) -> dict[str, list[int]]:
+        """word -> the statements that spell it (a call of a function, a use of a class)."""
+        spelling: dict[str, list[int]] = {}
+        for i, words in enumerate(self.words):
+            for word in words:
+                spelling.setdefault(word, []).append(i)
+        return spelling
+
+    @cached_property
+    def self_attributes(self) -> list[frozenset[str]]:
+        """The attributes each statement spells on `self` (`self.model`)."""
+        return [frozenset(_SELF_ATTRIBUTE.findall(chunk)) for chunk in self.code]
+
+    @cached_property
+    def self_spelling(self) -> dict[str, list[int]]:
+        """attribute -> the statements that spell it on `self`."""
+        spelling: dict[str, list[int]] = {}
+        for i, attributes in enumerate(self.self_attributes):
+            for attribute in attributes:
+                spelling.setdefault(attribute, []).append(i)
+        return spelling
 
     def self_calls(self, i: int) -> frozenset[str]:
         """The attributes statement ``i`` may call on ``self`` (``self.model(x)``)."""
