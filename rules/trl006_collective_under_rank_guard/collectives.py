@@ -18,7 +18,6 @@ from typing import Literal
 
 import libcst as cst
 
-from trllint.core.cst import walk
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.launch.backends import DEEPSPEED, SHARDED, Backend, describe
 from trllint.semantic.context import NodeContext, is_trainer_class
@@ -176,12 +175,16 @@ def _engines_from_initialize(context: NodeContext) -> frozenset[str]:
 
 
 def _engine_names(source: SourceFile) -> frozenset[str]:
-    imports = SemanticModel.of(source).imports
+    model = SemanticModel.of(source)
+    imports = model.imports
     names: set[str] = set()
-    for node in _assignments(source.module):
-        if isinstance(node.value, cst.Call) and (imports.resolve(call_name(node.value)) or "").endswith(
-            "deepspeed.initialize"
-        ):
+    for call in model.calls:  # the file's calls, from the walk every rule shares
+        if "initialize" not in (call_name(call) or ""):
+            continue
+        node = model.context.parent(call)
+        if not (isinstance(node, cst.Assign) and node.value is call):
+            continue
+        if (imports.resolve(call_name(call)) or "").endswith("deepspeed.initialize"):
             for target in node.targets:
                 first = target.target
                 if isinstance(first, (cst.Tuple, cst.List)) and first.elements:
@@ -190,18 +193,6 @@ def _engine_names(source: SourceFile) -> frozenset[str]:
                 if name is not None:
                     names.add(name)
     return frozenset(names)
-
-
-def _assignments(module: cst.Module) -> list[cst.Assign]:
-    found: list[cst.Assign] = []
-
-    class Assignments(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if isinstance(node.value, cst.Call) and "initialize" in (call_name(node.value) or ""):
-                found.append(node)
-
-    walk.visit(module, Assignments())
-    return found
 
 
 def names_checkpoints_automatically(source: SourceFile) -> int | None:

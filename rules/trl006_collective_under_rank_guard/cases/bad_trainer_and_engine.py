@@ -53,3 +53,11 @@ def stop_early(loader, model, patience):
             # expect: TRL006
             if accelerator.check_trigger():
                 break
+
+
+def train_with_named_engine(args, model, params):
+    # The engine is known by what deepspeed.initialize returned, not by its name.
+    model_ds, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=params)
+    if args.global_rank == 0:
+        # expect: TRL006
+        model_ds.save_checkpoint(args.output_dir)
