@@ -283,6 +283,15 @@ def _parsed(text: str) -> ast.Module | None:
         return None
 
 
+def _statements_holding(words: list[frozenset[str]]) -> dict[str, list[int]]:
+    """word -> the indexes of the statements whose words hold it, in order."""
+    holding: dict[str, list[int]] = {}
+    for i, found in enumerate(words):
+        for word in found:
+            holding.setdefault(word, []).append(i)
+    return holding
+
+
 class ModuleCutter:
     """One module's statements, and the words each spells, read once for all its slices."""
 
@@ -340,11 +349,7 @@ class ModuleCutter:
     @cached_property
     def spelling(self) -> dict[str, list[int]]:
         """word -> the statements that spell it (a call of a function, a use of a class)."""
-        spelling: dict[str, list[int]] = {}
-        for i, words in enumerate(self.words):
-            for word in words:
-                spelling.setdefault(word, []).append(i)
-        return spelling
+        return _statements_holding(self.words)
 
     @cached_property
     def self_attributes(self) -> list[frozenset[str]]:
@@ -354,11 +359,7 @@ class ModuleCutter:
     @cached_property
     def self_spelling(self) -> dict[str, list[int]]:
         """attribute -> the statements that spell it on `self`."""
-        spelling: dict[str, list[int]] = {}
-        for i, attributes in enumerate(self.self_attributes):
-            for attribute in attributes:
-                spelling.setdefault(attribute, []).append(i)
-        return spelling
+        return _statements_holding(self.self_attributes)
 
     def self_calls(self, i: int) -> frozenset[str]:
         """The attributes statement ``i`` may call on ``self`` (``self.model(x)``)."""
