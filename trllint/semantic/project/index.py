@@ -261,7 +261,7 @@ class ProjectIndex:
             data, digest = _read_and_digest(path)
             self._hashes[path] = digest
             if digest is not None and data is not None:
-                _keep_recent(self._bytes, digest, data)
+                _keep_recent(self._bytes, digest, data, 2 * MAX_TREES)
         return self._hashes[path]
 
     def _data(self, path: Path, digest: str) -> bytes:
@@ -274,7 +274,7 @@ class ProjectIndex:
         if data is None:
             return ""
         if digest not in self._texts:
-            _keep_recent(self._texts, digest, data.decode("utf-8", errors="replace"))
+            _keep_recent(self._texts, digest, data.decode("utf-8", errors="replace"), 2 * MAX_TREES)
         return self._texts[digest]
 
     def outline(self, path: Path) -> ModuleOutline | None:
@@ -297,13 +297,12 @@ class ProjectIndex:
             from trllint.core.source import SourceDecodeError, SourceFile
             from trllint.core.syntax import cpython_tree
 
-            if len(self._trees) >= MAX_TREES:
-                self._trees.pop(next(iter(self._trees)))
             try:
                 source = SourceFile.from_bytes(self._data(path, digest) if data is None else data, str(path))
-                self._trees[digest] = cpython_tree(source)
+                tree = cpython_tree(source)
             except (OSError, SourceDecodeError):
-                self._trees[digest] = None
+                tree = None
+            _keep_recent(self._trees, digest, tree, MAX_TREES)
         return self._trees[digest]
 
     def spells(self, path: Path, tokens: AnyOf | AllOf) -> bool:
@@ -356,7 +355,7 @@ class ProjectIndex:
         ``name`` nowhere at its top)."""
         digest = self.content_hash(path)
         cutter = None if digest is None else self._cutter(path, digest)
-        bound = self._called(path, names)[1]
+        bound = None if cutter is None else self._called(path, names)[1]
         if cutter is None or bound is None:
             return True
         spelled = [cutter.words_of(i) for i, statement in enumerate(cutter.statements) if statement.defines == name]
@@ -591,9 +590,9 @@ def _parse(path: Path) -> SourceFile:
     return source
 
 
-def _keep_recent(kept: dict[str, T], key: str, value: T) -> None:
-    """Keep ``value`` among the last ``MAX_TREES * 2`` kept there, dropping the oldest."""
-    if key not in kept and len(kept) >= 2 * MAX_TREES:
+def _keep_recent(kept: dict[str, T], key: str, value: T, limit: int) -> None:
+    """Keep ``value`` among the last ``limit`` kept there, dropping the oldest."""
+    if key not in kept and len(kept) >= limit:
         kept.pop(next(iter(kept)))
     kept[key] = value
 
