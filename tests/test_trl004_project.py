@@ -363,3 +363,52 @@ def test_a_parameter_every_call_of_the_file_fills_with_a_gathered_value_is_globa
     source = _source(root / "pkg/trainer.py")
     assert _state_of(source, "reward_mean") == Rank.GLOBAL
     assert _state_of(source, "local_mean") == Rank.PER_RANK
+
+
+BUSY_TRAINER = """
+from collections import defaultdict
+
+import torch.distributed as dist
+from transformers import Trainer
+
+
+class StatsTrainer(Trainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.stats = defaultdict(list)
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        self.stats["length"].append(inputs["mask"].sum(1).float().mean().item())
+        return loss
+
+    def log(self, logs, start_time=None):
+        logs.update({key: sum(values) / len(values) for key, values in self.stats.items()})
+        self.stats.clear()
+        super().log(logs, start_time)
+{helpers}
+"""
+
+
+def test_flows_are_built_only_where_a_value_can_reach_a_sink(monkeypatch):
+    # A large trainer's other methods (here forty helpers that neither log, write a buffer the
+    # sinks read, nor return to a metrics helper's caller) are not followed: their flows cannot
+    # put a value in front of a sink. The buffer written in `training_step` is still found.
+    from trllint.facts import rank_flow
+
+    helpers = "".join(
+        f"\n    def helper_{i}(self, batch):\n        total = batch.sum() + {i}\n        dist.all_reduce(total)\n        return total\n"
+        for i in range(40)
+    )
+    built: list[str] = []
+    new_flow = rank_flow.FileRankFlows._new_flow
+
+    def counted(self, scope, **kwargs):
+        built.append(scope.name.value if isinstance(scope, cst.FunctionDef) else "<module>")
+        return new_flow(self, scope, **kwargs)
+
+    monkeypatch.setattr(rank_flow.FileRankFlows, "_new_flow", counted)
+    source = SourceFile(text=textwrap.dedent(BUSY_TRAINER).replace("{helpers}", helpers), display_path="train.py")
+    assert _findings(source) == [(15, "TRL004")]  # the append in training_step
+    # `__init__` binds the buffer, so it may write one; no helper is followed.
+    assert set(built) == {"<module>", "__init__", "log", "training_step"}

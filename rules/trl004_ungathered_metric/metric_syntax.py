@@ -127,9 +127,12 @@ def dotted_names_in(node: cst.CSTNode) -> list[str]:
     return [n for child in walk.syntax_children(node) for n in dotted_names_in(child)]
 
 
-def buffers_reaching_sinks(scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list]) -> frozenset[str]:
+def buffers_reaching_sinks(
+    scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list], *, written: bool = True
+) -> frozenset[str]:
     """``self.x`` attributes written like a buffer (``self.stats[key].append(v)``) whose contents
-    reach a sink: read in a sink's argument, or put into a dict a sink logs (``logs.update(...)``)."""
+    reach a sink: read in a sink's argument, or put into a dict a sink logs (``logs.update(...)``).
+    ``written=False``: every such attribute, written in ``scopes`` or not."""
     found: set[str] = set()
     for statements in scopes:
         logged_dicts: set[str] = set()
@@ -146,7 +149,7 @@ def buffers_reaching_sinks(scopes: Sequence[Statements], logged_arguments: Calla
                 isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in logged_dicts for t in small.targets
             ):
                 found |= self_attributes_read(small.value)
-    return frozenset(name for name in found if _written_as_buffer(name, scopes))
+    return frozenset(name for name in found if not written or _written_as_buffer(name, scopes))
 
 
 def _written_as_buffer(name: str, scopes: Sequence[Statements]) -> bool:

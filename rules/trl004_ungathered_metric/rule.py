@@ -8,6 +8,7 @@ they gathered first). The fix gathers the per-rank tensor before it is reduced.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import libcst as cst
 
@@ -26,6 +27,7 @@ from trllint.facts.rank_flow import (
     runs_distributed,
 )
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
+from trllint.core.cst.walk import identifiers
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token, TreeCheck
 
 from .devices import made_on_cpu
@@ -142,13 +144,37 @@ class UngatheredMetric(Rule):
         self._trainer_methods = {
             id(method) for cls in definitions.classes if is_trainer_class(cls) for method in methods_of(cls).values()
         }
-        flows = []
-        for scope in (model.source.module, *self._functions):
-            try:
-                flows.append(rank_flows(model).flow(scope))
-            except RecursionError:  # an expression nested too deep to follow: say nothing about it
-                continue
+        # A function's flow is built only where a value can reach a sink from it (see
+        # ``_words_that_log``): first the functions that call a sink, then those that may write a
+        # buffer the sinks read, or return to a helper's caller.
+        scopes = (model.source.module, *self._functions)
+        built: dict[int, RankFlow | None] = {}
+
+        def flows_of(wanted: Callable[[cst.CSTNode], bool]) -> list[RankFlow]:
+            for scope in scopes:
+                if id(scope) not in built and wanted(scope):
+                    try:
+                        built[id(scope)] = rank_flows(model).flow(scope)
+                    except RecursionError:  # an expression nested too deep to follow: say nothing about it
+                        built[id(scope)] = None
+            return [flow for scope in scopes if (flow := built.get(id(scope))) is not None]
+
+        spelled: dict[int, frozenset[str]] = {}
+
+        def spells(scope: cst.CSTNode, words: frozenset[str]) -> bool:
+            if scope is model.source.module:
+                return True
+            if id(scope) not in spelled:
+                spelled[id(scope)] = identifiers(scope)
+            return not words.isdisjoint(spelled[id(scope)])
+
+        flows = flows_of(lambda scope: spells(scope, self._words_that_log))
         helpers = self._helpers_reaching_sinks(flows)
+        read_by_sinks = self._attributes_read_by_sinks(flows)
+        writes = frozenset(name.rsplit(".", 1)[-1] for name in (*METRIC_BUFFERS, *read_by_sinks))
+        flows = flows_of(
+            lambda scope: spells(scope, writes) or (isinstance(scope, cst.FunctionDef) and scope.name.value in helpers)
+        )
         self._buffers = frozenset(METRIC_BUFFERS) | self._attributes_reaching_sinks(flows)
         for flow in flows:
             cls = self._class_of_method.get(id(flow.scope))
@@ -192,6 +218,19 @@ class UngatheredMetric(Rule):
             if name == sink or name.endswith("." + sink):
                 return [(arg.value, None) for arg in call.args]
         return []
+
+    @property
+    def _words_that_log(self) -> frozenset[str]:
+        """A word every call ``_logged_arguments`` reads as a sink spells: its method's name (a
+        configured sink's last part too). A function that spells none hands no value to a sink
+        itself; it matters only where it writes a buffer or returns to a helper's caller."""
+        configured = (sink.rsplit(".", 1)[-1] for sink in self.settings["metric-sinks"])
+        return frozenset({*SINK_METHODS, "log", *configured})
+
+    def _attributes_read_by_sinks(self, flows: list[RankFlow]) -> frozenset[str]:
+        """The ``self`` attributes a sink of ``flows`` reads (``buffers_reaching_sinks`` before it
+        asks where they are written): only a function that spells one of them can write one."""
+        return buffers_reaching_sinks([flow.statements for flow in flows], self._logged_arguments, written=False)
 
     def _attributes_reaching_sinks(self, flows: list[RankFlow]) -> frozenset[str]:
         """``self.stats`` when a sink logs what it holds: a metric buffer by another name."""
