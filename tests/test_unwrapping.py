@@ -126,3 +126,35 @@ def test_parameters_gathered_inside_a_gathering_context_of_the_same_function():
         "generate",
     )
     assert [params_gathered_at(model, call) for call in calls] == [True, True, False, False]
+
+
+def test_a_function_that_spells_no_unwrap_call_is_not_followed(monkeypatch):
+    # A name is bound to an unwrap call only by its own scope's assignments (the flows read no
+    # other scope's), so a function that spells none is answered without building its flow.
+    from trllint.facts import rank_flow
+
+    followed: list[str] = []
+    new_flow = rank_flow.FileRankFlows._new_flow
+
+    def counted(self, scope, **kwargs):
+        followed.append(scope.name.value if isinstance(scope, cst.FunctionDef) else "<module>")
+        return new_flow(self, scope, **kwargs)
+
+    monkeypatch.setattr(rank_flow.FileRankFlows, "_new_flow", counted)
+    assert unwrapped_receivers(
+        """
+        from accelerate import Accelerator
+
+        accelerator = Accelerator()
+        unwrapped = accelerator.unwrap_model(model)
+        unwrapped.save_pretrained("at-the-top")
+
+        def save(loaded):
+            loaded.save_pretrained("out")
+
+        def save_bound(model):
+            mine = accelerator.unwrap_model(model)
+            mine.save_pretrained("out")
+        """
+    ) == {"unwrapped": True, "loaded": False, "mine": True}
+    assert sorted(followed) == ["<module>", "save_bound"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from trllint.core.cst.names import call_name, dotted_name, last_attribute
+from trllint.core.cst.walk import identifiers
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.bindings import bound_value
 from trllint.facts.calls import called_names
@@ -37,10 +38,20 @@ def unwrap_call_of(model: SemanticModel, receiver: cst.BaseExpression, at: cst.C
         return receiver if is_unwrap_call(model, receiver) else None
     if not isinstance(receiver, cst.Name) or "unwrap_model" not in called_names(model):
         return None  # a file that unwraps nothing binds no name to an unwrap call
+    if not _scope_spells_unwrap(model, at):
+        return None  # nor does a function (the flow reads its own bindings) that spells none
     bound = bound_value(model, receiver.value, at)
     if bound is not None and isinstance(bound.value, cst.Call) and is_unwrap_call(model, bound.value):
         return bound.value
     return None
+
+
+def _scope_spells_unwrap(model: SemanticModel, at: cst.CSTNode) -> bool:
+    """The function ``at`` sits in (or the module) spells ``unwrap_model``: a name read there is
+    bound to an unwrap call only by an assignment of its own (``bound_value``). Asked once per
+    function; saves building the flow of every function that calls something by name."""
+    scope = model.context.enclosing_function(at) or model.source.module
+    return model.once((_scope_spells_unwrap, id(scope)), lambda: "unwrap_model" in identifiers(scope))
 
 
 def params_gathered_at(model: SemanticModel, node: cst.CSTNode) -> bool:
