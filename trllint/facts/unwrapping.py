@@ -12,7 +12,6 @@ from __future__ import annotations
 import libcst as cst
 
 from trllint.core.cst.names import call_name, dotted_name, last_attribute
-from trllint.core.cst.walk import identifiers
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.bindings import bound_value
 from trllint.facts.calls import called_names
@@ -47,11 +46,25 @@ def unwrap_call_of(model: SemanticModel, receiver: cst.BaseExpression, at: cst.C
 
 
 def _scope_spells_unwrap(model: SemanticModel, at: cst.CSTNode) -> bool:
-    """The function ``at`` sits in (or the module) spells ``unwrap_model``: a name read there is
-    bound to an unwrap call only by an assignment of its own (``bound_value``). Asked once per
-    function; saves building the flow of every function that calls something by name."""
+    """The function ``at`` sits in (or the module) holds an ``unwrap_model`` call: a name read
+    there is bound to one only by an assignment of its own (``bound_value``). Saves building the
+    flow of every function that calls something by name."""
     scope = model.context.enclosing_function(at) or model.source.module
-    return model.once((_scope_spells_unwrap, id(scope)), lambda: "unwrap_model" in identifiers(scope))
+    return id(scope) in _scopes_unwrapping(model)
+
+
+def _scopes_unwrapping(model: SemanticModel) -> frozenset[int]:
+    """The functions (and the module) whose own code holds an ``x.unwrap_model(...)`` call, from
+    the file's calls."""
+
+    def compute() -> frozenset[int]:
+        found: set[int] = set()
+        for call in model.calls:
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "unwrap_model":
+                found.add(id(model.context.enclosing_function(call) or model.source.module))
+        return frozenset(found)
+
+    return model.once((_scopes_unwrapping,), compute)
 
 
 def params_gathered_at(model: SemanticModel, node: cst.CSTNode) -> bool:
