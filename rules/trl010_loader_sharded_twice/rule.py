@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from trllint.core.cst import walk
 from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence, Fix, ReasonKind
 from trllint.facts.accelerators import is_accelerator
@@ -159,5 +160,5 @@ def _returns(function: cst.FunctionDef) -> list[cst.Return]:
         def visit_Return(self, node: cst.Return) -> None:
             found.append(node)
 
-    function.visit(Returns())
+    walk.visit(function, Returns())  # the read-only walk: LibCST's own visit rebuilds every node
     return found

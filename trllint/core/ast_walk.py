@@ -9,8 +9,6 @@ hold a node.
 from __future__ import annotations
 
 import ast
-from collections import deque
-from typing import Iterator
 
 # Fields that never hold a node, or hold only the expression context (never asked for).
 _NOT_NODES = frozenset(
@@ -34,20 +32,22 @@ def nodes(tree: ast.AST) -> list[ast.AST]:
     return _walk(tree, None)
 
 
-def in_walk_order(tree: ast.AST) -> Iterator[ast.AST]:
+def in_walk_order(tree: ast.AST) -> list[ast.AST]:
     """``tree`` and every node below it (no expression context), in ``ast.walk``'s order
     (breadth first, each node's children in field order): for a reader whose findings list the
     first lines it meets."""
-    pending = deque([tree])
+    found = [tree]
     node_class = ast.AST
-    while pending:
-        node = pending.popleft()
+    at = 0
+    while at < len(found):  # the list is the queue: what is appended is read in its turn
+        node = found[at]
+        at += 1
         for field in node_fields(type(node)):
             value = getattr(node, field, None)
             for child in value if type(value) is list else (value,):
                 if isinstance(child, node_class):
-                    pending.append(child)
-        yield node
+                    found.append(child)
+    return found
 
 
 def parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:

@@ -61,13 +61,21 @@ def code_launch(tree: ast.Module) -> CodeLaunch:
             _call(node, found)
             _module_evidence(node, modules)
         elif isinstance(node, ast.Attribute):
-            _attribute(node, found)
+            if node.attr in _ATTRIBUTES_READ:
+                _attribute(node, found)
         elif isinstance(node, ast.Name):
-            _name(node.id, node.lineno, found)
+            if node.id in _NAMES_READ:
+                _name(node.id, node.lineno, found)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             bodies.append(node.body)
     _two_models_in_one_prepare(bodies, modules, found)
     return found
+
+
+# The names `_name` acts on, and the attributes `_attribute` does: most of a file's names and
+# attributes are none of them, and are passed over without a call.
+_NAMES_READ = frozenset({*BACKEND_FLAGS, *_ZERO3_NAMES, *_DEEPSPEED_NAMES, *_FSDP_NAMES})
+_ATTRIBUTES_READ = _NAMES_READ | frozenset(DISTRIBUTED_TYPE_BACKENDS)
 
 
 # Methods an nn.Module has and nothing else `accelerator.prepare` takes (optimizers, schedulers,
