@@ -117,3 +117,32 @@ def test_called_names_are_the_last_names_of_what_the_calls_call():
     assert called_names(model) == {"Accelerator", "prepare", "model", "gather", "mean", "log", "use"}
     assert called_names(model) is called_names(model)  # once per file
     assert called_names(model_of("x = obj.attr\n(lambda: 1)()\n")) == frozenset()  # no name is called
+
+
+def test_the_shared_walk_finds_every_assignment_and_the_accelerators_bound_by_them():
+    model = SemanticModel.of(SourceFile(text=textwrap.dedent(
+        """
+        from accelerate import Accelerator as Acc
+
+        main_acc = Acc()
+        limit: int = 3
+
+        class Trainer:
+            helper: Acc = Acc(mixed_precision="bf16")
+
+            def setup(self):
+                self.acc = Acc()
+                other = make()
+                run = lambda: (inner := Acc())
+        """
+    ), display_path="train.py"))
+    code = model.source.module.code_for_node
+    targets = [
+        code(target.target) for node in model.assignments
+        for target in (node.targets if isinstance(node, cst.Assign) else [node])
+    ]
+    assert sorted(targets) == ["helper", "limit", "main_acc", "other", "run", "self.acc"]
+    from trllint.facts.accelerators import _names_bound_to_accelerators
+
+    # An annotated assignment and one to `self` count; a walrus inside a lambda is no assignment.
+    assert _names_bound_to_accelerators(model.source.module, model.context) == {"main_acc", "helper", "self.acc"}

@@ -9,7 +9,7 @@ under another name (``def f(acc): acc.prepare_model(...)``) is not recognised.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
@@ -80,7 +80,7 @@ def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> fr
     """Names assigned an accelerator anywhere in ``scope`` (the module's answer is kept per file)."""
     model = SemanticModel.of(context.source)
     if scope is context.source.module:
-        return model.once((names_bound_to_accelerators,), lambda: frozenset(names_bound_to_accelerators(scope, model.imports)))
+        return model.once((names_bound_to_accelerators,), lambda: _bound_in(model.assignments, model.imports))
     return names_bound_to_accelerators(scope, model.imports)
 
 
@@ -88,6 +88,17 @@ def names_bound_to_accelerators(scope: cst.CSTNode, imports: ImportMap) -> set[s
     assignments = _AcceleratorAssignments(imports)
     walk.visit(scope, assignments)
     return assignments.bound
+
+
+def _bound_in(assignments: Iterable[cst.Assign | cst.AnnAssign], imports: ImportMap) -> frozenset[str]:
+    """``names_bound_to_accelerators`` of the whole file, from the assignments the shared walk found."""
+    found = _AcceleratorAssignments(imports)
+    for node in assignments:
+        if isinstance(node, cst.Assign):
+            found.visit_Assign(node)
+        else:
+            found.visit_AnnAssign(node)
+    return frozenset(found.bound)
 
 
 class _AcceleratorAssignments(cst.CSTVisitor):

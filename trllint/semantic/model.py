@@ -64,8 +64,8 @@ class Definitions:
 
 
 class _DefinitionsAndCalls(cst.CSTVisitor):
-    """The file's functions, classes and calls, in one walk: nearly every whole-file check asks
-    for the calls, and most for the definitions too."""
+    """The file's functions, classes, calls and assignments, in one walk: nearly every whole-file
+    check asks for the calls, and most for the definitions too."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,9 +73,16 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         self.classes: list[cst.ClassDef] = []
         self.class_of_method: dict[int, cst.ClassDef] = {}
         self.calls: list[cst.Call] = []
+        self.assignments: list[cst.Assign | cst.AnnAssign] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.assignments.append(node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.assignments.append(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node)
@@ -173,6 +180,12 @@ class SemanticModel:
         """The file's calls in the order a traversal meets them (an outer call before the calls
         in its arguments); ``trllint.facts.calls.calls_in`` is how rules ask."""
         return tuple(self._walked.calls)
+
+    @cached_property
+    def assignments(self) -> tuple[cst.Assign | cst.AnnAssign, ...]:
+        """The file's assignments (``x = ...``, ``x: T = ...``) in every scope, in the order a
+        traversal meets them."""
+        return tuple(self._walked.assignments)
 
     @cached_property
     def _walked(self) -> _DefinitionsAndCalls:
