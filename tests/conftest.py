@@ -43,3 +43,22 @@ def cli(capsys, monkeypatch):
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def flows_built(monkeypatch) -> list[str]:
+    """The scopes whose rank flow is built while the test runs, by name (``<module>`` for the
+    module's): what a fact or rule followed, and what it spared."""
+    import libcst as cst
+
+    from trllint.facts import rank_flow
+
+    built: list[str] = []
+    new_flow = rank_flow.FileRankFlows._new_flow
+
+    def counted(self, scope, **kwargs):
+        built.append(scope.name.value if isinstance(scope, cst.FunctionDef) else "<module>")
+        return new_flow(self, scope, **kwargs)
+
+    monkeypatch.setattr(rank_flow.FileRankFlows, "_new_flow", counted)
+    return built

@@ -365,50 +365,20 @@ def test_a_parameter_every_call_of_the_file_fills_with_a_gathered_value_is_globa
     assert _state_of(source, "local_mean") == Rank.PER_RANK
 
 
-BUSY_TRAINER = """
-from collections import defaultdict
-
-import torch.distributed as dist
-from transformers import Trainer
+STATS_CASE = Path(__file__).parent.parent / "rules/trl004_ungathered_metric/cases/bad_stats_buffer_reaches_log.py"
 
 
-class StatsTrainer(Trainer):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.stats = defaultdict(list)
-
-    def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
-        self.stats["length"].append(inputs["mask"].sum(1).float().mean().item())
-        return loss
-
-    def log(self, logs, start_time=None):
-        logs.update({key: sum(values) / len(values) for key, values in self.stats.items()})
-        self.stats.clear()
-        super().log(logs, start_time)
-{helpers}
-"""
-
-
-def test_flows_are_built_only_where_a_value_can_reach_a_sink(monkeypatch):
-    # A large trainer's other methods (here forty helpers that neither log, write a buffer the
-    # sinks read, nor return to a metrics helper's caller) are not followed: their flows cannot
-    # put a value in front of a sink. The buffer written in `training_step` is still found.
-    from trllint.facts import rank_flow
-
+def test_flows_are_built_only_where_a_value_can_reach_a_sink(flows_built):
+    # The stats-buffer case, with forty more methods that neither log, write a buffer the sinks
+    # read, nor return to a metrics helper's caller: they are not followed (their flows cannot put
+    # a value in front of a sink), and the buffer written in `training_step` is still found.
+    case = STATS_CASE.read_text(encoding="utf-8")
     helpers = "".join(
         f"\n    def helper_{i}(self, batch):\n        total = batch.sum() + {i}\n        dist.all_reduce(total)\n        return total\n"
         for i in range(40)
     )
-    built: list[str] = []
-    new_flow = rank_flow.FileRankFlows._new_flow
-
-    def counted(self, scope, **kwargs):
-        built.append(scope.name.value if isinstance(scope, cst.FunctionDef) else "<module>")
-        return new_flow(self, scope, **kwargs)
-
-    monkeypatch.setattr(rank_flow.FileRankFlows, "_new_flow", counted)
-    source = SourceFile(text=textwrap.dedent(BUSY_TRAINER).replace("{helpers}", helpers), display_path="train.py")
-    assert _findings(source) == [(15, "TRL004")]  # the append in training_step
+    source = SourceFile(text="import torch.distributed as dist\n" + case + helpers, display_path="train.py")
+    appended = 1 + next(i for i, line in enumerate(case.splitlines(), 1) if ".append(" in line)
+    assert _findings(source) == [(appended, "TRL004")]
     # `__init__` binds the buffer, so it may write one; no helper is followed.
-    assert set(built) == {"<module>", "__init__", "log", "training_step"}
+    assert set(flows_built) == {"<module>", "__init__", "log", "training_step"}

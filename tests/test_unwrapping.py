@@ -128,19 +128,9 @@ def test_parameters_gathered_inside_a_gathering_context_of_the_same_function():
     assert [params_gathered_at(model, call) for call in calls] == [True, True, False, False]
 
 
-def test_a_function_that_spells_no_unwrap_call_is_not_followed(monkeypatch):
+def test_a_function_that_spells_no_unwrap_call_is_not_followed(flows_built):
     # A name is bound to an unwrap call only by its own scope's assignments (the flows read no
-    # other scope's), so a function that spells none is answered without building its flow.
-    from trllint.facts import rank_flow
-
-    followed: list[str] = []
-    new_flow = rank_flow.FileRankFlows._new_flow
-
-    def counted(self, scope, **kwargs):
-        followed.append(scope.name.value if isinstance(scope, cst.FunctionDef) else "<module>")
-        return new_flow(self, scope, **kwargs)
-
-    monkeypatch.setattr(rank_flow.FileRankFlows, "_new_flow", counted)
+    # other scope's), so a function that holds none is answered without building its flow.
     assert unwrapped_receivers(
         """
         from accelerate import Accelerator
@@ -157,4 +147,4 @@ def test_a_function_that_spells_no_unwrap_call_is_not_followed(monkeypatch):
             mine.save_pretrained("out")
         """
     ) == {"unwrapped": True, "loaded": False, "mine": True}
-    assert sorted(followed) == ["<module>", "save_bound"]
+    assert sorted(flows_built) == ["<module>", "save_bound"]
