@@ -5,7 +5,7 @@ Syntax only; what the values hold is RankFlow's question (trllint.facts.rank_flo
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
@@ -127,12 +127,9 @@ def dotted_names_in(node: cst.CSTNode) -> list[str]:
     return [n for child in walk.syntax_children(node) for n in dotted_names_in(child)]
 
 
-def buffers_reaching_sinks(
-    scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list], *, written: bool = True
-) -> frozenset[str]:
-    """``self.x`` attributes written like a buffer (``self.stats[key].append(v)``) whose contents
-    reach a sink: read in a sink's argument, or put into a dict a sink logs (``logs.update(...)``).
-    ``written=False``: every such attribute, written in ``scopes`` or not."""
+def attributes_read_by_sinks(scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list]) -> frozenset[str]:
+    """``self.x`` attributes whose contents reach a sink in ``scopes``: read in a sink's argument,
+    or put into a dict a sink logs (``logs.update(...)``). Only a scope that calls a sink adds one."""
     found: set[str] = set()
     for statements in scopes:
         logged_dicts: set[str] = set()
@@ -149,7 +146,13 @@ def buffers_reaching_sinks(
                 isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in logged_dicts for t in small.targets
             ):
                 found |= self_attributes_read(small.value)
-    return frozenset(name for name in found if not written or _written_as_buffer(name, scopes))
+    return frozenset(found)
+
+
+def written_as_buffers(names: Iterable[str], scopes: Sequence[Statements]) -> frozenset[str]:
+    """Those of ``names`` some scope writes like a buffer (``self.stats[key].append(v)``,
+    ``self.stats[key] = v``): a metric buffer by another name."""
+    return frozenset(name for name in names if _written_as_buffer(name, scopes))
 
 
 def _written_as_buffer(name: str, scopes: Sequence[Statements]) -> bool:

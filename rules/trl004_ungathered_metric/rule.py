@@ -47,6 +47,7 @@ from .sinks import (
     logs_with_log,
 )
 from .metric_syntax import (
+    attributes_read_by_sinks,
     buffer_root,
     builds_dict,
     dict_values,
@@ -54,8 +55,8 @@ from .metric_syntax import (
     elements,
     is_media,
     loose_name,
-    buffers_reaching_sinks,
     statement_calls,
+    written_as_buffers,
 )
 
 
@@ -170,12 +171,15 @@ class UngatheredMetric(Rule):
 
         flows = flows_of(lambda scope: spells(scope, self._words_that_log))
         helpers = self._helpers_reaching_sinks(flows)
-        read_by_sinks = self._attributes_read_by_sinks(flows)
+        # Only a function that calls a sink hands it an attribute, so these flows name them all;
+        # only a function that spells one can write it.
+        read_by_sinks = attributes_read_by_sinks([flow.statements for flow in flows], self._logged_arguments)
         writes = frozenset(name.rsplit(".", 1)[-1] for name in (*METRIC_BUFFERS, *read_by_sinks))
         flows = flows_of(
             lambda scope: spells(scope, writes) or (isinstance(scope, cst.FunctionDef) and scope.name.value in helpers)
         )
-        self._buffers = frozenset(METRIC_BUFFERS) | self._attributes_reaching_sinks(flows)
+        # `self.stats` when a sink logs what it holds and some method writes it like a buffer.
+        self._buffers = frozenset(METRIC_BUFFERS) | written_as_buffers(read_by_sinks, [flow.statements for flow in flows])
         for flow in flows:
             cls = self._class_of_method.get(id(flow.scope))
             for value, line, stored in self._logged_values(flow, helpers):
@@ -226,15 +230,6 @@ class UngatheredMetric(Rule):
         itself; it matters only where it writes a buffer or returns to a helper's caller."""
         configured = (sink.rsplit(".", 1)[-1] for sink in self.settings["metric-sinks"])
         return frozenset({*SINK_METHODS, "log", *configured})
-
-    def _attributes_read_by_sinks(self, flows: list[RankFlow]) -> frozenset[str]:
-        """The ``self`` attributes a sink of ``flows`` reads (``buffers_reaching_sinks`` before it
-        asks where they are written): only a function that spells one of them can write one."""
-        return buffers_reaching_sinks([flow.statements for flow in flows], self._logged_arguments, written=False)
-
-    def _attributes_reaching_sinks(self, flows: list[RankFlow]) -> frozenset[str]:
-        """``self.stats`` when a sink logs what it holds: a metric buffer by another name."""
-        return buffers_reaching_sinks([flow.statements for flow in flows], self._logged_arguments)
 
     def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> dict[str, bool]:
         """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``), each

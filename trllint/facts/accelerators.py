@@ -92,13 +92,15 @@ def names_bound_to_accelerators(scope: cst.CSTNode, imports: ImportMap) -> set[s
 
 def _bound_in(assignments: Iterable[cst.Assign | cst.AnnAssign], imports: ImportMap) -> frozenset[str]:
     """``names_bound_to_accelerators`` of the whole file, from the assignments the shared walk found."""
-    found = _AcceleratorAssignments(imports)
-    for node in assignments:
-        if isinstance(node, cst.Assign):
-            found.visit_Assign(node)
-        else:
-            found.visit_AnnAssign(node)
-    return frozenset(found.bound)
+    return frozenset(name for node in assignments for name in _names_assigned_an_accelerator(node, imports))
+
+
+def _names_assigned_an_accelerator(node: cst.Assign | cst.AnnAssign, imports: ImportMap) -> list[str]:
+    """The names one assignment binds to an accelerator (none when its value is no accelerator)."""
+    if node.value is None or not _is_accelerator_by_name_or_call(node.value, imports):
+        return []
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    return [name for target in targets for name in assigned_names(target)]
 
 
 class _AcceleratorAssignments(cst.CSTVisitor):
@@ -110,13 +112,10 @@ class _AcceleratorAssignments(cst.CSTVisitor):
         self.bound: set[str] = set()
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if _is_accelerator_by_name_or_call(node.value, self.imports):
-            for target in node.targets:
-                self.bound.update(assigned_names(target.target))
+        self.bound.update(_names_assigned_an_accelerator(node, self.imports))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None and _is_accelerator_by_name_or_call(node.value, self.imports):
-            self.bound.update(assigned_names(node.target))
+        self.bound.update(_names_assigned_an_accelerator(node, self.imports))
 
 
 # ---- which accelerator a fix may name at a node ------------------------------------------------

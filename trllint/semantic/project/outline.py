@@ -117,17 +117,15 @@ def _top_statement(statement: ast.stmt) -> TopStatement:
         declares_global = declares_global or isinstance(node, ast.Global)
         if inside or words is None:
             continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and node is not statement:
-            # `try: import deepspeed`: read as a top-level import is (see `_imported`).
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            # At the top or inside (`try: import deepspeed`): its words (see `_imported`).
             imported = _imported(node)
             words = None if imported is None else words | imported
-        elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Match)):
+        elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Match)):
             words = None
         else:
             words |= _bound_by(node)
     last = statement.end_lineno or statement.lineno
-    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return TopStatement(statement.lineno, last, None, frozenset(), _imported(statement))
     if isinstance(statement, _DEFINITIONS):
         first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
         return TopStatement(first, last, statement.name, frozenset(inner), None, declares_global)

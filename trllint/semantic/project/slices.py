@@ -339,8 +339,8 @@ class ModuleCutter:
         return [frozenset(_WORD.findall(chunk)) for chunk in self.code]
 
     def words_of(self, i: int) -> frozenset[str]:
-        """The words statement ``i``'s code spells."""
-        return self.words[i] if "words" in self.__dict__ else frozenset(_WORD.findall(self._code_of(i)))
+        """The words statement ``i``'s code spells, read from its own lines (without the rest)."""
+        return frozenset(_WORD.findall(self._code_of(i)))
 
     def _code_of(self, i: int) -> str:
         statement = self.statements[i]
