@@ -64,6 +64,57 @@ def test_accelerators_by_name_and_by_binding():
     }
 
 
+def test_a_plain_name_bound_anywhere_in_the_file_counts_and_other_dotted_names_do_not():
+    # A plain name bound to an accelerator anywhere in the file counts everywhere (the file's
+    # assignments answer for every scope); a dotted name other than `self.x` is not followed.
+    assert receivers(
+        """
+        from accelerate import Accelerator
+
+        def setup():
+            helper_acc = Accelerator()
+            state.acc = Accelerator()
+
+        def train(model):
+            helper_acc.prepare_model(model)
+            state.acc.prepare_model(model)
+        """
+    ) == {"helper_acc": True, "state.acc": False}
+
+
+def receivers_in_order(code: str) -> list[bool]:
+    """is_accelerator for the receiver of every ``<receiver>.prepare_model(...)`` call, in order,
+    asked of the file's semantic model."""
+    source = SourceFile(text=textwrap.dedent(code), display_path="case.py")
+    from trllint.semantic.model import SemanticModel
+
+    model = SemanticModel.of(source)
+    return [
+        is_accelerator(call.func.value, model.context)
+        for call in model.calls
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "prepare_model"
+    ]
+
+
+def test_self_attribute_is_an_accelerator_only_in_the_class_that_binds_it():
+    assert receivers_in_order(
+        """
+        from accelerate import Accelerator
+
+        class Binds:
+            def __init__(self):
+                self.acc = Accelerator()
+
+            def run(self, model):
+                self.acc.prepare_model(model)
+
+        class Reads:
+            def run(self, model):
+                self.acc.prepare_model(model)
+        """
+    ) == [True, False]
+
+
 def accelerator_at_marks(code: str) -> list[str | None]:
     """accelerator_at for the argument of every ``mark(...)`` call, in source order."""
     source = SourceFile(text=textwrap.dedent(code), display_path="case.py")

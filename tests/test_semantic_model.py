@@ -146,3 +146,88 @@ def test_the_shared_walk_finds_every_assignment_and_the_accelerators_bound_by_th
 
     # An annotated assignment and one to `self` count; a walrus inside a lambda is no assignment.
     assert _names_bound_to_accelerators(model.source.module, model.context) == {"main_acc", "helper", "self.acc"}
+
+
+SCOPES = textwrap.dedent(
+    """
+    top()
+
+    @register(make())
+    class Outer:
+        field = build()
+
+        def method(self, value=default()):
+            self.step()
+
+            def helper():
+                inner()
+
+            handler = lambda: in_lambda()
+
+            class Local:
+                def local_method(self):
+                    deep()
+
+        if flag():
+            def conditional(self):
+                cond()
+
+
+    def module_function(arg=default_arg()):
+        class InFunction:
+            def nested_method(self):
+                nested()
+        body()
+    """
+)
+
+
+def test_the_shared_walk_says_where_each_call_sits_as_walking_its_parents_up_does():
+    # The model answers a call's function and class from its one walk; the same questions asked
+    # of the parent map (a context without the walk) must agree for every call of the file.
+    from trllint.semantic.context import NodeContext
+
+    model = model_of(SCOPES)
+    by_parents = NodeContext(model.parents.get, model.source)
+    code = model.source.module.code_for_node
+    answers = {}
+    for call in model.calls:
+        function, cls = model.context.enclosing_function(call), model.context.enclosing_class(call)
+        assert function is by_parents.enclosing_function(call)
+        assert cls is by_parents.enclosing_class(call)
+        outermost = None
+        for ancestor in by_parents.ancestors(call):
+            if isinstance(ancestor, cst.ClassDef):
+                outermost = ancestor
+        assert model.outermost_class_holding(call) is outermost
+        answers[code(call.func)] = (
+            function.name.value if function else None,
+            cls.name.value if cls else None,
+            outermost.name.value if outermost else None,
+        )
+    assert answers == {
+        "top": (None, None, None),
+        "register": (None, None, "Outer"),  # a class's decorators are its children, as a def's are
+        "make": (None, None, "Outer"),
+        "build": (None, None, "Outer"),
+        "default": ("method", "Outer", "Outer"),
+        "self.step": ("method", "Outer", "Outer"),
+        "inner": ("helper", None, "Outer"),
+        "in_lambda": ("method", "Outer", "Outer"),
+        "deep": ("local_method", "Local", "Outer"),
+        "flag": (None, None, "Outer"),
+        "cond": ("conditional", "Outer", "Outer"),
+        "default_arg": ("module_function", None, None),
+        "nested": ("nested_method", "InFunction", "InFunction"),
+        "body": ("module_function", None, None),
+    }
+
+
+def test_a_question_about_a_call_builds_no_parent_map():
+    model = model_of(SCOPES)
+    call = next(c for c in model.calls if model.source.module.code_for_node(c.func) == "deep")
+    assert model.context.enclosing_function(call).name.value == "local_method"
+    assert model.context.enclosing_class(call).name.value == "Local"
+    assert "parents" not in vars(model)  # the walk answered: no map of the whole file yet
+    assert model.context.enclosing_statement(call) is not None  # a statement needs the parents
+    assert "parents" in vars(model)

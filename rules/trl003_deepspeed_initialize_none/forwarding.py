@@ -23,13 +23,13 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches, parameter_names
-from trllint.facts.nullness import NullnessAnalysis
+from trllint.facts.nullness import nullness
 from trllint.core.prefilter import AllOf, AnyOf, Reached, TreeCheck
 from trllint.semantic.project.outline import calls_or_imports_one_of
 from trllint.semantic.project.summaries import ModuleFact
@@ -122,18 +122,8 @@ def local_functions(module: cst.Module) -> dict[str, tuple[cst.FunctionDef, bool
 def _deepspeed_forwards(model: SemanticModel) -> dict[str, list[list[str | int]]]:
     """Function key (``f`` or ``self.m``) -> the [parameter, position] pairs it hands to
     ``deepspeed.initialize`` (or TRL's ``prepare_deepspeed``) unguarded."""
-    from trllint.core.cst import walk
-
-    module = model.source.module
-    calls: list[cst.Call] = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            calls.append(node)
-
-    walk.visit(module, Calls())
     try:
-        sinks = summarise_sinks(module, model.imports, list(DEEPSPEED_SINKS), model.parents.get, calls)
+        sinks = summarise_sinks(model, list(DEEPSPEED_SINKS))
     except RecursionError:
         return {}
     forwards: dict[str, list[list[str | int]]] = {}
@@ -166,34 +156,26 @@ def _calls_a_sink(tree: ast.Module) -> bool:
 REACHES_A_SINK = Reached(AllOf(CALLS_A_SINK, AnyOf(TreeCheck(_calls_a_sink))))
 
 
-def summarise_sinks(
-    module: cst.Module,
-    imports: ImportMap,
-    base: list[Sink],
-    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
-    calls: Iterable[cst.Call],
-    project: ProjectView | None = None,
-) -> FileSinks:
+def summarise_sinks(model: SemanticModel, base: list[Sink], project: ProjectView | None = None) -> FileSinks:
     """``base`` plus every same-file function that forwards a parameter to a sink unguarded.
 
-    ``calls`` are the file's calls, as the rule's own traversal met them (walking each function
-    again would cost as much as the traversal itself). With ``project``, the project's helpers
-    the file calls join ``base`` (``project_sinks``).
+    The file's calls, and the function each sits in, come from the model's one walk. With
+    ``project``, the project's helpers the file calls join ``base`` (``project_sinks``).
     """
-    calls = list(calls)
-    functions = local_functions(module)
+    imports = model.imports
+    functions = local_functions(model.source.module)
     judged = frozenset(functions)
     if project is not None:
-        extra, from_project = project_sinks(project, calls, judged, parent_of, _SinkNames(base, imports))
+        extra, from_project = project_sinks(model, project, judged, _SinkNames(base, imports))
         base = [*extra, *base]
         judged |= from_project
     calls_in: dict[int, list[cst.Call]] = {}
-    for call in calls:
-        function = _enclosing_function(call, parent_of)
+    for call in model.calls:
+        function = model.context.enclosing_function(call)
         if function is not None:
             calls_in.setdefault(id(function), []).append(call)
     calls = {key: calls_in.get(id(function), []) for key, (function, _) in functions.items()}
-    analysis = NullnessAnalysis(parent_of, module)
+    analysis = nullness(model)
     sinks = FileSinks(list(base), judged)
     known: set[tuple[str, str]] = set()
     changed = True
@@ -232,11 +214,7 @@ class _SinkNames:
 
 
 def project_sinks(
-    project: ProjectView,
-    calls: list[cst.Call],
-    defined_here: frozenset[str],
-    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
-    sink_names: _SinkNames,
+    model: SemanticModel, project: ProjectView, defined_here: frozenset[str], sink_names: _SinkNames
 ) -> tuple[list[Sink], frozenset[str]]:
     """The sinks among the project's functions that the file calls, and every called name the
     project answers for (judged by that alone). A name defined in the file is its own.
@@ -247,7 +225,7 @@ def project_sinks(
     sinks: list[Sink] = []
     judged: set[str] = set()
     asked: set[str] = set()
-    for call in calls:
+    for call in model.calls:
         name = call_name(call)
         if name is None or name in asked or name in defined_here or name.startswith("self."):
             continue
@@ -262,7 +240,7 @@ def project_sinks(
         if function is not None and answer is not None:
             judged.add(name)
             sinks.extend(_sinks_of(name, _forwarded(answer, function.name)))
-    for name, forwarded in _inherited_methods(project, calls, defined_here, parent_of).items():
+    for name, forwarded in _inherited_methods(model, project, defined_here).items():
         judged.add(name)
         sinks.extend(_sinks_of(name, forwarded))
     return sinks, frozenset(judged)
@@ -279,10 +257,7 @@ def _sinks_of(name: str, forwarded: tuple[tuple[str, int], ...]) -> list[Sink]:
 
 
 def _inherited_methods(
-    project: ProjectView,
-    calls: list[cst.Call],
-    defined_here: frozenset[str],
-    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+    model: SemanticModel, project: ProjectView, defined_here: frozenset[str]
 ) -> dict[str, tuple[tuple[str, int], ...]]:
     """``self.m`` -> what ``m`` forwards as the file's classes inherit it from base classes in
     other modules (the nearest base that defines it). ``self.m`` is matched by name whichever
@@ -291,11 +266,11 @@ def _inherited_methods(
     ``m`` from the project, leaves it unknown."""
     callers: dict[str, set[int]] = {}
     classes: dict[int, cst.ClassDef | None] = {}
-    for call in calls:
+    for call in model.calls:
         name = call_name(call)
         if name is None or not name.startswith("self.") or name.count(".") != 1 or name in defined_here:
             continue
-        cls = _outermost_class(call, parent_of)
+        cls = model.outermost_class_holding(call)
         classes[id(cls)] = cls
         callers.setdefault(name, set()).add(id(cls))
     inherited: dict[int, dict[str, tuple[tuple[str, int], ...]]] = {}
@@ -314,24 +289,3 @@ def _inherited_methods(
         if len(found) == 1 and (forwarded := found.pop()) is not None:
             known[name] = forwarded
     return known
-
-
-def _outermost_class(
-    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]
-) -> cst.ClassDef | None:
-    found = None
-    parent = parent_of(node)
-    while parent is not None:
-        if isinstance(parent, cst.ClassDef):
-            found = parent
-        parent = parent_of(parent)
-    return found
-
-
-def _enclosing_function(
-    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]
-) -> cst.FunctionDef | None:
-    parent = parent_of(node)
-    while parent is not None and type(parent) is not cst.FunctionDef:  # a leaf class (walk.node_types)
-        parent = parent_of(parent)
-    return parent

@@ -101,14 +101,7 @@ class DeepSpeedInitializeNone(Rule):
         extra = [Sink(name, "model", 0, (f"{name}()",)) for name in configured]
         return model.once(
             (summarise_sinks, configured),
-            lambda: summarise_sinks(
-                model.source.module,
-                self.imports,
-                [*BUILTIN_SINKS, *extra],
-                self.context.parent,
-                calls_in(model),
-                project_view(model),
-            ),
+            lambda: summarise_sinks(model, [*BUILTIN_SINKS, *extra], project_view(model)),
         )
 
     def _check(self, node: cst.Call, sinks: FileSinks) -> None:

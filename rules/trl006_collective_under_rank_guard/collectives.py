@@ -178,11 +178,11 @@ def _engine_names(source: SourceFile) -> frozenset[str]:
     model = SemanticModel.of(source)
     imports = model.imports
     names: set[str] = set()
-    for call in model.calls:  # the file's calls, from the walk every rule shares
-        if "initialize" not in (call_name(call) or ""):
+    for node in model.assignments:  # the file's assignments, from the walk every rule shares
+        call = node.value
+        if not (isinstance(node, cst.Assign) and isinstance(call, cst.Call)):
             continue
-        node = model.context.parent(call)
-        if not (isinstance(node, cst.Assign) and node.value is call):
+        if "initialize" not in (call_name(call) or ""):
             continue
         if (imports.resolve(call_name(call)) or "").endswith("deepspeed.initialize"):
             for target in node.targets:

@@ -104,8 +104,10 @@ class LoaderShardedTwice(Rule):
             if statement.value is None:
                 continue
             made_by = facts.sampler_by_rank(statement.value, statement)
-            launch = launch_of(self.model, statement)
-            if made_by is None or not launch.multi_process:
+            if made_by is None:
+                continue
+            launch = launch_of(self.model, statement)  # the launch model only for a sampler by rank
+            if not launch.multi_process:
                 continue
             message = (
                 f"{method.name.value} returns a sampler that shards by rank (`{self._short(made_by)}`); the Trainer "

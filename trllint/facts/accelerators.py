@@ -48,19 +48,15 @@ def is_accelerator(expression: cst.BaseExpression, context: NodeContext) -> bool
     if _is_accelerator_by_name_or_call(expression, imports):
         return True
     name = dotted_name(expression)
-    if name is None:
+    if name is None or name not in _names_bound_to_accelerators(context.source.module, context):
+        # The file's answer holds every scope's assignments: a name none of them binds to an
+        # accelerator is none wherever the expression sits (asked without a parent map).
         return False
-    scopes: list[cst.CSTNode] = []
     if name.startswith("self.") and name.count(".") == 1:
         cls = context.enclosing_class(expression)
-        if cls is not None:
-            scopes.append(cls)
-    elif "." not in name:
-        function = context.enclosing_function(expression)
-        if function is not None:
-            scopes.append(function)
-        scopes.append(context.source.module)
-    return any(name in _names_bound_to_accelerators(scope, context) for scope in scopes)
+        return cls is not None and name in _names_bound_to_accelerators(cls, context)
+    # A plain name: its function's assignments are among the file's, which answered above.
+    return "." not in name
 
 
 def _is_accelerator_by_name_or_call(expression: cst.BaseExpression, imports: ImportMap) -> bool:

@@ -541,7 +541,8 @@ def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
 
 def nullness(model: SemanticModel) -> NullnessAnalysis:
     """The file's nullness analysis, built once however many rules ask."""
-    return model.once((nullness,), lambda: NullnessAnalysis(model.parents.get, model.source.module))
+    # The context's parents: the map is built only if a question walks up from a node.
+    return model.once((nullness,), lambda: NullnessAnalysis(model.context.parent, model.source.module))
 
 
 def may_be_none(model: SemanticModel, name: str, at: cst.CSTNode) -> bool:

@@ -17,28 +17,61 @@ from trllint.core.source import SourceFile
 
 # Metadata a rule must declare to use this module.
 CONTEXT_METADATA = (ParentProvider,)
+# node -> its parent (None for the root)
+ParentOf = Callable[[cst.CSTNode], "cst.CSTNode | None"]
 
 DEFAULT_STEP_METHODS = ("training_step", "compute_loss", "prediction_step", "evaluation_step")
 
 
 class NodeContext:
     """Answers "where is this node?" for one file: ``model.context``, built on the file's one
-    parent map (the same map a rule's ParentProvider answers from)."""
+    parent map (the same map a rule's ParentProvider answers from), made on the first question
+    that needs it; the function and class around a call come from the model's walk instead."""
 
-    def __init__(self, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], source: SourceFile) -> None:
+    def __init__(
+        self,
+        parent_of: ParentOf | None,
+        source: SourceFile,
+        *,
+        parent_map: Callable[[], ParentOf] | None = None,
+        call_holders: Callable[[cst.Call], tuple[cst.FunctionDef | None, cst.ClassDef | None] | None] | None = None,
+    ) -> None:
+        """``parent_of`` answers each question; or, where it is None, ``parent_map()`` builds it on
+        the first question (rules take the context before they visit, and on most files none of
+        them asks one: the map costs a walk of the whole tree). ``call_holders(call)``: the
+        function and the method's class around one of the file's calls, as the semantic model's
+        walk found them (None for a call it did not walk): most questions are about a call."""
         self._parent_of = parent_of
+        self._parent_map = parent_map
+        self._call_holders = call_holders
         self.source = source
 
+    def _parents(self) -> ParentOf:
+        parent_of = self._parent_of
+        if parent_of is None:
+            assert self._parent_map is not None, "NodeContext needs parent_of or parent_map"
+            parent_of = self._parent_of = self._parent_map()
+        return parent_of
+
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        parent = self._parent_of(node)
+        parent_of = self._parents()
+        parent = parent_of(node)
         while parent is not None:
             yield parent
-            parent = self._parent_of(parent)
+            parent = parent_of(parent)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parent_of(node)
+        return self._parents()(node)
+
+    def _held_call(self, node: cst.CSTNode) -> tuple[cst.FunctionDef | None, cst.ClassDef | None] | None:
+        if self._call_holders is None or type(node) is not cst.Call:
+            return None
+        return self._call_holders(node)
 
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        held = self._held_call(node)
+        if held is not None:
+            return held[0]
         for ancestor in self.ancestors(node):
             if type(ancestor) is cst.FunctionDef:  # a leaf class (trllint.core.cst.walk.node_types)
                 return ancestor
@@ -46,6 +79,9 @@ class NodeContext:
 
     def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
         """The class whose method (directly) holds ``node``."""
+        held = self._held_call(node)
+        if held is not None:
+            return held[1]
         function = self.enclosing_function(node)
         if function is None:
             return None

@@ -73,10 +73,19 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         self.classes: list[cst.ClassDef] = []
         self.class_of_method: dict[int, cst.ClassDef] = {}
         self.calls: list[cst.Call] = []
+        # For each call (same index): the innermost def and the outermost class it sits in, its
+        # decorators and defaults included (what walking its parents up would find).
+        self.call_scopes: list[tuple[cst.FunctionDef | None, cst.ClassDef | None]] = []
+        # id(def) -> the class it is a method of: the nearest def or class around it, if a class.
+        self.method_class: dict[int, cst.ClassDef | None] = {}
         self.assignments: list[cst.Assign | cst.AnnAssign] = []
+        self._function: list[cst.FunctionDef | None] = [None]
+        self._outermost_class: list[cst.ClassDef | None] = [None]
+        self._scopes: list[cst.FunctionDef | cst.ClassDef | None] = [None]
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
+        self.call_scopes.append((self._function[-1], self._outermost_class[-1]))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.assignments.append(node)
@@ -86,13 +95,27 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node)
+        scope = self._scopes[-1]
+        self.method_class[id(node)] = scope if type(scope) is cst.ClassDef else None
+        self._function.append(node)
+        self._scopes.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._function.pop()
+        self._scopes.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node)
+        self._outermost_class.append(self._outermost_class[-1] or node)
+        self._scopes.append(node)
         if isinstance(node.body, cst.IndentedBlock):
             for statement in node.body.body:
                 if isinstance(statement, cst.FunctionDef):
                     self.class_of_method[id(statement)] = node
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._outermost_class.pop()
+        self._scopes.pop()
 
 
 def imports_of(source: SourceFile) -> ImportMap:
@@ -182,6 +205,25 @@ class SemanticModel:
         return tuple(self._walked.calls)
 
     @cached_property
+    def _call_scopes(self) -> dict[int, tuple[cst.FunctionDef | None, cst.ClassDef | None, cst.ClassDef | None]]:
+        """id(call) -> (the innermost def holding it, the outermost class holding it, the class
+        whose method that def is), for each of the file's calls, from the shared walk."""
+        found = self._walked
+        method_class = found.method_class
+        return {
+            id(call): (function, outermost, None if function is None else method_class[id(function)])
+            for call, (function, outermost) in zip(found.calls, found.call_scopes)
+        }
+
+    def _holders_of_call(self, call: cst.Call) -> tuple[cst.FunctionDef | None, cst.ClassDef | None] | None:
+        scope = self._call_scopes.get(id(call))
+        return None if scope is None else (scope[0], scope[2])
+
+    def outermost_class_holding(self, call: cst.Call) -> cst.ClassDef | None:
+        """The outermost class that holds one of the file's calls (``calls``), or None."""
+        return self._call_scopes[id(call)][1]
+
+    @cached_property
     def assignments(self) -> tuple[cst.Assign | cst.AnnAssign, ...]:
         """The file's assignments (``x = ...``, ``x: T = ...``) in every scope, in the order a
         traversal meets them."""
@@ -234,7 +276,7 @@ class SemanticModel:
     def context(self) -> NodeContext:
         from trllint.semantic.context import NodeContext
 
-        return NodeContext(self.parents.get, self.source)
+        return NodeContext(None, self.source, parent_map=lambda: self.parents.get, call_holders=self._holders_of_call)
 
     def cached(self, key: tuple[Any, ...]) -> Any | None:
         """What :meth:`once` holds for ``key``, or None when no question asked it yet."""
