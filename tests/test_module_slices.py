@@ -605,6 +605,10 @@ def test_a_call_is_a_name_then_a_bracket_but_not_a_definitions_name(code: str, c
         ("y = super().step(x)\n", False),
         ("y = step\n", False),
         ("def step(x):\n    return x\n", False),
+        ("step(x)\n", True),  # at the very start of the code
+        ("y = é_step(x) + 2step(x) + _step(x) + steps(x)\n", False),  # a longer name: no call of step
+        ("y = éstep(x)\n", False),  # a non-ASCII word character before it, as `re`'s `\\w` reads one
+        ("y = steps(x) + step (x)\n", True),  # the second one
     ],
 )
 def test_a_definition_is_looked_up_by_a_call_of_its_name_or_on_self(code: str, looked_up: bool):
@@ -632,6 +636,9 @@ def test_a_definition_is_looked_up_by_a_call_of_its_name_or_on_self(code: str, l
         ("def step(x):\n    return x\n", False, False),
         ("class step(Base):\n    pass\n", True, True),  # LibCST reads a class's name as a `Name`
         ("y = 1.\nstep(x)\n", True, True),  # a float's dot, then another line
+        ("step\n", True, True),  # the whole code
+        ("y = steps + stepé + _step + ústep + 1\n", False, False),  # longer names only
+        ("y = stepstep + step\n", True, True),  # the name twice in a row, then alone
     ],
 )
 def test_a_name_is_read_where_the_flows_read_a_call_site_or_a_value(code: str, read: bool, attribute_read: bool):
