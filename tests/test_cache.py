@@ -235,3 +235,23 @@ def test_concurrent_runs_sharing_the_folder_leave_a_loadable_cache(project, caps
         assert not list((project / ".trllint_cache").glob(".results-*"))  # no temporary file left
         _, warm = run(capsys, ".")
         assert warm == expected
+
+
+def test_the_code_fingerprint_reads_every_source_file_but_the_cases_in_path_order(tmp_path):
+    # What keys the cache to the engine's and the rules' code: every .py and .toml file, in the
+    # order of their paths' parts (a sort of the paths themselves: `a/` before `a-b/`), and
+    # nothing under a rule's cases folder or a bytecode folder.
+    from trllint.app.result_cache import _fingerprinted_files
+
+    for relative in [
+        "a/z.py", "a-b/x.py", "a/b/c.toml", "rule.py", "README.md", "a/cases/good.py",
+        "a/cases/more/deep.py", "a/__pycache__/z.cpython-311.pyc", "z/notes.txt", "z/__init__.py",
+    ]:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("x = 1\n", encoding="utf-8")
+    expected = [
+        p for p in sorted(tmp_path.rglob("*")) if p.suffix in (".py", ".toml") and "cases" not in p.relative_to(tmp_path).parts
+    ]
+    found = _fingerprinted_files(tmp_path)
+    assert found == expected
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == ["a/b/c.toml", "a/z.py", "a-b/x.py", "rule.py", "z/__init__.py"]
