@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,9 +78,14 @@ def discover(
     explicit: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        # One stat for both questions: pre-commit names every staged file, a CI gate whole trees.
+        try:
+            mode = path.stat().st_mode
+        except (OSError, ValueError):
+            mode = 0  # as Path.is_dir and is_file read an error: neither
+        if stat.S_ISDIR(mode):
             walked.extend(_walk(path, file_patterns, excludes, root))
-        elif path.is_file():
+        elif stat.S_ISREG(mode):
             if not (force_exclude and _excluded(path.absolute(), excludes, root.absolute())):
                 explicit.append(path)
         elif path.is_symlink():
