@@ -11,6 +11,7 @@ change.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -213,6 +214,23 @@ def test_an_import_cycle_or_a_broken_module_is_unknown(tmp_path):
     assert [line for line, _ in _lint(root / "pkg/a.py")] == [9]
 
 
+CALLER = '''\
+    from .engines import init_engine
+
+
+    def evaluate(deepspeed_config, reward_model=None):
+        return init_engine(reward_model, deepspeed_config)
+    '''
+
+
+def _run_trl003(root: Path) -> list[tuple[str, int]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "trllint", "--preview", "--select", "TRL003", "--format", "json", "--exit-zero", "."],
+        cwd=root, capture_output=True, text=True, check=True,
+    )
+    return sorted((Path(f["filename"]).name, f["line"]) for f in json.loads(done.stdout))
+
+
 def test_the_result_cache_sees_the_helper_change(tmp_path):
     """The caller does not change; the helper gains a guard: a warm run must lint again."""
     root = _project(tmp_path, {
@@ -238,6 +256,61 @@ def test_the_result_cache_sees_the_helper_change(tmp_path):
     assert run() == [("evaluate.py", 5)]  # warm
     (root / "pkg/engines.py").write_text(GUARDED_HELPER, encoding="utf-8")
     assert run() == []
+
+
+def test_the_result_cache_sees_a_helper_change_of_the_same_size(tmp_path):
+    """The helper's size stays; its content and mtime change: the stamp no longer holds, the
+    content is read again, and the warm run lints the caller again."""
+    guarded = textwrap.dedent(GUARDED_HELPER)
+    unguarded = textwrap.dedent(HELPER)
+    unguarded += "#" * (len(guarded) - len(unguarded) - 1) + "\n"
+    assert len(unguarded) == len(guarded)
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/engines.py": unguarded,
+        "pkg/evaluate.py": CALLER,
+    })
+    assert _run_trl003(root) == [("evaluate.py", 5)]
+    assert _run_trl003(root) == [("evaluate.py", 5)]  # warm: the helper's stamp is recorded
+    assert _run_trl003(root) == [("evaluate.py", 5)]  # warm: read from the stamp
+    helper = root / "pkg/engines.py"
+    before = helper.stat().st_mtime_ns
+    helper.write_text(guarded, encoding="utf-8")
+    os.utime(helper, ns=(before + 1_000_000_000, before + 1_000_000_000))  # a later mtime, whatever the clock
+    assert _run_trl003(root) == []
+
+
+def test_a_warm_run_reads_an_unchanged_helper_once_then_trusts_its_stamp(tmp_path, monkeypatch, capsys):
+    """An imported module's content decides whether the caller's findings still hold; once its
+    size and mtime are known with that content, later warm runs do not read it (one stat)."""
+    from trllint.app.cli import main
+    from trllint.semantic.project import index as project_module
+
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/engines.py": HELPER,
+        "pkg/evaluate.py": CALLER,
+    })
+    monkeypatch.chdir(root)
+    helper = (root / "pkg/engines.py").resolve()
+    reads: list[Path] = []
+    real = project_module.read_module
+    monkeypatch.setattr(project_module, "read_module", lambda path: reads.append(path) or real(path))
+    args = ["--preview", "--select", "TRL003", "--format", "json", "--exit-zero", "--jobs", "1", "."]
+
+    def warm_reads() -> int:
+        reads.clear()
+        main(args)
+        assert [f["line"] for f in json.loads(capsys.readouterr().out)] == [5]
+        return reads.count(helper)
+
+    main(args)  # cold
+    capsys.readouterr()
+    assert warm_reads() == 1  # its digest checked, its stamp recorded
+    assert warm_reads() == 0  # the stamp holds
+    os.utime(helper)  # touched, content unchanged: read again, still a hit
+    assert warm_reads() == 1
+    assert warm_reads() == 0
 
 
 def test_a_helper_module_that_never_spells_deepspeed_is_not_summarised(tmp_path, monkeypatch):

@@ -2,7 +2,9 @@
 
 One JSON file per configuration under ``.trllint_cache/`` maps each path to the size, mtime and
 SHA-256 of the content that produced its findings. An unchanged size and mtime is trusted as in
-Ruff; otherwise the content hash decides, so a touched-but-identical file is still a hit. The key
+Ruff; otherwise the content hash decides, so a touched-but-identical file is still a hit. The
+project modules whose facts a file's findings read are checked the same way: the file also keeps
+the size and mtime each had when its content was last hashed (under the empty key). The key
 of the cache file covers the trllint version, the code of the engine and rule pack, the selected
 rules, their settings and preview (on, a file's preview findings are in its entry; off, they are
 not): change any and the old entries are simply not read.
@@ -101,15 +103,38 @@ def _finding_from_json(data: dict) -> Finding:
 CACHE_FORMAT = 5
 
 
-def _unchanged(dependency: str, digest: str) -> bool:
+# The key, among the entries, of the project modules' stamps: no file's key (an absolute path) is empty.
+_MODULE_STAMPS = ""
+
+
+def _unchanged(dependency: str, digest: str, stamps: dict[str, list]) -> bool:
+    """The module (or a project's launch files) ``dependency`` still has the content ``digest``.
+    A module whose size and mtime are those it had when its content last had ``digest`` is
+    trusted without reading it, as a linted file is (``stamps``: path -> [size, mtime, digest],
+    refreshed here). The stat comes before the read: a module written in between is read again
+    by the next run."""
     if dependency.startswith(LAUNCH_SOURCES):  # a project's launch files, as one digest
         from trllint.facts.launch.project import project_launch
 
         return project_launch(Path(dependency[len(LAUNCH_SOURCES) :])).digest == digest
-    from trllint.semantic.project.index import module_digest
+    from trllint.semantic.project.index import has_unsaved_buffer, module_digest
 
     # The path was resolved when the result was computed (``ProjectView.consulted``).
-    return module_digest(Path(dependency)) == digest
+    path = Path(dependency)
+    if has_unsaved_buffer(path):
+        return module_digest(path) == digest
+    try:
+        st = os.stat(dependency)
+    except OSError:
+        return False  # it cannot be read: the findings that read it are asked again
+    stamp = [st.st_size, st.st_mtime_ns]
+    known = stamps.get(dependency)
+    if known == [*stamp, digest]:
+        return True
+    actual = module_digest(path)
+    if actual is not None:
+        stamps[dependency] = [*stamp, actual]
+    return actual == digest
 
 
 class ResultCache:
@@ -221,7 +246,13 @@ class ResultCache:
     def _unchanged(self, dependency: str, digest: str) -> bool:
         key = (dependency, digest)
         if key not in self._dependencies_checked:
-            self._dependencies_checked[key] = _unchanged(dependency, digest)
+            stamps = self.entries.get(_MODULE_STAMPS)
+            if not isinstance(stamps, dict):
+                stamps = self.entries[_MODULE_STAMPS] = {}
+            before = len(stamps), stamps.get(dependency)
+            self._dependencies_checked[key] = _unchanged(dependency, digest, stamps)
+            if (len(stamps), stamps.get(dependency)) != before:
+                self.changed[_MODULE_STAMPS] = stamps  # saved with the entries this run refreshed
         return self._dependencies_checked[key]
 
     def _remember(self, key: str, entry: dict) -> None:

@@ -625,6 +625,11 @@ def read_module(path: Path) -> bytes:
     return path.read_bytes() if data is None else data
 
 
+def has_unsaved_buffer(path: Path) -> bool:
+    """An editor buffer stands for the module at ``path`` (``read_module`` reads it, not the file)."""
+    return path in _UNSAVED
+
+
 def use_unsaved(path: Path, data: bytes | None) -> None:
     """Read ``data`` as the module at ``path`` (None: the file on disk again, the buffer closed)."""
     path = path.resolve()
