@@ -829,3 +829,49 @@ def test_a_name_is_looked_up_whether_its_call_or_its_definition_is_kept_first():
                 return 2
         """
     assert _defined(_cut(defined_first, "A")) == ["A", "helper", "C"]
+
+
+def test_a_slices_definitions_come_from_the_kept_tree_as_a_parse_of_their_text_gives_them():
+    # The index hands the cutter the module's tree while it keeps it: a proof then reads the
+    # asked definitions from it instead of parsing their text again. The nodes must be the same
+    # statements, in the same order, as a parse of the slice's definitions gives.
+    module = textwrap.dedent(
+        """
+        import torch
+
+        SCALE = 2
+
+
+        def helper(x):
+            return x * SCALE
+
+
+        class Trainer:
+            def step(self, batch):
+                return helper(batch)
+
+            def log(self, value):
+                return torch.tensor(value)
+
+
+        def unrelated():
+            return 3
+        """
+    )
+    tree = ast.parse(module)
+    asked_for: list[int] = []
+
+    def kept_tree():
+        asked_for.append(1)
+        return tree
+
+    with_tree = ModuleCutter(module, outline_of(tree), kept_tree).slice(["Trainer"])
+    from_text = ModuleCutter(module, outline_of(ast.parse(module))).slice(["Trainer"])
+    assert with_tree is not None and from_text is not None and with_tree == from_text
+    kept, parsed = with_tree.definitions(), from_text.definitions()
+    assert asked_for and kept is not None and parsed is not None
+    assert [ast.dump(node) for node in kept] == [ast.dump(node) for node in parsed]
+    assert [node.name for node in kept] == ["Trainer"] and kept[0] is tree.body[3]
+    # The index no longer holding the tree: the text is parsed, as before.
+    gone = ModuleCutter(module, outline_of(tree), lambda: None).slice(["helper"])
+    assert gone is not None and [node.name for node in gone.definitions() or []] == ["helper"]

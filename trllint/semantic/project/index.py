@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
@@ -480,7 +480,9 @@ class ProjectIndex:
                 text = SourceFile.from_bytes(self._data(path, digest), str(path)).text
             except (OSError, SourceDecodeError):
                 outline = None
-            self._cutters[digest] = None if outline is None else ModuleCutter(text, outline)
+            # The module's tree while the index keeps it (a slice's definitions then need no parse).
+            kept_tree = partial(self._trees.get, digest)
+            self._cutters[digest] = None if outline is None else ModuleCutter(text, outline, kept_tree)
         return self._cutters[digest]
 
     def _compute(

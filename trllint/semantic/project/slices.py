@@ -58,9 +58,9 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 if TYPE_CHECKING:
     from trllint.semantic.project.outline import ModuleOutline
@@ -262,10 +262,17 @@ class ModuleSlice:
     words: frozenset[str] = frozenset()  # every word the kept statements' code spells
     asked: frozenset[str] = frozenset()  # the asked definitions' names, and an asked class's methods'
     defining: tuple[str, ...] = ()  # the text of each kept statement that defines one of `asked`
+    # Those statements as CPython's tree of the whole module holds them, while the index still
+    # holds that tree (None otherwise): the same nodes as a parse of each text, but their lines.
+    defining_nodes: Callable[[], list[ast.stmt] | None] | None = field(default=None, compare=False, repr=False)
 
     def definitions(self) -> list[ast.stmt] | None:
         """CPython's parse of the statements that define one of ``asked`` (at the top or inside);
         None when one cannot be parsed on its own."""
+        if self.defining_nodes is not None:
+            kept = self.defining_nodes()
+            if kept is not None:
+                return kept
         statements: list[ast.stmt] = []
         for text in self.defining:
             tree = _parsed(text)
@@ -308,10 +315,15 @@ def _statements_holding(words: list[frozenset[str]]) -> dict[str, list[int]]:
 class ModuleCutter:
     """One module's statements, and the words each spells, read once for all its slices."""
 
-    def __init__(self, text: str, outline: ModuleOutline) -> None:
+    def __init__(
+        self, text: str, outline: ModuleOutline, kept_tree: Callable[[], ast.Module | None] | None = None
+    ) -> None:
+        """``kept_tree``: CPython's tree of the module when its reader still holds it (None when
+        it does not: a slice's definitions are then parsed from their text)."""
         # A lone carriage return: CPython's line numbers and these lines may count apart.
         lone_return = "\r" in text and text.count("\r") != text.count("\r\n")
         self.statements = () if lone_return else outline.statements
+        self._kept_tree = kept_tree
         self.lines: list[str] = _LINE.findall(text)
         self.classes = frozenset(outline.classes)  # the names of its top-level classes
         # word -> the top-level statements that bind it: a definition of that name, or module-level
@@ -422,7 +434,7 @@ class ModuleCutter:
         base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or s.declares_global]
         kept = self._reach(base, reached, looked_up, callers=False)
         text, count, words, defining = self._assembled(kept, asked_names)
-        return ModuleSlice(text, count, len(self.lines), words, asked_names, defining)
+        return ModuleSlice(text, count, len(self.lines), words, asked_names, defining, self._nodes_of(kept, asked_names))
 
     def whole(self, roots: Iterable[str]) -> ModuleSlice | None:
         """The whole module as a slice that keeps every statement, for a fact's proof about the
@@ -430,8 +442,26 @@ class ModuleCutter:
         if not self.cuttable:
             return None
         asked = self._asked(tuple(roots))
-        text, _, words, defining = self._assembled(range(len(self.statements)), asked)
-        return ModuleSlice(text, len(self.lines), len(self.lines), words, asked, defining)
+        every = range(len(self.statements))
+        text, _, words, defining = self._assembled(every, asked)
+        return ModuleSlice(text, len(self.lines), len(self.lines), words, asked, defining, self._nodes_of(every, asked))
+
+    def _nodes_of(self, kept: Iterable[int], asked: frozenset[str]) -> Callable[[], list[ast.stmt] | None] | None:
+        """What reads the kept statements that define one of ``asked`` from the module's tree,
+        in the order ``_assembled`` lists their text; None without a reader of the tree."""
+        kept_tree = self._kept_tree
+        if kept_tree is None:
+            return None
+        statements = self.statements
+        indexes = [i for i in sorted(kept) if not statements[i].definitions.isdisjoint(asked)]
+
+        def nodes() -> list[ast.stmt] | None:
+            tree = kept_tree()
+            if tree is None or len(tree.body) != len(statements):
+                return None
+            return [tree.body[i] for i in indexes]
+
+        return nodes
 
     def _assembled(
         self, kept: Iterable[int], asked: frozenset[str]
