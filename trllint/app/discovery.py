@@ -44,9 +44,11 @@ class Discovered:
     missing: list[tuple[str, str]] = field(default_factory=list)
 
 
-def display_path(path: Path) -> str:
+def display_path(path: Path, cwd: Path | None = None) -> str:
+    """``path`` as reports show it: relative to ``cwd`` (the working folder) when under it. A run
+    names thousands of files: it passes the folder, asked once."""
     try:
-        return path.absolute().relative_to(Path.cwd()).as_posix()
+        return path.absolute().relative_to(Path.cwd() if cwd is None else cwd).as_posix()
     except ValueError:
         return str(path)
 

@@ -110,7 +110,8 @@ class LintRun:
         found = discover(paths, patterns, excludes=excludes, root=self.config.root, force_exclude=self.force_exclude)
         for raw, reason in found.missing:
             sys.stderr.write(f"trllint: error: {raw}: {reason}\n")
-        return found, [(path, display_path(path)) for path in found.files]
+        cwd = Path.cwd()
+        return found, [(path, display_path(path, cwd)) for path in found.files]
 
     def _forget_earlier_runs(self) -> None:
         """What a run earlier in this process read of files that may have changed since."""
