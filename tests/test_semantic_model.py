@@ -231,3 +231,63 @@ def test_a_question_about_a_call_builds_no_parent_map():
     assert "parents" not in vars(model)  # the walk answered: no map of the whole file yet
     assert model.context.enclosing_statement(call) is not None  # a statement needs the parents
     assert "parents" in vars(model)
+
+
+HOLDERS = textwrap.dedent(
+    """
+    from accelerate import Accelerator
+
+    class Outer:
+        shared: int = 0
+        table = {}
+
+        def __init__(self):
+            self.acc = Accelerator()
+            self.model, self.optimizer = build()
+            self.model.config.use_cache = False
+
+            def later():
+                self.late = make()
+
+        class Inner:
+            def setup(self):
+                self.inner_acc = Accelerator(mixed_precision="bf16")
+
+            @property
+            def accelerator(self):
+                return self.inner_acc
+
+        if flag:
+            def conditional(self):
+                self.flagged = Accelerator()
+
+
+    def outside():
+        self.not_a_member = Accelerator()
+    """
+)
+
+
+def test_a_class_holds_what_walking_it_finds_read_from_the_shared_walk():
+    # What a class's assignments bind, and which `self` attributes hold an accelerator, come from
+    # the model's one walk; each class (a nested one too) must get what walking it alone gives.
+    from trllint.semantic.model import ClassFacts
+
+    model = model_of(HOLDERS)
+    classes = {cls.name.value: cls for cls in model.definitions.classes}
+    assert sorted(classes) == ["Inner", "Outer"]
+    for cls in classes.values():
+        walked = ClassFacts(cls, model.imports)  # no contents: it walks the class
+        shared = model.class_facts(cls)
+        assert shared._held is not None
+        assert shared.names_assigned == walked.names_assigned
+        assert shared.self_attributes == walked.self_attributes
+    assert model.class_facts(classes["Outer"]).names_assigned == {
+        "shared", "table", "self.acc", "self.model", "self.optimizer", "self.model.config.use_cache",
+        "self.late", "self.inner_acc", "self.flagged",
+    }
+    assert model.class_facts(classes["Outer"]).self_attributes == {
+        "self.acc": True, "self.model": False, "self.optimizer": False, "self.late": False,
+        "self.inner_acc": True, "self.accelerator": True, "self.flagged": True,
+    }
+    assert model.class_facts(classes["Inner"]).self_attributes == {"self.inner_acc": True, "self.accelerator": True}

@@ -12,9 +12,9 @@ that happen to be linted with it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar, cast
 
 import libcst as cst
 
@@ -79,8 +79,14 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         # id(def) -> the class it is a method of: the nearest def or class around it, if a class.
         self.method_class: dict[int, cst.ClassDef | None] = {}
         self.assignments: list[cst.Assign | cst.AnnAssign] = []
+        # The innermost class around each assignment and each function (same index as
+        # ``assignments`` and ``functions``), and around each class (by id): what a class holds.
+        self.assignment_classes: list[cst.ClassDef | None] = []
+        self.function_classes: list[cst.ClassDef | None] = []
+        self.class_parents: dict[int, cst.ClassDef | None] = {}
         self._function: list[cst.FunctionDef | None] = [None]
         self._outermost_class: list[cst.ClassDef | None] = [None]
+        self._innermost_class: list[cst.ClassDef | None] = [None]
         self._scopes: list[cst.FunctionDef | cst.ClassDef | None] = [None]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -89,12 +95,15 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.assignments.append(node)
+        self.assignment_classes.append(self._innermost_class[-1])
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self.assignments.append(node)
+        self.assignment_classes.append(self._innermost_class[-1])
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node)
+        self.function_classes.append(self._innermost_class[-1])
         scope = self._scopes[-1]
         self.method_class[id(node)] = scope if type(scope) is cst.ClassDef else None
         self._function.append(node)
@@ -106,7 +115,9 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node)
+        self.class_parents[id(node)] = self._innermost_class[-1]
         self._outermost_class.append(self._outermost_class[-1] or node)
+        self._innermost_class.append(node)
         self._scopes.append(node)
         if isinstance(node.body, cst.IndentedBlock):
             for statement in node.body.body:
@@ -115,6 +126,7 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._outermost_class.pop()
+        self._innermost_class.pop()
         self._scopes.pop()
 
 
@@ -126,9 +138,12 @@ def imports_of(source: SourceFile) -> ImportMap:
 class ClassFacts:
     """What the methods of one class assign, read once per class however many findings ask."""
 
-    def __init__(self, cls: cst.ClassDef, imports: ImportMap) -> None:
+    def __init__(self, cls: cst.ClassDef, imports: ImportMap, held: ClassContents | None = None) -> None:
+        """``held``: the assignments and functions anywhere in the class, as the semantic model's
+        walk found them (None: the class is walked here)."""
         self.cls = cls
         self._imports = imports
+        self._held = held
 
     @cached_property
     def methods(self) -> dict[str, cst.FunctionDef]:
@@ -140,23 +155,31 @@ class ClassFacts:
     @cached_property
     def names_assigned(self) -> frozenset[str]:
         """Every name (``x``, ``self.x``, ``self.model.config.x``) an assignment in the class binds."""
-        return frozenset(names_assigned_in(self.cls))
+        if self._held is None:
+            return frozenset(names_assigned_in(self.cls))
+        return frozenset(
+            name
+            for node in self._held.assignments
+            for target in ([t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target])
+            for name in assigned_names(target)
+        )
 
     @cached_property
     def self_attributes(self) -> dict[str, bool]:
         """``self.x`` names assigned in the class's methods -> whether the value is an accelerator."""
         found: dict[str, bool] = {}
         imports = self._imports
+        if self._held is not None:
+            for node in self._held.assignments:
+                if isinstance(node, cst.Assign):
+                    _bind_self_attributes(node, imports, found)
+            if any(f.name.value == "accelerator" and f.decorators for f in self._held.functions):
+                found["self.accelerator"] = True  # @property def accelerator
+            return found
 
         class Assignments(cst.CSTVisitor):
             def visit_Assign(self, node: cst.Assign) -> None:
-                for target in node.targets:
-                    for name in assigned_names(target.target):
-                        if name.startswith("self.") and name.count(".") == 1:
-                            is_accelerator = isinstance(node.value, cst.Call) and matches(
-                                imports.resolve(call_name(node.value)), "accelerate.Accelerator", "Accelerator"
-                            )
-                            found[name] = found.get(name, False) or is_accelerator
+                _bind_self_attributes(node, imports, found)
 
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 if node.name.value == "accelerator" and node.decorators:  # @property def accelerator
@@ -164,6 +187,26 @@ class ClassFacts:
 
         walk.visit(self.cls, Assignments())
         return found
+
+
+def _bind_self_attributes(node: cst.Assign, imports: ImportMap, found: dict[str, bool]) -> None:
+    """``found``'s ``self.x`` targets of ``node`` -> whether one of its assignments is an accelerator."""
+    for target in node.targets:
+        for name in assigned_names(target.target):
+            if name.startswith("self.") and name.count(".") == 1:
+                is_accelerator = isinstance(node.value, cst.Call) and matches(
+                    imports.resolve(call_name(node.value)), "accelerate.Accelerator", "Accelerator"
+                )
+                found[name] = found.get(name, False) or is_accelerator
+
+
+@dataclass
+class ClassContents:
+    """The assignments and functions anywhere in one class (its methods', nested classes' too),
+    in the order a walk meets them."""
+
+    assignments: list[cst.Assign | cst.AnnAssign] = field(default_factory=list)
+    functions: list[cst.FunctionDef] = field(default_factory=list)
 
 
 class SemanticModel:
@@ -251,8 +294,28 @@ class SemanticModel:
 
     def class_facts(self, cls: cst.ClassDef) -> ClassFacts:
         if id(cls) not in self._classes:
-            self._classes[id(cls)] = ClassFacts(cls, self.imports)
+            self._classes[id(cls)] = ClassFacts(cls, self.imports, self._class_contents.get(id(cls)))
         return self._classes[id(cls)]
+
+    @cached_property
+    def _class_contents(self) -> dict[int, ClassContents]:
+        """id(class) -> what it holds, for every class of the file, from the shared walk (a class
+        of another tree is not here: its facts walk it)."""
+        found = self._walked
+        contents = {id(cls): ClassContents() for cls in found.classes}
+
+        def around(cls: cst.ClassDef | None) -> Iterator[ClassContents]:
+            while cls is not None:
+                yield contents[id(cls)]
+                cls = found.class_parents[id(cls)]
+
+        for node, cls in zip(found.assignments, found.assignment_classes):
+            for held in around(cls):
+                held.assignments.append(node)
+        for function, cls in zip(found.functions, found.function_classes):
+            for held in around(cls):
+                held.functions.append(function)
+        return contents
 
     def once(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
         """``compute()``, once per file for ``key``: a shared fact (``trllint.facts``) or one rule's
