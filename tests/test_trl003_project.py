@@ -236,26 +236,12 @@ def test_the_result_cache_sees_the_helper_change(tmp_path):
     root = _project(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/engines.py": HELPER,
-        "pkg/evaluate.py": '''\
-            from .engines import init_engine
-
-
-            def evaluate(deepspeed_config, reward_model=None):
-                return init_engine(reward_model, deepspeed_config)
-            ''',
+        "pkg/evaluate.py": CALLER,
     })
-
-    def run() -> list[tuple[str, int]]:
-        done = subprocess.run(
-            [sys.executable, "-m", "trllint", "--preview", "--select", "TRL003", "--format", "json", "--exit-zero", "."],
-            cwd=root, capture_output=True, text=True, check=True,
-        )
-        return sorted((Path(f["filename"]).name, f["line"]) for f in json.loads(done.stdout))
-
-    assert run() == [("evaluate.py", 5)]
-    assert run() == [("evaluate.py", 5)]  # warm
+    assert _run_trl003(root) == [("evaluate.py", 5)]
+    assert _run_trl003(root) == [("evaluate.py", 5)]  # warm
     (root / "pkg/engines.py").write_text(GUARDED_HELPER, encoding="utf-8")
-    assert run() == []
+    assert _run_trl003(root) == []
 
 
 def test_the_result_cache_sees_a_helper_change_of_the_same_size(tmp_path):
