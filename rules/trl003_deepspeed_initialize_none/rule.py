@@ -21,7 +21,7 @@ from trllint.rules.trl003_deepspeed_initialize_none.forwarding import (
 from trllint.facts.calls import calls_in
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.semantic.model import SemanticModel
-from trllint.core.cst.names import argument, assigned_names, dotted_name
+from trllint.core.cst.names import argument, assigned_names, assignment_targets, dotted_name
 from trllint.facts.nullness import fails_on_none, nullness
 from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Rule, Setting
 from trllint.semantic.project.file_view import project_view
@@ -180,7 +180,7 @@ class DeepSpeedInitializeNone(Rule):
         if isinstance(small, cst.Return):
             return Unsafe.RETURNS_NONE.text(model=model)
         if isinstance(small, (cst.Assign, cst.AnnAssign)):
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            targets = assignment_targets(small)
             names = [n for t in targets for n in assigned_names(t, unnamed="<subscript>")]
             for name in names:
                 if name == "<subscript>":

@@ -27,7 +27,6 @@ from trllint.facts.rank_flow import (
     runs_distributed,
 )
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.core.cst.walk import identifiers
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token, TreeCheck
 
 from .devices import made_on_cpu
@@ -160,14 +159,8 @@ class UngatheredMetric(Rule):
                         built[id(scope)] = None
             return [flow for scope in scopes if (flow := built.get(id(scope))) is not None]
 
-        spelled: dict[int, frozenset[str]] = {}
-
         def spells(scope: cst.CSTNode, words: frozenset[str]) -> bool:
-            if scope is model.source.module:
-                return True
-            if id(scope) not in spelled:
-                spelled[id(scope)] = identifiers(scope)
-            return not words.isdisjoint(spelled[id(scope)])
+            return scope is model.source.module or not words.isdisjoint(model.identifiers(scope))
 
         flows = flows_of(lambda scope: spells(scope, self._words_that_log))
         helpers = self._helpers_reaching_sinks(flows)

@@ -21,7 +21,7 @@ from trllint.facts.launch.model import launch_of
 from trllint.facts.rank_flow import DISTRIBUTED_MARKERS
 from trllint.rule.base import AllOf, AnyOf, Calls, Rule, TreeCheck
 from trllint.semantic.context import CONTEXT_METADATA
-from trllint.semantic.model import SemanticModel, names_assigned_in
+from trllint.semantic.model import SemanticModel, names_assigned_by, names_assigned_in
 
 from .lengths import LengthFacts, Varies, VaryingLength
 from .may_gather import GATHER_METHODS, may_gather_through_accelerate
@@ -138,7 +138,7 @@ class GatherWithoutPadding(Rule):
                 return self._code(given.value)
         scope_names = set(names_assigned_in(function) if function is not None else ())
         scope_names |= {p.name.value for p in parameters(function.params)} if function is not None else set()
-        module_names = set(names_assigned_in(self.source.module))
+        module_names = names_assigned_by(self.model.assignments)  # the file's, from the shared walk
         cls = context.enclosing_class(gather)
         class_names = self.model.class_facts(cls).names_assigned if cls is not None else frozenset()
         for name in TOKENIZER_NAMES:

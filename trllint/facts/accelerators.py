@@ -16,7 +16,7 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.semantic.context import NodeContext, methods_of
 from trllint.semantic.model import SemanticModel, imports_of
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches, parameter_names
+from trllint.core.cst.names import ImportMap, assigned_names, assignment_targets, call_name, dotted_name, matches, parameter_names
 from trllint.core.prefilter import AnyOf
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 from trllint.semantic.project.file_view import project_view
@@ -73,10 +73,16 @@ def names_an_accelerator(name: str) -> bool:
 
 
 def _names_bound_to_accelerators(scope: cst.CSTNode, context: NodeContext) -> frozenset[str] | set[str]:
-    """Names assigned an accelerator anywhere in ``scope`` (the module's answer is kept per file)."""
+    """Names assigned an accelerator anywhere in ``scope``. The module's and a class's answers are
+    read from the assignments the shared walk found, once each; a function's walks it."""
     model = SemanticModel.of(context.source)
     if scope is context.source.module:
         return model.once((names_bound_to_accelerators,), lambda: _bound_in(model.assignments, model.imports))
+    if isinstance(scope, cst.ClassDef):
+        return model.once(
+            (names_bound_to_accelerators, id(scope)),
+            lambda: _bound_in(model.class_facts(scope).contents.assignments, model.imports),
+        )
     return names_bound_to_accelerators(scope, model.imports)
 
 
@@ -87,7 +93,7 @@ def names_bound_to_accelerators(scope: cst.CSTNode, imports: ImportMap) -> set[s
 
 
 def _bound_in(assignments: Iterable[cst.Assign | cst.AnnAssign], imports: ImportMap) -> frozenset[str]:
-    """``names_bound_to_accelerators`` of the whole file, from the assignments the shared walk found."""
+    """``names_bound_to_accelerators`` of a scope, from its assignments."""
     return frozenset(name for node in assignments for name in _names_assigned_an_accelerator(node, imports))
 
 
@@ -95,8 +101,7 @@ def _names_assigned_an_accelerator(node: cst.Assign | cst.AnnAssign, imports: Im
     """The names one assignment binds to an accelerator (none when its value is no accelerator)."""
     if node.value is None or not _is_accelerator_by_name_or_call(node.value, imports):
         return []
-    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-    return [name for target in targets for name in assigned_names(target)]
+    return [name for target in assignment_targets(node) for name in assigned_names(target)]
 
 
 class _AcceleratorAssignments(cst.CSTVisitor):

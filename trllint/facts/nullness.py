@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import assigned_names, call_name, dotted_name, is_none, last_attribute, parameters
+from trllint.core.cst.names import assigned_names, assignment_targets, call_name, dotted_name, is_none, last_attribute, parameters
 from trllint.semantic.model import SemanticModel
 
 if TYPE_CHECKING:  # annotations only: no runtime dependency on typing_extensions
@@ -362,7 +362,7 @@ class _Walker:
         return state
 
     def _rebind_aliases(self, small: cst.Assign | cst.AnnAssign) -> None:
-        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        targets = assignment_targets(small)
         bound = {n for t in targets for n in assigned_names(t, unnamed="<subscript>")}
         bound |= {d for t in targets if (d := dotted_name(t)) is not None}
         source = dotted_name(small.value) if small.value is not None else None

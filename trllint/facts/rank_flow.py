@@ -27,7 +27,7 @@ import libcst as cst
 from trllint.semantic.context import is_trainer_class, methods_of
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.facts.ranks import PLACEMENT_KEYWORDS, PLACEMENT_METHODS, RankFacts, rank_facts
-from trllint.core.cst.names import COMPREHENSIONS, ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute, parameters
+from trllint.core.cst.names import COMPREHENSIONS, ImportMap, argument, assigned_names, assignment_targets, call_name, dotted_name, last_attribute, parameters
 from trllint.core.cst import walk
 from trllint.core.cst.walk import syntax_children
 from trllint.core.prefilter import AllOf, AnyOf, Token
@@ -675,7 +675,7 @@ class RankFlow:
 
     def _simple(self, small: cst.BaseSmallStatement, line: cst.CSTNode, order: int) -> None:
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            targets = assignment_targets(small)
             plain = len(targets) == 1 and isinstance(targets[0], (cst.Name, cst.Attribute))
             for target in targets:
                 self._bind_target(target, small.value, line, order, plain)

@@ -127,7 +127,9 @@ def names_a_rank(name: str) -> bool:
 class RankFacts:
     """The rank tests of one file (built once per file, ``RankFacts.of``)."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, identifiers: Callable[[cst.CSTNode], frozenset[str]] = walk.identifiers) -> None:
+        """``identifiers``: ``walk.identifiers``, or the semantic model's, which keeps each answer."""
+        self._identifiers = identifiers
         self._index_names: set[str] = set()
         self._index_tails: set[str] = set()  # the last part of each index name
         self._predicate_names: set[str] = set()
@@ -142,7 +144,7 @@ class RankFacts:
         statements = walk.statements(module)  # an assignment, a loop, a definition: no expression is walked
         # The functions that spell a rank-named name: the only ones a matrix or a loop rank can be in.
         naming = [
-            node for node in statements if isinstance(node, cst.FunctionDef) and not RANK_INDEXES.isdisjoint(walk.identifiers(node))
+            node for node in statements if isinstance(node, cst.FunctionDef) and not RANK_INDEXES.isdisjoint(identifiers(node))
         ]
         self._find_matrix_ranks(naming)
         self._find_loop_ranks(statements, naming)
@@ -417,7 +419,7 @@ class RankFacts:
                 self._add_index(f"{name}.n")
         # Two rounds follow `rank = dist.get_rank()` then `is_main = rank == 0`; a second round
         # after a first that found nothing would find nothing either.
-        mentioned = {id(v): walk.identifiers(v) for values in assignments.values() for v in values if v is not None}
+        mentioned = {id(v): self._identifiers(v) for values in assignments.values() for v in values if v is not None}
         for _ in range(2):
             known = len(self._index_names) + len(self._predicate_names)
             for name, values in assignments.items():
@@ -439,7 +441,7 @@ class RankFacts:
 
 def rank_facts(model: SemanticModel) -> RankFacts:
     """The file's rank facts (names bound to rank tests and indexes), built once per file."""
-    return model.once((rank_facts,), lambda: RankFacts(model.source.module))
+    return model.once((rank_facts,), lambda: RankFacts(model.source.module, model.identifiers))
 
 
 def splits_ranks(model: SemanticModel, test: cst.BaseExpression) -> bool:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar, cast
 
 import libcst as cst
 
 from trllint.core.code_names import CodeNames, code_names
 from trllint.core.cst import walk
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, matches
+from trllint.core.cst.names import ImportMap, assigned_names, assignment_targets, call_name, matches
 from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
@@ -32,21 +32,14 @@ T = TypeVar("T")
 
 def names_assigned_in(node: cst.CSTNode) -> set[str]:
     """Every name (``x``, ``self.x``) an assignment anywhere under ``node`` binds."""
-    assignments = _Assignments()
-    walk.visit(node, assignments)
-    return assignments.names
+    found = _DefinitionsAndCalls()
+    walk.visit(node, found)
+    return set(names_assigned_by(found.assignments))
 
 
-class _Assignments(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-
-    def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-        self.names.update(assigned_names(target.target))
-
-    def visit_AnnAssign(self, assign: cst.AnnAssign) -> None:
-        self.names.update(assigned_names(assign.target))
+def names_assigned_by(assignments: Iterable[cst.Assign | cst.AnnAssign]) -> frozenset[str]:
+    """Every name (``x``, ``self.x``, ``self.model.config.x``) the assignments bind."""
+    return frozenset(name for node in assignments for target in assignment_targets(node) for name in assigned_names(target))
 
 
 @dataclass(frozen=True)
@@ -140,10 +133,19 @@ class ClassFacts:
 
     def __init__(self, cls: cst.ClassDef, imports: ImportMap, held: ClassContents | None = None) -> None:
         """``held``: the assignments and functions anywhere in the class, as the semantic model's
-        walk found them (None: the class is walked here)."""
+        walk found them (None: a class of another tree, walked here)."""
         self.cls = cls
         self._imports = imports
         self._held = held
+
+    @cached_property
+    def contents(self) -> ClassContents:
+        """The assignments and functions anywhere in the class."""
+        if self._held is not None:
+            return self._held
+        found = _DefinitionsAndCalls()
+        walk.visit(self.cls, found)
+        return ClassContents(found.assignments, found.functions)
 
     @cached_property
     def methods(self) -> dict[str, cst.FunctionDef]:
@@ -155,37 +157,17 @@ class ClassFacts:
     @cached_property
     def names_assigned(self) -> frozenset[str]:
         """Every name (``x``, ``self.x``, ``self.model.config.x``) an assignment in the class binds."""
-        if self._held is None:
-            return frozenset(names_assigned_in(self.cls))
-        return frozenset(
-            name
-            for node in self._held.assignments
-            for target in ([t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target])
-            for name in assigned_names(target)
-        )
+        return names_assigned_by(self.contents.assignments)
 
     @cached_property
     def self_attributes(self) -> dict[str, bool]:
         """``self.x`` names assigned in the class's methods -> whether the value is an accelerator."""
         found: dict[str, bool] = {}
-        imports = self._imports
-        if self._held is not None:
-            for node in self._held.assignments:
-                if isinstance(node, cst.Assign):
-                    _bind_self_attributes(node, imports, found)
-            if any(f.name.value == "accelerator" and f.decorators for f in self._held.functions):
-                found["self.accelerator"] = True  # @property def accelerator
-            return found
-
-        class Assignments(cst.CSTVisitor):
-            def visit_Assign(self, node: cst.Assign) -> None:
-                _bind_self_attributes(node, imports, found)
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                if node.name.value == "accelerator" and node.decorators:  # @property def accelerator
-                    found["self.accelerator"] = True
-
-        walk.visit(self.cls, Assignments())
+        for node in self.contents.assignments:
+            if isinstance(node, cst.Assign):
+                _bind_self_attributes(node, self._imports, found)
+        if any(f.name.value == "accelerator" and f.decorators for f in self.contents.functions):
+            found["self.accelerator"] = True  # @property def accelerator
         return found
 
 
@@ -215,6 +197,7 @@ class SemanticModel:
     def __init__(self, source: SourceFile) -> None:
         self.source = source
         self._classes: dict[int, ClassFacts] = {}
+        self._identifiers: dict[int, frozenset[str]] = {}
         self._once: dict[tuple[Any, ...], Any] = {}
 
     @classmethod
@@ -291,6 +274,14 @@ class SemanticModel:
     @cached_property
     def imports(self) -> ImportMap:
         return ImportMap.of(self.source.module)
+
+    def identifiers(self, node: cst.CSTNode) -> frozenset[str]:
+        """``walk.identifiers(node)`` (every name and attribute name in it), once per node of the
+        file however many facts ask: the rank facts and TRL004 both ask it of every function."""
+        found = self._identifiers.get(id(node))
+        if found is None:
+            found = self._identifiers[id(node)] = walk.identifiers(node)
+        return found
 
     def class_facts(self, cls: cst.ClassDef) -> ClassFacts:
         if id(cls) not in self._classes:

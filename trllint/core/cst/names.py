@@ -107,6 +107,11 @@ def parameter_names(params: cst.Parameters, *, stars: bool = False) -> list[str]
     return [param.name.value for param in parameters(params, stars=stars)]
 
 
+def assignment_targets(node: cst.Assign | cst.AnnAssign) -> list[cst.BaseExpression]:
+    """What an assignment assigns to: each target of ``a = b = v``, the one of ``a: T = v``."""
+    return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+
+
 def assigned_names(target: cst.BaseExpression, unnamed: str | None = None) -> list[str]:
     """Dotted names bound by an assignment target (tuple unpacking and ``*rest`` flattened).
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
@@ -135,7 +135,7 @@ def _formatted(match: re.Match[str]) -> bool:
     first = start
     while first > max(0, start - 2) and text[first - 1].isascii() and text[first - 1].isalpha():
         first -= 1
-    if first > 0 and (text[first - 1].isalnum() or text[first - 1] == "_"):
+    if first > 0 and _is_word_character(text[first - 1]):
         return False
     return any(letter in "fFtT" for letter in text[first:start])
 
@@ -218,7 +218,7 @@ def _receiver(code: str, start: int) -> str:
     while i > 0 and code[i - 1] in " \t\f\r\n\\)":
         i -= 1
     first = i
-    while first > 0 and (code[first - 1].isalnum() or code[first - 1] == "_"):
+    while first > 0 and _is_word_character(code[first - 1]):
         first -= 1
     return _SELF if code[first:i] in ("self", "cls") else _OTHER
 
@@ -433,27 +433,23 @@ class ModuleCutter:
         reached = self._reach(pending, set(), looked_up, callers=True)
         base = [i for i, s in enumerate(statements) if (s.defines is None and s.binds is None) or s.declares_global]
         kept = self._reach(base, reached, looked_up, callers=False)
-        text, count, words, defining = self._assembled(kept, asked_names)
-        return ModuleSlice(text, count, len(self.lines), words, asked_names, defining, self._nodes_of(kept, asked_names))
+        return self._assembled(kept, asked_names)
 
     def whole(self, roots: Iterable[str]) -> ModuleSlice | None:
         """The whole module as a slice that keeps every statement, for a fact's proof about the
         definitions ``roots``; None when it cannot be cut along its statements' lines."""
         if not self.cuttable:
             return None
-        asked = self._asked(tuple(roots))
-        every = range(len(self.statements))
-        text, _, words, defining = self._assembled(every, asked)
-        return ModuleSlice(text, len(self.lines), len(self.lines), words, asked, defining, self._nodes_of(every, asked))
+        every = self._assembled(range(len(self.statements)), self._asked(tuple(roots)))
+        return replace(every, lines=len(self.lines))  # every line, the blank ones between too
 
-    def _nodes_of(self, kept: Iterable[int], asked: frozenset[str]) -> Callable[[], list[ast.stmt] | None] | None:
-        """What reads the kept statements that define one of ``asked`` from the module's tree,
-        in the order ``_assembled`` lists their text; None without a reader of the tree."""
+    def _nodes_of(self, indexes: list[int]) -> Callable[[], list[ast.stmt] | None] | None:
+        """What reads the statements ``indexes`` from the module's tree while the index keeps it;
+        None without a reader of the tree."""
         kept_tree = self._kept_tree
         if kept_tree is None:
             return None
         statements = self.statements
-        indexes = [i for i in sorted(kept) if not statements[i].definitions.isdisjoint(asked)]
 
         def nodes() -> list[ast.stmt] | None:
             tree = kept_tree()
@@ -463,14 +459,12 @@ class ModuleCutter:
 
         return nodes
 
-    def _assembled(
-        self, kept: Iterable[int], asked: frozenset[str]
-    ) -> tuple[str, int, frozenset[str], tuple[str, ...]]:
-        """The kept statements' text, in the module's order, with the count of their lines, the
-        words their code spells, and the text of each that defines one of ``asked``."""
+    def _assembled(self, kept: Iterable[int], asked: frozenset[str]) -> ModuleSlice:
+        """The slice of the kept statements, in the module's order: their text, the count of
+        their lines, the words their code spells, and those that define one of ``asked``."""
         statements = self.statements
         chunks: list[str] = []
-        defining: list[str] = []
+        defining: list[int] = []
         words: set[str] = set()
         count = 0
         for i in sorted(kept):
@@ -480,8 +474,11 @@ class ModuleCutter:
             count += statement.last - statement.first + 1
             words |= self.words[i]
             if not statement.definitions.isdisjoint(asked):
-                defining.append(chunk)
-        return "".join(chunks), count, frozenset(words), tuple(defining)
+                defining.append(i)
+        texts = tuple("".join(self.lines[statements[i].first - 1 : statements[i].last]) for i in defining)
+        return ModuleSlice(
+            "".join(chunks), count, len(self.lines), frozenset(words), asked, texts, self._nodes_of(defining)
+        )
 
     def _asked(self, roots: tuple[str, ...]) -> frozenset[str]:
         """The names the flows answer for the definitions ``roots``: each by its own, and an asked
