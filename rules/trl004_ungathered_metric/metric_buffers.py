@@ -34,15 +34,20 @@ from trllint.semantic.project.file_view import project_view
 
 from .sinks import METRIC_BUFFERS
 
+# The names and attribute names in a node (``walk.identifiers``, or the semantic model's memo).
+Identifiers = Callable[[cst.CSTNode], frozenset[str]]
+
 
 def log_reduces_stored_metrics(
     cls: cst.ClassDef,
     classes: dict[str, cst.ClassDef],
     buffers: frozenset[str] = frozenset(METRIC_BUFFERS),
     is_sink: Callable[[cst.Call], bool] = lambda call: False,
+    identifiers: Identifiers = walk.identifiers,
 ) -> bool:
     """True when ``log()`` of ``cls`` (or of a base class in the same file), or another of its
-    methods, passes what it read from a metric buffer through a collective or an unseen method."""
+    methods, passes what it read from a metric buffer through a collective or an unseen method.
+    ``identifiers``: the names in a node (the semantic model's, read once per function)."""
     chain: list[cst.ClassDef] = []
     unseen_base = False
     pending = [cls]
@@ -73,7 +78,9 @@ def log_reduces_stored_metrics(
     nearest_log = next((methods_of(c)["log"] for c in chain if "log" in methods_of(c)), None)
     methods = [m for c in chain for name, m in methods_of(c).items() if name != "log"]
     candidates = ([nearest_log] if nearest_log is not None else []) + methods  # the nearest log() runs
-    return any(_names_a_buffer(method, buffers) and _reduces_buffer(method, buffers, opaque) for method in candidates)
+    return any(
+        _names_a_buffer(method, buffers, identifiers) and _reduces_buffer(method, buffers, opaque) for method in candidates
+    )
 
 
 def stored_metrics_reduced(
@@ -86,9 +93,9 @@ def stored_metrics_reduced(
     """``log_reduces_stored_metrics`` for a class of the linted file, or a base class of it in
     another module of the project whose ``REDUCES_STORED_METRICS`` says that its methods reduce
     the buffer. A base that the linter cannot read (outside the project) says nothing either way."""
-    if log_reduces_stored_metrics(cls, classes, buffers, is_sink):
-        return True
     model = SemanticModel.of(source)
+    if log_reduces_stored_metrics(cls, classes, buffers, is_sink, model.identifiers):
+        return True
     project = project_view(model)
     if project is None:
         return False
@@ -173,24 +180,29 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
                 for arg in node.args:
                     taint(arg.value, assigned_names(node.func.value))
 
-    for _ in range(2):  # a second pass carries what a loop (or comprehension) taints back to its top
+    walk.visit(log.body, Flow())
+    if not reduced and (tainted or stored):
+        # A second pass carries what a loop (or comprehension) taints back to its top; with
+        # nothing tainted it would see exactly what the first saw.
         walk.visit(log.body, Flow())
     return reduced
 
 
-def reduces_stored_metrics(cls: cst.ClassDef) -> bool:
+def reduces_stored_metrics(cls: cst.ClassDef, identifiers: Identifiers = walk.identifiers) -> bool:
     """The class's own methods reduce TRL's metric buffers before logging.
 
     Asked of every class of a module another module's class inherits from: a class that never
     names a buffer is answered by one walk, without the taint analysis of each method."""
-    return _names_a_buffer(cls, METRIC_BUFFERS) and log_reduces_stored_metrics(cls, {})
+    return _names_a_buffer(cls, METRIC_BUFFERS, identifiers) and log_reduces_stored_metrics(
+        cls, {}, identifiers=identifiers
+    )
 
 
 def _classes_reducing_stored_metrics(model: SemanticModel) -> dict[str, bool]:
     """Class name -> True for each class of the module whose own methods reduce the buffers."""
     answer: dict[str, bool] = {}
     for cls in top_level_classes(model):
-        if reduces_stored_metrics(cls):
+        if reduces_stored_metrics(cls, model.identifiers):
             answer[cls.name.value] = True
         else:
             answer.pop(cls.name.value, None)  # a later class of the name wins, as Python binds it
@@ -203,26 +215,10 @@ REDUCES_STORED_METRICS = ModuleFact("trl004.reduces-stored-metrics", 1, _classes
 NAMES_A_METRIC_BUFFER = AnyOf(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS})
 
 
-def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...]) -> bool:
-    """One cheap walk: ``node`` names an attribute (or a name) a buffer ends with. Nothing can
-    be read from a buffer, so nothing reduced, without that: the taint analysis is spared."""
-    finder = _NamesAnAttribute({buffer.rsplit(".", 1)[-1] for buffer in buffers})
-    walk.visit(node, finder)
-    return finder.found
-
-
-class _NamesAnAttribute(cst.CSTVisitor):
-    def __init__(self, attributes: set[str]) -> None:
-        super().__init__()
-        self.attributes = attributes
-        self.found = False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self.found = self.found or node.attr.value in self.attributes
-        return not self.found
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.found = self.found or node.value in self.attributes
+def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...], identifiers: Identifiers) -> bool:
+    """``node`` names an attribute (or a name) a buffer ends with. Nothing can be read from a
+    buffer, so nothing reduced, without that: the taint analysis is spared."""
+    return not identifiers(node).isdisjoint(_tail(buffer) for buffer in buffers)
 
 
 def _tail(name: str) -> str:
