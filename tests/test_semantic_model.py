@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 import libcst as cst
 
 from trllint.core.source import SourceFile
@@ -225,12 +227,73 @@ def test_the_shared_walk_says_where_each_call_sits_as_walking_its_parents_up_doe
 
 def test_a_question_about_a_call_builds_no_parent_map():
     model = model_of(SCOPES)
-    call = next(c for c in model.calls if model.source.module.code_for_node(c.func) == "deep")
+    code = model.source.module.code_for_node
+    call = next(c for c in model.calls if code(c.func) == "deep")
     assert model.context.enclosing_function(call).name.value == "local_method"
     assert model.context.enclosing_class(call).name.value == "Local"
     assert "parents" not in vars(model)  # the walk answered: no map of the whole file yet
-    assert model.context.enclosing_statement(call) is not None  # a statement needs the parents
+    statement = model.context.enclosing_statement(call)  # walks up through the call's function
+    assert code(statement).strip() == "deep()"
+    above = [type(a).__name__ for a in model.context.ancestors(statement)]
+    assert above[-3:] == ["IndentedBlock", "ClassDef", "Module"]  # Outer's body, Outer, the file
+    assert "parents" not in vars(model)
+    decorator_call = next(c for c in model.calls if code(c.func) == "make")  # in no function
+    assert model.context.enclosing_statement(decorator_call) is not None
     assert "parents" in vars(model)
+
+
+NESTED_BLOCKS = textwrap.dedent(
+    """
+    import torch
+
+    if torch.cuda.is_available():
+        def on_gpu(x):
+            return x.cuda()
+    else:
+        try:
+            def fallback(x):
+                with torch.no_grad():
+                    return helper(x)
+        except ImportError:
+            def missing():
+                raise RuntimeError(explain())
+        finally:
+            cleanup()
+
+    class Trainer(Base):
+        def step(self, batch):
+            for item in batch:
+                while item.ready():
+                    match item.kind:
+                        case "a":
+                            self.log(reduce(item))
+                        case _:
+                            def nested(y=default()):
+                                return [convert(z) for z in y if keep(z)]
+                            nested()
+            return lambda: finish(batch)
+    """
+)
+
+
+@pytest.mark.parametrize("source", [SCOPES, NESTED_BLOCKS])
+def test_the_links_of_a_calls_function_answer_as_the_whole_files_map(source):
+    # Before the file's map is built, a question about a call is answered from the links of the
+    # function around it and of the statements above that function: every node on the way up,
+    # from every call, must be the one the file's map names.
+    from trllint.semantic.context import NodeContext
+
+    for index in range(len(model_of(source).calls)):
+        model = model_of(source)  # a fresh context for each call: no links left from another
+        call = model.calls[index]
+        in_function = model.context.enclosing_function(call) is not None
+        chain = list(model.context.ancestors(call))
+        statement = model.context.enclosing_statement(call)
+        assert ("parents" in vars(model)) is not in_function, model.source.module.code_for_node(call)
+        by_map = NodeContext(model.parents.get, model.source)
+        assert [id(n) for n in chain] == [id(n) for n in by_map.ancestors(call)]
+        assert statement is by_map.enclosing_statement(call)
+        assert chain[-1] is model.source.module and model.context.parent(model.source.module) is None
 
 
 HOLDERS = textwrap.dedent(

@@ -1287,7 +1287,8 @@ class FileRankFlows:
         if len(self.functions.get(name, ())) != 1 or name in self._handed_on:
             return []  # defined twice, or handed on as a value (a callback): callers the file does not show
         method = id(function) in self._class_of
-        parents = SemanticModel.of(self.source).parents
+        # The context's links: the function around each call, not a map of the whole file.
+        parent_of = SemanticModel.of(self.source).context.parent
         sites: list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None, bool]] = []
         for call in self._calls_by_name.get(name, ()):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
@@ -1299,7 +1300,7 @@ class FileRankFlows:
             statement: cst.CSTNode | None = None
             scope: cst.FunctionDef | cst.Module = self.source.module
             in_binder = False
-            node = parents.get(call)
+            node = parent_of(call)
             while node is not None:
                 if statement is None and isinstance(node, _BINDERS):
                     in_binder = True
@@ -1308,7 +1309,7 @@ class FileRankFlows:
                 if isinstance(node, cst.FunctionDef):
                     scope = node
                     break
-                node = parents.get(node)
+                node = parent_of(node)
             sites.append((call, scope, statement, in_binder))
         return sites
 
@@ -1632,7 +1633,9 @@ class _ModuleFacts(cst.CSTVisitor):
         self.not_a_value.add(id(node.name))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value not in self.methods and dotted_name(node.value) not in ("self", "cls"):
+        # `dotted_name(node.value) in ("self", "cls")`, without spelling out every receiver.
+        receiver = node.value
+        if node.attr.value not in self.methods and not (type(receiver) is cst.Name and receiver.value in ("self", "cls")):
             self.not_a_value.add(id(node.attr))
 
     def visit_Call(self, node: cst.Call) -> None:

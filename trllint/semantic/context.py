@@ -13,6 +13,7 @@ import libcst as cst
 
 from trllint.core.cst.names import dotted_name
 from trllint.core.cst.parents import ParentProvider
+from trllint.core.cst.walk import node_types, syntax_children
 from trllint.core.source import SourceFile
 
 # Metadata a rule must declare to use this module.
@@ -21,6 +22,11 @@ CONTEXT_METADATA = (ParentProvider,)
 ParentOf = Callable[[cst.CSTNode], "cst.CSTNode | None"]
 
 DEFAULT_STEP_METHODS = ("training_step", "compute_loss", "prediction_step", "evaluation_step")
+
+# What a statement can lie in: other statements, and the blocks and clauses that hold them.
+_HOLDS_STATEMENTS = node_types(
+    cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase
+)
 
 
 class NodeContext:
@@ -45,6 +51,10 @@ class NodeContext:
         self._parent_map = parent_map
         self._call_holders = call_holders
         self.source = source
+        # Before the file's map is built: id(node) -> parent for the functions around the calls
+        # asked about so far, and for the statements above each function (``_function_links``).
+        self._local: dict[int, cst.CSTNode] = {}
+        self._linked_functions: set[int] = set()
 
     def _parents(self) -> ParentOf:
         parent_of = self._parent_of
@@ -53,15 +63,49 @@ class NodeContext:
             parent_of = self._parent_of = self._parent_map()
         return parent_of
 
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        if self._parent_of is None:
+            # Most questions walk up from one of the file's calls (its statement, the ifs around
+            # it) and stop at its function: the links of that function, and of the statements
+            # above it, answer them without a map of the whole file.
+            found = self._local.get(id(node))
+            if found is None:
+                if node is self.source.module:
+                    return None
+                held = self._held_call(node)
+                if held is not None and held[0] is not None and self._function_links(held[0]):
+                    found = self._local.get(id(node))
+            if found is not None:
+                return found
+        return self._parents()(node)
+
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        parent_of = self._parents()
-        parent = parent_of(node)
+        parent = self.parent(node)
         while parent is not None:
             yield parent
-            parent = parent_of(parent)
+            parent = self.parent(parent)
 
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parents()(node)
+    def _function_links(self, function: cst.FunctionDef) -> bool:
+        """Link every syntax node of ``function`` to its parent, and the function and each
+        statement or block above it up to the module (a ``def`` lies only in those, never in an
+        expression); the same links as the file's map. False when the function is not found
+        under the module (then the file's map answers)."""
+        if id(function) in self._linked_functions:
+            return True
+        above = _path_down_to(self.source.module, function)
+        if above is None:
+            return False
+        self._linked_functions.add(id(function))
+        links = self._local
+        for parent, child in zip(above, above[1:] + [function]):
+            links[id(child)] = parent
+        pending: list[cst.CSTNode] = [function]
+        while pending:
+            current = pending.pop()
+            for child in syntax_children(current):
+                links[id(child)] = current
+                pending.append(child)
+        return True
 
     def _held_call(self, node: cst.CSTNode) -> tuple[cst.FunctionDef | None, cst.ClassDef | None] | None:
         if self._call_holders is None or type(node) is not cst.Call:
@@ -97,6 +141,26 @@ class NodeContext:
             if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 return ancestor
         return None
+
+
+def _path_down_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The nodes from ``root`` down to ``target``'s parent, through statements and the blocks
+    that hold them alone (None when ``target`` is not there): a walk of a fraction of the tree."""
+    came_from: dict[int, cst.CSTNode] = {}
+    pending: list[cst.CSTNode] = [root]
+    while pending:
+        current = pending.pop()
+        for child in syntax_children(current):
+            if child is target:
+                path = [current]
+                while id(path[-1]) in came_from:
+                    path.append(came_from[id(path[-1])])
+                path.reverse()
+                return path
+            if type(child) in _HOLDS_STATEMENTS:
+                came_from[id(child)] = current
+                pending.append(child)
+    return None
 
 
 def is_trainer_class(cls: cst.ClassDef) -> bool:
