@@ -16,7 +16,7 @@ from trllint.semantic.context import (
     methods_of,
     step_methods,
 )
-from trllint.semantic.model import ClassFacts
+from trllint.semantic.model import ClassFacts, SemanticModel
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, parameter_names
 from trllint.facts.accelerators import accelerator_in_scope, accelerator_may_be_none
 from trllint.rules.trl001_wrapped_model_attribute.neighbours import neighbour_through_wrapper
@@ -94,14 +94,17 @@ class WrappedModelAttribute(Rule):
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.context = self.model.context
+    def check_module(self, model: SemanticModel) -> None:
+        """Each read of a member of a model that may be wrapped, as the wrapping facts found them
+        (no traversal of its own: the facts' pass met every attribute already)."""
+        self.context = model.context
         self.wrapping = wrapping_facts(self.source, step_methods(self.settings))
+        for read, wrapping in self.wrapping.wrapped_reads():
+            self._check_read(read, wrapping)
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        wrapping = self.wrapping.at(node)
+    def _check_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
         member = node.attr.value
-        if wrapping is None or not wrapping.breaks(member) or self._guarded_by_hasattr(node):
+        if not wrapping.breaks(member) or self._guarded_by_hasattr(node):
             return
         if unwrapped_at(self.model, node):
             return  # the other arm of a test for the wrapper: the model is bare here

@@ -17,9 +17,11 @@ from trllint.core.cst import walk
 from trllint.core.findings import ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import fsdp_known_off
+from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import Backend
 from trllint.facts.launch.model import launch_of
 from trllint.semantic.context import CONTEXT_METADATA
+from trllint.semantic.model import SemanticModel
 from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.core.cst.names import ImportMap, argument, call_name, is_none, is_true, matches
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Edit, Fix, Rule
@@ -54,12 +56,14 @@ class EvalModePrepareWithoutPlacement(Rule):
     settings_schema = {"line-length": LINE_LENGTH_SETTING}
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.context = self.model.context
+    def check_module(self, model: SemanticModel) -> None:
+        """Each ``prepare_model`` call of the file, from the semantic model's one walk."""
+        self.context = model.context
+        for call in calls_in(model):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "prepare_model":
+                self._check_call(call)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "prepare_model"):
-            return
+    def _check_call(self, node: cst.Call) -> None:
         if any(arg.star for arg in node.args):
             return  # *args or **kwargs may carry device_placement: nothing is known
         evaluation = argument(node, "evaluation_mode", _EVALUATION_POSITION)

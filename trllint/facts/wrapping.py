@@ -212,7 +212,8 @@ def step_model_parameter(function: cst.FunctionDef) -> str | None:
 class WrappingFacts:
     """Per file: the wrapping of each model-member read, keyed by the Attribute node."""
 
-    reads: dict[int, Wrapping] = field(default_factory=dict)
+    # id(read) -> (the Attribute node, its wrapping), in the order the pass met them.
+    reads: dict[int, tuple[cst.Attribute, Wrapping]] = field(default_factory=dict)
     # (id(function), parameter) -> wrapping received from some call site or the Trainer.
     parameters: dict[tuple[int, str], Wrapping] = field(default_factory=dict)
     # id(class) -> self attributes bound to a wrapped model in one of its methods.
@@ -221,7 +222,12 @@ class WrappingFacts:
     inherited: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
 
     def at(self, read: cst.Attribute) -> Wrapping | None:
-        return self.reads.get(id(read))
+        found = self.reads.get(id(read))
+        return None if found is None else found[1]
+
+    def wrapped_reads(self) -> list[tuple[cst.Attribute, Wrapping]]:
+        """Every read of a member of a possibly wrapped model, with its wrapping."""
+        return list(self.reads.values())
 
 
 # Every source of wrapping above spells one of these in the file (aliases are imported by their
@@ -547,7 +553,10 @@ class _BindingPass(cst.CSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         scope = self.scopes[-1]
-        made = wrapping_made_by(value, self.imports, self._accelerators()) if value is not None else None
+        # Only a call (or its first item) wraps: the accelerators in scope are gathered for those.
+        made = None
+        if isinstance(value, (cst.Call, cst.Subscript)):
+            made = wrapping_made_by(value, self.imports, self._accelerators())
         if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
             scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
         lacking = self._lacking_members(target, value, made)
@@ -655,7 +664,7 @@ class _BindingPass(cst.CSTVisitor):
             return
         wrapping = self._lookup(receiver)
         if wrapping is not None:
-            self.facts.reads[id(node)] = wrapping
+            self.facts.reads[id(node)] = (node, wrapping)
 
     def visit_Call(self, node: cst.Call) -> None:
         scope = self.scopes[-1]
