@@ -84,6 +84,9 @@ class FileSinks:
         self._order: dict[Sink, int] = {}
         # How the file's own functions are called: such a call is judged by their summary alone.
         self.local_names = local_names
+        # id(call) -> its name and the last names a sink must have to match it: a call is matched
+        # again on each round of the file's summary, and its name does not change.
+        self._names: dict[int, tuple[str | None, frozenset[str]]] = {}
         for sink in sinks:
             self.add(sink)
 
@@ -93,11 +96,17 @@ class FileSinks:
         self._by_last.setdefault(sink.name.rsplit(".", 1)[-1], []).append(sink)
 
     def matching(self, call: cst.Call, imports: ImportMap) -> list[Sink]:
-        name = call_name(call)
-        if name is None:
+        named = self._names.get(id(call))
+        if named is None:
+            name = call_name(call)
+            # A cheap test first: a sink's last name is the call's (or its import's) last name.
+            lasts = frozenset() if name is None else frozenset(
+                {name.rsplit(".", 1)[-1], (imports.resolve(name) or name).rsplit(".", 1)[-1]}
+            )
+            named = self._names[id(call)] = (name, lasts)
+        name, lasts = named
+        if name is None or not any(last in self._by_last for last in lasts):
             return []
-        # A cheap test first: a sink's last name is the call's (or its import's) last name.
-        lasts = {name.rsplit(".", 1)[-1], (imports.resolve(name) or name).rsplit(".", 1)[-1]}
         # In the order the sinks were found (a set of two names has no order of its own).
         candidates = sorted({id(s): s for last in lasts for s in self._by_last.get(last, ())}.values(), key=self._order.__getitem__)
         if name in self.local_names:
