@@ -295,6 +295,29 @@ def test_statements_of_one_scope_leave_out_what_its_definitions_hold(index):
         assert [id(n) for n in walk.statements(scope, into_definitions=False)] == [id(n) for n in found]
 
 
+@pytest.mark.parametrize("index", range(41))
+def test_nodes_of_types_are_those_a_walk_meets_not_entering_the_skipped(index):
+    module = cst.parse_module(STATEMENT_SOURCE if index == 0 else _sample_sources()[index])
+    scopes = walk.node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    functions = [n for n in walk.statements(module) if isinstance(n, cst.FunctionDef)]
+    for root in [module, *functions[:20]]:
+        for wanted, skipped in (
+            (walk.node_types(cst.Call), scopes),
+            (walk.node_types(cst.Call), frozenset()),
+            (walk.node_types(cst.Assign, cst.If), scopes),
+        ):
+            found: list[cst.CSTNode] = []
+
+            class Collect(cst.CSTVisitor):
+                def on_visit(self, node: cst.CSTNode) -> bool:
+                    if type(node) in wanted:
+                        found.append(node)
+                    return node is root or type(node) not in skipped
+
+            root.visit(Collect())
+            assert [id(n) for n in walk.of_types(root, wanted, skipped)] == [id(n) for n in found]
+
+
 # Classes the hot helpers compare with `is` (dotted_name, assigned_names, loose_name, ...): a class
 # something derived from would make `type(node) is C` miss nodes that `isinstance` finds.
 LEAF_CLASSES = (

@@ -131,18 +131,7 @@ def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: 
     ``nested``, those in the functions and lambdas defined there too."""
     # Asked of whole functions, helper after helper: types by set membership, not isinstance
     # (trllint.core.cst.walk.node_types).
-    wanted = walk.node_types(*kinds)
-    skipped = frozenset() if nested else _OWN_SCOPES
-    found: list = []
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if type(current) in wanted:
-            found.append(current)
-        children = walk.syntax_children(current)
-        children.reverse()  # a fresh list
-        pending.extend(child for child in children if type(child) not in skipped)
-    return found
+    return walk.of_types(node, walk.node_types(*kinds), frozenset() if nested else _OWN_SCOPES)
 
 
 def _names_read(node: cst.CSTNode) -> set[str]:

@@ -216,6 +216,30 @@ def identifiers(node: cst.CSTNode) -> frozenset[str]:
     return frozenset(found)
 
 
+def of_types(node: cst.CSTNode, wanted: frozenset[type], skipped: frozenset[type] = frozenset()) -> list[Any]:
+    """The nodes under ``node`` (itself included) whose type is in ``wanted`` (``node_types``),
+    in the order a walk meets them, neither meeting nor entering one whose type is in
+    ``skipped``: for the analyses that collect one kind of node (the calls a function runs)
+    over whole functions."""
+    found: list[Any] = []
+    pending = [node]
+    readers = _SYNTAX_READERS
+    while pending:
+        current = pending.pop()
+        node_type = type(current)
+        if node_type in wanted:
+            found.append(current)
+        read = readers.get(node_type)
+        if read is None:
+            read = reader(node_type, syntax_only=True)
+        below = read(current)
+        if skipped:
+            below = [child for child in below if type(child) not in skipped]
+        below.reverse()  # a fresh list
+        pending.extend(below)
+    return found
+
+
 # Nodes that hold statements without being one: a statement lies only in these or in another
 # statement, never in an expression.
 _STATEMENT_HOLDERS = node_types(cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)
