@@ -15,15 +15,17 @@ _NOT_NODES = frozenset(
     {"ctx", "id", "attr", "arg", "name", "level", "module", "is_async", "conversion", "simple", "kind",
      "type_comment", "lineno", "tag"}
 )
-_FIELDS: dict[type, tuple[str, ...]] = {}
+# Node class -> its fields that can hold a node (``node_fields``), as read so far: hot walks look
+# a class up here before asking.
+FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def node_fields(node_type: type) -> tuple[str, ...]:
     """The fields of a node class that can hold a node (read once per class)."""
-    fields = _FIELDS.get(node_type)
+    fields = FIELDS.get(node_type)
     if fields is None:
         declared: tuple[str, ...] = node_type._fields  # type: ignore[attr-defined]
-        fields = _FIELDS[node_type] = tuple(f for f in declared if f not in _NOT_NODES)
+        fields = FIELDS[node_type] = tuple(f for f in declared if f not in _NOT_NODES)
     return fields
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from trllint.core.ast_walk import dotted_name, node_fields
+from trllint.core.ast_walk import FIELDS, dotted_name, node_fields
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,14 @@ class CodeNames:
     dotted_calls: frozenset[str] = frozenset()
 
 
+# The node classes whose names are read; every other node is only descended into.
+_READ = frozenset({ast.Attribute, ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom})
+
+
 def code_names(tree: ast.AST) -> CodeNames:
     # Asked of every file whose text passes a rule's text parts: the names are read in the walk
-    # itself (`ast_walk.node_fields`), node classes compared with `is`.
+    # itself (`ast_walk.node_fields`), node classes compared with `is`, and most nodes (names,
+    # constants, operators) pass one set test before their children are read.
     calls: set[str] = set()
     dotted_calls: set[str] = set()
     attributes: set[str] = set()
@@ -38,33 +43,42 @@ def code_names(tree: ast.AST) -> CodeNames:
     imported_as: dict[str, set[str]] = {}  # an alias may be bound by several imports (one in a function)
     pending: list[ast.AST] = [tree]
     node_class = ast.AST
+    fields_of = FIELDS
     while pending:
         node = pending.pop()
-        if type(node) is ast.Attribute:
-            attributes.add(node.attr)
-        elif type(node) is ast.Call:
-            func = node.func
-            if type(func) is ast.Attribute:
-                calls.add(func.attr)
-                dotted = dotted_name(func)
-                if dotted is not None:
-                    dotted_calls.add(dotted)
-            elif type(func) is ast.Name:
-                calls.add(func.id)
-                dotted_calls.add(func.id)
-        elif type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
-            functions.add(node.name)
-        elif type(node) is ast.Import or type(node) is ast.ImportFrom:
-            module = node.module if type(node) is ast.ImportFrom else None
-            for dotted in [module or "", *(alias.name for alias in node.names)]:
-                attributes.update(dotted.split(".")[1:])
-            for alias in node.names:
-                if alias.asname:
-                    imported_as.setdefault(alias.asname, set()).add(alias.name.rsplit(".", 1)[-1])
-        for field in node_fields(type(node)):
+        node_type = type(node)
+        if node_type in _READ:
+            if node_type is ast.Attribute:
+                attributes.add(node.attr)  # type: ignore[attr-defined]
+            elif node_type is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
+                if type(func) is ast.Attribute:
+                    calls.add(func.attr)
+                    dotted = dotted_name(func)
+                    if dotted is not None:
+                        dotted_calls.add(dotted)
+                elif type(func) is ast.Name:
+                    calls.add(func.id)
+                    dotted_calls.add(func.id)
+            elif node_type is ast.FunctionDef or node_type is ast.AsyncFunctionDef:
+                functions.add(node.name)  # type: ignore[attr-defined]
+            else:  # an import
+                module = node.module if node_type is ast.ImportFrom else None  # type: ignore[attr-defined]
+                for dotted in [module or "", *(alias.name for alias in node.names)]:  # type: ignore[attr-defined]
+                    attributes.update(dotted.split(".")[1:])
+                for alias in node.names:  # type: ignore[attr-defined]
+                    if alias.asname:
+                        imported_as.setdefault(alias.asname, set()).add(alias.name.rsplit(".", 1)[-1])
+        fields = fields_of.get(node_type)
+        if fields is None:
+            fields = node_fields(node_type)
+        for field in fields:
             value = getattr(node, field, None)
-            for child in value if type(value) is list else (value,):
-                if isinstance(child, node_class):
-                    pending.append(child)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, node_class):
+                        pending.append(child)
+            elif isinstance(value, node_class):
+                pending.append(value)
     calls.update(*(imported_as[name] for name in calls.intersection(imported_as)))
     return CodeNames(frozenset(calls), frozenset(attributes), frozenset(functions), frozenset(dotted_calls))
