@@ -354,3 +354,30 @@ def test_a_class_holds_what_walking_it_finds_read_from_the_shared_walk():
         "self.inner_acc": True, "self.accelerator": True, "self.flagged": True,
     }
     assert model.class_facts(classes["Inner"]).self_attributes == {"self.inner_acc": True, "self.accelerator": True}
+
+
+def test_the_calls_a_functions_body_runs_are_those_a_walk_of_the_body_collects():
+    # Not its decorators' or defaults' calls, nor those of a def, class or lambda inside it: the
+    # same calls, in the same order, as collecting them from its body without entering those.
+    import importlib.util
+    from pathlib import Path
+
+    from trllint.core.cst import walk
+
+    scopes = walk.node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    folder = Path(next(iter(importlib.util.find_spec("libcst").submodule_search_locations)))
+    sources = [SCOPES, NESTED_BLOCKS, *(p.read_text(encoding="utf-8") for p in sorted(folder.rglob("*.py"))[:30])]
+    checked = 0
+    for source in sources:
+        model = model_of(source)
+        for function in model.definitions.functions:
+            expected = walk.of_types(function.body, walk.node_types(cst.Call), scopes)
+            assert [id(c) for c in model.calls_in_body(function)] == [id(c) for c in expected]
+            checked += bool(expected)
+    assert checked > 100
+    model = model_of(SCOPES)
+    method = next(f for f in model.definitions.functions if f.name.value == "method")
+    code = model.source.module.code_for_node
+    assert [code(c.func) for c in model.calls_in_body(method)] == ["self.step"]  # not default(), inner(), ...
+    other = model_of(SCOPES).definitions.functions[0]
+    assert model.calls_in_body(other) is None  # a function of another tree

@@ -142,7 +142,9 @@ class CollectiveUnderRankGuard(Rule):
         """The calls that run when ``function`` runs, read once: both questions below ask them."""
         key = id(function)
         if key not in self._body_calls:
-            self._body_calls[key] = run_by(function.body)
+            # The model's walk noted them (a function of another tree is walked here).
+            known = self.model.calls_in_body(function)
+            self._body_calls[key] = list(known) if known is not None else run_by(function.body)
         return self._body_calls[key]
 
     def _helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None:

@@ -77,14 +77,40 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         self.assignment_classes: list[cst.ClassDef | None] = []
         self.function_classes: list[cst.ClassDef | None] = []
         self.class_parents: dict[int, cst.ClassDef | None] = {}
+        # id(def) -> the calls its body runs itself, in walk order: not those of its decorators
+        # and defaults, nor those in a def, class or lambda inside it.
+        self.body_calls: dict[int, list[cst.Call]] = {}
         self._function: list[cst.FunctionDef | None] = [None]
         self._outermost_class: list[cst.ClassDef | None] = [None]
         self._innermost_class: list[cst.ClassDef | None] = [None]
         self._scopes: list[cst.FunctionDef | cst.ClassDef | None] = [None]
+        # The def, class or lambda whose own code the walk is in: [node, id of a def's body,
+        # whether the walk is in that body yet] (a def's body comes after its header).
+        self._runner: list[list[Any]] = [[None, None, False]]
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
         self.call_scopes.append((self._function[-1], self._outermost_class[-1]))
+        runner, _, in_body = self._runner[-1]
+        if in_body:
+            self.body_calls.setdefault(id(runner), []).append(node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._enter_block(node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._enter_block(node)
+
+    def _enter_block(self, node: cst.BaseSuite) -> None:
+        runner = self._runner[-1]
+        if runner[1] == id(node):
+            runner[2] = True
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._runner.append([node, None, False])
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._runner.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.assignments.append(node)
@@ -101,10 +127,12 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         self.method_class[id(node)] = scope if type(scope) is cst.ClassDef else None
         self._function.append(node)
         self._scopes.append(node)
+        self._runner.append([node, id(node.body), False])
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._function.pop()
         self._scopes.pop()
+        self._runner.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node)
@@ -112,6 +140,7 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         self._outermost_class.append(self._outermost_class[-1] or node)
         self._innermost_class.append(node)
         self._scopes.append(node)
+        self._runner.append([node, None, False])
         if isinstance(node.body, cst.IndentedBlock):
             for statement in node.body.body:
                 if isinstance(statement, cst.FunctionDef):
@@ -121,6 +150,7 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         self._outermost_class.pop()
         self._innermost_class.pop()
         self._scopes.pop()
+        self._runner.pop()
 
 
 def imports_of(source: SourceFile) -> ImportMap:
@@ -248,6 +278,15 @@ class SemanticModel:
     def outermost_class_holding(self, call: cst.Call) -> cst.ClassDef | None:
         """The outermost class that holds one of the file's calls (``calls``), or None."""
         return self._call_scopes[id(call)][1]
+
+    def calls_in_body(self, function: cst.FunctionDef) -> tuple[cst.Call, ...] | None:
+        """The calls ``function``'s body runs itself, in walk order: not those of its decorators
+        and defaults, nor those in a def, class or lambda inside it (they run when that is
+        called). None for a function this file's walk did not meet."""
+        found = self._walked
+        if id(function) not in found.method_class:
+            return None
+        return tuple(found.body_calls.get(id(function), ()))
 
     @cached_property
     def assignments(self) -> tuple[cst.Assign | cst.AnnAssign, ...]:
