@@ -95,10 +95,11 @@ class ShardedGenerateOutOfStep(Rule):
         return None
 
     def _sharded_model(self, receiver: cst.BaseExpression, at: cst.Call, *, forward: bool = False) -> bool:
-        unwrap = unwrap_call_of(self.model, receiver, at)
+        model = self.model  # asked of every call of the file: the property once
+        unwrap = unwrap_call_of(model, receiver, at)
         if unwrap is not None:
             # Unless no backend shards the module behind it (an EMA copy never prepared).
-            return bool(backends_sharding(self.model, unwrap.args[0].value, unwrap))
+            return bool(backends_sharding(model, unwrap.args[0].value, unwrap))
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "module":
             return True  # engine.module / model.module: the model a DeepSpeed engine or FSDP holds
         name = dotted_name(receiver)
@@ -106,25 +107,35 @@ class ShardedGenerateOutOfStep(Rule):
             return False
         if not forward and name in ("trainer.model", "self.model"):
             # The Trainer's model: its parameters are the engine's under ZeRO-3 / FSDP.
-            cls = self.model.context.enclosing_class(at)
+            cls = model.context.enclosing_class(at)
             return name == "trainer.model" or (cls is not None and is_trainer_class(cls))
-        return isinstance(receiver, cst.Name) and self._prepared(receiver, at)
+        return isinstance(receiver, cst.Name) and self._prepared(model, receiver, at)
 
-    def _prepared(self, receiver: cst.Name, at: cst.Call) -> bool:
+    def _prepared(self, model: SemanticModel, receiver: cst.Name, at: cst.Call) -> bool:
         """A name every binding of which in its scope comes from ``accelerator.prepare(...)``."""
-        if called_names(self.model).isdisjoint(PREPARE_METHODS):
+        if called_names(model).isdisjoint(PREPARE_METHODS):
             return False  # no binding anywhere comes from a prepare call
-        scope = self.model.context.enclosing_function(at) or self.source.module
+        scope = model.context.enclosing_function(at) or self.source.module
         if id(scope) not in self._bindings:
-            self._bindings[id(scope)] = _prepare_bindings(scope)
+            self._bindings[id(scope)] = _prepare_bindings(scope) if self._calls_prepare(scope) else {}
         values = self._bindings[id(scope)].get(receiver.value, [])
         return bool(values) and all(
             isinstance(v, cst.Call)
             and isinstance(v.func, cst.Attribute)
             and v.func.attr.value in PREPARE_METHODS
-            and is_accelerator(v.func.value, self.model.context)
+            and is_accelerator(v.func.value, model.context)
             and argument(v, "evaluation_mode") is None
             for v in values
+        )
+
+    def _calls_prepare(self, scope: cst.CSTNode) -> bool:
+        """A function whose own body calls no ``x.prepare(...)`` binds nothing to one: its
+        bindings need not be read (the model's walk noted each body's calls)."""
+        if not isinstance(scope, cst.FunctionDef):
+            return True
+        calls = self.model.calls_in_body(scope)
+        return calls is None or any(
+            isinstance(call.func, cst.Attribute) and call.func.attr.value in PREPARE_METHODS for call in calls
         )
 
     def _sharding_ruled_out_here(self, call: cst.Call) -> bool:
