@@ -34,16 +34,13 @@ from trllint.semantic.project.file_view import project_view
 
 from .sinks import METRIC_BUFFERS
 
-# The names and attribute names in a node (``walk.identifiers``, or the semantic model's memo).
-Identifiers = Callable[[cst.CSTNode], frozenset[str]]
-
 
 def log_reduces_stored_metrics(
     cls: cst.ClassDef,
     classes: dict[str, cst.ClassDef],
     buffers: frozenset[str] = frozenset(METRIC_BUFFERS),
     is_sink: Callable[[cst.Call], bool] = lambda call: False,
-    identifiers: Identifiers = walk.identifiers,
+    identifiers: walk.Identifiers = walk.identifiers,
 ) -> bool:
     """True when ``log()`` of ``cls`` (or of a base class in the same file), or another of its
     methods, passes what it read from a metric buffer through a collective or an unseen method.
@@ -188,7 +185,7 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
     return reduced
 
 
-def reduces_stored_metrics(cls: cst.ClassDef, identifiers: Identifiers = walk.identifiers) -> bool:
+def reduces_stored_metrics(cls: cst.ClassDef, identifiers: walk.Identifiers = walk.identifiers) -> bool:
     """The class's own methods reduce TRL's metric buffers before logging.
 
     Asked of every class of a module another module's class inherits from: a class that never
@@ -215,7 +212,7 @@ REDUCES_STORED_METRICS = ModuleFact("trl004.reduces-stored-metrics", 1, _classes
 NAMES_A_METRIC_BUFFER = AnyOf(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS})
 
 
-def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...], identifiers: Identifiers) -> bool:
+def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...], identifiers: walk.Identifiers) -> bool:
     """``node`` names an attribute (or a name) a buffer ends with. Nothing can be read from a
     buffer, so nothing reduced, without that: the taint analysis is spared."""
     return not identifiers(node).isdisjoint(_tail(buffer) for buffer in buffers)

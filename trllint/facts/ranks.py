@@ -127,7 +127,7 @@ def names_a_rank(name: str) -> bool:
 class RankFacts:
     """The rank tests of one file (built once per file, ``RankFacts.of``)."""
 
-    def __init__(self, module: cst.Module, identifiers: Callable[[cst.CSTNode], frozenset[str]] = walk.identifiers) -> None:
+    def __init__(self, module: cst.Module, identifiers: walk.Identifiers = walk.identifiers) -> None:
         """``identifiers``: ``walk.identifiers``, or the semantic model's, which keeps each answer."""
         self._identifiers = identifiers
         self._index_names: set[str] = set()

@@ -13,7 +13,7 @@ import libcst as cst
 
 from trllint.core.cst.names import dotted_name
 from trllint.core.cst.parents import ParentProvider
-from trllint.core.cst.walk import node_types, syntax_children
+from trllint.core.cst.walk import path_to_definition, syntax_children
 from trllint.core.source import SourceFile
 
 # Metadata a rule must declare to use this module.
@@ -22,11 +22,6 @@ CONTEXT_METADATA = (ParentProvider,)
 ParentOf = Callable[[cst.CSTNode], "cst.CSTNode | None"]
 
 DEFAULT_STEP_METHODS = ("training_step", "compute_loss", "prediction_step", "evaluation_step")
-
-# What a statement can lie in: other statements, and the blocks and clauses that hold them.
-_HOLDS_STATEMENTS = node_types(
-    cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase
-)
 
 
 class NodeContext:
@@ -92,7 +87,7 @@ class NodeContext:
         under the module (then the file's map answers)."""
         if id(function) in self._linked_functions:
             return True
-        above = _path_down_to(self.source.module, function)
+        above = path_to_definition(self.source.module, function)
         if above is None:
             return False
         self._linked_functions.add(id(function))
@@ -141,26 +136,6 @@ class NodeContext:
             if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 return ancestor
         return None
-
-
-def _path_down_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
-    """The nodes from ``root`` down to ``target``'s parent, through statements and the blocks
-    that hold them alone (None when ``target`` is not there): a walk of a fraction of the tree."""
-    came_from: dict[int, cst.CSTNode] = {}
-    pending: list[cst.CSTNode] = [root]
-    while pending:
-        current = pending.pop()
-        for child in syntax_children(current):
-            if child is target:
-                path = [current]
-                while id(path[-1]) in came_from:
-                    path.append(came_from[id(path[-1])])
-                path.reverse()
-                return path
-            if type(child) in _HOLDS_STATEMENTS:
-                came_from[id(child)] = current
-                pending.append(child)
-    return None
 
 
 def is_trainer_class(cls: cst.ClassDef) -> bool:

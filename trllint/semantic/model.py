@@ -83,9 +83,9 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         self._function: list[cst.FunctionDef | None] = [None]
         self._outermost_class: list[cst.ClassDef | None] = [None]
         self._innermost_class: list[cst.ClassDef | None] = [None]
-        self._scopes: list[cst.FunctionDef | cst.ClassDef | None] = [None]
         # The def, class or lambda whose own code the walk is in: [node, id of a def's body,
-        # whether the walk is in that body yet] (a def's body comes after its header).
+        # whether the walk is in that body yet] (a def's body comes after its header). A def or
+        # a class never lies in a lambda: at one, the top is the nearest def or class.
         self._runner: list[list[Any]] = [[None, None, False]]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -123,15 +123,13 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node)
         self.function_classes.append(self._innermost_class[-1])
-        scope = self._scopes[-1]
+        scope = self._runner[-1][0]
         self.method_class[id(node)] = scope if type(scope) is cst.ClassDef else None
         self._function.append(node)
-        self._scopes.append(node)
         self._runner.append([node, id(node.body), False])
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._function.pop()
-        self._scopes.pop()
         self._runner.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -139,7 +137,6 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         self.class_parents[id(node)] = self._innermost_class[-1]
         self._outermost_class.append(self._outermost_class[-1] or node)
         self._innermost_class.append(node)
-        self._scopes.append(node)
         self._runner.append([node, None, False])
         if isinstance(node.body, cst.IndentedBlock):
             for statement in node.body.body:
@@ -149,7 +146,6 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._outermost_class.pop()
         self._innermost_class.pop()
-        self._scopes.pop()
         self._runner.pop()
 
 

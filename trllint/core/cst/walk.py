@@ -192,6 +192,11 @@ def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return reader(type(node), syntax_only=True)(node)
 
 
+# What answers ``identifiers`` for an analysis: the function itself, or the semantic model's
+# memo of it (``SemanticModel.identifiers``).
+Identifiers = Callable[[cst.CSTNode], frozenset[str]]
+
+
 def identifiers(node: cst.CSTNode) -> frozenset[str]:
     """Every ``Name`` and attribute name in ``node``: a cheap first test for the analyses that
     look for a name by its last part (most expressions hold none of the names they look for)."""
@@ -272,6 +277,31 @@ def _collect_statements(current: cst.CSTNode, found: list[cst.CSTNode], into_def
                 _collect_statements(child, found, into_definitions)
         elif kind in _STATEMENT_HOLDERS:
             _collect_statements(child, found, into_definitions)
+
+
+# What a def or a class can lie in: compound statements and the blocks and clauses they hold.
+_HOLDS_DEFINITIONS = _STATEMENT_HOLDERS | node_types(cst.BaseCompoundStatement)
+
+
+def path_to_definition(root: cst.CSTNode, definition: cst.FunctionDef | cst.ClassDef) -> list[cst.CSTNode] | None:
+    """The nodes from ``root`` down to ``definition``'s parent (None when it is not under
+    ``root``): found through statements and the blocks that hold them, never an expression,
+    where a definition cannot lie."""
+    came_from: dict[int, cst.CSTNode] = {}
+    pending: list[cst.CSTNode] = [root]
+    while pending:
+        current = pending.pop()
+        for child in syntax_children(current):
+            if child is definition:
+                path = [current]
+                while id(path[-1]) in came_from:
+                    path.append(came_from[id(path[-1])])
+                path.reverse()
+                return path
+            if type(child) in _HOLDS_DEFINITIONS:
+                came_from[id(child)] = current
+                pending.append(child)
+    return None
 
 
 def hooks_tokens(visitor_type: type) -> bool:
