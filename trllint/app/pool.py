@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -70,6 +71,9 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode, *, dige
             result.fixed = 0
     return result
 
+
+# A pool costs ~100 ms to start: only worth it for more than a handful of files.
+POOL_MIN_FILES = 8
 
 # Worker processes receive the job (the run's rules with it) once, at start-up, not with every file.
 _worker_job: Callable[[Path, str], object] | None = None
@@ -138,8 +142,7 @@ def map_files(
     """
     workers = max(1, min(workers, len(jobs)))
     _prepare_memory(len(jobs), rewrites)
-    # A pool costs ~100 ms to start: only worth it for more than a handful of files.
-    if workers == 1 or len(jobs) < 8:
+    if workers == 1 or len(jobs) < POOL_MIN_FILES:
         return [_run_job(job, path, display) for path, display in jobs]
     # Imported here: concurrent.futures brings multiprocessing (~50 ms), which one file never needs.
     import multiprocessing
@@ -164,6 +167,12 @@ def process_files(
     jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int, digest: bool = True
 ) -> list[FileResult]:
     """Each job's result, in the order of ``jobs``, whatever the number of workers."""
+    if workers > 1 and len(jobs) < POOL_MIN_FILES:
+        from trllint.app import rule_split
+
+        if rule_split.available():
+            # No pool: the cores it would use check the rules of each large file instead.
+            ruleset = replace(ruleset, check_runner=rule_split.check_in_two_processes)
     job = partial(process_file, ruleset=ruleset, mode=mode, digest=digest)
     return map_files(job, jobs, workers=workers, rewrites=mode.rewrites)
 

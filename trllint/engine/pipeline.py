@@ -95,7 +95,7 @@ def _process_bytes(
             (decoded.map_back(f) for f in unlinted + lint_source(source, decoded.linted_as, ruleset)), key=Finding.sort_key
         )
         if isinstance(source.model, SemanticModel) and source.path is not None:
-            result.dependencies = {**consulted_modules(source.model), **launch_dependencies(source.model)}
+            result.dependencies = file_dependencies(source.model)
         source.release()
         return result, None
     from trllint.engine.fix_loop import fix_source  # only --fix and --diff need it
@@ -118,6 +118,12 @@ def _process_bytes(
     if new_bytes is not None and mode.diff:
         result.diff = unified_diff(*decoded.diff_texts(outcome.text, new_bytes), display)
     return result, new_bytes
+
+
+def file_dependencies(model: SemanticModel) -> dict[str, str]:
+    """The project files whose content the file's findings stand on (path, or a launch key, ->
+    digest): its cached result holds while they are unchanged."""
+    return {**consulted_modules(model), **launch_dependencies(model), **model.read_elsewhere}
 
 
 def add_noqa_bytes(data: bytes, display: str, filename: str, ruleset: RuleSet) -> tuple[NoqaOutcome, bytes | None]:
