@@ -94,3 +94,25 @@ def test_a_linted_file_leaves_no_reference_cycle_holding_its_tree(collector):
             nodes += 1
             pending.extend(pending.pop().children)
         assert unreachable < nodes // 20, (path.name, unreachable, nodes)
+
+
+@pytest.mark.parametrize(("exits_unfreed", "files", "released"), [(True, 1, 0), (False, 1, 1), (True, 2, 2)])
+def test_only_the_one_file_of_a_process_that_exits_unfreed_keeps_its_tree(
+    tmp_path, monkeypatch, exits_unfreed, files, released
+):
+    from trllint.app.pool import process_files
+    from trllint.core.source import SourceFile
+    from trllint.engine.results import Mode
+    from trllint.rule.registry import all_rules
+    from trllint.rule.ruleset import RuleSet
+
+    releases: list[str] = []
+    release = SourceFile.release
+    monkeypatch.setattr(SourceFile, "release", lambda self: releases.append(self.display_path) or release(self))
+    monkeypatch.setattr(memory, "exits_unfreed", lambda: exits_unfreed)
+    jobs = []
+    for n in range(files):
+        (tmp_path / f"t{n}.py").write_text("import torch.distributed as dist\n\ndist.barrier()\n", encoding="utf-8")
+        jobs.append((tmp_path / f"t{n}.py", f"t{n}.py"))
+    process_files(jobs, RuleSet([info.rule for info in all_rules().values()], preview=True), Mode(), workers=1)
+    assert sorted(releases) == [name for _, name in jobs][:released]

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from trllint import __version__
+# At the top: entry() turns the collector off before it allocates anything (trllint.app.memory).
+from trllint.app import memory
 from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE
 
 
@@ -163,8 +165,6 @@ def entry() -> NoReturn:
     argv = sys.argv[1:]
     if argv[:1] == ["server"]:
         sys.exit(main(argv))
-    from trllint.app import memory
-
     memory.off_to_the_end()
     code = main(argv)
     if sys.gettrace() is not None or sys.getprofile() is not None:
@@ -189,7 +189,6 @@ def main(argv: list[str] | None = None) -> int:
 
         return server_main(argv[1:])
     args = build_parser().parse_args(argv)
-    from trllint.app import memory
     from trllint.app.config import use_rule_catalog
 
     try:

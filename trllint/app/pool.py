@@ -167,6 +167,11 @@ def process_files(
     jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int, digest: bool = True
 ) -> list[FileResult]:
     """Each job's result, in the order of ``jobs``, whatever the number of workers."""
+    if len(jobs) == 1 and not mode.rewrites:
+        from trllint.app import memory
+
+        if memory.exits_unfreed():
+            mode = replace(mode, keep_until_exit=True)
     if workers > 1 and len(jobs) < POOL_MIN_FILES:
         from trllint.app import rule_split
 

@@ -96,7 +96,8 @@ def _process_bytes(
         )
         if isinstance(source.model, SemanticModel) and source.path is not None:
             result.dependencies = file_dependencies(source.model)
-        source.release()
+        if not mode.keep_until_exit:
+            source.release()
         return result, None
     from trllint.engine.fix_loop import fix_source  # only --fix and --diff need it
 

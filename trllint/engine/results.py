@@ -13,6 +13,9 @@ class Mode:
     fix: bool = False
     diff: bool = False
     unsafe: bool = False
+    # The process ends right after the file (trllint.app.cli.entry, one file): its tree and facts
+    # are left to the exit, not freed object by object (7 ms after a 3,400-line script).
+    keep_until_exit: bool = False
 
     @property
     def rewrites(self) -> bool:
