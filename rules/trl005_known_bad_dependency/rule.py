@@ -13,33 +13,26 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.rules.trl005_known_bad_dependency.dependencies import (
-    Declared,
-    Unreadable,
-    frozen_environment,
-    in_pyproject,
-    in_requirements_file,
-    in_setup_cfg,
-)
 from trllint.core.cst.names import call_name
 from trllint.core.requirements_files import named_as_requirements
 from trllint.core.findings import Evidence, ReasonKind
-from trllint.facts.launch.project import TRL_VLLM_GENERATION, trl_vllm_generation
 from trllint.semantic.project.index import project_scope
 from trllint.facts.calls import calls_in
 from trllint.rule.base import Edit, Fix, Rule
 
+# The readers of dependency lists (.dependencies, with tomllib) and of the project's launches are
+# imported where a dependency is read: every run imports this module, and most lint no
+# dependency list (8 ms at start-up). packaging (.releases) only where a dependency is checked.
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
+    from .dependencies import Declared, Unreadable
     from .releases import KnownBad
 
 
 _SETUP_CALLS = ("setup", "setuptools.setup", "distutils.core.setup")
 # setup() keywords whose strings are requirements.
 _SETUP_KEYWORDS = ("install_requires", "extras_require")
-# The package a row's need runs in: TRL's vLLM generation needs trl installed beside vllm.
-_NEEDED_PACKAGE = {TRL_VLLM_GENERATION: "trl"}
 
 
 class Unsafe(ReasonKind):
@@ -77,6 +70,8 @@ class KnownBadDependency(Rule):
     # ---- text files --------------------------------------------------------------------
 
     def lint_text(self) -> None:
+        from .dependencies import Unreadable, frozen_environment, in_pyproject, in_requirements_file, in_setup_cfg
+
         text = self.source.text
         if self.filename == "pyproject.toml":
             items: Iterator[Declared | Unreadable] = in_pyproject(text)
@@ -97,7 +92,8 @@ class KnownBadDependency(Rule):
                 self.check(item)
 
     def check(self, declared: Declared) -> None:
-        # packaging is imported only for a file with dependencies in it, not on every run.
+        from trllint.facts.launch.project import TRL_VLLM_GENERATION, trl_vllm_generation
+
         from .releases import InvalidRequirement, Requirement, version_part, violated_row
 
         try:
@@ -113,7 +109,8 @@ class KnownBadDependency(Rule):
             return
         evidence: tuple[Evidence, ...] = ()
         preview = row.preview  # a row marked preview in known_bad.toml
-        needed = _NEEDED_PACKAGE.get(row.needs or "")
+        # The package a row's need runs in: TRL's vLLM generation needs trl installed beside vllm.
+        needed = "trl" if row.needs == TRL_VLLM_GENERATION else None
         if needed is not None and self._frozen is not None and needed not in self._frozen:
             # A frozen environment lists every package it had: without trl, the bug's need (TRL's
             # vLLM generation) cannot arise in it, whatever else the project runs (an inference
@@ -204,6 +201,8 @@ class KnownBadDependency(Rule):
         body_offset = start + len(literal.prefix) + len(literal.quote)
         value = literal.evaluated_value
         verbatim = self.source.text[body_offset : end - len(literal.quote)] == value
+        from .dependencies import Declared
+
         self.check(Declared(value, start, end, body_offset if verbatim else None))
 
 
