@@ -22,6 +22,7 @@ the fork; otherwise the rules run one after the other.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
@@ -111,7 +112,7 @@ def check_in_two_processes(model: SemanticModel, rules: list[Rule]) -> None:
         reported = True
     finally:
         if not reported:  # a rule of ours raised: the child's work is no longer wanted
-            os.kill(child, 9)
+            os.kill(child, signal.SIGKILL)
         os.close(read_fd)
         os.waitpid(child, 0)
         left_to_child = claims.claimed_by(_CHILD)
