@@ -193,6 +193,8 @@ class KnownBadDependency(Rule):
                 yield from self._requirement_literals(value, seen | {expression.value})
 
     def _check_literal(self, literal: cst.SimpleString) -> None:
+        from .dependencies import Declared
+
         if "b" in literal.prefix.lower():
             return
         position = self.get_metadata(PositionProvider, literal)
@@ -201,8 +203,6 @@ class KnownBadDependency(Rule):
         body_offset = start + len(literal.prefix) + len(literal.quote)
         value = literal.evaluated_value
         verbatim = self.source.text[body_offset : end - len(literal.quote)] == value
-        from .dependencies import Declared
-
         self.check(Declared(value, start, end, body_offset if verbatim else None))
 
 

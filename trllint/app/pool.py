@@ -167,7 +167,7 @@ def process_files(
     jobs: list[tuple[Path, str]], ruleset: RuleSet, mode: Mode, *, workers: int, digest: bool = True
 ) -> list[FileResult]:
     """Each job's result, in the order of ``jobs``, whatever the number of workers."""
-    if len(jobs) == 1 and not mode.rewrites:
+    if len(jobs) == 1:
         from trllint.app import memory
 
         if memory.exits_unfreed():

@@ -81,8 +81,7 @@ def check_in_two_processes(model: SemanticModel, rules: list[Rule]) -> None:
     """Each rule's ``check_module(model)``, the rules shared between this process and a fork
     (a ``trllint.rule.ruleset.CheckRunner``)."""
     if len(model.source.text) < MIN_CHARS:
-        for rule in rules:
-            rule.check_module(model)
+        _check_here(model, rules)
         return
     import pickle  # before the fork: the child imports nothing it can avoid
 
@@ -95,8 +94,7 @@ def check_in_two_processes(model: SemanticModel, rules: list[Rule]) -> None:
         os.close(read_fd)
         os.close(write_fd)
         claims.close()
-        for rule in rules:
-            rule.check_module(model)
+        _check_here(model, rules)
         return
     if child == 0:
         _check_in_child(model, rules, claims, read_fd, write_fd)
@@ -124,9 +122,14 @@ def check_in_two_processes(model: SemanticModel, rules: list[Rule]) -> None:
     for index in left_to_child:
         if index in finished:
             rules[index].findings = finished[index]
-        else:
-            rules[index].check_module(model)
+    # A rule the child claimed and did not finish.
+    _check_here(model, [rules[i] for i in left_to_child if i not in finished])
     model.read_elsewhere.update(read)
+
+
+def _check_here(model: SemanticModel, rules: list[Rule]) -> None:
+    for rule in rules:
+        rule.check_module(model)
 
 
 def in_line(rules: list[Rule]) -> list[Rule]:

@@ -14,6 +14,7 @@ The walk skips hidden folders, virtual environments, installed packages, and nes
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -48,8 +49,6 @@ class ProjectLaunch:
 
     @property
     def digest(self) -> str:
-        import hashlib  # a project with no launch file, or a run without the cache, needs none
-
         text = "\n".join(f"{path} {digest}" for path, digest in sorted(self.read.items()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -118,8 +117,6 @@ def project_launch(root: Path) -> ProjectLaunch:
             shell.append((path, text))
             if not any(word in text for word in ("launch", "torchrun", "deepspeed", "python")):
                 continue
-        import hashlib
-
         project.read[relative.as_posix()] = hashlib.sha256(data).hexdigest()
     resolver = _Resolver(root, yamls, jsons)
     for relative, (path, verdict) in sorted(yamls.items()):
