@@ -196,3 +196,25 @@ def test_the_readme_names_every_flag():
     flags = {flag for action in build_parser()._actions for flag in action.option_strings if flag.startswith("--")}
     missing = sorted(flag for flag in flags - {"--help", "--version"} if flag not in readme)
     assert not missing, f"README does not name: {missing}"
+
+
+@pytest.mark.parametrize("columns", ["50", "120"])
+def test_help_wraps_to_the_terminal_width(columns, monkeypatch, capsys):
+    # The help formatter reads the width itself (no shutil at start-up), as argparse's does:
+    # COLUMNS first, then the terminal, then 80.
+    from trllint.app.cli import build_parser
+
+    monkeypatch.setenv("COLUMNS", columns)
+    assert int(columns) - 12 <= _widest_wrapped_line(build_parser().format_help()) <= int(columns) - 2
+
+
+def test_help_without_a_width_wraps_at_80(monkeypatch):
+    from trllint.app.cli import build_parser
+
+    monkeypatch.delenv("COLUMNS", raising=False)  # and pytest's stdout is no terminal
+    assert 68 <= _widest_wrapped_line(build_parser().format_help()) <= 78
+
+
+def _widest_wrapped_line(help_text: str) -> int:
+    # An option's own spelling (`--format {text,json,...}`) is never wrapped: its lines are left out.
+    return max(len(line) for line in help_text.splitlines() if not line.lstrip().startswith("-"))
