@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.test_trl004_project import _loop
-from trllint.app import rule_split
+from trllint.app import memory, rule_split
 from trllint.app.pool import POOL_MIN_FILES, process_files
 from trllint.core.source import SourceFile
 from trllint.engine.lint import lint_source
@@ -206,6 +206,31 @@ def test_a_rule_that_fails_is_reported_as_without_the_split(every_size, log, end
     assert _checked_by(log)["TST990"][0] == end
     assert split == _run(rules, split=False)
     assert [f["code"] for f in split].count("TRL999") == 1 and len(split) == 5
+
+
+@pytest.mark.parametrize("exits_unfreed", [False, True])
+def test_the_child_is_reaped_unless_the_process_exits_at_once(every_size, log, monkeypatch, exits_unfreed):
+    # A lint of one file exits a moment after its rules: the system reaps the child then, and
+    # waiting for the child's own exit would only delay this one's.
+    forked: list[int] = []
+    fork = os.fork
+
+    def recorded_fork() -> int:
+        pid = fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(rule_split.os, "fork", recorded_fork)
+    monkeypatch.setattr(memory, "_exits_unfreed", exits_unfreed)
+    rules = [_noted(f"TST9{n:02}") for n in range(4)]
+    assert len(_run(rules, split=True)) == 4
+    assert len(forked) == 1 and {p for (p,) in _checked_by(log).values()} == {"parent", "child"}
+    if exits_unfreed:
+        assert os.waitpid(forked[0], 0)[0] == forked[0]  # left for whoever reaps it
+    else:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(forked[0], os.WNOHANG)  # already reaped
 
 
 def test_a_small_file_is_checked_here_alone(log):
