@@ -148,12 +148,20 @@ def _nodes_in(value: Any) -> list[cst.CSTNode]:
     return []
 
 
+def _no_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    return []
+
+
 def _compile_reader(node_type: type, fields: Sequence[tuple[str, str]]) -> Children:
     """A function returning a node's children from ``fields``, written out for this one class.
 
     Walks call it once per node; straight-line attribute reads are several times faster than a
-    loop that looks up each field and branches on how it holds its children.
+    loop that looks up each field and branches on how it holds its children. A class with no
+    such field (a name, a number: a third of a syntax walk's nodes) shares ``_no_children``,
+    which ``visit`` does not call.
     """
+    if not fields:
+        return _no_children
     lines = ["def read(node):", "    found = []"]
     for name, kind in fields:  # names come from LibCST's dataclass fields: plain identifiers
         if kind == _ONE:
@@ -233,7 +241,8 @@ def identifiers(node: cst.CSTNode) -> frozenset[str]:
         read = readers.get(node_type)
         if read is None:
             read = reader(node_type, syntax_only=True)
-        pending.extend(read(current))
+        if read is not _no_children:
+            pending.extend(read(current))
     return frozenset(found)
 
 
@@ -253,6 +262,8 @@ def of_types(node: cst.CSTNode, wanted: frozenset[type], skipped: frozenset[type
         read = readers.get(node_type)
         if read is None:
             read = reader(node_type, syntax_only=True)
+        if read is _no_children:
+            continue
         below = read(current)
         if skipped:
             below = [child for child in below if type(child) not in skipped]
@@ -372,7 +383,7 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         enter, leave, read = entry
         if leave is not None:
             pending.append((leave, current))
-        if enter is None or enter(visitor, current) is not False:
+        if (enter is None or enter(visitor, current) is not False) and read is not _no_children:
             below = read(current)  # a fresh list: reversed in place
             below.reverse()
             pending.extend(below)
