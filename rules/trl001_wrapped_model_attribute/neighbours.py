@@ -11,12 +11,12 @@ fixed in the same run; anything else (a method the model class defines, ``genera
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names
+from trllint.core.records import record
 from trllint.semantic.model import SemanticModel
 
 # What a wrapper (DDP, FSDP, a DeepSpeed engine: all nn.Modules) answers itself.
@@ -53,7 +53,7 @@ def neighbour_through_wrapper(model: SemanticModel, read: cst.Attribute, receive
 BIND, HIDDEN, REPORTED = "bind", "hidden", "reported"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Event:
     name: str  # the receiver read, or the name assigned
     kind: str  # BIND, HIDDEN (a member a wrapper may hide), REPORTED (a member this rule fixes)

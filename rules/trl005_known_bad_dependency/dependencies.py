@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
 from typing import Iterator
 
+from trllint.core.records import record
 from trllint.core.requirements_files import PIP_COMMENT
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Declared:
     """One requirement string: ``text`` as the installer reads it, and where it stands."""
 
@@ -27,7 +27,7 @@ class Declared:
     text_offset: int | None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unreadable:
     """A part of the file that cannot be read as dependencies (a TOML error, say)."""
 
@@ -302,7 +302,7 @@ def _offset(text: str, line: int, column: int) -> int:
     return min(starts[min(line, len(starts)) - 1] + column, len(text))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TomlString:
     path: tuple[str, ...]  # the key it is the value of (array elements share their array's key)
     value: str

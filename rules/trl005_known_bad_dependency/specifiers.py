@@ -9,10 +9,11 @@ neighbours decides it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+from trllint.core.records import record
 
 # Always probed: the oldest and newest a version can plausibly be.
 _FAR_VERSIONS = (Version("0"), Version("0.0.1"), Version("99999"))
@@ -58,7 +59,7 @@ def admits_any(requested: SpecifierSet, bad: SpecifierSet) -> bool:
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SpecifierEdit:
     """Replace ``text[start:end]`` of a requirement string with ``content``."""
 

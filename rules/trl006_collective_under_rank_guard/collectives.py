@@ -13,11 +13,11 @@ its tensor arguments in place (``all_reduce``, ``broadcast``), which other ranks
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
 import libcst as cst
 
+from trllint.core.records import record
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.launch.backends import DEEPSPEED, SHARDED, Backend, describe
 from trllint.semantic.context import NodeContext, is_trainer_class
@@ -87,7 +87,7 @@ SHARDED_ONLY: dict[str, frozenset[Backend]] = {
 AUTOMATIC_NAMING = "automatic_checkpoint_naming"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Collective:
     call: cst.Call
     label: str  # how the message names it: `accelerator.gather_for_metrics`, `dist.barrier`

@@ -11,11 +11,11 @@ value the code does not spell (a helper's result, a loop variable) is unknown an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import libcst as cst
 
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute, matches
+from trllint.core.records import record
 from trllint.facts.bindings import bound_value
 from trllint.facts.ranks import reads_rank
 from trllint.semantic.model import SemanticModel
@@ -35,7 +35,7 @@ _DISTRIBUTED_RUN_WORDS = (
 _MAX_DEPTH = 8
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sharding:
     """Where a loader's data is cut by rank."""
 

@@ -12,9 +12,10 @@ import fnmatch
 import os
 import stat
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from trllint.core.records import record
 from trllint.engine.inputs import ALWAYS_READ_PATTERNS, kind_for
 
 DEFAULT_EXCLUDES = (
@@ -37,7 +38,7 @@ DEFAULT_EXCLUDES = (
 )
 
 
-@dataclass
+@record
 class Discovered:
     files: list[Path] = field(default_factory=list)
     # Paths named on the command line that could not be used: (path, reason).

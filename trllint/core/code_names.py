@@ -9,12 +9,12 @@ that passes needs it anyway (the syntax check, the positions of its findings).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from trllint.core.ast_walk import FIELDS, dotted_name, node_fields
+from trllint.core.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CodeNames:
     # `f` for `f(...)`, `m` for `x.m(...)`; for a name an import binds under another name
     # (`from accelerate.utils import gather as g`), the imported name too: `g(...)` calls `gather`.

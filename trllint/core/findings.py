@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import enum
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Literal
+
+from trllint.core.records import record
 
 if TYPE_CHECKING:
     from trllint.core.source import SourceFile
@@ -45,7 +47,7 @@ class ReasonKind(enum.Enum):
         return str(self.value).format(**params)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Edit:
     """Replace ``source.text[start:end]`` with ``content`` (offsets in characters)."""
 
@@ -57,7 +59,7 @@ class Edit:
     end_position: tuple[int, int] = (0, 0)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fix:
     edits: tuple[Edit, ...]
     applicability: Applicability = "safe"
@@ -77,7 +79,7 @@ class Fix:
         return Fix(edits, self.applicability, self.reason)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Evidence:
     """One fact a finding stands on, where it is written: the wrap, the launch configuration, the
     rank test. ``path`` is as the user names it (relative to where trllint runs, else absolute);
@@ -90,7 +92,7 @@ class Evidence:
     cell: int | None = None
 
 
-@dataclass
+@record
 class Finding:
     code: str
     name: str

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import libcst as cst
+
+from trllint.core.records import record
 
 PEP701 = (3, 12)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NewerSyntax:
     feature: str  # what it is, as the message names it: "a `match` statement"
     version: tuple[int, int]  # the first Python version that accepts it

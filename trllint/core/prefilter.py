@@ -36,8 +36,9 @@ file has no tree (CPython cannot parse it, or the text is no file) they hold: un
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
+
+from trllint.core.records import record
 
 if TYPE_CHECKING:
     import ast
@@ -72,7 +73,7 @@ class Reached:
         return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileCode:
     """What the code tokens ask of a file, each computed once where first asked (the caller's
     semantic model keeps them); either gives None where CPython cannot parse the file."""

@@ -25,12 +25,12 @@ import ast
 import symtable
 import sys
 import warnings
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
 from trllint.core.findings import PARSE_ERROR, Finding, engine_finding
+from trllint.core.records import record
 from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ _PREFIX_OPERATORS = frozenset({"-", "+", "~", "not", "await", "*", "**"})
 RUNNING = (sys.version_info[0], sys.version_info[1])
 
 
-@dataclass
+@record
 class CPythonVerdict:
     too_deep: Finding | None = None  # TRL000 without asking LibCST: its parser would not survive
     error: Finding | None = None  # CPython's syntax error, to be confirmed by LibCST (unless final)

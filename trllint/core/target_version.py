@@ -7,14 +7,15 @@ Syntax newer than the target is a TRL000 (trllint.core.syntax), named with the v
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+
+from trllint.core.records import record
 
 # The versions a target may name: Ruff's range (py37 .. py314).
 OLDEST, NEWEST = (3, 7), (3, 14)
 KNOWN_VERSIONS = tuple((3, minor) for minor in range(OLDEST[1], NEWEST[1] + 1))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TargetVersion:
     version: tuple[int, int]
     # Where it came from, as the TRL000 message says it: `target-version = "py310"`,

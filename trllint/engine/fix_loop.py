@@ -9,9 +9,10 @@ good text and the failure is reported. Writing the result is trllint.app.atomic_
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from trllint.core.findings import Edit, Finding, Fix
+from trllint.core.records import record
 from trllint.engine.inputs import kind_for
 from trllint.rule.ruleset import RuleSet
 from trllint.engine.lint import lint_source
@@ -20,7 +21,7 @@ from trllint.core.source import SourceFile
 MAX_ROUNDS = 10
 
 
-@dataclass
+@record
 class FixOutcome:
     text: str
     findings: list[Finding]  # what remains after fixing

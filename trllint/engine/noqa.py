@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from trllint.core.findings import Finding
+from trllint.core.records import record
 from trllint.core.source import SourceFile
 from trllint.core.suppression import noqa_directives
 from trllint.engine.lint import lint_source
 from trllint.rule.ruleset import RuleSet
 
 
-@dataclass
+@record
 class NoqaOutcome:
     added: int = 0
     # (finding, why it could not be silenced)

@@ -3,12 +3,13 @@ and no rule, so that a warm run (every result read from the cache) never imports
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from trllint.core.findings import Finding
+from trllint.core.records import record
 
 
-@dataclass
+@record
 class Mode:
     fix: bool = False
     diff: bool = False
@@ -22,7 +23,7 @@ class Mode:
         return self.fix or self.diff
 
 
-@dataclass
+@record
 class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)

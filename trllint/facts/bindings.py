@@ -10,15 +10,15 @@ here: None, which a rule reads as unknown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import libcst as cst
 
+from trllint.core.records import record
 from trllint.facts.rank_flow import rank_flows
 from trllint.semantic.model import SemanticModel
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Bound:
     value: cst.BaseExpression  # what the name was assigned
     statement: cst.CSTNode  # the statement that assigned it (a rank flow's statement line)

@@ -17,11 +17,11 @@ is a ``Divergence`` member with the code it names, never a sentence to compare.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import libcst as cst
 
+from trllint.core.records import record
 from trllint.semantic.context import NodeContext
 from trllint.semantic.model import SemanticModel
 from trllint.facts.rank_flow import names_in
@@ -219,7 +219,7 @@ class Divergence(ReasonKind):
     EARLY_EXIT = "an earlier exit under `{code}` leaves on some ranks only"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RankDivergence:
     """Why some ranks may not reach a node: the kind, and the code that decides (shortened)."""
 

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import libcst as cst
 
 from trllint.core.cst import walk
+from trllint.core.records import record
 from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, methods_of
 from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
@@ -99,7 +100,7 @@ DATA_PARALLEL_WRAPPERS = ("DataParallel", "DistributedDataParallel")
 FSDP_WRAPPER = "FullyShardedDataParallel"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Wrapping:
     """Why a model may be wrapped, and what can unwrap it."""
 
@@ -208,7 +209,7 @@ def step_model_parameter(function: cst.FunctionDef) -> str | None:
     return names[1] if len(names) > 1 else None
 
 
-@dataclass
+@record
 class WrappingFacts:
     """Per file: the wrapping of each model-member read, keyed by the Attribute node."""
 
@@ -463,7 +464,7 @@ def _plain_module_classes(module: cst.Module, class_names: ClassNames) -> dict[s
     return plain
 
 
-@dataclass
+@record
 class _Scope:
     function: cst.FunctionDef | None
     cls: cst.ClassDef | None  # the class this function is a method of

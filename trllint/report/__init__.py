@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from trllint.core.findings import Finding, Fixable, RuleStatus
+from trllint.core.records import record
 
 FORMATS = ("text", "json", "sarif", "github")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RuleDoc:
     """What a report says of a rule: reports know findings and these, never the rule classes."""
 
@@ -22,7 +23,7 @@ class RuleDoc:
     status: RuleStatus = "stable"
 
 
-@dataclass
+@record
 class RunReport:
     findings: list[Finding]
     rules: dict[str, RuleDoc]

@@ -5,14 +5,14 @@ run that imports the rules."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from trllint.core.findings import Fixable, RuleStatus
+from trllint.core.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Setting:
     """A rule setting read from ``[tool.trllint]``; ``kind`` is the Python type of its value."""
 

@@ -9,17 +9,18 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Mapping
 
+from trllint.core.records import record
+
 if TYPE_CHECKING:
     from trllint.rule.base import Rule
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RuleInfo:
     rule: type[Rule]
     folder: Path

@@ -8,9 +8,11 @@ metadata.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import libcst as cst
+
+from trllint.core.records import record
 
 # The expressions with a scope of their own, whose ``for`` targets bind names inside them only.
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -131,7 +133,7 @@ def assigned_names(target: cst.BaseExpression, unnamed: str | None = None) -> li
     return [unnamed] if unnamed is not None else []
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ScopeBinding:
     """One binding of a name in a scope's own body. ``value``: what a plain ``name = value`` (or
     ``name: T = value``) binds; ``loop``: a ``for`` statement binds it; neither: another
@@ -218,7 +220,7 @@ def scope_bindings(scope: cst.FunctionDef | cst.Module) -> dict[str, list[ScopeB
     return bindings
 
 
-@dataclass
+@record
 class ImportMap:
     """Local name -> full dotted name, from a module's import statements."""
 

@@ -29,7 +29,8 @@ import builtins
 import keyword
 import re
 import textwrap
-from dataclasses import dataclass
+
+from trllint.core.records import record
 
 PLACEHOLDER = "pass  # trllint: IPython magic"
 # Cell magics whose body is Python run by the kernel, after IPython's own rewriting (`%%time`
@@ -62,7 +63,7 @@ _DOCTEST_FIRST = re.compile(r"^\s*>>>")
 _DOCTEST_PROMPT = re.compile(r"^\s*(>>>|\.\.\.)[ \t]?")
 
 
-@dataclass
+@record
 class CellLines:
     """One cell as Python: as many lines as the cell, each ending in its own line break."""
 

@@ -21,10 +21,11 @@ import difflib
 import json
 import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path, PurePath
 
 from trllint.core.findings import Evidence, Finding
+from trllint.core.records import record
 from trllint.core.source import SourceFile
 from trllint.core.syntax import blocking_error
 from trllint.core.target_version import TargetVersion
@@ -45,7 +46,7 @@ class NotebookError(ValueError):
     """The file is not a notebook the linter can read, or a fix cannot be put back into it."""
 
 
-@dataclass
+@record
 class Cell:
     number: int  # 1-based position among all the notebook's cells, as an editor counts them
     source: str  # the cell's text, as the notebook holds it

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
 
 from trllint.core.findings import Evidence
+from trllint.core.records import record
 
 
 class Backend(enum.Enum):
@@ -77,7 +77,7 @@ def describe(backends: frozenset[Backend]) -> str:
     return " or ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LaunchFact:
     """One thing the project says about how code runs: the backends it allows, and where.
 

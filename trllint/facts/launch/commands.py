@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from trllint.core.records import record
 
 # What may stand in front of the launcher on the same command.
 _PREFIXES = frozenset({"srun", "nohup", "exec", "time", "env", "sudo", "mpirun", "command", "-", "$", ">", "uv", "run", "poetry"})
@@ -41,7 +43,7 @@ _FLAGS = frozenset(
 _SPLIT = re.compile(r"&&|\|\||;|\|")
 
 
-@dataclass
+@record
 class LaunchCommand:
     """One command that starts a Python program."""
 

@@ -27,7 +27,7 @@ Nothing is imported or run: configs, scripts and code are read as text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence
+from trllint.core.records import record
 from trllint.core.syntax import cpython_tree
 from trllint.facts.launch import LAUNCH_SOURCES
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 NOTEBOOK_SUFFIX = ".ipynb"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Launch:
     facts: tuple[LaunchFact, ...]
     closed: bool  # the facts are every way the code runs: a backend none allows is ruled out

@@ -28,10 +28,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
+
+from trllint.core.records import record
 
 if TYPE_CHECKING:
     import ast
@@ -656,7 +658,7 @@ def index_for(path: Path) -> ProjectIndex:
     return _INDEXES[(root, scope)]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Definition:
     """A function or a class defined at the top of another module of the project."""
 
@@ -665,7 +667,7 @@ class Definition:
     methods: tuple[str, ...] = ()  # a class's methods, as its outline lists them
 
 
-@dataclass
+@record
 class ProjectView:
     """One file's questions about the rest of its project.
 

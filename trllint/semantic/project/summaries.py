@@ -28,8 +28,9 @@ worker) before it is asked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
+
+from trllint.core.records import record
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -41,7 +42,7 @@ ModuleAnswer = dict[str, Any]
 _REGISTRY: dict[str, ModuleFact] = {}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ModuleFact:
     """One named fact about a module. ``version``: bumped whenever what ``compute`` returns
     changes in layout or meaning, so that answers cached by an older version are not read."""
