@@ -18,52 +18,45 @@ from trllint.core.records import record
 REPO = Path(__file__).resolve().parents[1]
 
 
-@dataclass(frozen=True)
-class FrozenDataclass:
-    name: str
-    count: int = 0
-    tags: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list, compare=False, repr=False)
+def _frozen(decorate, name: str) -> type:
+    """One class body, made by ``decorate`` (a dataclass or a record), named ``name`` (a global of
+    this module, so that pickle finds it)."""
 
-    @cached_property
-    def label(self) -> str:
-        return f"{self.name}:{self.count}"
+    @decorate
+    class Frozen:
+        name: str
+        count: int = 0
+        tags: tuple[str, ...] = ()
+        notes: list[str] = field(default_factory=list, compare=False, repr=False)
 
+        @cached_property
+        def label(self) -> str:
+            return f"{self.name}:{self.count}"
 
-@record(frozen=True)
-class FrozenRecord:
-    name: str
-    count: int = 0
-    tags: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list, compare=False, repr=False)
-
-    @cached_property
-    def label(self) -> str:
-        return f"{self.name}:{self.count}"
+    Frozen.__name__ = Frozen.__qualname__ = name
+    return Frozen
 
 
-@dataclass
-class MutableDataclass:
-    """Documented."""
+def _mutable(decorate, name: str) -> type:
+    @decorate
+    class Mutable:
+        """Documented."""
 
-    path: str
-    seen: set[str] = field(default_factory=set)
-    size: int = 0
+        path: str
+        seen: set[str] = field(default_factory=set)
+        size: int = 0
 
-    def __post_init__(self) -> None:
-        self.size = len(self.path)
+        def __post_init__(self) -> None:
+            self.size = len(self.path)
+
+    Mutable.__name__ = Mutable.__qualname__ = name
+    return Mutable
 
 
-@record
-class MutableRecord:
-    """Documented."""
-
-    path: str
-    seen: set[str] = field(default_factory=set)
-    size: int = 0
-
-    def __post_init__(self) -> None:
-        self.size = len(self.path)
+FrozenDataclass = _frozen(dataclass(frozen=True), "FrozenDataclass")
+FrozenRecord = _frozen(record(frozen=True), "FrozenRecord")
+MutableDataclass = _mutable(dataclass, "MutableDataclass")
+MutableRecord = _mutable(record, "MutableRecord")
 
 
 FROZEN = [FrozenDataclass, FrozenRecord]
