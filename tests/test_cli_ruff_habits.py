@@ -211,7 +211,12 @@ def test_help_wraps_to_the_terminal_width(columns, monkeypatch, capsys):
 def test_help_without_a_width_wraps_at_80(monkeypatch):
     from trllint.app.cli import build_parser
 
-    monkeypatch.delenv("COLUMNS", raising=False)  # and pytest's stdout is no terminal
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+    def no_terminal(fd: int):
+        raise OSError("not a terminal")  # as under CI, whatever runs the tests here (pytest -s in a terminal)
+
+    monkeypatch.setattr("os.get_terminal_size", no_terminal)
     assert 68 <= _widest_wrapped_line(build_parser().format_help()) <= 78
 
 

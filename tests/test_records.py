@@ -188,3 +188,31 @@ def test_trllint_makes_records_not_dataclasses():
         if re.search(r"^\s*@(dataclasses\.)?dataclass\b", path.read_text(encoding="utf-8"), re.MULTILINE):
             found.append(relative)
     assert not found, f"@dataclass instead of @record in: {found}"
+
+
+def _record_of(body: dict, decorate=record, bases: tuple[type, ...] = ()) -> type:
+    return decorate(type("Made", bases, {"__module__": __name__, **body}))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"__annotations__": {"x": "int", "later": "list"}, "later": field(init=False, default_factory=list)},
+        {"__annotations__": {"x": "int"}, "x": field(kw_only=True)},
+        {"__annotations__": {"x": "int"}, "x": field(hash=False)},
+        {"__annotations__": {"x": "int", "seed": "dataclasses.InitVar[int]"}},
+    ],
+    ids=["init-false", "kw-only", "hash", "initvar"],
+)
+def test_what_a_record_would_do_otherwise_is_refused_as_the_class_is_made(body):
+    dataclass(type("Made", (), {"__module__": __name__, **body}))  # the dataclass takes it
+    with pytest.raises(TypeError, match="is not supported"):
+        _record_of(body)
+
+
+def test_a_record_derives_only_from_records_of_its_own_frozenness():
+    assert _record_of({"__annotations__": {"size": "int"}}, record(frozen=True), (FrozenRecord,))("a", size=2).size == 2
+    with pytest.raises(TypeError, match="deriving from FrozenRecord"):
+        _record_of({"__annotations__": {"size": "int"}}, record, (FrozenRecord,))
+    with pytest.raises(TypeError, match="frozen"):  # here dataclasses refuses it first
+        _record_of({"__annotations__": {"size": "int"}}, record(frozen=True), (FrozenDataclass,))

@@ -208,8 +208,8 @@ def test_a_rule_that_fails_is_reported_as_without_the_split(every_size, log, end
     assert [f["code"] for f in split].count("TRL999") == 1 and len(split) == 5
 
 
-@pytest.mark.parametrize("exits_unfreed", [False, True])
-def test_the_child_is_reaped_unless_the_process_exits_at_once(every_size, log, monkeypatch, exits_unfreed):
+@pytest.mark.parametrize("leaves", [False, True])
+def test_the_child_is_reaped_unless_the_process_exits_at_once(every_size, log, monkeypatch, leaves):
     # A lint of one file exits a moment after its rules: the system reaps the child then, and
     # waiting for the child's own exit would only delay this one's.
     forked: list[int] = []
@@ -222,11 +222,16 @@ def test_the_child_is_reaped_unless_the_process_exits_at_once(every_size, log, m
         return pid
 
     monkeypatch.setattr(rule_split.os, "fork", recorded_fork)
-    monkeypatch.setattr(memory, "_exits_unfreed", exits_unfreed)
     rules = [_noted(f"TST9{n:02}") for n in range(4)]
-    assert len(_run(rules, split=True)) == 4
+    runner = rule_split.check_leaving_the_child if leaves else rule_split.check_in_two_processes
+    source = SourceFile(text="x = 1\n" * 50, display_path="t.py")
+    WAIT_FOR_CHILD[0] = True
+    try:
+        assert len(lint_source(source, "t.py", RuleSet(rules, check_runner=runner))) == 4
+    finally:
+        WAIT_FOR_CHILD[0] = False
     assert len(forked) == 1 and {p for (p,) in _checked_by(log).values()} == {"parent", "child"}
-    if exits_unfreed:
+    if leaves:
         assert os.waitpid(forked[0], 0)[0] == forked[0]  # left for whoever reaps it
     else:
         with pytest.raises(ChildProcessError):
@@ -292,6 +297,14 @@ def test_the_command_line_splits_only_when_it_runs_files_in_its_own_process(tmp_
     process_files(files[:1], RuleSet([]), Mode(), workers=1)  # --jobs 1: one process, as asked
     assert seen[: POOL_MIN_FILES] == [rule_split.check_in_two_processes] * POOL_MIN_FILES
     assert seen[POOL_MIN_FILES:] == [None]
+    # A lint of one file from the command line, which exits unfreed right after: its child is
+    # left to the system; not when it fixes (each round forks again) nor for several files.
+    seen.clear()
+    monkeypatch.setattr(memory, "_exits_unfreed", True)
+    process_files(files[:1], RuleSet([]), Mode(), workers=2)
+    process_files(files[:1], RuleSet([]), Mode(fix=True), workers=2)
+    process_files(files[:2], RuleSet([]), Mode(), workers=2)
+    assert seen == [rule_split.check_leaving_the_child, rule_split.check_in_two_processes, rule_split.check_in_two_processes, rule_split.check_in_two_processes]
 
 
 def test_every_costly_fact_named_is_a_module_of_the_facts():

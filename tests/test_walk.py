@@ -162,10 +162,19 @@ class _NodeWithForwardReferences:
     name: cst.Name
 
 
+# Annotations as objects, one reference inside them a string (this module's own annotations are
+# all strings: `from __future__ import annotations`).
+_NodeWithANestedForwardReference = dataclasses.dataclass(
+    type("_NodeWithANestedForwardReference", (), {"__module__": __name__, "__annotations__": {"value": cst.Name, "items": Sequence["cst.Comma"]}})
+)
+
+
 def test_field_node_types_evaluates_forward_references():
     assert walk.field_node_types(_NodeWithForwardReferences, "value") == {cst.Name}
     assert walk.field_node_types(_NodeWithForwardReferences, "items") == {cst.Comma}
     assert walk.field_node_types(_NodeWithForwardReferences, "name") == {cst.Name}
+    assert walk.field_node_types(_NodeWithANestedForwardReference, "items") == {cst.Comma}
+    assert walk.field_node_types(_NodeWithANestedForwardReference, "value") == {cst.Name}
 
 
 def _recorder_of(node_types: list[type], base: type) -> type:

@@ -26,8 +26,6 @@ import signal
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
-from trllint.app import memory
-
 if TYPE_CHECKING:
     from trllint.rule.base import Rule
     from trllint.semantic.model import SemanticModel
@@ -79,9 +77,9 @@ class _Claims:
         os.close(self._fd)
 
 
-def check_in_two_processes(model: SemanticModel, rules: list[Rule]) -> None:
+def check_in_two_processes(model: SemanticModel, rules: list[Rule], *, reap: bool = True) -> None:
     """Each rule's ``check_module(model)``, the rules shared between this process and a fork
-    (a ``trllint.rule.ruleset.CheckRunner``)."""
+    (a ``trllint.rule.ruleset.CheckRunner``). Without ``reap``, see ``check_leaving_the_child``."""
     if len(model.source.text) < MIN_CHARS:
         _check_here(model, rules)
         return
@@ -114,11 +112,8 @@ def check_in_two_processes(model: SemanticModel, rules: list[Rule]) -> None:
         if not reported:  # a rule of ours raised: the child's work is no longer wanted
             os.kill(child, signal.SIGKILL)
         os.close(read_fd)
-        if not (reported and memory.exits_unfreed()):
+        if reap or not reported:
             os.waitpid(child, 0)
-        # Else the child has sent its report and is exiting, and so is this process in a moment
-        # (a lint of one file): the system reaps the child then, and waiting for its exit (its
-        # pages unmapped) would cost 1 to 3 ms.
         left_to_child = claims.claimed_by(_CHILD)
         claims.close()
     try:
@@ -131,6 +126,13 @@ def check_in_two_processes(model: SemanticModel, rules: list[Rule]) -> None:
     # A rule the child claimed and did not finish.
     _check_here(model, [rules[i] for i in left_to_child if i not in finished])
     model.read_elsewhere.update(read)
+
+
+def check_leaving_the_child(model: SemanticModel, rules: list[Rule]) -> None:
+    """``check_in_two_processes`` for a process that exits right after this file (a lint of one
+    file from the command line): the child, once it has sent its report, is left to the system,
+    which reaps it at the exit. Waiting for its exit (its pages unmapped) costs 1 to 3 ms."""
+    check_in_two_processes(model, rules, reap=False)
 
 
 def _check_here(model: SemanticModel, rules: list[Rule]) -> None:

@@ -10,8 +10,11 @@ a table of the class's fields. Making an instance costs about a microsecond more
 hundreds.
 
 What ``@record`` accepts is what trllint uses of ``@dataclass``: ``frozen``, and ``field()``
-with a default, a default factory, ``compare`` and ``repr``. A method the class defines itself
-is kept, as ``@dataclass`` keeps it.
+with a default, a default factory, ``compare`` and ``repr``; anything else (``init=False``,
+``kw_only``, ``hash``, ``InitVar``, a record deriving from one frozen otherwise) is refused as the
+class is made, where it would behave otherwise. A method the class defines itself is kept, as
+``@dataclass`` keeps it. ``__init__`` sets the fields in the instance's ``__dict__``, beside any
+``__setattr__`` of the class (a frozen dataclass's ``__init__`` does the same).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ _MISSING = dataclasses.MISSING
 _INIT = "__record_init__"
 _COMPARED = "__record_compared__"
 _SHOWN = "__record_shown__"
+_FROZEN = "__record_frozen__"
 
 
 @overload
@@ -47,11 +51,13 @@ def record(cls: _T | None = None, /, *, frozen: bool = False) -> _T | Callable[[
             klass.__doc__ = "-"  # else @dataclass asks inspect for the signature of __init__ (slow)
         dataclasses.dataclass(klass, init=False, repr=False, eq=False)  # the class itself, made a dataclass
         fields = dataclasses.fields(klass)
+        _refuse_the_unsupported(klass, fields, frozen)
         if not documented:
             klass.__doc__ = f"{klass.__name__}({', '.join(f.name for f in fields if f.init)})"
         setattr(klass, _INIT, tuple((f.name, f.default, f.default_factory) for f in fields if f.init))
         setattr(klass, _COMPARED, _values_of([f.name for f in fields if f.compare]))
         setattr(klass, _SHOWN, tuple(f.name for f in fields if f.repr))
+        setattr(klass, _FROZEN, frozen)
         methods: dict[str, Any] = {name: _Shared.__dict__[name] for name in ("__init__", "__repr__", "__eq__")}
         own = klass.__dict__
         if frozen:
@@ -67,6 +73,21 @@ def record(cls: _T | None = None, /, *, frozen: bool = False) -> _T | Callable[[
         return klass
 
     return make if cls is None else make(cls)
+
+
+def _refuse_the_unsupported(klass: type, fields: tuple[dataclasses.Field[Any], ...], frozen: bool) -> None:
+    def refuse(what: str) -> None:
+        raise TypeError(f"@record {klass.__qualname__}: {what} is not supported (use @dataclass)")
+
+    for f in fields:
+        if not f.init or f.kw_only is True or f.hash is not None:
+            refuse(f"field {f.name!r} with init=False, kw_only or hash")
+    for name, f in klass.__dict__.get("__dataclass_fields__", {}).items():
+        if isinstance(f.type, dataclasses.InitVar) or (isinstance(f.type, str) and "InitVar" in f.type):
+            refuse(f"InitVar {name!r}")
+    for base in klass.__mro__[1:]:
+        if getattr(base, _FROZEN, frozen) != frozen or (dataclasses.is_dataclass(base) and not hasattr(base, _FROZEN)):
+            refuse(f"a {'frozen ' if frozen else ''}record deriving from {base.__qualname__}")
 
 
 def _values_of(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
