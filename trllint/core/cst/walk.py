@@ -95,36 +95,44 @@ def child_fields(node_type: type) -> tuple[tuple[str, str], ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def _type_hints(node_type: type) -> dict[str, Any]:
+def _annotations(node_type: type) -> dict[str, Any]:
     # LibCST's annotations are objects already: read as the classes hold them (get_type_hints'
     # order, the MRO from the base down), they cost a tenth of typing.get_type_hints, which a
-    # first walk asks of every node class it meets. Strings (forward references) are evaluated
-    # by get_type_hints.
+    # first walk asks of every node class it meets.
     hints: dict[str, Any] = {}
     for klass in reversed(node_type.__mro__):
         hints.update(klass.__dict__.get("__annotations__", {}))
-    if not any(map(_names_a_type_later, hints.values())):
-        return hints
+    return hints
+
+
+@functools.lru_cache(maxsize=None)
+def _evaluated_annotations(node_type: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(node_type)
     except Exception:  # an annotation that does not evaluate: treated as holding anything
         return {}
 
 
-def _names_a_type_later(hint: Any) -> bool:
-    """Whether an annotation holds a forward reference (a string) anywhere."""
-    return isinstance(hint, (str, typing.ForwardRef)) or any(map(_names_a_type_later, typing.get_args(hint)))
-
-
 def field_node_types(node_type: type, name: str) -> set[type]:
     """The node classes a field's annotation names (through Union, Sequence, Optional...)."""
-    hint = _type_hints(node_type).get(name)
+    found = _node_classes(_annotations(node_type).get(name))
+    if found is None:  # it names a class by a string: evaluated, as typing does
+        found = _node_classes(_evaluated_annotations(node_type).get(name))
+    return {cst.CSTNode} if found is None else found
+
+
+def _node_classes(hint: Any) -> set[type] | None:
+    """The node classes ``hint`` names; None when it is missing or names one by a string."""
     if hint is None:
-        return {cst.CSTNode}
+        return None
     found: set[type] = set()
     pending = [hint]
     while pending:
         current = pending.pop()
+        if typing.get_origin(current) is typing.Literal:
+            continue  # its strings are values, not classes
+        if isinstance(current, (str, typing.ForwardRef)):
+            return None
         # The MRO, not issubclass: ABCMeta's check is most of this function's cost on a first
         # walk, and no class is registered as a virtual CSTNode.
         if isinstance(current, type) and cst.CSTNode in current.__mro__:
