@@ -16,7 +16,7 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.semantic.model import SemanticModel
 
 # What a wrapper (DDP, FSDP, a DeepSpeed engine: all nn.Modules) answers itself.
@@ -53,7 +53,7 @@ def neighbour_through_wrapper(model: SemanticModel, read: cst.Attribute, receive
 BIND, HIDDEN, REPORTED = "bind", "hidden", "reported"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class _Event:
     name: str  # the receiver read, or the name assigned
     kind: str  # BIND, HIDDEN (a member a wrapper may hide), REPORTED (a member this rule fixes)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches, parameter_names
 from trllint.facts.nullness import nullness
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 _ASSUME_NONE = frozenset({"assumed None"})
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Sink:
     """Calls named ``name`` must not get None as argument ``keyword`` (or at ``position``)."""
 

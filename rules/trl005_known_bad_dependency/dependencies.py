@@ -11,11 +11,11 @@ import re
 import tomllib
 from typing import Iterator
 
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.core.requirements_files import PIP_COMMENT
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Declared:
     """One requirement string: ``text`` as the installer reads it, and where it stands."""
 
@@ -27,7 +27,7 @@ class Declared:
     text_offset: int | None
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Unreadable:
     """A part of the file that cannot be read as dependencies (a TOML error, say)."""
 
@@ -302,7 +302,7 @@ def _offset(text: str, line: int, column: int) -> int:
     return min(starts[min(line, len(starts)) - 1] + column, len(text))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class TomlString:
     path: tuple[str, ...]  # the key it is the value of (array elements share their array's key)
     value: str

@@ -14,7 +14,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.rules.trl005_known_bad_dependency.specifiers import admits_any, raise_lower_bound, version_part
 
 __all__ = ["InvalidRequirement", "KnownBad", "Requirement", "known_bad", "raise_lower_bound", "version_part", "violated_row"]
@@ -22,7 +22,7 @@ __all__ = ["InvalidRequirement", "KnownBad", "Requirement", "known_bad", "raise_
 TABLE = Path(__file__).with_name("known_bad.toml")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class KnownBad:
     package: str  # canonical name
     bad: SpecifierSet

@@ -13,7 +13,7 @@ import re
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from trllint.core.records import record
+from dataclasses import dataclass
 
 # Always probed: the oldest and newest a version can plausibly be.
 _FAR_VERSIONS = (Version("0"), Version("0.0.1"), Version("99999"))
@@ -59,7 +59,7 @@ def admits_any(requested: SpecifierSet, bad: SpecifierSet) -> bool:
     )
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class SpecifierEdit:
     """Replace ``text[start:end]`` of a requirement string with ``content``."""
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 import libcst as cst
 
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.launch.backends import DEEPSPEED, SHARDED, Backend, describe
 from trllint.semantic.context import NodeContext, is_trainer_class
@@ -87,7 +87,7 @@ SHARDED_ONLY: dict[str, frozenset[Backend]] = {
 AUTOMATIC_NAMING = "automatic_checkpoint_naming"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Collective:
     call: cst.Call
     label: str  # how the message names it: `accelerator.gather_for_metrics`, `dist.barrier`

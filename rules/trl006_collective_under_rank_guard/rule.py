@@ -16,7 +16,7 @@ from libcst.metadata import PositionProvider
 
 from trllint.core.cst import walk
 from trllint.core.findings import Evidence
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.facts.launch.backends import MULTI_PROCESS, Backend
 from trllint.facts.launch.branches import backends_named, backends_required
 from trllint.facts.launch.model import launch_of
@@ -46,7 +46,7 @@ _BUILTINS = frozenset(dir(builtins))
 _EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Guard:
     """What keeps some ranks from a collective: a test, an early exit before it, or a decorator."""
 

@@ -20,7 +20,7 @@ import enum
 import libcst as cst
 
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.facts.bindings import bound_value
 from trllint.facts.rank_flow import Rank, rank_flows
 from trllint.semantic.model import SemanticModel
@@ -42,7 +42,7 @@ class Varies(enum.Enum):
     SELECTED = "selected"  # along dimension 0: a masked selection
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class VaryingLength:
     how: Varies
     made_by: cst.BaseExpression  # the generate(...) call or the selection

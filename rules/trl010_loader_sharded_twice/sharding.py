@@ -15,7 +15,7 @@ import re
 import libcst as cst
 
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute, matches
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.facts.bindings import bound_value
 from trllint.facts.ranks import reads_rank
 from trllint.semantic.model import SemanticModel
@@ -35,7 +35,7 @@ _DISTRIBUTED_RUN_WORDS = (
 _MAX_DEPTH = 8
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Sharding:
     """Where a loader's data is cut by rank."""
 

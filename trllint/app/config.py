@@ -8,12 +8,11 @@ gate that silently ignores a misspelt ``selec = [...]`` is worse than none.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
-from trllint.core.records import record
 from trllint.core.source import DEFAULT_MAX_FILE_BYTES
 from trllint.core.target_version import TargetVersion, parse_target_version
 from trllint.rule.declared import RuleEntry, Setting
@@ -67,7 +66,7 @@ class ConfigError(Exception):
     """A configuration mistake: the CLI prints it on one line and exits 2."""
 
 
-@record
+@dataclass
 class Config:
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)

@@ -12,10 +12,9 @@ import fnmatch
 import os
 import stat
 import subprocess
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from trllint.core.records import record
 from trllint.engine.inputs import ALWAYS_READ_PATTERNS, kind_for
 
 DEFAULT_EXCLUDES = (
@@ -38,7 +37,7 @@ DEFAULT_EXCLUDES = (
 )
 
 
-@record
+@dataclass
 class Discovered:
     files: list[Path] = field(default_factory=list)
     # Paths named on the command line that could not be used: (path, reason).

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from trllint.core.findings import Fixable, RuleStatus
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.rule.declared import Setting
 
 # Bumped whenever the layout of a catalog file changes.
@@ -26,7 +26,7 @@ CATALOG_FORMAT = 1
 _KINDS: dict[str, type] = {kind.__name__: kind for kind in (bool, int, float, str, list, dict)}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RuleCard:
     """One rule's declarations: the class attributes of a ``Rule`` that a run reads before linting."""
 
@@ -40,7 +40,7 @@ class RuleCard:
     settings_schema: dict[str, Setting]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CatalogEntry:
     """A rule as the catalog lists it: the same shape as ``trllint.rule.registry.RuleInfo``."""
 

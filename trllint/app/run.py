@@ -15,7 +15,7 @@ from trllint.app.config import Config, available_rules
 from trllint.app.discovery import DEFAULT_EXCLUDES, discover, display_path
 from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE
 from trllint.core.findings import UNUSED_NOQA
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.engine.results import FileResult, Mode
 from trllint.report import RuleDoc, RunReport, render
 from trllint.rule.declared import file_patterns_read
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # every result is in the cache (``from_cache``) imports none of them, nor LibCST.
 
 
-@record
+@dataclass
 class LintRun:
     config: Config
     codes: list[str]

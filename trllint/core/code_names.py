@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 
 from trllint.core.ast_walk import FIELDS, dotted_name, node_fields
-from trllint.core.records import record
+from dataclasses import dataclass
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CodeNames:
     # `f` for `f(...)`, `m` for `x.m(...)`; for a name an import binds under another name
     # (`from accelerate.utils import gather as g`), the imported name too: `g(...)` calls `gather`.

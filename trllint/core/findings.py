@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import enum
 import traceback
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from trllint.core.records import record
 
 if TYPE_CHECKING:
     from trllint.core.source import SourceFile
@@ -47,7 +46,7 @@ class ReasonKind(enum.Enum):
         return str(self.value).format(**params)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Edit:
     """Replace ``source.text[start:end]`` with ``content`` (offsets in characters)."""
 
@@ -59,7 +58,7 @@ class Edit:
     end_position: tuple[int, int] = (0, 0)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Fix:
     edits: tuple[Edit, ...]
     applicability: Applicability = "safe"
@@ -79,7 +78,7 @@ class Fix:
         return Fix(edits, self.applicability, self.reason)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Evidence:
     """One fact a finding stands on, where it is written: the wrap, the launch configuration, the
     rank test. ``path`` is as the user names it (relative to where trllint runs, else absolute);
@@ -92,7 +91,7 @@ class Evidence:
     cell: int | None = None
 
 
-@record
+@dataclass
 class Finding:
     code: str
     name: str

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from trllint.core.records import record
+from dataclasses import dataclass
 
 PEP701 = (3, 12)
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class NewerSyntax:
     feature: str  # what it is, as the message names it: "a `match` statement"
     version: tuple[int, int]  # the first Python version that accepts it

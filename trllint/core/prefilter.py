@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
 
-from trllint.core.records import record
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     import ast
@@ -73,7 +73,7 @@ class Reached:
         return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class FileCode:
     """What the code tokens ask of a file, each computed once where first asked (the caller's
     semantic model keeps them); either gives None where CPython cannot parse the file."""

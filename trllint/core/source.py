@@ -12,12 +12,11 @@ import io
 import re
 import tokenize
 from bisect import bisect_right
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from trllint.core.records import record
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -44,7 +43,7 @@ class FileFacts(Protocol):
 # default of ``max-file-size-mb``.
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
 
-@record
+@dataclass
 class SourceFile:
     text: str
     display_path: str

@@ -10,7 +10,7 @@ import re
 import tokenize
 
 from trllint.core.findings import UNUSED_NOQA, Edit, Finding, Fix
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.core.source import SourceFile
 
 NOQA_COMMENT = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
@@ -30,7 +30,7 @@ def last_noqa(line: str) -> re.Match[str] | None:
     return match
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class NoqaComment:
     """One line's ``# noqa``: where it is on the line, and its codes (None: a bare ``# noqa``)."""
 
@@ -44,7 +44,7 @@ class NoqaComment:
         return self.codes is None or code in {c.upper() for c in self.codes}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class NoqaDirectives:
     """A file's noqa: each line's ``# noqa``, and the codes a ``# trllint: noqa`` line exempts the
     whole file from (an empty set: every code; None: no such line)."""

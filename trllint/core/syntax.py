@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from trllint.core.findings import PARSE_ERROR, Finding, engine_finding
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ _PREFIX_OPERATORS = frozenset({"-", "+", "~", "not", "await", "*", "**"})
 RUNNING = (sys.version_info[0], sys.version_info[1])
 
 
-@record
+@dataclass
 class CPythonVerdict:
     too_deep: Finding | None = None  # TRL000 without asking LibCST: its parser would not survive
     error: Finding | None = None  # CPython's syntax error, to be confirmed by LibCST (unless final)

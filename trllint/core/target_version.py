@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import sys
 
-from trllint.core.records import record
+from dataclasses import dataclass
 
 # The versions a target may name: Ruff's range (py37 .. py314).
 OLDEST, NEWEST = (3, 7), (3, 14)
 KNOWN_VERSIONS = tuple((3, minor) for minor in range(OLDEST[1], NEWEST[1] + 1))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class TargetVersion:
     version: tuple[int, int]
     # Where it came from, as the TRL000 message says it: `target-version = "py310"`,

@@ -9,10 +9,9 @@ good text and the failure is reported. Writing the result is trllint.app.atomic_
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 
 from trllint.core.findings import Edit, Finding, Fix
-from trllint.core.records import record
 from trllint.engine.inputs import kind_for
 from trllint.rule.ruleset import RuleSet
 from trllint.engine.lint import lint_source
@@ -21,7 +20,7 @@ from trllint.core.source import SourceFile
 MAX_ROUNDS = 10
 
 
-@record
+@dataclass
 class FixOutcome:
     text: str
     findings: list[Finding]  # what remains after fixing

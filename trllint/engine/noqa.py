@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from trllint.core.findings import Finding
-from trllint.core.records import record
 from trllint.core.source import SourceFile
 from trllint.core.suppression import noqa_directives
 from trllint.engine.lint import lint_source
 from trllint.rule.ruleset import RuleSet
 
 
-@record
+@dataclass
 class NoqaOutcome:
     added: int = 0
     # (finding, why it could not be silenced)

@@ -3,13 +3,12 @@ and no rule, so that a warm run (every result read from the cache) never imports
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from trllint.core.findings import Finding
-from trllint.core.records import record
 
 
-@record
+@dataclass
 class Mode:
     fix: bool = False
     diff: bool = False
@@ -23,7 +22,7 @@ class Mode:
         return self.fix or self.diff
 
 
-@record
+@dataclass
 class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.facts.rank_flow import rank_flows
 from trllint.semantic.model import SemanticModel
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Bound:
     value: cst.BaseExpression  # what the name was assigned
     statement: cst.CSTNode  # the statement that assigned it (a rank flow's statement line)

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.semantic.context import NodeContext
 from trllint.semantic.model import SemanticModel
 from trllint.facts.rank_flow import names_in
@@ -219,7 +219,7 @@ class Divergence(ReasonKind):
     EARLY_EXIT = "an earlier exit under `{code}` leaves on some ranks only"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RankDivergence:
     """Why some ranks may not reach a node: the kind, and the code that decides (shortened)."""
 

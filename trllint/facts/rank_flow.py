@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Sequence, TypeGuard
 
 import libcst as cst
 
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.semantic.context import is_trainer_class, methods_of
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.facts.ranks import PLACEMENT_KEYWORDS, PLACEMENT_METHODS, RankFacts, rank_facts
@@ -201,7 +201,7 @@ def rank_flows(model: SemanticModel) -> FileRankFlows:
     return model.once((rank_flows,), lambda: FileRankFlows(model.source))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ProjectReturns:
     """What a function of another module of the project returns, as its module's
     ``RETURNS_ACROSS_RANKS`` says."""
@@ -460,7 +460,7 @@ class Binding:
         return self._statement  # type: ignore[return-value]  # a join's arm statement, set by _force
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class GatherSite:
     """Where a gather makes a logged value global: wrap ``tensor`` in the gather, then reduce the
     gathered copy with ``reduce_after`` (one value per rank)."""

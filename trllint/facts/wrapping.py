@@ -31,13 +31,12 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.records import record
 from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, methods_of
 from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
@@ -100,7 +99,7 @@ DATA_PARALLEL_WRAPPERS = ("DataParallel", "DistributedDataParallel")
 FSDP_WRAPPER = "FullyShardedDataParallel"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Wrapping:
     """Why a model may be wrapped, and what can unwrap it."""
 
@@ -209,7 +208,7 @@ def step_model_parameter(function: cst.FunctionDef) -> str | None:
     return names[1] if len(names) > 1 else None
 
 
-@record
+@dataclass
 class WrappingFacts:
     """Per file: the wrapping of each model-member read, keyed by the Attribute node."""
 
@@ -464,7 +463,7 @@ def _plain_module_classes(module: cst.Module, class_names: ClassNames) -> dict[s
     return plain
 
 
-@record
+@dataclass
 class _Scope:
     function: cst.FunctionDef | None
     cls: cst.ClassDef | None  # the class this function is a method of

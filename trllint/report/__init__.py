@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from trllint.core.findings import Finding, Fixable, RuleStatus
-from trllint.core.records import record
 
 FORMATS = ("text", "json", "sarif", "github")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RuleDoc:
     """What a report says of a rule: reports know findings and these, never the rule classes."""
 
@@ -23,7 +22,7 @@ class RuleDoc:
     status: RuleStatus = "stable"
 
 
-@record
+@dataclass
 class RunReport:
     findings: list[Finding]
     rules: dict[str, RuleDoc]

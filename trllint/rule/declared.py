@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from trllint.core.findings import Fixable, RuleStatus
-from trllint.core.records import record
+from dataclasses import dataclass
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Setting:
     """A rule setting read from ``[tool.trllint]``; ``kind`` is the Python type of its value."""
 

@@ -14,13 +14,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Mapping
 
-from trllint.core.records import record
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from trllint.rule.base import Rule
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class RuleInfo:
     rule: type[Rule]
     folder: Path

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
-from trllint.core.records import record
 from trllint.core.source import DEFAULT_MAX_FILE_BYTES
 from trllint.core.target_version import TargetVersion
 from trllint.rule.base import Rule
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 CheckRunner = Callable[["SemanticModel", list[Rule]], None]
 
 
-@record
+@dataclass
 class RuleSet:
     """The rules of a run with their settings, ready to instantiate per file."""
 

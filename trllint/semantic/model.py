@@ -12,7 +12,7 @@ that happen to be linted with it.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar, cast
 
@@ -21,7 +21,6 @@ import libcst as cst
 from trllint.core.code_names import CodeNames, code_names
 from trllint.core.cst import walk
 from trllint.core.cst.names import ImportMap, assigned_names, assignment_targets, call_name, matches
-from trllint.core.records import record
 from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
@@ -43,7 +42,7 @@ def names_assigned_by(assignments: Iterable[cst.Assign | cst.AnnAssign]) -> froz
     return frozenset(name for node in assignments for target in assignment_targets(node) for name in assigned_names(target))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Definitions:
     functions: tuple[cst.FunctionDef, ...]  # nested ones too, an outer one before its inner ones
     classes: tuple[cst.ClassDef, ...]
@@ -209,7 +208,7 @@ def _bind_self_attributes(node: cst.Assign, imports: ImportMap, found: dict[str,
                 found[name] = found.get(name, False) or is_accelerator
 
 
-@record
+@dataclass
 class ClassContents:
     """The assignments and functions anywhere in one class (its methods', nested classes' too),
     in the order a walk meets them."""

@@ -14,12 +14,11 @@ import io
 import json
 import re
 import tokenize
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from trllint.core.findings import Finding, Fix
-from trllint.core.records import record
 from trllint.engine.fix_loop import apply_fix
 from trllint.engine.inputs import EncodeError, Unreadable, kind_for
 from trllint.engine.noqa import NoqaOutcome, with_noqa_comments
@@ -35,7 +34,7 @@ def split_lines(text: str) -> list[str]:
     return _LINE.findall(text) or [""]
 
 
-@record
+@dataclass
 class Part:
     """One editor document of a file: the file itself, or one cell of a notebook."""
 
@@ -46,7 +45,7 @@ class Part:
     language: str = "python"
 
 
-@record
+@dataclass
 class OpenFile:
     uri: str  # the file's (a notebook's, not a cell's)
     path: Path | None  # None: not a file on disk (an untitled buffer)

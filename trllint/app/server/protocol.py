@@ -17,7 +17,7 @@ command line says it, and nothing is published for its files.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -41,7 +41,6 @@ from trllint.app.server.documents import (
 )
 from trllint.app.server.settings import CONFIG_FILE_NAMES, Settings, SettingsCache, is_config_file
 from trllint.core.findings import Finding
-from trllint.core.records import record
 from trllint.rule.registry import available_rules
 from trllint.semantic.project.index import forget_module, use_unsaved
 
@@ -52,7 +51,7 @@ WATCHED = (*(f"**/{name}" for name in CONFIG_FILE_NAMES), "**/*.py", "**/*.{sh,b
 LAUNCH_SOURCES = "launch-sources:"
 
 
-@record
+@dataclass
 class Linted:
     """The last lint of an open file: what it found, for the texts it found it in."""
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from trllint.app.config import CONFIG_FILE, STANDALONE_CONFIG_FILES, Config, ConfigError, find_config, load_config
 from trllint.app.discovery import DEFAULT_EXCLUDES, discover
 from trllint.app.target import resolve_target
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.core.target_version import running_interpreter
 from trllint.engine.inputs import ALWAYS_READ_PATTERNS
 from trllint.rule.ruleset import RuleSet
@@ -26,7 +26,7 @@ def is_config_file(path: Path) -> bool:
     return path.name in CONFIG_FILE_NAMES
 
 
-@record
+@dataclass
 class Settings:
     config: Config
     ruleset: RuleSet

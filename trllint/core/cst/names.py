@@ -8,11 +8,10 @@ metadata.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
 import libcst as cst
 
-from trllint.core.records import record
 
 # The expressions with a scope of their own, whose ``for`` targets bind names inside them only.
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -133,7 +132,7 @@ def assigned_names(target: cst.BaseExpression, unnamed: str | None = None) -> li
     return [unnamed] if unnamed is not None else []
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ScopeBinding:
     """One binding of a name in a scope's own body. ``value``: what a plain ``name = value`` (or
     ``name: T = value``) binds; ``loop``: a ``for`` statement binds it; neither: another
@@ -220,7 +219,7 @@ def scope_bindings(scope: cst.FunctionDef | cst.Module) -> dict[str, list[ScopeB
     return bindings
 
 
-@record
+@dataclass
 class ImportMap:
     """Local name -> full dotted name, from a module's import statements."""
 

@@ -30,7 +30,7 @@ import keyword
 import re
 import textwrap
 
-from trllint.core.records import record
+from dataclasses import dataclass
 
 PLACEHOLDER = "pass  # trllint: IPython magic"
 # Cell magics whose body is Python run by the kernel, after IPython's own rewriting (`%%time`
@@ -63,7 +63,7 @@ _DOCTEST_FIRST = re.compile(r"^\s*>>>")
 _DOCTEST_PROMPT = re.compile(r"^\s*(>>>|\.\.\.)[ \t]?")
 
 
-@record
+@dataclass
 class CellLines:
     """One cell as Python: as many lines as the cell, each ending in its own line break."""
 

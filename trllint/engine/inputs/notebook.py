@@ -21,11 +21,10 @@ import difflib
 import json
 import re
 import warnings
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 from trllint.core.findings import Evidence, Finding
-from trllint.core.records import record
 from trllint.core.source import SourceFile
 from trllint.core.syntax import blocking_error
 from trllint.core.target_version import TargetVersion
@@ -46,7 +45,7 @@ class NotebookError(ValueError):
     """The file is not a notebook the linter can read, or a fix cannot be put back into it."""
 
 
-@record
+@dataclass
 class Cell:
     number: int  # 1-based position among all the notebook's cells, as an editor counts them
     source: str  # the cell's text, as the notebook holds it

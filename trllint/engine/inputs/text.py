@@ -3,11 +3,10 @@ requirements kinds, which differ in how they decode and what "still sound" means
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from trllint.core.findings import Finding
-from trllint.core.records import record
 from trllint.core.source import SourceDecodeError, SourceFile
 from trllint.core.target_version import TargetVersion
 from trllint.engine.inputs import EncodeError, Unreadable
@@ -21,7 +20,7 @@ def decode_text(data: bytes, display: str, *, is_python: bool) -> SourceFile:
         raise Unreadable(f"cannot decode file: {exc}") from None
 
 
-@record
+@dataclass
 class TextDocument:
     """A file whose source is its whole text: findings stand where they are."""
 

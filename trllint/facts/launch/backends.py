@@ -13,7 +13,7 @@ import enum
 import re
 
 from trllint.core.findings import Evidence
-from trllint.core.records import record
+from dataclasses import dataclass
 
 
 class Backend(enum.Enum):
@@ -77,7 +77,7 @@ def describe(backends: frozenset[Backend]) -> str:
     return " or ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class LaunchFact:
     """One thing the project says about how code runs: the backends it allows, and where.
 

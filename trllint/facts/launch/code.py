@@ -20,10 +20,9 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import field
+from dataclasses import dataclass, field
 
 from trllint.core.ast_walk import dotted_name, in_walk_order
-from trllint.core.records import record
 from trllint.facts.launch.backends import BACKEND_FLAGS, DEEPSPEED, DISTRIBUTED_TYPE_BACKENDS, Backend, deepspeed_stage, describe
 
 # (A DeepSpeedPlugin(...) call says its stage itself: its name alone would add either stage.)
@@ -36,7 +35,7 @@ _DDP_WRAPS = ("DistributedDataParallel", "DDP")
 _ARGUMENT_CLASSES = ("Arguments", "Config")
 
 
-@record
+@dataclass
 class CodeLaunch:
     """The backends the file's code builds or handles, each with the lines that say so."""
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from trllint.core.records import record
 
 # What may stand in front of the launcher on the same command.
 _PREFIXES = frozenset({"srun", "nohup", "exec", "time", "env", "sudo", "mpirun", "command", "-", "$", ">", "uv", "run", "poetry"})
@@ -43,7 +42,7 @@ _FLAGS = frozenset(
 _SPLIT = re.compile(r"&&|\|\||;|\|")
 
 
-@record
+@dataclass
 class LaunchCommand:
     """One command that starts a Python program."""
 

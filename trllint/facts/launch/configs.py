@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 
-from trllint.core.records import record
+from dataclasses import dataclass
 from trllint.facts.launch.backends import DEEPSPEED, MULTI_PROCESS, Backend, deepspeed_stage
 
 _YAML_KEY = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
@@ -25,7 +25,7 @@ _FALSE = ("", "null", "none", "~", "false", "''", '""', "[]")
 _DATA_PARALLEL_TYPES = ("MULTI_GPU", "MULTI_CPU", "MULTI_NPU", "MULTI_XPU", "MULTI_MLU", "MULTI_MUSA", "MULTI_SDAA", "MULTI_HPU")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ConfigVerdict:
     """What one configuration file says: its backends, the line that says it, and in words.
     ``deepspeed_file``: a DeepSpeed JSON the file points to, whose stage decides (None: none)."""

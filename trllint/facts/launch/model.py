@@ -27,7 +27,7 @@ Nothing is imported or run: configs, scripts and code are read as text.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +36,6 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence
-from trllint.core.records import record
 from trllint.core.syntax import cpython_tree
 from trllint.facts.launch import LAUNCH_SOURCES
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
 NOTEBOOK_SUFFIX = ".ipynb"
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Launch:
     facts: tuple[LaunchFact, ...]
     closed: bool  # the facts are every way the code runs: a backend none allows is ruled out

@@ -17,12 +17,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from trllint.core.findings import Evidence
-from trllint.core.records import record
 from trllint.facts.launch.backends import ANY, DEEPSPEED, Backend, LaunchFact, deepspeed_stage, describe
 from trllint.facts.launch.commands import LaunchCommand, launch_commands
 from trllint.facts.launch.configs import ConfigVerdict, read_deepspeed_json, read_yaml_config
@@ -38,7 +37,7 @@ _DDP_OR_DEEPSPEED = frozenset({Backend.DDP, *DEEPSPEED})
 _DEEPSPEED_JSON_MARKERS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")
 
 
-@record
+@dataclass
 class ProjectLaunch:
     """The launch facts of one project: commands (each naming its program) and configurations."""
 

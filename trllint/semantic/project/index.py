@@ -28,12 +28,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
-from trllint.core.records import record
 
 if TYPE_CHECKING:
     import ast
@@ -658,7 +657,7 @@ def index_for(path: Path) -> ProjectIndex:
     return _INDEXES[(root, scope)]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Definition:
     """A function or a class defined at the top of another module of the project."""
 
@@ -667,7 +666,7 @@ class Definition:
     methods: tuple[str, ...] = ()  # a class's methods, as its outline lists them
 
 
-@record
+@dataclass
 class ProjectView:
     """One file's questions about the rest of its project.
 

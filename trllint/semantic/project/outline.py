@@ -14,10 +14,10 @@ from typing import Any, Iterator
 
 from trllint.core.ast_walk import dotted_name
 from trllint.core.code_names import code_names
-from trllint.core.records import record
+from dataclasses import dataclass
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ImportRef:
     """``from <module> import <name>`` (``level`` dots before the module) or ``import <module>``."""
 
@@ -33,13 +33,13 @@ class ImportRef:
         return cls(data[0], data[1], data[2])
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ClassOutline:
     bases: tuple[str, ...]
     methods: tuple[str, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class TopStatement:
     """One statement at the top of a module: its lines (1-based, a definition's decorators
     included), the name it defines when it is a function or a class, and the names of the
@@ -63,7 +63,7 @@ class TopStatement:
         return self.inner if self.defines is None else self.inner | {self.defines}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ModuleOutline:
     imports: dict[str, ImportRef]
     functions: frozenset[str]

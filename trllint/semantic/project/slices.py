@@ -58,11 +58,10 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from dataclasses import field, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from trllint.core.records import record
 
 if TYPE_CHECKING:
     from trllint.semantic.project.outline import ModuleOutline
@@ -255,7 +254,7 @@ _SELF_ATTRIBUTE = re.compile(r"self(?<!\wself)[\s\\]*\.[\s\\]*(\w+)")
 _CLASS_HEADER = re.compile(r"class(?<!\wclass)[\s\\]+\w+[\s\\]*(?=\()")
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ModuleSlice:
     text: str
     lines: int  # how many of the module's lines it keeps

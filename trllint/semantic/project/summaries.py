@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from trllint.core.records import record
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -42,7 +42,7 @@ ModuleAnswer = dict[str, Any]
 _REGISTRY: dict[str, ModuleFact] = {}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class ModuleFact:
     """One named fact about a module. ``version``: bumped whenever what ``compute`` returns
     changes in layout or meaning, so that answers cached by an older version are not read."""
