@@ -1,14 +1,14 @@
 """Create every part of a new rule, in the manner of Ruff's ``scripts/add_rule.py``.
 
-    python scripts/add_rule.py TRL006 collective-under-rank-guard
+    python scripts/add_rule.py TRL011 my-rule-name
 
-writes ``rules/trl006_collective_under_rank_guard/`` (``__init__.py``, ``rule.py``, ``README.md``
-with every section, one bad / bad.fixed / good case and ``findings.snap``, ``scenario.py``), the
-runtime test ``tests/runtime/test_trl006_collective_under_rank_guard.py`` (it fails until it is
-written), and a row in README.md's rule table. The generated rule runs and passes its own cases from the start;
-tests/test_rule_completeness.py names the placeholders still to write (README, scenario) and the
-runtime test fails until written. Make it the rule you mean, following docs/adding-a-rule.md.
-Nothing in the engine needs an edit.
+writes ``rules/trl011_my_rule_name/`` (``__init__.py``, ``rule.py``, ``README.md``, a bad, a
+bad.fixed and a good case with their ``findings.snap``, ``scenario.py``), the runtime test
+``tests/runtime/test_trl011_my_rule_name.py`` and a row in README.md's rule table. The rule is
+written as the shipped rules are (docs/adding-a-rule.md): a ``check_module`` that asks the
+semantic model and the facts, reports, and fixes with an applicability. It runs and passes its
+own cases from the start; tests/test_rule_completeness.py names the placeholders still to write
+(README, scenario), and the runtime test fails until written. Nothing in the engine needs an edit.
 """
 
 from __future__ import annotations
@@ -22,41 +22,64 @@ REPO = Path(__file__).resolve().parents[1]
 
 RULE = '''"""{code} {name}: TODO one line: what it finds.
 
-README.md says what it finds, why it breaks and why the fix is safe; cases/ shows it.
+TODO: why it breaks on several ranks, in a few lines; README.md is the rule's full page.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from trllint.rule.base import AnyOf, Rule
+from trllint.core.findings import ReasonKind
+from trllint.facts.accelerators import is_accelerator
+from trllint.facts.calls import calls_in
+from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Rule
+from trllint.semantic.context import CONTEXT_METADATA
+from trllint.semantic.model import SemanticModel
+
+
+class Unsafe(ReasonKind):
+    """Why the fix may change what runs on one process: shown with the fix, applied only with
+    --unsafe-fixes."""
+
+    KEYWORDS = "replace_me's keywords may mean something else to fixed_call"
 
 
 class {cls}(Rule):
     code = "{code}"
     name = "{name}"
     # What is wrong and what to do, in one line.
-    message = "TODO: replace_me() is wrong here; call fixed_call() instead"
+    message = "accelerator.replace_me() breaks on several ranks; call accelerator.fixed_call() instead"
     fixable = "always"  # "never", "sometimes" (some findings carry a fix) or "always"
-    # New rules start in preview (run only with --preview); "stable" once the rule meets the
-    # graduation bar on the benchmark's test split (README, Rules).
+    # Run only with --preview until the benchmark's test split graduates it (README, Rules).
     status = "preview"
-    # A file that spells none of these cannot hold a finding and is not parsed for this rule.
-    prefilter = AnyOf("replace_me")
+    # What a file must hold to be worth parsing: first its text, then its code (a call of replace_me).
+    prefilter = AllOf(AnyOf("replace_me"), AnyOf(Calls("replace_me")))
+    # The facts below ask where a node sits (model.context).
+    METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
-    # TODO: the rule's logic. Ask the semantic model (trllint.semantic) and the shared facts (trllint.facts)
-    # rather than walking the tree by hand; report only what the code proves. A verdict that needs
-    # the whole file first goes in `def check_module(self, model)` instead (docs/adding-a-rule.md).
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == "replace_me":
-            self.report(node, fix=self.fix(self.replace(node.func, cst.Name("fixed_call"))))
+    def check_module(self, model: SemanticModel) -> None:
+        for call in calls_in(model):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "replace_me"):
+                continue
+            if not is_accelerator(func.value, model.context):
+                continue  # another object's replace_me: what the code does not prove stays silent
+            self.report(call, fix=self._fix(call, func))
+
+    def _fix(self, call: cst.Call, func: cst.Attribute) -> Fix:
+        rename = self.replace(func.attr, cst.Name("fixed_call"))
+        keywords = any(arg.keyword is not None for arg in call.args)
+        return self.fix(rename, reason=Unsafe.KEYWORDS.text() if keywords else None)
 '''
 
 README = '''# {code} {name}
 
+A **preview** rule: it runs only with `--preview` (or `preview = true` in the configuration),
+until its precision on the benchmark's test split meets the bar in the project README.
+
 ## What it finds
 
-TODO: the pattern, in the words of the code a user writes, and what is not flagged.
+TODO: the pattern, in the words of the code a user writes, and what stays silent.
 
 ## Why it breaks
 
@@ -69,56 +92,73 @@ TODO: the exact error text (or the wrong number that is logged)
 ## Example
 
 ```python
-replace_me()
+accelerator.replace_me(model)
 ```
 
 ## Fixed
 
 ```python
-fixed_call()
+accelerator.fixed_call(model)
 ```
 
 ## Fix safety
 
-TODO: why the fix cannot fail or change a number on any rank (then it is safe), or when it can
-(then it is unsafe, and say so in rule.py with `self.fix(..., unsafe=True)`).
+TODO: why the fix cannot fail or change a number on any rank (safe), or when it can (unsafe:
+the rule's `Unsafe` reason says so, and only `--unsafe-fixes` applies it).
 
 ## Runtime proof
 
-```
-pytest tests/runtime/test_{folder}.py
-```
-
 TODO: what scenario.py does, how the script as written fails under `accelerate launch`, and that
 the copy `trllint --fix` rewrote runs and is right.
+
+```
+python -m pytest -m runtime tests/runtime/test_{folder}.py
+```
 '''
 
 BAD = '''# TODO: real-looking code that has the bug; `# expect: CODE` goes on the line above each finding.
-# expect: {code}
-replace_me()
-'''
+from accelerate import Accelerator
 
-# The case harness's snapshot of the placeholder's one finding (tests/test_rule_cases.py writes it
-# again with TRLLINT_UPDATE_SNAPSHOTS=1 once the rule and its cases are real).
-FINDINGS_SNAP = '''# case:line:column: CODE message [fix] [preview]  (checked by tests/test_rule_cases.py; written by
-# TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py)
-bad_example.py:3:1: {code} TODO: replace_me() is wrong here; call fixed_call() instead [safe fix]
+accelerator = Accelerator()
+# expect: {code}
+accelerator.replace_me(model)
+# expect: {code}
+accelerator.replace_me(model, strict=True)
 '''
 
 BAD_FIXED = '''# TODO: real-looking code that has the bug; `# expect: CODE` goes on the line above each finding.
+from accelerate import Accelerator
+
+accelerator = Accelerator()
 # expect: {code}
-fixed_call()
+accelerator.fixed_call(model)
+# expect: {code}
+accelerator.fixed_call(model, strict=True)
 '''
 
-GOOD = '''# TODO: real-looking code that is close to the bug but correct: it must stay silent.
-fixed_call()
+GOOD = '''# TODO: real-looking code close to the bug but correct: it must stay silent.
+from accelerate import Accelerator
+
+accelerator = Accelerator()
+accelerator.fixed_call(model)
+cache.replace_me(model)  # not an accelerator
+'''
+
+# Every finding of the cases with its column and exact message; tests/test_rule_cases.py checks it
+# and writes it again with TRLLINT_UPDATE_SNAPSHOTS=1 once the rule and its cases are real.
+FINDINGS_SNAP = '''# case:line:column: CODE message [fix] [preview]  (checked by tests/test_rule_cases.py; written by
+# TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py)
+bad_example.py:6:1: {code} accelerator.replace_me() breaks on several ranks; call accelerator.fixed_call() instead [safe fix]
+bad_example.py:8:1: {code} accelerator.replace_me() breaks on several ranks; call accelerator.fixed_call() instead [unsafe fix: replace_me's keywords may mean something else to fixed_call]
 '''
 
 SCENARIO = '''"""{code} runtime scenario: TODO a small training script with the bug.
 
-Run under ``accelerate launch`` by tests/runtime/test_{folder}.py, as written (it must fail with
-the real error, or log a wrong number) and after ``trllint --fix`` rewrote a copy (it must run and
-be right). Keep it tiny: a few steps of a small model on two CPU ranks over gloo.
+tests/runtime/test_{folder}.py runs it under ``accelerate launch`` as written (it must fail with
+the real error, or print a wrong number) and after ``trllint --fix`` rewrote a copy (it must run
+and be right). Keep it tiny: a few steps of a small model on two CPU ranks over gloo.
+
+    accelerate launch --multi_gpu --num_processes 2 scenario.py
 """
 
 raise SystemExit("TODO: write the {code} scenario")
@@ -130,18 +170,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed  # noqa: F401
+from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed
 
-RULE = "{folder}"
-CODE = "{code}"
+RULE_FOLDER = "{folder}"
+LAUNCH_TIMEOUT_S = 240
 
 
-def test_buggy_fails_and_fixed_runs(tmp_path):
-    # TODO, then delete the pytest.fail line:
-    #   buggy, fixed = buggy_and_fixed(RULE, CODE, tmp_path)
-    #   assert not accelerate_launch(buggy, CPU_DDP).ok and "the real error" in ...
-    #   assert accelerate_launch(fixed, CPU_DDP).ok
-    pytest.fail(f"{{CODE}}: the runtime proof is not written yet (tests/runtime/test_{{RULE}}.py)")
+def test_cpu_ranks_fail_until_the_fix(tmp_path):
+    pytest.fail("{code}: the runtime proof is not written yet (tests/runtime/test_{folder}.py)")
+    buggy, fixed = buggy_and_fixed(RULE_FOLDER, "{code}", tmp_path)
+    run = accelerate_launch(buggy, CPU_DDP, timeout=LAUNCH_TIMEOUT_S)
+    assert not run.ok and "TODO: the real error" in run.output, run.output[-4000:]
+    run = accelerate_launch(fixed, CPU_DDP, timeout=LAUNCH_TIMEOUT_S)
+    assert run.ok, run.output[-4000:]
 '''
 
 
@@ -195,7 +236,7 @@ def _add_table_row(readme: Path, code: str, name: str, folder: str) -> bool:
     rows = [i for i, line in enumerate(lines) if re.match(r"\| \[TRL\d{3}\]\(rules/", line)]
     if not rows:
         return False
-    row = f"| [{code}](rules/{folder}/README.md) | {name} | preview | TODO: what it finds | TODO: the fix | TODO: the runtime proof |\n"
+    row = f"| [{code}](rules/{folder}/README.md) | {name} | preview | TODO: what it finds, in one line |\n"
     lines.insert(rows[-1] + 1, row)
     readme.write_text("".join(lines), encoding="utf-8")
     return True
@@ -203,8 +244,8 @@ def _add_table_row(readme: Path, code: str, name: str, folder: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Create every part of a new trllint rule.")
-    parser.add_argument("code", help="the rule's code, as TRL006")
-    parser.add_argument("name", help="the rule's name, as collective-under-rank-guard")
+    parser.add_argument("code", help="the rule's code, as TRL011")
+    parser.add_argument("name", help="the rule's name, as my-rule-name")
     parser.add_argument("--root", type=Path, default=REPO, help="the checkout (default: this one)")
     args = parser.parse_args(argv)
     try:

@@ -1,5 +1,7 @@
-"""scripts/add_rule.py creates a complete rule: the completeness checker finds nothing missing,
-the generated cases pass, and the runtime test stub fails (not skips) until it is written."""
+"""scripts/add_rule.py creates a complete rule in the shape the shipped rules have: in a copy of
+the checkout, the rule-case harness passes on the generated rule and its cases, the completeness
+checker names only the placeholders left to write, and the runtime test fails (not skips) until
+it is written."""
 
 from __future__ import annotations
 
@@ -11,14 +13,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_rule_cases import SNAPSHOT, Case, expected_findings, lint_case, render_snapshot
 from tests.test_rule_completeness import missing_parts
-from trllint.engine.fix_loop import fix_source
-from trllint.rule.ruleset import RuleSet
-from trllint.engine.lint import lint_source
-from trllint.core.source import SourceFile
 
 REPO = Path(__file__).resolve().parents[1]
+CODE, NAME, FOLDER = "TRL099", "scaffold-trial", "trl099_scaffold_trial"
+
+# Runs the harness with the copy's rules/ as the rule pack, mounted as trllint.rules the way
+# trllint/rule/registry.py mounts the rules of a checkout that is not installed.
+HARNESS = """
+import importlib.util, sys
+import pytest
+spec = importlib.util.spec_from_file_location(
+    "trllint.rules", "rules/__init__.py", submodule_search_locations=["rules"])
+pack = importlib.util.module_from_spec(spec)
+sys.modules["trllint.rules"] = pack
+spec.loader.exec_module(pack)
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "tests/test_rule_cases.py", "-k", sys.argv[1]]))
+"""
 
 
 def _load(path: Path, name: str):
@@ -41,42 +52,46 @@ def checkout(tmp_path: Path) -> Path:
     (root / "tests" / "__init__.py").write_text("")
     for name in ("README.md", "pyproject.toml"):
         shutil.copy(REPO / name, root / name)
+    shutil.copy(REPO / "tests" / "test_rule_cases.py", root / "tests" / "test_rule_cases.py")
     return root
 
 
-def test_scaffolded_rule_is_complete_and_its_cases_pass(checkout: Path):
-    written = add_rule.add_rule("TRL099", "scaffold-trial", checkout)
-    folder = checkout / "rules" / "trl099_scaffold_trial"
+def test_scaffolded_rule_passes_the_case_harness(checkout: Path):
+    written = add_rule.add_rule(CODE, NAME, checkout)
+    folder = checkout / "rules" / FOLDER
     assert folder / "rule.py" in written and checkout / "README.md" in written
-    readme = (checkout / "README.md").read_text(encoding="utf-8")
-    # Complete but for the placeholders the newcomer must write (and the runtime test, which fails).
-    missing = missing_parts(folder, "TRL099", "always", runtime_tests=checkout / "tests" / "runtime",
-                            project_readme=readme)
-    assert missing == [
-        "TRL099 (trl099_scaffold_trial): README.md still has TODO placeholders (scripts/add_rule.py left them to fill in)",
-        "TRL099 (trl099_scaffold_trial): scenario.py is still the scaffold's placeholder (TODO)",
-    ]
+    result = subprocess.run(
+        [sys.executable, "-c", HARNESS, CODE], cwd=checkout, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    # The bad case's findings (one safe fix, one unsafe), the good case's silence, the fix and the
+    # snapshot: the four tests the harness runs for a rule of one bad and one good case.
+    assert "4 passed" in result.stdout and "failed" not in result.stdout, result.stdout[-4000:]
 
-    rule = _load(folder / "rule.py", "scaffolded_rule").ScaffoldTrial
-    assert (rule.code, rule.name, rule.fixable) == ("TRL099", "scaffold-trial", "always")
-    ruleset = RuleSet([rule])
-    bad = (folder / "cases" / "bad_example.py").read_text()
-    found = lint_source(SourceFile(text=bad, display_path="bad_example.py"), "bad_example.py", ruleset)
-    assert {(f.line, f.code) for f in found} == expected_findings(bad) != set()
-    fixed = fix_source(SourceFile(text=bad, display_path="bad_example.py"), "bad_example.py", ruleset, unsafe=True)
-    assert fixed.text == (folder / "cases" / "bad_example.fixed.py").read_text()
-    good = (folder / "cases" / "good_example.py").read_text()
-    assert lint_source(SourceFile(text=good, display_path="good_example.py"), "good_example.py", ruleset) == []
-    cases = [Case("TRL099", folder / "cases" / name) for name in ("bad_example.py", "good_example.py")]
-    snapshot = (folder / "cases" / SNAPSHOT).read_text(encoding="utf-8")
-    assert snapshot == render_snapshot(cases, lambda case: lint_case(case, rule))
+
+def test_scaffolded_rule_has_the_shape_of_the_shipped_rules(checkout: Path):
+    add_rule.add_rule(CODE, NAME, checkout)
+    folder = checkout / "rules" / FOLDER
+    text = (folder / "rule.py").read_text(encoding="utf-8")
+    assert "def check_module(self, model: SemanticModel)" in text and "calls_in(model)" in text
+    assert "visit_" not in text and "class Unsafe(ReasonKind)" in text
+    snapshot = (folder / "cases" / "findings.snap").read_text(encoding="utf-8")
+    assert "[safe fix]" in snapshot and "[unsafe fix: " in snapshot
+    readme = (checkout / "README.md").read_text(encoding="utf-8")
+    assert f"| [{CODE}](rules/{FOLDER}/README.md) | {NAME} | preview |" in readme
+    # Complete but for the placeholders the newcomer must write (and the runtime test, which fails).
+    assert missing_parts(folder, CODE, "always", runtime_tests=checkout / "tests" / "runtime",
+                         project_readme=readme) == [
+        f"{CODE} ({FOLDER}): README.md still has TODO placeholders (scripts/add_rule.py left them to fill in)",
+        f"{CODE} ({FOLDER}): scenario.py is still the scaffold's placeholder (TODO)",
+    ]
 
 
 def test_runtime_test_stub_fails_until_written(checkout: Path):
-    add_rule.add_rule("TRL099", "scaffold-trial", checkout)
+    add_rule.add_rule(CODE, NAME, checkout)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "runtime",
-         "tests/runtime/test_trl099_scaffold_trial.py"],
+         f"tests/runtime/test_{FOLDER}.py"],
         cwd=checkout, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 1, result.stdout + result.stderr
@@ -88,6 +103,6 @@ def test_scaffold_refuses_a_taken_code_and_a_bad_name(checkout: Path):
     with pytest.raises(add_rule.ScaffoldError, match="TRL002 exists already"):
         add_rule.add_rule("TRL002", "anything", checkout)
     with pytest.raises(add_rule.ScaffoldError, match="lower-case words"):
-        add_rule.add_rule("TRL099", "Bad_Name", checkout)
+        add_rule.add_rule(CODE, "Bad_Name", checkout)
     assert add_rule.main(["TRL99", "x", "--root", str(checkout)]) == 2
     assert not list((checkout / "rules").glob("trl099*"))
