@@ -1,4 +1,4 @@
-"""The README's quickstart is what CI runs, and it names only things that exist."""
+"""The README's quickstart is what CI runs, it names only things that exist, and the docs stay reference-sized."""
 
 from __future__ import annotations
 
@@ -55,3 +55,11 @@ def test_the_pre_commit_snippet_names_a_rev_this_repository_has():
         for ref in (rev, f"origin/{rev}", f"refs/tags/{rev}")
     ]
     assert any(resolves), f"the README's pre-commit snippet pins rev {rev!r}, which this repository does not have"
+
+
+def test_the_docs_stay_reference_sized():
+    # A reader finds the answer in pages of these sizes; history lives in git, not in the docs.
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
+    for page in sorted((REPO / "rules").glob("*/README.md")):
+        assert len(page.read_text(encoding="utf-8").splitlines()) <= 125, page.parent.name
+    assert len((REPO / "docs" / "adding-a-rule.md").read_text(encoding="utf-8").split()) <= 1250

@@ -106,3 +106,15 @@ def test_scaffold_refuses_a_taken_code_and_a_bad_name(checkout: Path):
         add_rule.add_rule(CODE, "Bad_Name", checkout)
     assert add_rule.main(["TRL99", "x", "--root", str(checkout)]) == 2
     assert not list((checkout / "rules").glob("trl099*"))
+
+
+def test_the_guide_teaches_the_rule_the_scaffold_writes(tmp_path: Path):
+    # docs/adding-a-rule.md shows the generated rule class; every line it shows is in what the
+    # scaffold writes (end-of-line comments aside), in the same order, so the two cannot drift apart.
+    guide = (REPO / "docs" / "adding-a-rule.md").read_text(encoding="utf-8")
+    shown = guide.split("## The rule class", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    (tmp_path / "rules").mkdir()
+    add_rule.add_rule("TRL011", "my-rule-name", tmp_path)
+    written = iter((tmp_path / "rules" / "trl011_my_rule_name" / "rule.py").read_text(encoding="utf-8").splitlines())
+    for line in filter(str.strip, shown.splitlines()):
+        assert any(line == candidate.split("  # ")[0] for candidate in written), f"the scaffold does not write: {line!r}"
