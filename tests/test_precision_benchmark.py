@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import sys
@@ -196,3 +197,30 @@ def test_the_pinned_corpus_parses_and_holds_sixty_projects_on_both_splits():
     assert splits == {"dev", "test"}
     # Every tuned release is declared dev, and every declared name is pinned.
     assert precision_run.DECLARED_DEV <= projects
+
+
+def test_every_pin_of_the_sealed_test_split_is_test_whatever_its_hash():
+    here = _SCRIPT.parent
+    sealed = precision_run.read_repo_pins(here / "repos-test.txt")
+    assert len({p.name for p in sealed}) == len(sealed) >= 240
+    assert {p.split for p in sealed} == {"test"}
+    assert all(precision_run.split_of(p.name) == "test" for p in sealed)
+    # One whose hash alone would make it dev: the declaration decides.
+    assert hashlib.sha256(b"karpathy/nanochat").hexdigest()[0] >= "8"
+    assert precision_run.split_of("karpathy/nanochat") == "test"
+
+
+def test_the_sealed_test_split_leaves_every_other_pin_where_its_hash_put_it():
+    here = _SCRIPT.parent
+    others = precision_run.read_pins(here / "packages.txt") + precision_run.read_repo_pins(here / "repos.txt")
+    sealed = precision_run.read_repo_pins(here / "repos-test.txt")
+    assert not {p.name.lower() for p in sealed} & {p.name.lower() for p in others}
+    for pin in others:
+        by_hash = "test" if hashlib.sha256(pin.name.encode()).hexdigest()[0] < "8" else "dev"
+        assert pin.split == ("dev" if pin.name in precision_run.DECLARED_DEV else by_hash)
+    assert len({p.folder for p in others + sealed}) == len(others + sealed)  # no two share a cache folder
+
+
+def test_list_shows_the_sealed_test_split(capsys):
+    assert precision_run.main(["--list", "--split", "test", "--packages", "karpathy/nanochat"]) == 0
+    assert capsys.readouterr().out.startswith("test\tkarpathy/nanochat\t")
