@@ -58,12 +58,12 @@ class DeepSpeedInitializeNone(Rule):
     # Every built-in sink spells both of the others (a same-file helper calls one in the same
     # file); a configured sink alone can match, so its name satisfies every part. A file that
     # calls a helper of its project is let through when the module defining that helper (or a
-    # base class's) spells a sink and calls one in its code (`REACHES_A_SINK`), the only way a
-    # summary can make it forward. Such
+    # base class's) spells a sink's call (`REACHES_A_SINK`), the only way a summary can make it
+    # forward. Such
     # a file must still spell "deepspeed" somewhere (its config, its import, the helper's name):
     # asking every file's imports costs CPython's parse of each, so a caller that never names
     # DeepSpeed is not linted.
-    # Last, the code: every finding is a call of a sink by its last name (a helper of this file
+    # Last, the names: every finding is a call of a sink by its last name (a helper of this file
     # that forwards calls one in it), or of a project helper that `REACHES_A_SINK` finds.
     prefilter = AllOf(
         AnyOf("None", "Optional", "get"),

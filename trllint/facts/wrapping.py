@@ -29,7 +29,6 @@ plain traversals (no scope or qualified-name metadata).
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -41,8 +40,7 @@ from trllint.semantic.context import DEFAULT_STEP_METHODS, is_trainer_class, met
 from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
-from trllint.core.ast_walk import nodes
-from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Token, TreeCheck, token_present
+from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Reads, Token, token_present
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
@@ -246,34 +244,21 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
 )
 
 
-def reads_a_trainer_wrapped_attribute(tree: ast.Module) -> bool:
-    """The code reads ``self.model_wrapped`` or ``self.deepspeed`` (``TRAINER_WRAPPED_ATTRIBUTES``,
-    which a Trainer's methods bind), not another ``x.deepspeed``: ``from transformers.deepspeed
-    import ...`` or ``accelerate.utils.deepspeed`` spell that attribute in every file that imports
-    DeepSpeed's integration."""
-    wanted = {attribute.partition(".")[2] for attribute in TRAINER_WRAPPED_ATTRIBUTES}
-    return any(
-        isinstance(node, ast.Attribute) and node.attr in wanted and isinstance(node.value, ast.Name) and node.value.id == "self"
-        for node in nodes(tree)
-    )
-
-
-# Every source of wrapping above as code, for a prefilter's code part (CPython's tree): a call of a
-# wrapper, of deepspeed.initialize (under any alias), of a DeepSpeed helper or of accelerate's
-# prepare; a read of the Trainer's wrapped attributes; a training-step method the file defines
-# (a rule's configured step methods join as text). A wrapped attribute a class inherits from
-# another module is the rule's `Reached` to ask.
+# Every source of wrapping above as the names its code must spell, for a prefilter's part past
+# the markers: a call of a wrapper, of deepspeed.initialize (under any alias), of a DeepSpeed
+# helper or of accelerate's prepare; a read of the Trainer's wrapped attributes; a training-step
+# method the file defines (a rule's configured step methods join as text). A wrapped attribute a
+# class inherits from another module is the rule's `Reached` to ask.
 WRAPPING_IN_CODE = (
     Calls(*DATA_PARALLEL_WRAPPERS, FSDP_WRAPPER, "initialize", *DEEPSPEED_HELPERS, *PREPARE_METHODS),
     Defines(*DEFAULT_STEP_METHODS),
-    TreeCheck(reads_a_trainer_wrapped_attribute),
+    Reads(*(attribute.partition(".")[2] for attribute in TRAINER_WRAPPED_ATTRIBUTES)),
 )
 
 
-# A module that spells none of these, or whose code holds none of them, binds no wrapped attribute
-# of its own (SELF_ATTRIBUTES uses the default step methods, and a module read for its facts has
-# no project to inherit one from); it is not parsed for a subclass's wrapped attributes.
-# DeepSpeed's runtime/engine.py (308 KB) spells `deepspeed.initialize` in its docstrings only.
+# A module that spells none of these binds no wrapped attribute of its own (SELF_ATTRIBUTES uses
+# the default step methods, and a module read for its facts has no project to inherit one from);
+# it is not parsed for a subclass's wrapped attributes.
 WRAPS_A_MODEL = AllOf(AnyOf(*WRAPPING_MARKERS), AnyOf(*WRAPPING_IN_CODE))
 
 
