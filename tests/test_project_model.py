@@ -23,7 +23,7 @@ from trllint.semantic.project.index import ProjectIndex, project_root, use_cache
 from trllint.core.source import SourceFile
 from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
 from trllint.facts.rank_flow import RETURNS_ACROSS_RANKS, ProjectReturns
-from trllint.facts.wrapping import SELF_ATTRIBUTES
+from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import SELF_ATTRIBUTES
 from trllint.semantic.project.file_view import project_view
 from trllint.rules.trl003_deepspeed_initialize_none.forwarding import FORWARDS_TO_DEEPSPEED
 from trllint.rules.trl004_ungathered_metric.metric_buffers import REDUCES_STORED_METRICS

@@ -24,18 +24,20 @@ from trllint.core.findings import Evidence
 from trllint.facts.launch.model import launch_of
 from trllint.facts.launch.branches import unwrapped_at
 from trllint.facts.wrapping import (
-    wrapping_facts,
     DATA_PARALLEL,
     FSDP,
     HF_MODEL_MEMBERS,
     STEP_ARGUMENT,
     TRAINER_WRAPPED_ATTRIBUTES,
-    WRAPPING_MARKERS,
-    WRAPPING_IN_CODE,
-    WRAPS_A_MODEL,
     Wrapping,
-    is_super_init,
     wrapping_made_by,
+)
+from trllint.rules.trl001_wrapped_model_attribute.binding_pass import is_super_init
+from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
+    WRAPPING_IN_CODE,
+    WRAPPING_MARKERS,
+    WRAPS_A_MODEL,
+    wrapping_facts,
 )
 from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Reached, Reads, Rule, Setting
 
