@@ -22,7 +22,8 @@ from trllint.facts.calls import calls_in
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import argument, assigned_names, assignment_targets, dotted_name
-from trllint.facts.nullness import fails_on_none, nullness
+from trllint.facts.none_syntax import fails_on_none
+from trllint.facts.nullness import nullness
 from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Rule, Setting
 from trllint.semantic.project.file_view import project_view
 
