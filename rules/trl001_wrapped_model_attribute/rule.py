@@ -84,9 +84,9 @@ class WrappedModelAttribute(Rule):
         # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
         # cheap part first: `Reached` costs CPython's parse of the file, and the modules' outlines.
         AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, setting="training-step-methods"),
-        # The finding is the attribute: the code itself reads such a member (CPython's tree), and
-        # the code wraps a model (a word in a docstring or a class name wraps nothing), or a base
-        # class in another module binds a wrapped attribute.
+        # The finding is the attribute: the file spells such a member as a name, and the name of
+        # what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base class in
+        # another module binds a wrapped attribute.
         AnyOf(Reads(*HF_MODEL_MEMBERS)),
         AnyOf(*WRAPPING_IN_CODE, Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS), setting="training-step-methods"),
     )
