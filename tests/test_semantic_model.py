@@ -14,7 +14,7 @@ from trllint.facts.calls import called_names
 from trllint.facts.accelerators import accelerator_in_scope
 from trllint.facts.nullness import may_be_none
 from trllint.facts.rank_flow import is_global, rank_flows
-from trllint.facts.wrapping import is_wrapped, wrapping_facts
+from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import is_wrapped, wrapping_facts
 from trllint.semantic.context import DEFAULT_STEP_METHODS
 from trllint.semantic.model import SemanticModel
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from trllint.semantic.project import index as project_module
 from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
-from trllint.facts.wrapping import SELF_ATTRIBUTES
+from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import SELF_ATTRIBUTES
 from trllint.semantic.model import SemanticModel
 from trllint.rule.registry import all_rules
 from trllint.rule.ruleset import RuleSet

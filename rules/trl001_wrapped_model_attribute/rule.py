@@ -24,18 +24,20 @@ from trllint.core.findings import Evidence
 from trllint.facts.launch.model import launch_of
 from trllint.facts.launch.branches import unwrapped_at
 from trllint.facts.wrapping import (
-    wrapping_facts,
     DATA_PARALLEL,
     FSDP,
     HF_MODEL_MEMBERS,
     STEP_ARGUMENT,
     TRAINER_WRAPPED_ATTRIBUTES,
-    WRAPPING_MARKERS,
-    WRAPPING_IN_CODE,
-    WRAPS_A_MODEL,
     Wrapping,
-    is_super_init,
     wrapping_made_by,
+)
+from trllint.rules.trl001_wrapped_model_attribute.binding_pass import is_super_init
+from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
+    WRAPPING_IN_CODE,
+    WRAPPING_MARKERS,
+    WRAPS_A_MODEL,
+    wrapping_facts,
 )
 from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Reached, Reads, Rule, Setting
 
@@ -82,9 +84,9 @@ class WrappedModelAttribute(Rule):
         # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
         # cheap part first: `Reached` costs CPython's parse of the file, and the modules' outlines.
         AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, setting="training-step-methods"),
-        # The finding is the attribute: the code itself reads such a member (CPython's tree), and
-        # the code wraps a model (a word in a docstring or a class name wraps nothing), or a base
-        # class in another module binds a wrapped attribute.
+        # The finding is the attribute: the file spells such a member as a name, and the name of
+        # what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base class in
+        # another module binds a wrapped attribute.
         AnyOf(Reads(*HF_MODEL_MEMBERS)),
         AnyOf(*WRAPPING_IN_CODE, Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS), setting="training-step-methods"),
     )

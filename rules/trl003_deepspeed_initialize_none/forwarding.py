@@ -20,7 +20,6 @@ built-in matching.
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import TYPE_CHECKING, Iterable
 
@@ -30,8 +29,7 @@ from dataclasses import dataclass
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, matches, parameter_names
 from trllint.facts.nullness import nullness
-from trllint.core.prefilter import AllOf, AnyOf, Reached, TreeCheck
-from trllint.semantic.project.outline import calls_or_imports_one_of
+from trllint.core.prefilter import AnyOf, Reached
 from trllint.semantic.project.summaries import ModuleFact
 
 if TYPE_CHECKING:
@@ -153,16 +151,9 @@ FORWARDS_TO_DEEPSPEED = ModuleFact(
 )
 
 
-def _calls_a_sink(tree: ast.Module) -> bool:
-    """The module's code calls or imports a sink: what ``ProjectIndex.fact`` asks of a module
-    before FORWARDS_TO_DEEPSPEED's answer (its ``calls``), read the same way."""
-    return calls_or_imports_one_of(tree, FORWARDS_TO_DEEPSPEED.calls)[0]
-
-
 # The prefilter's question for a file that calls no sink by name: a helper it calls (or a method
-# its classes inherit) can forward only from a module that spells a sink's call and whose code
-# calls or imports one. DeepSpeed's `utils/groups.py` spells `initialize(` and calls none.
-REACHES_A_SINK = Reached(AllOf(CALLS_A_SINK, AnyOf(TreeCheck(_calls_a_sink))))
+# its classes inherit) can forward only from a module that spells a sink's call.
+REACHES_A_SINK = Reached(CALLS_A_SINK)
 
 
 def summarise_sinks(model: SemanticModel, base: list[Sink], project: ProjectView | None = None) -> FileSinks:

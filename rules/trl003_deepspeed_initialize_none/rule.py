@@ -22,7 +22,8 @@ from trllint.facts.calls import calls_in
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import argument, assigned_names, assignment_targets, dotted_name
-from trllint.facts.nullness import fails_on_none, nullness
+from trllint.facts.none_syntax import fails_on_none
+from trllint.facts.nullness import nullness
 from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Rule, Setting
 from trllint.semantic.project.file_view import project_view
 
@@ -58,12 +59,12 @@ class DeepSpeedInitializeNone(Rule):
     # Every built-in sink spells both of the others (a same-file helper calls one in the same
     # file); a configured sink alone can match, so its name satisfies every part. A file that
     # calls a helper of its project is let through when the module defining that helper (or a
-    # base class's) spells a sink and calls one in its code (`REACHES_A_SINK`), the only way a
-    # summary can make it forward. Such
+    # base class's) spells a sink's call (`REACHES_A_SINK`), the only way a summary can make it
+    # forward. Such
     # a file must still spell "deepspeed" somewhere (its config, its import, the helper's name):
     # asking every file's imports costs CPython's parse of each, so a caller that never names
     # DeepSpeed is not linted.
-    # Last, the code: every finding is a call of a sink by its last name (a helper of this file
+    # Last, the names: every finding is a call of a sink by its last name (a helper of this file
     # that forwards calls one in it), or of a project helper that `REACHES_A_SINK` finds.
     prefilter = AllOf(
         AnyOf("None", "Optional", "get"),

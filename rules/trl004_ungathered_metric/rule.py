@@ -27,7 +27,7 @@ from trllint.facts.rank_flow import (
     runs_distributed,
 )
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token, TreeCheck
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token
 
 from .devices import made_on_cpu
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
@@ -42,7 +42,6 @@ from .sinks import (
     SELF_SINKS,
     SINK_METHODS,
     TRAINER_METRIC_HELPERS,
-    logs_through_a_tracker,
     logs_with_log,
 )
 from .metric_syntax import (
@@ -100,8 +99,8 @@ class UngatheredMetric(Rule):
     # preview until a test split measures at least 90 % over at least 20 findings.
     status = "preview"
     costly_facts = ("ranks", "rank_flow")
-    # Last, the code: a sink called (`x.log(...)` only with a tracker's receiver, a question of
-    # the tree), a metric buffer read, or a trainer's metrics helper defined.
+    # Last, the names: a sink called (`x.log(...)`, `add_scalar(...)`...), a metric buffer read, or
+    # a trainer's metrics helper defined.
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),  # a configured sink is a sink marker too
@@ -109,7 +108,7 @@ class UngatheredMetric(Rule):
             Calls(*SINK_METHODS),
             Reads(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS}),
             Defines(*TRAINER_METRIC_HELPERS),
-            TreeCheck(logs_through_a_tracker),
+            Calls("log"),  # whether a `.log` call's receiver is a tracker's is the rule's to say
             setting="metric-sinks",
         ),
     )

@@ -2,17 +2,11 @@
 buffers, and the trainer methods whose returned dict is logged.
 
 Written once for the rule, which reads them on LibCST's tree (``UngatheredMetric._logged_arguments``),
-and for its prefilter, which asks CPython's tree before LibCST parses the file
-(``logs_through_a_tracker``): a file that holds none of them gives the rule no value to check.
-DeepSpeed's ZeRO optimizers spell ``self.timers.log(...)``, ``torch.log(x)`` and ``math.log(x)``
-in 200 KB files and log no metric.
+and for its prefilter, which asks that the file spell one of their names: a file that spells none
+gives the rule no value to check.
 """
 
 from __future__ import annotations
-
-import ast
-
-from trllint.core.ast_walk import nodes
 
 # TRL's per-step metric buffers; the rule adds the attributes a file hands to a sink.
 METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
@@ -47,25 +41,3 @@ def logs_with_log(name: str) -> bool:
         return True
     receiver = parts[-2] if len(parts) > 1 else ""
     return "accelerator" in receiver or "tracker" in receiver or receiver in ("wandb", "run")
-
-
-def logs_through_a_tracker(tree: ast.Module) -> bool:
-    """Some call of the file is ``logs_with_log`` (the prefilter's question of CPython's tree)."""
-    for node in nodes(tree):
-        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "log":
-            if logs_with_log(_loose_name(node.func)):
-                return True
-    return False
-
-
-def _loose_name(node: ast.expr) -> str:
-    """``metric_syntax.loose_name`` on CPython's tree: ``self.accelerator.trackers[0].log`` ->
-    ``self.accelerator.trackers.log``, ``super().log`` -> ``super.log``."""
-    if isinstance(node, ast.Attribute):
-        inner = _loose_name(node.value)
-        return f"{inner}.{node.attr}" if inner else node.attr
-    if isinstance(node, ast.Subscript):
-        return _loose_name(node.value)
-    if isinstance(node, ast.Call):
-        return _loose_name(node.func)
-    return node.id if isinstance(node, ast.Name) else ""

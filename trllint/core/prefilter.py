@@ -21,16 +21,17 @@ from CPython's parse and the modules' outlines: about a tenth of LibCST's parse)
 whose finding can come from a helper in another module; put it last in its ``AnyOf``, so it is
 asked only of files that spell none of the others.
 
-``Calls(names)``, ``Reads(names)`` and ``Defines(names)`` look at the file's code instead of its
-text (:mod:`trllint.core.code_names`, from CPython's tree): the file calls one of ``names``
-(``f(...)``, ``x.f(...)``), reads one as an attribute (``x.name``), or defines one (``def name``).
-They are for a rule whose every finding sits at such a call, attribute or function of the file
-itself: text finds ``gather`` in ``all_gather``, in a comment or a docstring, which in a library
-dense with training code is most files. ``TreeCheck(check)`` holds when ``check(tree)`` does: a
-rule's own question of CPython's tree, one that must answer True wherever the rule could find
-something (TRL006: may a collective sit behind a rank guard?). Put these in the last parts of an
-``AllOf``: they cost CPython's parse of the file, which the text parts spare most files. Where the
-file has no tree (CPython cannot parse it, or the text is no file) they hold: unknown runs the rule.
+``Calls(names)``, ``Reads(names)`` and ``Defines(names)`` name what a rule's every finding sits
+at: a call of one of ``names`` (``f(...)``, ``x.f(...)``), an attribute of one (``x.name``), a
+function of one (``def name``). The file must spell one of them as a whole word: ``gather`` in
+``all_gather`` is another name. That is a question of the text, so it holds wherever the code
+could hold the name (an import that binds it under another name spells it too); a word in a
+comment or a string lets the file through, and the rule then finds nothing there.
+
+``TreeCheck(check)`` holds when ``check(tree)`` does, for CPython's tree of the file; it remains
+only for the rules whose own such check is still to go, and like ``Reached`` it is asked only
+where no rule's text tokens let the file through. Where the file has no tree (CPython cannot
+parse it, or the text is no file) it holds: unknown runs the rule.
 """
 
 from __future__ import annotations
@@ -42,8 +43,6 @@ from dataclasses import dataclass
 
 if TYPE_CHECKING:
     import ast
-
-    from trllint.core.code_names import CodeNames
 
 Token = Union[str, "re.Pattern[str]"]
 
@@ -61,8 +60,6 @@ class Reached:
     __slots__ = ("tokens", "calls", "reading")
 
     def __init__(self, tokens: AnyOf | AllOf, *, calls: bool = True, reading: frozenset[str] | None = None) -> None:
-        # A module's code tokens (an ``AllOf`` part of ``Calls``, ``TreeCheck``...) are asked of
-        # CPython's parse of that module, past its text (``ProjectIndex.spells``).
         self.tokens = tokens
         self.calls = calls  # False: only the bases of the file's classes lead on
         # The bases lead on only from a file with a class that reads one of these members on a
@@ -75,66 +72,17 @@ class Reached:
 
 @dataclass(frozen=True)
 class FileCode:
-    """What the code tokens ask of a file, each computed once where first asked (the caller's
-    semantic model keeps them); either gives None where CPython cannot parse the file."""
+    """CPython's tree of a file, computed where ``TreeCheck`` first asks it (None where CPython
+    cannot parse the file). ``names`` is asked by no token; the project index still passes it."""
 
     tree: Callable[[], ast.Module | None]
-    names: Callable[[], CodeNames | None]
+    names: Callable[[], object] | None = None
 
 
-class _CodeToken:
-    """A token answered from the file's code (``FileCode``), not its text."""
-
-    __slots__ = ()
-    costly = False  # True: asked only where no rule's cheap tokens let the file through (``verdict``)
-
-    def holds(self, code: FileCode | None) -> bool:
-        raise NotImplementedError
-
-
-class _InCode(_CodeToken):
-    """Holds when the file's code spells one of ``names`` in this token's way (see the subclasses)."""
-
-    __slots__ = ("names",)
-    kind = ""
-
-    def __init__(self, *names: str) -> None:
-        if not names or not all(isinstance(name, str) and name.isidentifier() for name in names):
-            raise TypeError(f"{type(self).__name__} takes identifiers, not {names!r}")
-        self.names = frozenset(names)
-
-    def holds(self, code: FileCode | None) -> bool:
-        names = code.names() if code is not None else None
-        return names is None or not self.names.isdisjoint(getattr(names, self.kind))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(map(repr, sorted(self.names)))})"
-
-
-class Calls(_InCode):
-    """The file calls one of ``names``: ``f(...)`` or ``x.f(...)`` (``g(...)`` for a ``g`` an
-    import binds to an ``f``)."""
-
-    kind = "calls"
-
-
-class Reads(_InCode):
-    """The file spells one of ``names`` as an attribute: ``x.name``."""
-
-    kind = "attributes"
-
-
-class Defines(_InCode):
-    """The file defines a function (or method) of one of ``names``."""
-
-    kind = "functions"
-
-
-class TreeCheck(_CodeToken):
+class TreeCheck:
     """``check(tree)`` holds for CPython's tree of the file."""
 
     __slots__ = ("check",)
-    costly = True
 
     def __init__(self, check: Callable[[ast.Module], bool]) -> None:
         self.check = check
@@ -159,11 +107,11 @@ class AnyOf:
 
     __slots__ = ("tokens", "settings", "reached", "in_code")
 
-    def __init__(self, *tokens: Token | AnyOf | Reached | _CodeToken, setting: str | tuple[str, ...] = ()) -> None:
+    def __init__(self, *tokens: Token | AnyOf | Reached | TreeCheck, setting: str | tuple[str, ...] = ()) -> None:
         flat: list[Token] = []
         keys: list[str] = []
         reached: list[Reached] = []
-        in_code: list[_CodeToken] = []
+        in_code: list[TreeCheck] = []
         for token in tokens:
             if isinstance(token, AnyOf):  # any of (any of ...) is one any-of: shared markers nest
                 flat.extend(token.tokens)
@@ -174,15 +122,15 @@ class AnyOf:
                 flat.append(token)
             elif isinstance(token, Reached):
                 reached.append(token)
-            elif isinstance(token, _CodeToken):
+            elif isinstance(token, TreeCheck):
                 in_code.append(token)
             else:
                 raise TypeError(
-                    "AnyOf takes strings, compiled patterns, Reached, Calls, Reads, Defines, TreeCheck or AnyOf, "
+                    "AnyOf takes strings, compiled patterns, Reached, TreeCheck or AnyOf (Calls, Reads, Defines), "
                     f"not {type(token).__name__}"
                 )
         self.reached: tuple[Reached, ...] = tuple(reached)
-        self.in_code: tuple[_CodeToken, ...] = tuple(in_code)
+        self.in_code: tuple[TreeCheck, ...] = tuple(in_code)
         if not flat and not keys and not reached and not in_code:
             raise TypeError("AnyOf() with no token would never hold; leave the prefilter out to always run")
         self.tokens: tuple[Token, ...] = tuple(flat)
@@ -199,23 +147,20 @@ class AnyOf:
         self, text: str, settings: dict[str, Any], reaches: Reaches | None = None, code: FileCode | None = None
     ) -> bool:
         """``reaches`` answers a ``Reached`` token for this file; without it, none holds. ``code``
-        is the file's code, for ``Calls``, ``Reads``, ``Defines`` and ``TreeCheck``; without it,
-        or where it has no tree, they hold."""
-        verdict = self.verdict(text, settings, code)
+        is the file's code, for ``TreeCheck``; without it, or where it has no tree, one holds."""
+        verdict = self.verdict(text, settings)
         if verdict is not None:
             return verdict
-        if any(token.holds(code) for token in self.in_code if token.costly):
+        if any(token.holds(code) for token in self.in_code):
             return True
         return reaches is not None and any(reaches(reached) for reached in self.reached)
 
-    def verdict(self, text: str, settings: dict[str, Any], code: FileCode | None = None) -> bool | None:
-        """What the cheap tokens say (the text, the code's names): True or False, or None where
-        only a costly one (``Reached``, ``TreeCheck``) could still hold."""
+    def verdict(self, text: str, settings: dict[str, Any]) -> bool | None:
+        """What the text tokens say: True or False, or None where only a costly one (``Reached``,
+        ``TreeCheck``) could still hold."""
         if any(token_present(token, text) for token in self.tokens_for(settings)):
             return True
-        if any(token.holds(code) for token in self.in_code if not token.costly):
-            return True
-        return None if self.reached or any(token.costly for token in self.in_code) else False
+        return None if self.reached or self.in_code else False
 
     def __repr__(self) -> str:
         setting = f", setting={self.settings!r}" if self.settings else ""
@@ -240,11 +185,11 @@ class AllOf:
     ) -> bool:
         return all(part.holds(text, settings, reaches, code) for part in self.parts)
 
-    def verdict(self, text: str, settings: dict[str, Any], code: FileCode | None = None) -> bool | None:
-        """False when a part's cheap tokens rule the file out, True when every part's hold, else None."""
+    def verdict(self, text: str, settings: dict[str, Any]) -> bool | None:
+        """False when a part's text tokens rule the file out, True when every part's hold, else None."""
         undecided = False
         for part in self.parts:
-            verdict = part.verdict(text, settings, code)
+            verdict = part.verdict(text, settings)
             if verdict is False:
                 return False
             undecided = undecided or verdict is None
@@ -252,6 +197,36 @@ class AllOf:
 
     def __repr__(self) -> str:
         return f"AllOf({', '.join(map(repr, self.parts))})"
+
+
+class _Spelled(AnyOf):
+    """Holds when the text spells one of ``names`` as a whole word (see the subclasses)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, *names: str) -> None:
+        if not names or not all(isinstance(name, str) and name.isidentifier() for name in names):
+            raise TypeError(f"{type(self).__name__} takes identifiers, not {names!r}")
+        self.names = frozenset(names)
+        # The name, then a look back that it starts a word: a pattern that starts with a literal
+        # is searched for that literal (trllint.facts.markers).
+        super().__init__(*(re.compile(rf"{name}(?<!\w{name})(?!\w)") for name in sorted(self.names)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(map(repr, sorted(self.names)))})"
+
+
+class Calls(_Spelled):
+    """The rule's findings sit at calls of one of ``names``: ``f(...)``, ``x.f(...)``, or ``g(...)``
+    for a ``g`` an import binds to an ``f`` (the import spells ``f``)."""
+
+
+class Reads(_Spelled):
+    """The rule's findings sit at an attribute named one of ``names``: ``x.name``."""
+
+
+class Defines(_Spelled):
+    """The rule's findings need a function (or method) named one of ``names``."""
 
 
 Prefilter = Union[AnyOf, AllOf]

@@ -325,7 +325,8 @@ def accelerator_may_be_none(model: SemanticModel, accelerator: str, node: cst.CS
     ``accelerator: Accelerator | None = None``, or ``None`` itself. A local or a parameter is
     asked of the path-sensitive nullness analysis at ``node``.
     """
-    from trllint.facts.nullness import may_be_none, parameter_none_reasons
+    from trllint.facts.none_syntax import parameter_none_reasons
+    from trllint.facts.nullness import may_be_none
 
     context = model.context
     if accelerator.startswith("self.") and accelerator.count(".") == 1:
@@ -348,7 +349,7 @@ def _binds_only_accelerators(model: SemanticModel, scope: cst.CSTNode, name: str
     """Every binding of ``name`` in ``scope`` is an accelerator (``Accelerator(...)``, or a
     parameter with no None default nor Optional annotation); asked once per scope and name, so
     the path-sensitive question is left for the scopes that may bind None."""
-    from trllint.facts.nullness import parameter_none_reasons
+    from trllint.facts.none_syntax import parameter_none_reasons
 
     if isinstance(scope, cst.FunctionDef):
         for param in (*scope.params.params, *scope.params.kwonly_params, *scope.params.posonly_params):

@@ -20,16 +20,13 @@ def calls_in(model: SemanticModel) -> tuple[cst.Call, ...]:
 
 
 def called_names(model: SemanticModel) -> frozenset[str]:
-    """The names the file's calls call: ``f`` for ``f(...)``, ``m`` for ``x.m(...)`` (and the
-    imported name of an alias, :class:`trllint.core.code_names.CodeNames`). A question that needs
-    some call of a name (an unwrap, a prepare, a collective) is answered at once for a file that
-    calls no such name, before any call's receiver is followed; a rule's prefilter asks the same
-    fact before the file is parsed (``Calls``)."""
-    code = model.code_names
-    if code is not None:
-        return code.calls
+    """The names the file's calls call: ``f`` for ``f(...)``, ``m`` for ``x.m(...)``, and for a
+    name an import binds under another name, the imported name too (``g(...)`` calls ``gather``
+    after ``from accelerate.utils import gather as g``). A question that needs some call of a
+    name (an unwrap, a prepare, a collective) is answered at once for a file that calls no such
+    name, before any call's receiver is followed."""
 
-    def compute() -> frozenset[str]:  # CPython cannot parse the file (newer syntax): LibCST's calls
+    def compute() -> frozenset[str]:
         names = set()
         for call in model.calls:
             func = call.func
@@ -37,6 +34,8 @@ def called_names(model: SemanticModel) -> frozenset[str]:
                 names.add(func.attr.value)
             elif isinstance(func, cst.Name):
                 names.add(func.value)
+        aliases = model.imported_as
+        names.update(*(aliases[name] for name in names.intersection(aliases)))
         return frozenset(names)
 
     return model.once((called_names,), compute)

@@ -55,15 +55,15 @@ __all__ = [
 
 
 def prefilter_inputs(source: Any) -> tuple[FileCode | None, Callable[[Reached], bool] | None]:
-    """The file's code (for the code tokens) and its project (for ``Reached``), as a prefilter's
-    ``holds`` takes them; None where there is no file or no project."""
+    """CPython's tree of the file (for ``TreeCheck``) and its project (for ``Reached``), as a
+    prefilter's ``holds`` takes them; None where there is no file or no project."""
     if source is None:
         return None, None
     from trllint.core.syntax import cpython_tree
     from trllint.semantic.model import SemanticModel
 
     model = SemanticModel.of(source)
-    code = FileCode(tree=lambda: cpython_tree(source), names=lambda: model.code_names)
+    code = FileCode(tree=lambda: cpython_tree(source))
     if source.path is None:
         return code, None
     from trllint.semantic.project.file_view import project_reaches
@@ -213,7 +213,7 @@ class Rule(cst.BatchableCSTVisitor):
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool:
         """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)
-        and its ``Calls``, ``Reads``, ``Defines`` and ``TreeCheck`` (without it, they hold)."""
+        and its ``TreeCheck`` (without it, one holds)."""
         if cls.prefilter is None:
             return True
         code, reaches = prefilter_inputs(source)
@@ -225,7 +225,7 @@ class Rule(cst.BatchableCSTVisitor):
         (``Reached``, ``TreeCheck``) could decide, which ``may_match`` then asks."""
         if cls.prefilter is None:
             return True
-        return cls.prefilter.verdict(text, settings or {}, prefilter_inputs(source)[0])
+        return cls.prefilter.verdict(text, settings or {})
 
     def lint_text(self) -> None:
         """Check a file that is not Python source (override in rules that read such files)."""

@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar, ca
 
 import libcst as cst
 
-from trllint.core.code_names import CodeNames, code_names
 from trllint.core.cst import walk
-from trllint.core.cst.names import ImportMap, assigned_names, assignment_targets, call_name, matches
+from trllint.core.cst.names import ImportMap, assigned_names, assignment_targets, call_name, dotted_name, matches
 from trllint.core.source import SourceFile
 
 if TYPE_CHECKING:
@@ -80,6 +79,9 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         # id(def) -> the calls its body runs itself, in walk order: not those of its decorators
         # and defaults, nor those in a def, class or lambda inside it.
         self.body_calls: dict[int, list[cst.Call]] = {}
+        # A name an import binds under another name -> the last names it binds it to
+        # (`from accelerate.utils import gather as g`: g -> gather), imports in functions too.
+        self.imported_as: dict[str, set[str]] = {}
         self._function: list[cst.FunctionDef | None] = [None]
         self._outermost_class: list[cst.ClassDef | None] = [None]
         self._innermost_class: list[cst.ClassDef | None] = [None]
@@ -94,6 +96,11 @@ class _DefinitionsAndCalls(cst.CSTVisitor):
         runner, _, in_body = self._runner[-1]
         if in_body:
             self.body_calls.setdefault(id(runner), []).append(node)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            imported = dotted_name(node.name) or ""
+            self.imported_as.setdefault(node.asname.name.value, set()).add(imported.rsplit(".", 1)[-1])
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._enter_block(node)
@@ -300,14 +307,16 @@ class SemanticModel:
         return found
 
     @cached_property
-    def code_names(self) -> CodeNames | None:
-        """The names the file's code calls, reads and defines, from CPython's tree: asked before
-        LibCST parses the file (a prefilter's ``Calls``), and after (``facts.calls.called_names``).
-        None where CPython cannot parse the file."""
-        from trllint.core.syntax import cpython_tree
+    def imported_as(self) -> dict[str, frozenset[str]]:
+        """Each name an import anywhere in the file binds under another name, and the last names
+        it binds it to: ``g`` for ``from accelerate.utils import gather as g`` is ``gather``."""
+        return {name: frozenset(names) for name, names in self._walked.imported_as.items()}
 
-        tree = cpython_tree(self.source)
-        return code_names(tree) if tree is not None else None
+    @cached_property
+    def dotted_calls(self) -> frozenset[str]:
+        """The whole dotted name of each call whose callee is a name or a chain of attributes on
+        one (``helper``, ``utils.helper``, ``self.m``): where a call leads in the project."""
+        return frozenset(name for name in map(dotted_name, (call.func for call in self.calls)) if name is not None)
 
     @cached_property
     def imports(self) -> ImportMap:

@@ -1,4 +1,4 @@
-"""What a file's own code says about the launches it supports, read from CPython's tree.
+"""What a file's own code says about the launches it supports, read from LibCST's tree.
 
 - It builds one: ``Accelerator(deepspeed_plugin=...)`` / ``fsdp_plugin=...``, ``DeepSpeedPlugin(
   zero_stage=3)``, ``FullyShardedDataParallelPlugin(...)``, ``deepspeed.initialize(...)``,
@@ -19,10 +19,13 @@
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
-from trllint.core.ast_walk import dotted_name, in_walk_order
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.core.cst.names import dotted_name
 from trllint.facts.launch.backends import BACKEND_FLAGS, DEEPSPEED, DISTRIBUTED_TYPE_BACKENDS, Backend, deepspeed_stage, describe
 
 # (A DeepSpeedPlugin(...) call says its stage itself: its name alone would add either stage.)
@@ -52,24 +55,95 @@ class CodeLaunch:
             lines.append((line, said))
 
 
-def code_launch(tree: ast.Module) -> CodeLaunch:
+LineOf = Callable[[cst.CSTNode], int]  # the 1-based line a node starts on
+
+
+def code_launch(module: cst.Module, line_of: LineOf) -> CodeLaunch:
     found = CodeLaunch()
-    modules: set[str] = set()  # the names the file treats as models (see the docstring)
-    bodies: list[list[ast.stmt]] = [tree.body]  # the module's and each function's, in walk order
-    for node in in_walk_order(tree):
-        if isinstance(node, ast.Call):
-            _call(node, found)
-            _module_evidence(node, modules)
-        elif isinstance(node, ast.Attribute):
-            if node.attr in _ATTRIBUTES_READ:
-                _attribute(node, found)
-        elif isinstance(node, ast.Name):
-            if node.id in _NAMES_READ:
-                _name(node.id, node.lineno, found)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bodies.append(node.body)
-    _two_models_in_one_prepare(bodies, modules, found)
+    reader = _Reader(found, line_of)
+    walk.visit(module, reader)
+    _two_models_in_one_prepare([module, *reader.bodies], reader.modules, found, line_of)
     return found
+
+
+class _Reader(cst.CSTVisitor):
+    """The calls, attributes and names the code reads, in the order the walk meets them. A name
+    counts where it is an expression: not a definition's, a parameter's or a keyword's name, not
+    an attribute's own name (the attribute is read whole), nothing in an import statement."""
+
+    def __init__(self, found: CodeLaunch, line_of: LineOf) -> None:
+        super().__init__()
+        self.found = found
+        self.line_of = line_of
+        self.modules: set[str] = set()  # the names the file treats as models (see the docstring)
+        self.bodies: list[cst.CSTNode] = []  # each function's body, in walk order
+        self._not_read: set[int] = set()  # ids of the Name nodes that are no expression
+
+    def _skip(self, *names: cst.CSTNode | None) -> None:
+        self._not_read.update(id(name) for name in names if isinstance(name, cst.Name))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        _call(node, self.found, self.line_of)
+        _module_evidence(node, self.modules)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip(node.attr)
+        if node.attr.value in _ATTRIBUTES_READ:
+            _attribute(node, self.found, self.line_of)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in _NAMES_READ and id(node) not in self._not_read:
+            _name(node.value, self.line_of(node), self.found)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._skip(node.name)
+        self.bodies.append(node.body)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._skip(node.name)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skip(node.name)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self._skip(node.keyword)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._skip(node.name.name)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        self._skip(node.name)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        self._skip(node.name)
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        self._skip(node.rest)
+
+    def visit_MatchKeywordElement(self, node: cst.MatchKeywordElement) -> None:
+        self._skip(node.key)
+
+    def visit_TypeVar(self, node: cst.TypeVar) -> None:
+        self._skip(node.name)
+
+    def visit_TypeVarTuple(self, node: cst.TypeVarTuple) -> None:
+        self._skip(node.name)
+
+    def visit_ParamSpec(self, node: cst.ParamSpec) -> None:
+        self._skip(node.name)
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return False
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> bool:
+        return False
 
 
 # The names `_name` acts on, and the attributes `_attribute` does: most of a file's names and
@@ -83,90 +157,122 @@ _ATTRIBUTES_READ = _NAMES_READ | frozenset(DISTRIBUTED_TYPE_BACKENDS)
 _MODULE_METHODS = ("parameters", "named_parameters", "train", "eval", "requires_grad_")
 
 
-def _module_evidence(call: ast.Call, modules: set[str]) -> None:
-    if not isinstance(call.func, ast.Attribute):
+def _positional(call: cst.Call) -> list[cst.BaseExpression | None]:
+    """The call's positional arguments, None for a ``*spread`` one (it names no single value)."""
+    return [None if arg.star else arg.value for arg in call.args if arg.keyword is None and arg.star != "**"]
+
+
+def _module_evidence(call: cst.Call, modules: set[str]) -> None:
+    if not isinstance(call.func, cst.Attribute):
         return
-    if call.func.attr in _MODULE_METHODS:
+    method = call.func.attr.value
+    positional = _positional(call)
+    if method in _MODULE_METHODS:
         name = dotted_name(call.func.value)
-    elif call.func.attr == "unwrap_model" and call.args:
-        name = dotted_name(call.args[0])
+    elif method == "unwrap_model" and positional:
+        name = dotted_name(positional[0])
     else:
         return
     if name:
         modules.add(name)
 
 
-def _two_models_in_one_prepare(bodies: list[list[ast.stmt]], modules: set[str], found: CodeLaunch) -> None:
-    for body in bodies:
-        for statement in body:  # the statements every run of the body reaches
-            value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
-            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "prepare"):
-                continue
-            models = [name for name in map(dotted_name, value.args) if name in modules]
-            if len(models) > 1 and DEEPSPEED not in found.excluded:
-                found.excluded[DEEPSPEED] = (
-                    value.lineno,
-                    f"prepare({', '.join(models)}, ...) hands one Accelerator two models, which accelerate "
-                    "refuses under DeepSpeed",
-                )
+def _run_statements(body: cst.CSTNode) -> list[cst.BaseSmallStatement]:
+    """The simple statements of a module's or a function's body that every run of it reaches
+    (not those under an ``if``, a loop or a ``try``)."""
+    if isinstance(body, cst.SimpleStatementSuite):
+        return list(body.body)
+    lines = body.body if isinstance(body, (cst.Module, cst.IndentedBlock)) else ()
+    return [small for line in lines if isinstance(line, cst.SimpleStatementLine) for small in line.body]
 
 
-def _last(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
+def _two_models_in_one_prepare(bodies: list[cst.CSTNode], modules: set[str], found: CodeLaunch, line_of: LineOf) -> None:
+    for statement in (small for body in bodies for small in _run_statements(body)):
+        value = statement.value if isinstance(statement, (cst.Assign, cst.Expr)) else None
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "prepare"):
+            continue
+        models = [name for name in (dotted_name(arg) if arg is not None else None for arg in _positional(value)) if name in modules]
+        if len(models) > 1 and DEEPSPEED not in found.excluded:
+            found.excluded[DEEPSPEED] = (
+                line_of(value),
+                f"prepare({', '.join(models)}, ...) hands one Accelerator two models, which accelerate "
+                "refuses under DeepSpeed",
+            )
 
 
-def _keyword(call: ast.Call, name: str) -> ast.expr | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
+def _last(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
 
 
-def _absent(value: ast.expr | None) -> bool:
-    return value is None or (isinstance(value, ast.Constant) and value.value in (None, False, "", 0))
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 
 
-def _call(call: ast.Call, found: CodeLaunch) -> None:
+_NOT_A_CONSTANT = object()
+_NAMED_CONSTANTS = {"None": None, "True": True, "False": False}
+
+
+def _constant(value: cst.BaseExpression | None) -> Any:
+    """The value a literal spells (``None``, ``3``, ``"auto"``, ``"a" "b"``), else ``_NOT_A_CONSTANT``."""
+    if isinstance(value, cst.Name):
+        return _NAMED_CONSTANTS.get(value.value, _NOT_A_CONSTANT)
+    if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary)):
+        return value.evaluated_value
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+        text = value.evaluated_value
+        return _NOT_A_CONSTANT if text is None else text
+    if isinstance(value, cst.Ellipsis):
+        return ...
+    return _NOT_A_CONSTANT
+
+
+def _absent(value: cst.BaseExpression | None) -> bool:
+    return value is None or _constant(value) in (None, False, "", 0)
+
+
+def _call(call: cst.Call, found: CodeLaunch, line_of: LineOf) -> None:
     name = _last(call.func)
-    line = call.lineno
     if name == "Accelerator":
         plugin = _keyword(call, "deepspeed_plugin")
         # `deepspeed_plugin=DeepSpeedPlugin(zero_stage=2)`: the plugin's own call says the stage.
-        if not _absent(plugin) and not (isinstance(plugin, ast.Call) and _last(plugin.func) == "DeepSpeedPlugin"):
-            found.add(DEEPSPEED, line, "Accelerator(deepspeed_plugin=...) builds a DeepSpeed launch")
+        if not _absent(plugin) and not (isinstance(plugin, cst.Call) and _last(plugin.func) == "DeepSpeedPlugin"):
+            found.add(DEEPSPEED, line_of(call), "Accelerator(deepspeed_plugin=...) builds a DeepSpeed launch")
         if not _absent(_keyword(call, "fsdp_plugin")):
-            found.add(frozenset({Backend.FSDP}), line, "Accelerator(fsdp_plugin=...) builds an FSDP launch")
+            found.add(frozenset({Backend.FSDP}), line_of(call), "Accelerator(fsdp_plugin=...) builds an FSDP launch")
     elif name == "DeepSpeedPlugin":
-        stage = _keyword(call, "zero_stage")
-        backends = deepspeed_stage(stage.value) if isinstance(stage, ast.Constant) else DEEPSPEED
-        found.add(backends, line, "DeepSpeedPlugin(...) builds a DeepSpeed launch")
-    elif name == "initialize" and isinstance(call.func, ast.Attribute) and _last(call.func.value) in ("deepspeed", "ds"):
-        found.add(DEEPSPEED, line, "deepspeed.initialize(...) runs under DeepSpeed")
+        stage = _constant(_keyword(call, "zero_stage"))
+        backends = DEEPSPEED if stage is _NOT_A_CONSTANT else deepspeed_stage(stage)
+        found.add(backends, line_of(call), "DeepSpeedPlugin(...) builds a DeepSpeed launch")
+    elif name == "initialize" and isinstance(call.func, cst.Attribute) and _last(call.func.value) in ("deepspeed", "ds"):
+        found.add(DEEPSPEED, line_of(call), "deepspeed.initialize(...) runs under DeepSpeed")
     elif name in _FSDP_WRAPS:
-        found.add(frozenset({Backend.FSDP}), line, f"{name}(...) shards the model with FSDP")
+        found.add(frozenset({Backend.FSDP}), line_of(call), f"{name}(...) shards the model with FSDP")
     elif name in _DDP_WRAPS:
-        found.add(frozenset({Backend.DDP}), line, f"{name}(...) wraps the model in DDP")
-    elif name == "notebook_launcher" and call.args:
-        target = call.args[0]
+        found.add(frozenset({Backend.DDP}), line_of(call), f"{name}(...) wraps the model in DDP")
+    elif name == "notebook_launcher" and _positional(call):
+        positional = _positional(call)
+        target = positional[0]
         processes = _keyword(call, "num_processes")
-        if processes is None and len(call.args) > 2:
-            processes = call.args[2]
-        count = processes.value if isinstance(processes, ast.Constant) and isinstance(processes.value, int) else None
-        if isinstance(target, ast.Name):
-            found.launched[target.id] = (count, line)
+        if processes is None and len(positional) > 2:
+            processes = positional[2]
+        count = _constant(processes)
+        if isinstance(target, cst.Name):
+            found.launched[target.value] = (count if isinstance(count, int) else None, line_of(call))
     elif name.endswith(_ARGUMENT_CLASSES):
-        deepspeed = _keyword(call, "deepspeed")
-        if not _absent(deepspeed):
-            found.add(DEEPSPEED, line, f"{name}(deepspeed=...) trains under DeepSpeed")
-        fsdp = _keyword(call, "fsdp")
-        if not _absent(fsdp):
-            found.add(frozenset({Backend.FSDP}), line, f"{name}(fsdp=...) trains under FSDP")
+        if not _absent(_keyword(call, "deepspeed")):
+            found.add(DEEPSPEED, line_of(call), f"{name}(deepspeed=...) trains under DeepSpeed")
+        if not _absent(_keyword(call, "fsdp")):
+            found.add(frozenset({Backend.FSDP}), line_of(call), f"{name}(fsdp=...) trains under FSDP")
 
 
-def _attribute(node: ast.Attribute, found: CodeLaunch) -> None:
-    if _last(node.value) == "DistributedType" and node.attr in DISTRIBUTED_TYPE_BACKENDS:
-        found.add(DISTRIBUTED_TYPE_BACKENDS[node.attr], node.lineno, f"the code tests DistributedType.{node.attr}")
+def _attribute(node: cst.Attribute, found: CodeLaunch, line_of: LineOf) -> None:
+    attr = node.attr.value
+    if _last(node.value) == "DistributedType" and attr in DISTRIBUTED_TYPE_BACKENDS:
+        found.add(DISTRIBUTED_TYPE_BACKENDS[attr], line_of(node), f"the code tests DistributedType.{attr}")
     else:
-        _name(node.attr, node.lineno, found)
+        _name(attr, line_of(node), found)
 
 
 def _name(name: str, line: int, found: CodeLaunch) -> None:

@@ -34,9 +34,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence
-from trllint.core.syntax import cpython_tree
+from trllint.core.positions import positions_of
 from trllint.facts.launch import LAUNCH_SOURCES
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
 from trllint.facts.launch.code import CodeLaunch, code_launch
@@ -102,11 +101,8 @@ def launch_dependencies(model: SemanticModel) -> dict[str, str]:
 
 
 def _code_of(model: SemanticModel) -> CodeLaunch:
-    tree = cpython_tree(model.source)
-    if tree is not None:
-        return code_launch(tree)
-    # Syntax newer than this interpreter (LibCST read it): the notebook launchers at least.
-    return _launchers_in(model)
+    positions = positions_of(model.source, lambda: model.parents)
+    return code_launch(model.source.module, lambda node: positions.syntactic(node).start.line)
 
 
 def _code_facts(model: SemanticModel, code: CodeLaunch) -> list[LaunchFact]:
@@ -208,31 +204,6 @@ def _names_called(node: cst.CSTNode) -> set[str]:
 
     walk.visit(node, Calls())
     return names
-
-
-def _launchers_in(model: SemanticModel) -> CodeLaunch:
-    """``notebook_launcher(fn, ...)`` calls, from LibCST's tree: what a notebook needs when
-    CPython (older than the notebook's syntax) cannot read it."""
-    code = CodeLaunch()
-
-    class Launchers(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            func = call.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            if name != "notebook_launcher" or not call.args or not isinstance(call.args[0].value, cst.Name):
-                return
-            processes = argument(call, "num_processes", 2)
-            count = processes.value.evaluated_value if processes is not None and isinstance(processes.value, cst.Integer) else None
-            code.launched[call.args[0].value.value] = (count, _line_of(model, call))
-
-    walk.visit(model.source.module, Launchers())
-    return code
-
-
-def _line_of(model: SemanticModel, node: cst.CSTNode) -> int:
-    text = model.source.module.code_for_node(node)
-    offset = model.source.text.find(text)
-    return model.source.text.count("\n", 0, offset) + 1 if offset >= 0 else 1
 
 
 __all__ = ["ANY", "Launch", "launch_dependencies", "launch_of"]

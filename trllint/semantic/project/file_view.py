@@ -33,9 +33,9 @@ def project_reaches(
 ) -> bool:
     """Some module of the project that this file's calls (unless ``calls`` is False) or classes'
     bases (with ``reading``, see ``outline.class_bases``) lead to holds ``tokens``
-    (:meth:`ProjectView.reaches`): asked before LibCST parses the file (a prefilter's
-    :class:`~trllint.core.prefilter.Reached`), so of CPython's tree. A file CPython cannot parse is
-    let through: its syntax error is reported by the rule's run."""
+    (:meth:`ProjectView.reaches`): a prefilter's :class:`~trllint.core.prefilter.Reached`, asked of
+    the file's calls and the outline of its classes. A file CPython cannot parse is let through:
+    its syntax error is reported by the rule's run."""
     from trllint.core.syntax import cpython_tree
     from trllint.semantic.project.outline import class_bases
 
@@ -49,8 +49,7 @@ def project_reaches(
         if view is None:
             return False
         # The calls of the file's code whose first name an import binds (``reaches`` follows them).
-        names = model.code_names
-        called = {n for n in names.dotted_calls if n.partition(".")[0] in view.imports} if calls and names else set()
+        called = {n for n in model.dotted_calls if n.partition(".")[0] in view.imports} if calls else set()
         return view.reaches(tokens, called, class_bases(tree, source.lines, reading))
 
     return model.once((project_reaches, tokens, calls, reading), compute)

@@ -1,0 +1,373 @@
+"""The one pass over a file that finds which models may be wrapped at each read of a member.
+
+It follows bindings in source order within a function (``model = accelerator.unwrap_model(model)``
+ends the wrapping; branches are not told apart), hands a wrapped model on to the parameters of
+the same file's functions and methods it is passed to, and starts each method of a class with
+the wrapped ``self`` attributes its methods and its bases bind (``wrapped_models`` says where).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+import libcst as cst
+
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches, parameter_names
+from trllint.facts.wrapping import (
+    HF_MODEL_MEMBERS,
+    STEP_ARGUMENT,
+    TRAINER_WRAPPED_ATTRIBUTES,
+    Wrapping,
+    step_model_parameter,
+    wrapping_made_by,
+)
+from trllint.semantic.context import is_trainer_class, methods_of
+
+if TYPE_CHECKING:
+    from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import ProjectBases
+
+
+@dataclass
+class WrappingFacts:
+    """Per file: the wrapping of each model-member read, keyed by the Attribute node."""
+
+    # id(read) -> (the Attribute node, its wrapping), in the order the pass met them.
+    reads: dict[int, tuple[cst.Attribute, Wrapping]] = field(default_factory=dict)
+    # (id(function), parameter) -> wrapping received from some call site or the Trainer.
+    parameters: dict[tuple[int, str], Wrapping] = field(default_factory=dict)
+    # id(class) -> self attributes bound to a wrapped model in one of its methods.
+    self_attributes: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
+    # id(class) -> wrapped self attributes it inherits (a base binds them, the class does not).
+    inherited: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
+
+    def at(self, read: cst.Attribute) -> Wrapping | None:
+        found = self.reads.get(id(read))
+        return None if found is None else found[1]
+
+    def wrapped_reads(self) -> list[tuple[cst.Attribute, Wrapping]]:
+        """Every read of a member of a possibly wrapped model, with its wrapping."""
+        return list(self.reads.values())
+
+
+# The names (``x``, ``self.x``) assignments in a class bind: the model's ClassFacts, read once per class.
+ClassNames = Callable[[cst.ClassDef], frozenset[str]]
+
+
+# A same-file base chain longer than this is not followed further (cycles end anyway).
+_MAX_LOCAL_BASES = 16
+
+
+def _from_project(attribute: list[Any], owner: str) -> Wrapping:
+    """A wrapped attribute as ``SELF_ATTRIBUTES`` lists it, bound by the class ``owner``."""
+    kind, origin, accelerator, conditional = attribute
+    return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional))
+
+
+@dataclass
+class _Scope:
+    function: cst.FunctionDef | None
+    cls: cst.ClassDef | None  # the class this function is a method of
+    bindings: dict[str, Wrapping | None] = field(default_factory=dict)
+    accelerators: set[str] = field(default_factory=set)
+    branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
+    # Names bound to an instance of a plain nn.Module class of this file: the members it lacks.
+    plain: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+class BindingPass(cst.CSTVisitor):
+    def __init__(
+        self,
+        facts: WrappingFacts,
+        imports: ImportMap,
+        step_methods: tuple[str, ...],
+        functions: dict[str, cst.FunctionDef],
+        plain: dict[str, frozenset[str]],
+        classes: dict[str, cst.ClassDef],
+        bases: ProjectBases,
+        class_names: ClassNames,
+    ) -> None:
+        super().__init__()
+        self.module_classes: dict[str, cst.ClassDef] = classes
+        self.project_bases: ProjectBases = bases
+        self.class_names = class_names
+        self._bound: dict[int, frozenset[str]] = {}
+        self.plain_classes: dict[str, frozenset[str]] = plain
+        self.facts = facts
+        self.imports = imports
+        self.step_methods = step_methods
+        self.functions = functions
+        self.scopes: list[_Scope] = [_Scope(None, None)]
+        self.classes: list[cst.ClassDef | None] = []
+        self.visited: set[int] = set()  # functions walked so far
+        self.stale: set[int] = set()  # functions walked before they received a new wrapping
+        # id(class) -> its methods by name, and the ids of every function in its body: read
+        # once per class, not at each call or method (quadratic in the size of a class).
+        self._methods: dict[int, dict[str, cst.FunctionDef]] = {}
+        self._members: dict[int, set[int]] = {}
+
+    # ---- scopes -------------------------------------------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
+        scope = _Scope(node, cls)
+        if cls is not None and node.name.value != "__init__":
+            scope.bindings.update(self._inherited(cls))
+            scope.bindings.update(self.facts.self_attributes.get(id(cls), {}))
+        for name in parameter_names(node.params):
+            received = self.facts.parameters.get((id(node), name))
+            if received is not None:
+                scope.bindings[name] = received
+        if cls is not None and is_trainer_class(cls):
+            for attribute in TRAINER_WRAPPED_ATTRIBUTES:
+                scope.bindings.setdefault(attribute, Wrapping(STEP_ARGUMENT, f"Trainer's {attribute}"))
+            if node.name.value in self.step_methods:
+                parameter = step_model_parameter(node)
+                if parameter is not None:
+                    wrapping = Wrapping(STEP_ARGUMENT, f"the model argument of {node.name.value}")
+                    scope.bindings[parameter] = wrapping
+                    self.facts.parameters.setdefault((id(node), parameter), wrapping)
+        self.visited.add(id(node))
+        self.scopes.append(scope)
+        self.classes.append(None)  # a class nested in a function is not this method's class
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+        self.classes.pop()
+
+    # ---- bindings -----------------------------------------------------------------------
+
+    def _lookup(self, name: str) -> Wrapping | None:
+        for scope in reversed(self.scopes):
+            if name in scope.bindings:
+                return scope.bindings[name]
+        return None
+
+    def _accelerators(self) -> set[str]:
+        return set().union(*(scope.accelerators for scope in self.scopes))
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        scope = self.scopes[-1]
+        # Only a call (or its first item) wraps: the accelerators in scope are gathered for those.
+        made = None
+        if isinstance(value, (cst.Call, cst.Subscript)):
+            made = wrapping_made_by(value, self.imports, self._accelerators())
+        if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
+            scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
+        lacking = self._lacking_members(target, value, made)
+        if isinstance(target, (cst.Tuple, cst.List)) and made is not None and len(made) > 1:
+            elements = [e.value for e in target.elements]
+            for index, element in enumerate(elements):
+                wrapping = made[index] if index < len(made) else None
+                for name in assigned_names(element):
+                    self._set(scope, name, wrapping, lacking.get(name))
+            return
+        for index, name in enumerate(assigned_names(target)):
+            wrapping = None
+            if made is not None:
+                # `model, opt = accelerator.prepare(model, opt)`: every element comes back prepared.
+                # `x = deepspeed.initialize(...)` binds the whole tuple, not the engine.
+                wrapping = made[0] if len(made) == 1 else None
+            self._set(scope, name, wrapping, lacking.get(name))
+
+    def _lacking_members(
+        self, target: cst.BaseExpression, value: cst.BaseExpression | None, made: list[Wrapping | None] | None
+    ) -> dict[str, frozenset[str]]:
+        """For each name ``target`` binds to an instance of a plain class (``PolicyAndValueWrapper(...)``
+        or ``accelerator.prepare(<such a name>, ...)``): the members that instance lacks."""
+        if not isinstance(value, cst.Call):
+            return {}
+        scope = self.scopes[-1]
+        callee = call_name(value)
+        if callee in self.plain_classes:
+            return {name: self.plain_classes[callee] for name in assigned_names(target)}
+        if made is None:
+            return {}
+        arguments = [dotted_name(a.value) for a in value.args if a.keyword is None and not a.star]
+        elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        lacking: dict[str, frozenset[str]] = {}
+        for element, argument in zip(elements, arguments):
+            if argument in scope.plain:
+                lacking.update((name, scope.plain[argument]) for name in assigned_names(element))
+        return lacking
+
+    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None, lacking: frozenset[str] | None = None) -> None:
+        if lacking is None:
+            scope.plain.pop(name, None)
+        else:
+            scope.plain[name] = lacking
+            if wrapping is not None:
+                wrapping = replace(wrapping, missing_unwrapped=lacking)
+        if wrapping is not None and scope.branch_depth:
+            wrapping = replace(wrapping, conditional=True)
+        scope.bindings[name] = wrapping
+        if wrapping is not None and name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
+            attributes = self.facts.self_attributes.setdefault(id(scope.cls), {})
+            if name not in attributes:
+                attributes[name] = wrapping
+                # Methods walked before this one read self.<name> without knowing it is wrapped.
+                methods = self._methods_of(scope.cls).values()
+                self.stale.update(id(m) for m in methods if m is not scope.function and id(m) in self.visited)
+
+    def visit_If(self, node: cst.If) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.scopes[-1].branch_depth += 1
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.scopes[-1].branch_depth -= 1
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        for target in original_node.targets:
+            self._bind(target.target, original_node.value)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        if original_node.value is not None:
+            self._bind(original_node.target, original_node.value)
+
+    def leave_WithItem(self, original_node: cst.WithItem) -> None:
+        if original_node.asname is not None:
+            self._bind(original_node.asname.name, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+        self.scopes[-1].branch_depth += 1
+
+    def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
+        self._bind(original_node.target, original_node.value)
+
+    # ---- reads and calls ----------------------------------------------------------------
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value not in HF_MODEL_MEMBERS:
+            return
+        receiver = dotted_name(node.value)
+        if receiver is None or (receiver.count(".") > 1) or ("." in receiver and not receiver.startswith("self.")):
+            return
+        wrapping = self._lookup(receiver)
+        if wrapping is not None:
+            self.facts.reads[id(node)] = (node, wrapping)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        scope = self.scopes[-1]
+        if scope.cls is not None and scope.function is not None and scope.function.name.value == "__init__":
+            if is_super_init(node):
+                # From here on, ``self`` holds what the bases' ``__init__`` bound.
+                scope.bindings.update(self._inherited(scope.cls))
+        callee, skip_self = self._callee(node)
+        if callee is None:
+            return
+        parameters = parameter_names(callee.params)[1 if skip_self else 0 :]
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        for index, arg in enumerate(node.args):
+            if arg.star:
+                continue
+            if arg.keyword is not None:
+                parameter = arg.keyword.value
+            else:
+                position = positional.index(arg)
+                if position >= len(parameters):
+                    continue
+                parameter = parameters[position]
+            name = dotted_name(arg.value)
+            wrapping = self._lookup(name) if name else None
+            key = (id(callee), parameter)
+            if wrapping is not None and key not in self.facts.parameters and parameter in parameter_names(callee.params):
+                self.facts.parameters[key] = wrapping
+                if id(callee) in self.visited:
+                    self.stale.add(id(callee))
+
+    def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef | None, bool]:
+        name = call_name(call)
+        if name is None:
+            return None, False
+        scope = self.scopes[-1]
+        if name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
+            return self._methods_of(scope.cls).get(name[5:]), True
+        if "." not in name:
+            return self.functions.get(name), False
+        return None, False
+
+    # ---- base classes -------------------------------------------------------------------
+
+    def _inherited(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
+        """The wrapped ``self`` attributes ``cls`` inherits: bound wrapped by a base class (of this
+        file, or of another module of the project), nearest first, and bound by neither the class
+        itself nor a nearer base (``self.model = model`` after ``super().__init__()`` ends it)."""
+        found: dict[str, Wrapping] = {}
+        bound = set(self._bound_by(cls))
+
+        def take(wrapped: dict[str, Wrapping], binds: Iterable[str]) -> None:
+            for name, wrapping in wrapped.items():
+                if name not in bound:
+                    found.setdefault(name, wrapping)
+            bound.update(binds)
+
+        chain, seen = [cls], {id(cls)}
+        reads = self.project_bases.reads(cls)
+        for current in chain:
+            for base in current.bases:
+                local = self.module_classes.get(dotted_name(base.value) or "")
+                if local is not None and id(local) not in seen and len(chain) < _MAX_LOCAL_BASES:
+                    seen.add(id(local))
+                    chain.append(local)
+                    wrapped = self.facts.self_attributes.get(id(local), {})
+                    owner = local.name.value
+                    take({n: replace(w, origin=f"{w.origin} in {owner}") for n, w in wrapped.items()}, self._bound_by(local))
+            for owner, entry in self.project_bases.of(current) if reads else ():
+                wrapped = {n: _from_project(w, owner) for n, w in entry.get("wrapped", {}).items()}
+                take(wrapped, entry.get("bound", ()))
+        self.facts.inherited[id(cls)] = found
+        return found
+
+    def _bound_by(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The ``self.<name>`` attributes the class's own code binds, wrapped or not."""
+        bound = self._bound.get(id(cls))
+        if bound is None:
+            names = self.class_names(cls)
+            bound = self._bound[id(cls)] = frozenset(n for n in names if n.startswith("self.") and n.count(".") == 1)
+        return bound
+
+    def _methods_of(self, cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+        methods = self._methods.get(id(cls))
+        if methods is None:
+            methods = self._methods[id(cls)] = methods_of(cls)
+        return methods
+
+    def _is_method_of(self, function: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
+        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+            return False
+        members = self._members.get(id(cls))
+        if members is None:
+            members = self._members[id(cls)] = {id(s) for s in cls.body.body}
+        return id(function) in members
+
+
+def is_super_init(call: cst.Call) -> bool:
+    """``super().__init__(...)`` (or ``super(Cls, self).__init__(...)``)."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "__init__"
+        and isinstance(func.value, cst.Call)
+        and dotted_name(func.value.func) == "super"
+    )

@@ -1,0 +1,253 @@
+"""Which models of a file may be wrapped, at each read of a Hugging Face member (TRL001's fact).
+
+A model is possibly wrapped when it is
+- the model argument of a training-step method of a Trainer subclass (``training_step``,
+  ``compute_loss``, ``prediction_step``, plus configured names), or Trainer's own
+  ``self.model_wrapped`` / ``self.deepspeed``;
+- a parameter of a method of the same class, or of a module-level function, that some call passes
+  a possibly wrapped model to (followed transitively: TRL's Online DPO read ``model.config`` in
+  ``_generate(model, ...)``, called from ``training_step``);
+- a name (or ``self.<name>``) bound from ``accelerator.prepare(...)`` (tuple unpacking too),
+  ``accelerator.prepare_model(...)``, ``DataParallel(...)``, ``DistributedDataParallel(...)``,
+  ``FullyShardedDataParallel(...)``, ``deepspeed.initialize(...)[0]`` or its first unpacked element,
+  or TRL's ``prepare_deepspeed(...)`` (an engine: only its own ``config`` shadows the model's).
+
+Bindings are followed in source order within a function (``binding_pass``); the facts are
+computed once per file, in a few plain traversals (no scope or qualified-name metadata).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.core.cst.names import ImportMap, dotted_name, last_attribute
+from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Reads, Token, token_present
+from trllint.core.source import SourceFile
+from trllint.facts.markers import DEEPSPEED_INITIALIZE
+from trllint.facts.wrapping import (
+    DATA_PARALLEL_WRAPPERS,
+    DEEPSPEED_HELPERS,
+    FSDP_WRAPPER,
+    HF_MODEL_MEMBERS,
+    PREPARE_METHODS,
+    TRAINER_WRAPPED_ATTRIBUTES,
+    Wrapping,
+)
+from trllint.rules.trl001_wrapped_model_attribute.binding_pass import BindingPass, ClassNames, WrappingFacts
+from trllint.semantic.context import DEFAULT_STEP_METHODS, methods_of
+from trllint.semantic.model import SemanticModel
+from trllint.semantic.project.file_view import project_view
+from trllint.semantic.project.summaries import ModuleFact, top_level_classes
+
+if TYPE_CHECKING:
+    from trllint.semantic.project.index import Definition, ProjectView
+
+
+# Every source of wrapping above spells one of these in the file (aliases are imported by their
+# real names): a file with none of them has no wrapped model, and is not traversed at all.
+# `deepspeed.initialize` as markers.DEEPSPEED_INITIALIZE says, Trainer's engine as
+# `self.deepspeed`; a training-step method is named (configured names: wrapping_markers);
+# `.prepare` must not match `self.prepare_inputs_for_generation`, in every transformers model.
+WRAPPING_MARKERS: tuple[Token, ...] = (
+    "DataParallel",
+    "model_wrapped",
+    *DEFAULT_STEP_METHODS,
+    *DEEPSPEED_INITIALIZE,
+    *DEEPSPEED_HELPERS,
+    re.compile(r"\.\s*deepspeed"),
+    re.compile(r"\.\s*prepare(?:_model)?\b"),
+)
+
+
+# Every source of wrapping above as the names its code must spell, for a prefilter's part past
+# the markers: a call of a wrapper, of deepspeed.initialize (under any alias), of a DeepSpeed
+# helper or of accelerate's prepare; a read of the Trainer's wrapped attributes; a training-step
+# method the file defines (a rule's configured step methods join as text). A wrapped attribute a
+# class inherits from another module is the rule's `Reached` to ask.
+WRAPPING_IN_CODE = (
+    Calls(*DATA_PARALLEL_WRAPPERS, FSDP_WRAPPER, "initialize", *DEEPSPEED_HELPERS, *PREPARE_METHODS),
+    Defines(*DEFAULT_STEP_METHODS),
+    Reads(*(attribute.partition(".")[2] for attribute in TRAINER_WRAPPED_ATTRIBUTES)),
+)
+
+
+# A module that spells none of these binds no wrapped attribute of its own (SELF_ATTRIBUTES uses
+# the default step methods, and a module read for its facts has no project to inherit one from);
+# it is not parsed for a subclass's wrapped attributes.
+WRAPS_A_MODEL = AllOf(AnyOf(*WRAPPING_MARKERS), AnyOf(*WRAPPING_IN_CODE))
+
+
+def wrapping_markers(step_methods: tuple[str, ...]) -> tuple[Token, ...]:
+    """Prefilter tokens for a wrapped model, with the configured training-step method names."""
+    return (*WRAPPING_MARKERS, *(m for m in step_methods if m not in DEFAULT_STEP_METHODS))
+
+
+def wrapping_facts(source: SourceFile, step_methods: tuple[str, ...]) -> WrappingFacts:
+    """Computed once per file and set of step-method names, whichever rule asks first."""
+    model = SemanticModel.of(source)
+    return model.once((wrapping_facts, step_methods), lambda: compute_wrapping(model, step_methods))
+
+
+def is_wrapped(model: SemanticModel, read: cst.Attribute, step_methods: tuple[str, ...]) -> Wrapping | None:
+    """The wrapping that may reach the model ``read`` reads a member of, with its kind."""
+    return wrapping_facts(model.source, step_methods).at(read)
+
+
+def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> WrappingFacts:
+    source = model.source
+    class_names: ClassNames = lambda cls: model.class_facts(cls).names_assigned  # one walk per class
+    bases = ProjectBases(project_view(model), class_names)
+    if not any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
+        # No wrapping in this file; a class may still inherit one from a base in another module.
+        if not bases.any_wrapped(source.module):
+            return WrappingFacts()
+    return _compute(source.module, model.imports, step_methods, bases, class_names)
+
+
+def _self_attributes(model: SemanticModel) -> dict[str, dict[str, Any]]:
+    """Class name -> ``{"wrapped": {attribute: [kind, origin, accelerator, conditional]}, "bound":
+    [attribute, ...]}``: the ``self`` attributes its methods bind to a model that may be wrapped
+    (with the default step methods), and every one they bind (a base nearer the subclass that
+    rebinds an attribute hides the wrapping of a farther one). A class that binds none is left out."""
+    wrapping = wrapping_facts(model.source, DEFAULT_STEP_METHODS)
+    answer: dict[str, dict[str, Any]] = {}
+    for cls in top_level_classes(model):
+        wrapped = {
+            name: [w.kind, w.origin, w.accelerator, w.conditional]
+            for name, w in wrapping.self_attributes.get(id(cls), {}).items()
+        }
+        names = model.class_facts(cls).names_assigned
+        bound = sorted(n for n in names if n.startswith("self.") and n.count(".") == 1)
+        answer.pop(cls.name.value, None)  # a later class of the name wins, as Python binds it
+        if wrapped or bound:
+            answer[cls.name.value] = {"wrapped": wrapped, "bound": bound}
+    return answer
+
+
+# What a module's classes bind to ``self``, wrapped or not: asked of a base class in another module.
+SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 1, _self_attributes)
+
+
+class ProjectBases:
+    """What a class's bases that live in other modules of the project bind (``SELF_ATTRIBUTES``),
+    nearest first, asked once per class: (the base's name, its entry)."""
+
+    def __init__(self, project: ProjectView | None, class_names: ClassNames) -> None:
+        self.project = project
+        self.class_names = class_names
+        self._chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+        self._reads: dict[int, bool] = {}
+
+    def reads(self, cls: cst.ClassDef) -> bool:
+        """``reads_member_of_an_inherited_attribute``, walked once per class."""
+        if id(cls) not in self._reads:
+            self._reads[id(cls)] = reads_member_of_an_inherited_attribute(cls, self.class_names(cls))
+        return self._reads[id(cls)]
+
+    def of(self, cls: cst.ClassDef) -> list[tuple[str, dict[str, Any]]]:
+        if self.project is None or not cls.bases:
+            return []
+        if id(cls) not in self._chains:
+            bases = self.project.base_classes(cls)
+            chain = self._entries(bases, WRAPS_A_MODEL)
+            if any(entry.get("wrapped") for _, entry in chain):
+                # What the nearer bases bind hides a farther base's wrapping: all of them now.
+                chain = self._entries(bases, None)
+            self._chains[id(cls)] = chain
+        return self._chains[id(cls)]
+
+    def _entries(self, bases: list[Definition], deep_if: AllOf | None) -> list[tuple[str, dict[str, Any]]]:
+        assert self.project is not None
+        entries = []
+        for base in bases:
+            answer = self.project.fact(base, SELF_ATTRIBUTES, deep_if)
+            if answer is not None:  # a module that cannot be parsed says nothing
+                entries.append((base.name, answer.get(base.name, {})))
+        return entries
+
+    def any_wrapped(self, module: cst.Module) -> bool:
+        """Some class of the file that reads a member of a ``self`` attribute has a base in another
+        module that binds a wrapped attribute."""
+        classes = [statement for statement in module.body if isinstance(statement, cst.ClassDef)]
+        # A reading class may inherit through a base of this file: every class's bases count then.
+        return any(self.reads(c) for c in classes) and any(
+            entry.get("wrapped") for statement in classes for _, entry in self.of(statement)
+        )
+
+
+def reads_member_of_an_inherited_attribute(cls: cst.ClassDef, assigned: frozenset[str]) -> bool:
+    """The class reads ``self.<attr>.config`` (or another Hugging Face member) for an attribute it
+    does not bind itself: the only reads an inherited wrapped attribute can break (one the class
+    binds hides what any base bound, see ``BindingPass._inherited``). A class without one is
+    not asked about its bases in other modules, which would cost a parse of each base's module
+    (a model's ``PreTrainedModel`` is 270 KB of transformers; its subclasses read
+    ``self.model.config`` on the ``self.model`` they built)."""
+    reads = _MemberReads()
+    walk.visit(cls, reads)
+    return bool(reads.read) and not reads.read <= assigned
+
+
+class _MemberReads(cst.CSTVisitor):
+    """The ``self.<attr>`` whose Hugging Face member a class reads (a class of the module, not
+    one made per call: that would be a reference cycle left for the collector)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        inner = node.value
+        if (
+            node.attr.value in HF_MODEL_MEMBERS
+            and isinstance(inner, cst.Attribute)
+            and isinstance(inner.value, cst.Name)
+            and inner.value.value == "self"
+        ):
+            self.read.add(f"self.{inner.attr.value}")
+
+
+def _compute(
+    module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...], bases: ProjectBases, class_names: ClassNames
+) -> WrappingFacts:
+    facts = WrappingFacts()
+    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    owners: dict[int, tuple[cst.FunctionDef, cst.ClassDef | None]] = {id(f): (f, None) for f in functions.values()}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef):
+            owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
+    plain = _plain_module_classes(module, class_names)
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    binding_pass = BindingPass(facts, imports, step_methods, functions, plain, classes, bases, class_names)
+    walk.visit(module, binding_pass)
+    # A function walked before a call handed it a wrapped model is walked again, alone; the facts
+    # only grow, so this ends (the bound is a guard: one extra round is the usual case).
+    for _ in range(12):
+        stale = [owners[i] for i in binding_pass.stale if i in owners]
+        if not stale:
+            break
+        binding_pass = BindingPass(facts, imports, step_methods, functions, plain, classes, bases, class_names)
+        binding_pass.visited = set(owners)
+        for function, cls in stale:
+            binding_pass.classes = [cls]
+            walk.visit(function, binding_pass)
+    return facts
+
+
+def _plain_module_classes(module: cst.Module, class_names: ClassNames) -> dict[str, frozenset[str]]:
+    """Classes of this file built on ``nn.Module`` alone, with the Hugging Face members they lack
+    (``PolicyAndValueWrapper(policy, value_model)`` has no ``config``)."""
+    plain: dict[str, frozenset[str]] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef) or not statement.bases:
+            continue
+        if any(last_attribute(dotted_name(base.value)) != "Module" for base in statement.bases):
+            continue
+        defined = set(methods_of(statement)) | {
+            name.split(".", 1)[-1] for name in class_names(statement)
+        }
+        plain[statement.name.value] = HF_MODEL_MEMBERS - defined
+    return plain
