@@ -22,7 +22,9 @@ from trllint.facts.launch.branches import backends_named, backends_required
 from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import called_names, calls_in
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
-from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
+from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
+from trllint.facts.rank_flow import rank_flows
+from trllint.facts.rank_lattice import Rank
 from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, guard_key, main_only_decorator, splits_ranks
 from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Calls, Rule
@@ -353,7 +355,7 @@ class CollectiveUnderRankGuard(Rule):
     def _per_rank_data(self, statement: cst.If) -> bool:
         scope = self.context.enclosing_function(statement) or self.source.module
         try:
-            return RankFlow.of(self.source, scope).state(statement.test, statement) == Rank.PER_RANK
+            return rank_flows(self.model).flow(scope).state(statement.test, statement) == Rank.PER_RANK
         except RecursionError:
             return False
 

@@ -18,7 +18,7 @@ from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
-from trllint.facts.rank_flow import DISTRIBUTED_MARKERS
+from trllint.facts.distributed import DISTRIBUTED_MARKERS
 from trllint.rule.base import AllOf, AnyOf, Calls, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel, names_assigned_by, names_assigned_in
