@@ -202,7 +202,6 @@ def _is_floating(flow: RankFlow, expr: cst.BaseExpression, at: cst.CSTNode | Non
     return False
 
 
-
 def _site_for_reduction(call: cst.Call, method: str, arguments: Sequence[cst.Arg]) -> GatherSite:
     if arguments:
         # `x.mean(dim=1)`: a tensor per row, whose row count may differ per rank.

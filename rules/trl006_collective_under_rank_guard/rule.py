@@ -25,7 +25,8 @@ from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_flow import rank_flows
 from trllint.facts.rank_lattice import Rank
-from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, guard_key, main_only_decorator, splits_ranks
+from trllint.facts.rank_reads import RANK_MARKERS
+from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator, splits_ranks
 from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Calls, Rule
 from trllint.semantic.model import SemanticModel

@@ -23,7 +23,8 @@ from trllint.facts.launch.backends import SHARDED, describe
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
-from trllint.facts.ranks import RANK_MARKERS, main_only_decorator, reads_rank
+from trllint.facts.rank_reads import RANK_MARKERS
+from trllint.facts.ranks import main_only_decorator, reads_rank
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.facts.wrapping import PREPARE_METHODS
 from trllint.rule.base import AllOf, AnyOf, Calls, Rule

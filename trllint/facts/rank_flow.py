@@ -430,8 +430,6 @@ class FileRankFlows:
         ]
 
 
-
-
 # Expressions that bind names of their own (a lambda's parameters, a comprehension's variables),
 # which a flow does not follow.
 _BINDERS = (cst.Lambda, *COMPREHENSIONS)

@@ -16,7 +16,7 @@ import libcst as cst
 
 from trllint.core.cst.names import dotted_name
 from trllint.core.cst.walk import syntax_children
-from trllint.facts.ranks import PLACEMENT_KEYWORDS, PLACEMENT_METHODS
+from trllint.facts.rank_reads import PLACEMENT_KEYWORDS, PLACEMENT_METHODS
 
 
 class Rank(enum.IntEnum):

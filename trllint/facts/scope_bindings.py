@@ -424,7 +424,6 @@ class ScopeBindings:
     # ---- evaluating an expression ------------------------------------------------------------
 
 
-
 def _order_of(entry: tuple[int, Binding]) -> int:
     return entry[0]
 
