@@ -421,8 +421,6 @@ class ScopeBindings:
         before = bisect_left(bindings, order, key=_order_of)
         return bindings[before - 1][1] if before else None
 
-    # ---- evaluating an expression ------------------------------------------------------------
-
 
 def _order_of(entry: tuple[int, Binding]) -> int:
     return entry[0]

@@ -222,5 +222,3 @@ class RankFlow(ScopeBindings):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Subtract, cst.Divide, cst.Multiply)):
             return self._reads_clock(node.left, order, depth + 1)  # `(time.time() - t0) / 60`, `... * 1000`
         return False
-
-    # ---- where to gather ----------------------------------------------------------------
