@@ -1,4 +1,5 @@
-"""trllint.facts.rank_flow: per-rank versus gathered values, and where a gather goes."""
+"""The rank flows (trllint.facts.rank_flow, scope_flow): per-rank versus gathered values, and where
+TRL004 puts a gather (its gather_sites)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ import libcst as cst
 import pytest
 
 
-from trllint.facts.rank_flow import GatherUnsafe, Rank, RankFlow, runs_distributed
+from trllint.facts.distributed import runs_distributed
+from trllint.facts.rank_flow import rank_flows
+from trllint.facts.rank_lattice import Rank
+from trllint.facts.scope_flow import RankFlow
+from trllint.rules.trl004_ungathered_metric.gather_sites import GatherUnsafe, gather_sites
 from trllint.core.source import SourceFile
-from trllint.semantic.model import imports_of
+from trllint.semantic.model import SemanticModel, imports_of
 
 
 def _flow(code: str, function: str = "step") -> tuple[SourceFile, RankFlow]:
     source = SourceFile(text=textwrap.dedent(code), display_path="t.py")
     scope = next(node for node in _functions(source.module) if node.name.value == function)
-    return source, RankFlow.of(source, scope)
+    return source, rank_flows(SemanticModel.of(source)).flow(scope)
 
 
 def _functions(module: cst.Module) -> list[cst.FunctionDef]:
@@ -88,7 +93,7 @@ def test_gather_sites_go_before_the_last_reduction_or_into_the_assignment():
         """
     )
     value, line = _last_value(flow)
-    sites = {_code(site.tensor): site.reduce_after for site in flow.gather_sites(value, line)}
+    sites = {_code(site.tensor): site.reduce_after for site in gather_sites(flow, value, line)}
     # Each rank's own 0-d result is gathered (the same shape on every rank), then reduced again.
     assert sites == {
         "(chosen_rewards - rejected_rewards).mean()": "mean",
@@ -105,7 +110,7 @@ def test_gather_sites_say_why_a_fix_is_unsafe_or_cast_an_integer():
         """
     )
     value, line = _last_value(flow)
-    sites = {_code(site.tensor): site for site in flow.gather_sites(value, line)}
+    sites = {_code(site.tensor): site for site in gather_sites(flow, value, line)}
     assert sites["logits.mean(-1)"].unsafe is GatherUnsafe.REDUCED_OVER_DIMENSION
     assert sites["logits.mean(-1)"].unsafe_reason == (
         "mean(...) over a dimension leaves a tensor whose shape may differ per rank"
@@ -126,7 +131,7 @@ def test_a_scalar_without_reduction_is_gathered_then_averaged():
         """
     )
     value, line = _last_value(flow)
-    (site,) = flow.gather_sites(value, line)
+    (site,) = gather_sites(flow, value, line)
     assert _code(site.tensor) == "loss.detach()"
     assert site.reduce_after == "mean" and site.keeps_single_process_value
 
@@ -165,7 +170,7 @@ def test_an_element_of_an_iterable_gets_no_gather_site():
     small, line = flow.statements[-1]
     value = small.value.args[0].value
     assert flow.state(value, line) == Rank.PER_RANK
-    assert flow.gather_sites(value, line) == []
+    assert gather_sites(flow, value, line) == []
 
 
 def test_states_are_worked_out_only_for_what_is_read():

@@ -11,14 +11,14 @@ import importlib.util
 from pathlib import Path
 
 from trllint.core.source import SourceFile
-from trllint.facts.rank_flow import _NAMES_AN_IN_PLACE_COLLECTIVE, REDUCES_IN_PLACE
+from trllint.facts.in_place_reductions import NAMES_AN_IN_PLACE_COLLECTIVE, REDUCES_IN_PLACE
 from trllint.rules.trl003_deepspeed_initialize_none.forwarding import CALLS_A_SINK, FORWARDS_TO_DEEPSPEED
 from trllint.rules.trl004_ungathered_metric.metric_buffers import NAMES_A_METRIC_BUFFER, REDUCES_STORED_METRICS
 from trllint.semantic.model import SemanticModel
 
 REPO = Path(__file__).resolve().parent.parent
 GATED = [
-    (REDUCES_IN_PLACE, _NAMES_AN_IN_PLACE_COLLECTIVE),
+    (REDUCES_IN_PLACE, NAMES_AN_IN_PLACE_COLLECTIVE),
     (REDUCES_STORED_METRICS, NAMES_A_METRIC_BUFFER),
     (FORWARDS_TO_DEEPSPEED, CALLS_A_SINK),
 ]
@@ -91,7 +91,7 @@ def test_a_name_that_only_starts_like_a_sink_passes_no_gate(tmp_path):
         "    plugin = deepspeed_utils.prepare_deepspeed_plugin(args)\n"
         "    return asyncio.gather(plugin)\n"
     )
-    assert not CALLS_A_SINK.holds(text, {}) and not _NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {})
+    assert not CALLS_A_SINK.holds(text, {}) and not NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {})
     assert _answer(tmp_path, text, FORWARDS_TO_DEEPSPEED) == {}
     assert _answer(tmp_path, text, REDUCES_IN_PLACE) == {}
 
@@ -131,7 +131,7 @@ def test_the_gates_hold_for_the_spellings_that_answer(tmp_path):
         ("import os  # `dist` is set up elsewhere", "dist.all_reduce(t)"),
     ]:
         text = f"{imported}\n\ndef mean(t):\n    {call}\n    return t\n"
-        assert _NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {}), imported
+        assert NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {}), imported
         assert _answer(tmp_path, text, REDUCES_IN_PLACE) == {"mean": [0]}, imported
 
 
@@ -195,7 +195,7 @@ def test_a_definition_that_calls_none_of_a_facts_names_gets_nothing(tmp_path):
     checked = skipped = 0
     for path in sample():
         text = path.read_bytes().decode("utf-8", errors="replace")
-        if not _NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {}) or not index.calls_one_of(path, REDUCES_IN_PLACE.calls):
+        if not NAMES_AN_IN_PLACE_COLLECTIVE.holds(text, {}) or not index.calls_one_of(path, REDUCES_IN_PLACE.calls):
             continue
         found = answers(path)
         outline = index.outline(path)

@@ -13,7 +13,6 @@ import ast
 import json
 import re
 import textwrap
-import warnings
 from pathlib import Path
 
 import libcst as cst
@@ -477,76 +476,46 @@ def test_the_rank_flows_of_a_slice_say_what_the_whole_module_says(tmp_path: Path
         }
 
 
-# Modules whose asked definition the rank flows' returns fact may be proven silent about, or not,
-# before LibCST parses anything (RETURNS_ACROSS_RANKS.says_nothing), and what the fact says.
-SILENCE_CASES = [
+# What the rank flows' returns fact says of a module's asked definition.
+RETURNS_CASES = [
     # A local computation: nothing global, and a value that is no call's result.
-    ("import torch\n\ndef norm(t):\n    n = t.norm()\n    return n / 2\n", "norm", True, {}),
+    ("import torch\n\ndef norm(t):\n    n = t.norm()\n    return n / 2\n", "norm", {}),
     # Returns only calls: of a library that computes locally, of a local callable, of a builtin.
-    ("import torch\n\ndef norm(t):\n    return torch.norm(t)\n", "norm", True, {}),
-    ("import torch.nn.functional as F\n\ndef act(t):\n    return F.relu(t)\n", "act", True, {}),
-    ("def pick(table, k, x):\n    fn = table[k]\n    return fn(x)\n", "pick", True, {}),
-    ("def size(x):\n    return len(x)\n", "size", True, {}),
-    # ... of a function of the module, of a relative import, of one imported in a function: these
-    # may be unknown (the flows follow the first), so nothing is proven.
-    ("def inner(x):\n    return x\n\ndef outer(x):\n    return inner(x)\n", "outer", False, {}),
-    ("from .metrics import score\n\ndef evaluate(x):\n    return score(x)\n", "evaluate", False, {"evaluate": [False, True]}),
-    ("def fetch(x):\n    import wandb\n    return wandb.fetch(x)\n", "fetch", False, {}),
+    ("import torch\n\ndef norm(t):\n    return torch.norm(t)\n", "norm", {}),
+    ("import torch.nn.functional as F\n\ndef act(t):\n    return F.relu(t)\n", "act", {}),
+    ("def pick(table, k, x):\n    fn = table[k]\n    return fn(x)\n", "pick", {}),
+    ("def size(x):\n    return len(x)\n", "size", {}),
+    # ... of a function of the module, of a relative import, of one imported in a function.
+    ("def inner(x):\n    return x\n\ndef outer(x):\n    return inner(x)\n", "outer", {}),
+    ("from .metrics import score\n\ndef evaluate(x):\n    return score(x)\n", "evaluate", {"evaluate": [False, True]}),
+    ("def fetch(x):\n    import wandb\n    return wandb.fetch(x)\n", "fetch", {}),
     # Only what a call of an unreadable library returns: unknown, which the fact says.
-    ("import wandb\n\ndef fetch(x):\n    return wandb.fetch(x)\n", "fetch", False, {"fetch": [False, True]}),
+    ("import wandb\n\ndef fetch(x):\n    return wandb.fetch(x)\n", "fetch", {"fetch": [False, True]}),
     # An all-reduce in place, then the tensor: global.
     (
         "import torch.distributed as dist\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n",
-        "mean", False, {"mean": [True, False]},
+        "mean", {"mean": [True, False]},
     ),
     # A gather under a leading underscore is read as one.
-    ("def mean(acc, t):\n    g = acc._gather(t)\n    return g.mean()\n", "mean", False, {"mean": [True, False]}),
+    ("def mean(acc, t):\n    g = acc._gather(t)\n    return g.mean()\n", "mean", {"mean": [True, False]}),
     # A parameter that holds a value summed over the ranks.
-    ("def scale(loss, num_items_in_batch):\n    return num_items_in_batch\n", "scale", False, {"scale": [True, False]}),
+    ("def scale(loss, num_items_in_batch):\n    return num_items_in_batch\n", "scale", {"scale": [True, False]}),
     # An asked class: its methods are asked too.
     (
         "import wandb\n\nclass Meter:\n    def read(self, x):\n        return wandb.fetch(x)\n",
-        "Meter", False, {"Meter.read": [False, True]},
+        "Meter", {"Meter.read": [False, True]},
     ),
-    ("class Meter:\n    def read(self, x):\n        if x:\n            return\n        return x.sum()\n", "Meter", True, {}),
+    ("class Meter:\n    def read(self, x):\n        if x:\n            return\n        return x.sum()\n", "Meter", {}),
     # A nested function's returns are its own, not the asked function's.
-    ("import wandb\n\ndef outer(x):\n    def inner():\n        return wandb.fetch(x)\n    y = inner()\n    return y\n", "outer", True, {}),
+    ("import wandb\n\ndef outer(x):\n    def inner():\n        return wandb.fetch(x)\n    y = inner()\n    return y\n", "outer", {}),
 ]
 
 
-@pytest.mark.parametrize(("text", "name", "proven", "answer"), SILENCE_CASES)
-def test_the_rank_flows_returns_are_proven_silent_only_where_they_say_nothing(text: str, name: str, proven: bool, answer: dict):
-    module = text + "\n\ndef filler():\n" + "    pass\n" * 40  # the slice is under half of the module
+@pytest.mark.parametrize(("text", "name", "answer"), RETURNS_CASES)
+def test_the_rank_flows_returns_fact_answers_each_definition(text: str, name: str, answer: dict):
+    module = text + "\n\ndef filler():\n" + "    pass\n" * 40
     whole = ProjectIndex._answer(RETURNS_ACROSS_RANKS, SourceFile.from_bytes(module.encode(), "utils.py"))
     assert whole is not None and {k: v for k, v in whole.items() if k.split(".")[0] == name} == answer
-    cutter = ModuleCutter(module, outline_of(ast.parse(module)))
-    cut = cutter.slice([name])
-    assert cut is not None and cut.worth_reading
-    assert RETURNS_ACROSS_RANKS.says_nothing is not None
-    assert RETURNS_ACROSS_RANKS.says_nothing(cut) is proven
-    assert RETURNS_ACROSS_RANKS.says_nothing(cutter.whole([name])) is proven  # the filler spells nothing
-
-
-def test_the_proofs_parse_prints_no_warning_about_the_users_code():
-    module = 'import re\n\ndef digits(s):\n    found = re.findall("\\d+", s)\n    return found\n' + "\n# filler\n" * 20
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cutter = ModuleCutter(module, outline_of(ast.parse(module)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # an invalid escape would then fail the proof's parse
-        cut = cutter.whole(["digits"])
-        assert cut is not None and RETURNS_ACROSS_RANKS.says_nothing is not None
-        assert RETURNS_ACROSS_RANKS.says_nothing(cut)
-
-
-@pytest.mark.parametrize("other", ["\n\ndef other(x):\n    y = x + 1\n    z = y * 2\n    return z\n", ""])
-def test_a_definition_proven_silent_is_answered_without_a_parse(tmp_path: Path, monkeypatch, other: str):
-    # With `other`, norm's slice is read; without, the whole module would be: proven on either.
-    helpers = "import torch\n\n\ndef norm(t):\n    n = t.norm()\n    return n / 2\n" + other
-    _small_project(tmp_path, helpers, "norm")
-    monkeypatch.setattr(ProjectIndex, "_answer", staticmethod(lambda *a, **k: pytest.fail("parsed")))
-    view = _view(tmp_path)
-    assert view.fact(view.function("norm"), RETURNS_ACROSS_RANKS) == {}
 
 
 def test_a_slice_that_would_keep_half_of_the_module_or_more_gives_way_to_the_whole(tmp_path: Path):

@@ -204,12 +204,6 @@ NEAR_MISSES = [
         '"""Collectives: gather, all_gather."""\nimport torch.distributed as dist\n\n\n'
         "def total(x):\n    # all ranks must gather here\n    dist.all_gather_into_tensor(x, x)\n    return x\n"
     )),
-    # Tensor gathers (`torch.gather`, `logits.gather`) beside accelerate: no accelerator's gather.
-    ("TRL009", (
-        "import torch\nfrom accelerate.utils import is_deepspeed_available\n\n\n"
-        "def pick(logits, index):\n    chosen = torch.gather(logits, -1, index)\n"
-        "    return chosen + logits.gather(-1, index)\n"
-    )),
     # A docstring that says `prepare` and `deepspeed.initialize`, and a class named after a
     # wrapper's keyword arguments: the code wraps nothing.
     ("TRL001", (
@@ -229,22 +223,6 @@ NEAR_MISSES = [
         "import math\nimport torch\nimport torch.distributed as dist\n\n\nclass Stage:\n"
         "    def step(self, grads):\n        dist.all_reduce(grads)\n        self.timers.log([\"step\"])\n"
         "        return torch.log(grads.norm()) + math.log(2)\n"
-    )),
-    # A rank test with no exit in it, and a loop variable named like data: no guard of a collective.
-    ("TRL006", (
-        "import torch.distributed as dist\n\n\ndef reduce_all(tensors, pg):\n"
-        "    if dist.get_rank() == 0:\n        print(\"reducing\", len(tensors))\n"
-        "    for chunk in tensors:\n        size = chunk.numel()\n        dist.all_reduce(chunk)\n"
-        "    rank = dist.get_rank()\n    for rank in range(3):\n        pass\n"
-        "    if rank:\n        print(rank)\n    dist.barrier()\n"
-        # A collective on a process group: only that group's ranks call it.
-        "    if dist.get_rank(group=pg) == 0:\n        dist.broadcast(tensors[0], 0, group=pg)\n"
-    )),
-    # A DeepSpeed engine's forwards, no rank test around them (the `if` before one holds no exit).
-    ("TRL007", (
-        "import torch.distributed as dist\n\n\nclass Engine:\n    def forward(self, *inputs):\n"
-        "        if dist.get_rank() == 0:\n            print(\"forward\")\n        return self.module(*inputs)\n\n"
-        "    def sample(self, batch):\n        return self.module.generate(**batch)\n"
     )),
 ]
 

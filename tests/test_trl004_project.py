@@ -14,11 +14,13 @@ from pathlib import Path
 
 import libcst as cst
 
-from trllint.facts.rank_flow import Rank, RankFlow
+from trllint.facts.rank_flow import rank_flows
+from trllint.facts.rank_lattice import Rank
 from trllint.rule.registry import all_rules
 from trllint.rule.ruleset import RuleSet
 from trllint.engine.lint import lint_source
 from trllint.core.source import SourceFile
+from trllint.semantic.model import SemanticModel
 
 DIST = """
 import torch
@@ -124,7 +126,7 @@ def _state_of(source: SourceFile, assigned: str) -> Rank:
 
     source.module.visit(Find())
     (function, assign), = found
-    flow = RankFlow.of(source, function)
+    flow = rank_flows(SemanticModel.of(source)).flow(function)
     line = next(line for small, line in flow.statements if small is assign)
     return flow.state(assign.value, line)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from trllint.facts.rank_flow import GatherSite, GatherUnsafe
 from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.rule.base import Edit
 from trllint.core.source import SourceFile
 
 from .devices import cpu_moves, without_cpu_moves
+from .gather_sites import GatherSite, GatherUnsafe
 from .metric_syntax import parenthesized
 
 

@@ -24,7 +24,8 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.semantic.context import methods_of
-from trllint.facts.rank_flow import is_gathering_call, rank_flows
+from trllint.facts.rank_flow import rank_flows
+from trllint.facts.rank_lattice import GATHERING_CALLS, method_or_function
 from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import assigned_names, dotted_name
 from trllint.core.prefilter import AnyOf
@@ -220,3 +221,8 @@ def _names_a_buffer(node: cst.CSTNode, buffers: frozenset[str] | tuple[str, ...]
 
 def _tail(name: str) -> str:
     return name.rsplit(".", 1)[-1]
+
+
+def is_gathering_call(node: cst.CSTNode) -> bool:
+    """A gather or a reduction (leading underscores stripped: a Trainer's ``_nested_gather``)."""
+    return isinstance(node, cst.Call) and (method_or_function(node) or "").lstrip("_") in GATHERING_CALLS

@@ -18,19 +18,16 @@ from trllint.facts.branches import rank_divergence
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.facts.launch.model import launch_of
 from trllint.facts.accelerators import accelerator_in_scope, accelerator_may_be_none
-from trllint.facts.rank_flow import (
-    rank_flows,
-    DISTRIBUTED_MARKERS,
-    GatherSite,
-    Rank,
-    RankFlow,
-    runs_distributed,
-)
+from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
+from trllint.facts.rank_flow import rank_flows
+from trllint.facts.rank_lattice import Rank
+from trllint.facts.scope_flow import RankFlow
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token
 
 from .devices import made_on_cpu
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
+from .gather_sites import GatherSite, gather_sites
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
 from trllint.semantic.model import SemanticModel
 from .sinks import (
@@ -337,7 +334,7 @@ class UngatheredMetric(Rule):
             self.report(value, NO_ACCELERATOR)
             return
         message = self.message.replace("accelerator.", f"{accelerator}.")
-        sites = flow.gather_sites(value, line)
+        sites = gather_sites(flow, value, line)
         if not sites:
             self.report(value, message)
             return

@@ -22,10 +22,13 @@ from trllint.facts.launch.branches import backends_named, backends_required
 from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import called_names, calls_in
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
-from trllint.facts.rank_flow import DISTRIBUTED_MARKERS, Rank, RankFlow, runs_distributed
-from trllint.facts.ranks import ALL_RANKS, RANK_MARKERS, guard_key, main_only_decorator, splits_ranks
+from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
+from trllint.facts.rank_flow import rank_flows
+from trllint.facts.rank_lattice import Rank
+from trllint.facts.rank_reads import RANK_MARKERS
+from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator, splits_ranks
 from trllint.core.cst.names import assigned_names
-from trllint.rule.base import AllOf, AnyOf, Calls, Rule, TreeCheck
+from trllint.rule.base import AllOf, AnyOf, Calls, Rule
 from trllint.semantic.model import SemanticModel
 
 from .collectives import (
@@ -36,7 +39,6 @@ from .collectives import (
     names_checkpoints_automatically,
 )
 from .hoisting import hoist_fix, run_by
-from .may_guard import may_guard_a_collective
 
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
@@ -66,14 +68,12 @@ class CollectiveUnderRankGuard(Rule):
     costly_facts = ("ranks",)
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
-    # Then the code itself, from CPython's tree: no call of a collective's name, no finding
-    # (check_module's first question), and none where no such call may be behind a guard.
+    # Then the code's own calls: no call of a collective's name, no finding (check_module's first question).
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*COLLECTIVE_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
         AnyOf(Calls(*COLLECTIVE_NAMES)),
-        AnyOf(TreeCheck(may_guard_a_collective)),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
@@ -356,7 +356,7 @@ class CollectiveUnderRankGuard(Rule):
     def _per_rank_data(self, statement: cst.If) -> bool:
         scope = self.context.enclosing_function(statement) or self.source.module
         try:
-            return RankFlow.of(self.source, scope).state(statement.test, statement) == Rank.PER_RANK
+            return rank_flows(self.model).flow(scope).state(statement.test, statement) == Rank.PER_RANK
         except RecursionError:
             return False
 

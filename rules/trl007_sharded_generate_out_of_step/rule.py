@@ -23,15 +23,15 @@ from trllint.facts.launch.backends import SHARDED, describe
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
-from trllint.facts.ranks import RANK_MARKERS, main_only_decorator, reads_rank
+from trllint.facts.rank_reads import RANK_MARKERS
+from trllint.facts.ranks import main_only_decorator, reads_rank
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.facts.wrapping import PREPARE_METHODS
-from trllint.rule.base import AllOf, AnyOf, Calls, Rule, TreeCheck
+from trllint.rule.base import AllOf, AnyOf, Calls, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class
 from trllint.semantic.model import SemanticModel
 
 from .hoisting import hoist_generate
-from .may_diverge import may_run_out_of_step
 
 SHARDED_TEXT = describe(SHARDED)
 
@@ -57,12 +57,10 @@ class ShardedGenerateOutOfStep(Rule):
     # `generate` or one of these), and what keeps the ranks apart: a rank test or synced_gpus.
     # Last, the code's own calls: a generate, or a forward of `x.module`, of an unwrapped or of a
     # prepared model, each of which calls one of these (_sharded_forward).
-    # Then whether one of them may have a rank guard, or be a generate handed synced_gpus (may_diverge.py).
     prefilter = AllOf(
         AnyOf("generate", "unwrap_model", ".module", "prepare"),
         AnyOf("synced_gpus", *RANK_MARKERS),
         AnyOf(Calls("generate", "module", "unwrap_model", *PREPARE_METHODS)),
-        AnyOf(TreeCheck(may_run_out_of_step)),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 

@@ -22,7 +22,8 @@ import libcst as cst
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
 from dataclasses import dataclass
 from trllint.facts.bindings import bound_value
-from trllint.facts.rank_flow import Rank, rank_flows
+from trllint.facts.rank_flow import rank_flows
+from trllint.facts.rank_lattice import Rank
 from trllint.semantic.model import SemanticModel
 
 # Methods that return a tensor of the same shape (the length stays what it was).

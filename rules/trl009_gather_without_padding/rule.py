@@ -18,15 +18,16 @@ from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
-from trllint.facts.rank_flow import DISTRIBUTED_MARKERS
-from trllint.rule.base import AllOf, AnyOf, Calls, Rule, TreeCheck
+from trllint.facts.distributed import DISTRIBUTED_MARKERS
+from trllint.rule.base import AllOf, AnyOf, Calls, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel, names_assigned_by, names_assigned_in
 
 from .lengths import LengthFacts, Varies, VaryingLength
-from .may_gather import GATHER_METHODS, may_gather_through_accelerate
 
 GATHER_FUNCTIONS = ("accelerate.utils.gather", "accelerate.utils.operations.gather")
+# The accelerator methods that all-gather a tensor.
+GATHER_METHODS = frozenset({"gather", "gather_for_metrics"})
 # Where a script keeps the tokenizer whose pad id generate padded with.
 TOKENIZER_NAMES = ("tokenizer", "self.tokenizer", "self.processing_class", "processing_class")
 
@@ -53,12 +54,11 @@ class GatherWithoutPadding(Rule):
     status = "preview"
     costly_facts = ("ranks", "rank_flow")
     # Last, the code's own calls: every finding is an argument of a gather (an aliased import of
-    # accelerate's `gather` is a call of `gather` too), one through accelerate (may_gather.py).
+    # accelerate's `gather` is a call of `gather` too).
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf("gather"),
         AnyOf(Calls(*GATHER_METHODS)),
-        AnyOf(TreeCheck(may_gather_through_accelerate)),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 

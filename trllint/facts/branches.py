@@ -24,7 +24,7 @@ import libcst as cst
 from dataclasses import dataclass
 from trllint.semantic.context import NodeContext
 from trllint.semantic.model import SemanticModel
-from trllint.facts.rank_flow import names_in
+from trllint.facts.rank_lattice import names_in
 from trllint.facts.ranks import reads_rank
 from trllint.core.cst.names import COMPREHENSIONS, dotted_name, is_none, read_through
 from trllint.core.findings import ReasonKind

@@ -21,72 +21,29 @@ This is the one definition of a rank test: rules and other facts ask ``splits_ra
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import COMPREHENSIONS, assigned_names, dotted_name, last_attribute, parameter_names, scope_bindings
+from trllint.core.cst.names import COMPREHENSIONS, assigned_names, dotted_name, last_attribute
 from trllint.core.source import SourceFile
+from trllint.facts.loop_and_matrix_ranks import loop_rank_nodes, matrix_ranks
+from trllint.facts.rank_reads import (
+    ARGUMENT_PREDICATES,
+    MAIN_ONLY_DECORATORS,
+    PLACEMENT_KEYWORDS,
+    PLACEMENT_METHODS,
+    RANK_CALL,
+    RANK_INDEXES,
+    RANK_PREDICATES,
+    integer_constants,
+    is_rank_variable_read,
+    names_a_rank,
+    rank_variable,
+)
 from trllint.semantic.model import SemanticModel
 
-# Attributes and methods that are true on one rank (or one per node) only.
-RANK_PREDICATES = frozenset(
-    {
-        "is_main_process",  # accelerate's Accelerator / PartialState / AcceleratorState
-        "is_local_main_process",
-        "is_last_process",
-        "is_world_process_zero",  # transformers' Trainer
-        "is_local_process_zero",
-        "is_rank_0",
-        "is_rank_zero",
-        "is_master",
-        "is_master_process",
-        "is_main_rank",
-    }
-)
-# TrainingArguments' `args.should_save` and `args.should_log` are process_index == 0
-# (local_process_index == 0 per node); the Trainer's `control.should_save` and
-# `control.should_log` are flags every rank shares.
-ARGUMENT_PREDICATES = frozenset({"should_save", "should_log"})
-# Attributes and names that hold this process's rank (a different number on every rank).
-RANK_INDEXES = frozenset(
-    {
-        "process_index",
-        "local_process_index",
-        "rank",
-        "local_rank",
-        "global_rank",
-        "node_rank",
-        "world_rank",
-        "ddp_rank",
-        "ddp_local_rank",
-    }
-)
-# get_rank(), get_local_rank(), mpu.get_data_parallel_rank(): a rank, in the world or a group.
-# get_rank(), get_local_rank(), get_data_parallel_rank(); not get_world_size_and_rank(), whose
-# tuple holds the world size too (torchtune).
-_RANK_CALL = re.compile(r"get_(?!\w*_and_)(?:\w+_)?rank$")
-# os.environ["LOCAL_RANK"], os.getenv("RANK"): set per process by torchrun and accelerate launch.
-_ENVIRONMENT_READS = frozenset({"environ", "getenv"})  # the names every read of one goes through
-_RANK_VARIABLE = re.compile(r"(?:LOCAL_|GLOBAL_|NODE_|GROUP_)?RANK$")
-# Decorators that run the function on some ranks only (accelerate, Lightning).
-MAIN_ONLY_DECORATORS = frozenset(
-    {"on_main_process", "on_local_main_process", "on_last_process", "on_process", "on_local_process", "rank_zero_only"}
-)
-
-# Uses that make a rank-named value a matrix rank (LoRA's `r`), not this process's rank: a layer
-# or tensor dimension (`nn.Linear(in_features, rank)`, `torch.zeros(rank, out)`), the divisor of a
-# LoRA alpha (`alpha / rank`), or the `r=` of a LoRA config. A process's rank picks a device, a
-# shard, a seed or rank 0's work; it never sizes a weight.
-_LOW_RANK_SHAPES = frozenset({"Linear", "Embedding", "zeros", "ones", "randn", "rand", "empty"})
-_LOW_RANK_KEYWORDS = frozenset({"r", "lora_r", "lora_rank"})
-
-# What a file must spell to test the rank at all: every rank fact above starts from one of these
-# (a `get_*rank()` call and the RANK variables spell "rank"/"RANK"; a name bound to a rank test
-# is bound from one). A prefilter part for rules that need a rank test in the file.
-RANK_MARKERS = ("rank", "RANK", *sorted(RANK_PREDICATES | RANK_INDEXES | ARGUMENT_PREDICATES | MAIN_ONLY_DECORATORS))
 
 # A test reduced to the rank fact it checks and the ranks it holds on:
 # `accelerator.is_main_process` -> ("is_main_process", {0}), `rank != 0` -> ("rank", {1, 2}).
@@ -113,17 +70,6 @@ _MIRRORED: dict[type[cst.BaseCompOp], type[cst.BaseCompOp]] = {
 }
 
 
-def names_a_rank(name: str) -> bool:
-    """Whether a name (or an attribute's name) is one every rank read or rank test of a file goes
-    through, before the file's own names bound to them: a rank index (``local_rank``), a rank
-    predicate (``is_main_process``, ``should_save``), a rank getter (``get_rank``), or the
-    environment (``os.environ["RANK"]``)."""
-    return (
-        name in RANK_INDEXES or name in RANK_PREDICATES or name in ARGUMENT_PREDICATES or name in _ENVIRONMENT_READS
-        or _RANK_CALL.match(name) is not None
-    )
-
-
 class RankFacts:
     """The rank tests of one file (built once per file, ``RankFacts.of``)."""
 
@@ -134,20 +80,15 @@ class RankFacts:
         self._index_tails: set[str] = set()  # the last part of each index name
         self._predicate_names: set[str] = set()
         self._predicate_tails: set[str] = set()
-        # Matrix ranks (see _LOW_RANK_SHAPES): attributes by dotted name, file-wide (`self.rank`,
-        # `config.rank`), and the Name nodes of each function's own names (`rank`, `r`).
-        self._low_rank_attributes: set[str] = set()
-        self._low_rank_nodes: set[int] = set()
-        # Name nodes of a rank-named loop variable (`for rank in range(world_size):`): every
-        # process runs every iteration, so it is no process's rank.
-        self._loop_variable_nodes: set[int] = set()
         statements = walk.statements(module)  # an assignment, a loop, a definition: no expression is walked
         # The functions that spell a rank-named name: the only ones a matrix or a loop rank can be in.
         naming = [
             node for node in statements if isinstance(node, cst.FunctionDef) and not RANK_INDEXES.isdisjoint(identifiers(node))
         ]
-        self._find_matrix_ranks(naming)
-        self._find_loop_ranks(statements, naming)
+        # Matrix ranks (`nn.Linear(d, rank)`) and loop variables (`for rank in range(world_size):`):
+        # no process's rank.
+        self._low_rank_attributes, self._low_rank_nodes = matrix_ranks(naming)
+        self._loop_variable_nodes = loop_rank_nodes(statements, naming)
         self._follow_assignments(statements)
 
     @classmethod
@@ -250,8 +191,8 @@ class RankFacts:
             )
         if isinstance(node, cst.Call):
             called = last_attribute(dotted_name(node.func)) or ""
-            return bool(_RANK_CALL.match(called)) or _is_rank_variable_read(node)
-        return isinstance(node, cst.Subscript) and _is_rank_variable_read(node)
+            return bool(RANK_CALL.match(called)) or is_rank_variable_read(node)
+        return isinstance(node, cst.Subscript) and is_rank_variable_read(node)
 
     def guard_key(self, test: cst.BaseExpression) -> GuardKey | None:
         """The rank fact ``test`` checks and the ranks it holds on, so that ``if not is_main:`` pairs
@@ -322,7 +263,7 @@ class RankFacts:
             rank, other, flipped = other, rank, True
         if not self.reads_rank_index(rank) or _rank_text(rank) is None:
             return None  # `int(os.environ["RANK"]) + 1 == n`: some arithmetic on it
-        constants = _integer_constants(other)
+        constants = integer_constants(other)
         if constants is None:
             return None
         operator = type(target.operator)
@@ -347,36 +288,6 @@ class RankFacts:
         return any(
             names_a_rank(name) or name in self._index_tails or name in self._predicate_tails for name in names
         )
-
-    def _find_matrix_ranks(self, functions: list[cst.FunctionDef]) -> None:
-        """The rank-named values each function uses as a matrix rank (``_LOW_RANK_SHAPES``), with
-        the names assigned from them or to them there (``self.rank = rank``, ``r = config.rank``),
-        and parameters named like a rank with a positive default (``rank=4``: no process's rank
-        has one)."""
-        for function in functions:
-            used, links = _matrix_rank_uses(function)
-            if not used:
-                continue
-            for _ in range(2):  # `self.rank = rank` then `nn.Linear(d, self.rank)`: both ways
-                for target, value in links:
-                    if target in used or value in used:
-                        used |= {target, value}
-            self._low_rank_attributes.update(name for name in used if "." in name)
-            self._low_rank_nodes |= _name_nodes(function, {name for name in used if "." not in name})
-
-    def _find_loop_ranks(self, statements: list[cst.CSTNode], functions: list[cst.FunctionDef]) -> None:
-        """The rank-named names a function binds only as a ``for`` statement's target, and the
-        reads of them there (closures included)."""
-        # Such a name is a `for` target in its function's own body: without a rank-named target
-        # in the file, no function need be read.
-        if not any(map(_is_rank_loop, statements)):
-            return
-        for function in functions:
-            if not any(map(_is_rank_loop, walk.statements(function.body, into_definitions=False))):
-                continue  # asked first: reading every binding of a long function is the cost
-            loop_only = _loop_only_names(function) & RANK_INDEXES
-            if loop_only:
-                self._loop_variable_nodes |= _name_nodes(function.body, loop_only)
 
     def _follow_assignments(self, statements: list[cst.CSTNode]) -> None:
         assignments: dict[str, list[cst.BaseExpression | None]] = {}  # None: a value not known
@@ -481,13 +392,6 @@ def agreed_by_every_rank(model: SemanticModel, test: cst.Comparison) -> bool:
     return rank_facts(model).agreed_by_every_rank(test)
 
 
-# Where a value is placed is not what it is: `torch.load(path, map_location=device)`,
-# `x.to(device)` and `DistributedDataParallel(model, device_ids=[local_rank])` are the same on
-# every rank though each rank's device is its own (the rank flow reads placement so too).
-PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_map", "device_ids", "output_device"})
-PLACEMENT_METHODS = frozenset({"to", "cuda"})
-
-
 def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """What ``node`` reads: an attribute's object, not its attribute name (``config.rank`` reads
     ``config``; whether ``.rank`` is a rank is the whole attribute's question), and a call's
@@ -503,65 +407,6 @@ def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return walk.syntax_children(node)
 
 
-def _matrix_rank_uses(function: cst.FunctionDef) -> tuple[set[str], list[tuple[str, str]]]:
-    """The dotted names ``function`` uses as a matrix rank (a dimension, a LoRA divisor or ``r=``),
-    and the plain assignments (target, value) between dotted names in it."""
-    used: set[str] = set()
-    links: list[tuple[str, str]] = []
-    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
-        default = _integer_constants(param.default) if param.default is not None else None
-        if param.name.value in RANK_INDEXES and default is not None and len(default) == 1 and default[0] > 0:
-            used.add(param.name.value)
-
-    uses = _MatrixRankUses(used, links)
-    walk.visit(function, uses)
-    return used, links
-
-
-class _MatrixRankUses(cst.CSTVisitor):
-    """Adds to ``used`` the names a function uses as a matrix rank, and to ``links`` its plain
-    assignments between dotted names. (A class of the module, not one made per call: that would
-    be a reference cycle holding what it read until the collector runs.)"""
-
-    def __init__(self, used: set[str], links: list[tuple[str, str]]) -> None:
-        super().__init__()
-        self.used = used
-        self.links = links
-
-    def matrix_rank(self, expr: cst.BaseExpression) -> None:
-        # Any name: `nn.Linear(d, r)` makes `r` a matrix rank, and `r = config.rank` its source.
-        if isinstance(expr, cst.Call) and dotted_name(expr.func) == "int" and len(expr.args) == 1:
-            expr = expr.args[0].value
-        name = dotted_name(expr)
-        if name is not None:
-            self.used.add(name)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if last_attribute(dotted_name(node.func)) in _LOW_RANK_SHAPES:
-            for arg in node.args:
-                if arg.keyword is None:
-                    self.matrix_rank(arg.value)
-                    for element in arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else ():
-                        self.matrix_rank(element.value)
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value in _LOW_RANK_KEYWORDS:
-                self.matrix_rank(arg.value)
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Divide) and any("alpha" in n for n in walk.identifiers(node.left)):
-            self.matrix_rank(node.right)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        value = node.value.args[0].value if (
-            isinstance(node.value, cst.Call) and dotted_name(node.value.func) == "int" and len(node.value.args) == 1
-        ) else node.value
-        source = dotted_name(value)
-        for target in node.targets:
-            name = dotted_name(target.target)
-            if name is not None and source is not None:
-                self.links.append((name, source))
-
-
 def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> frozenset[str]:
     """The names the ``for`` clauses of a comprehension bind (its own scope's, not the function's)."""
     names: set[str] = set()
@@ -570,38 +415,6 @@ def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst
         names.update(assigned_names(clause.target))
         clause = clause.inner_for_in
     return frozenset(names)
-
-
-def _name_nodes(node: cst.CSTNode, names: set[str]) -> set[int]:
-    """The ids of the ``Name`` nodes in ``node`` that read or bind one of ``names``."""
-    found: set[int] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            if name.value in names:
-                found.add(id(name))
-
-    if names:
-        walk.visit(node, Names())
-    return found
-
-
-def _is_rank_loop(statement: cst.CSTNode) -> bool:
-    """``for rank in ...``: a ``for`` statement with a rank-named target. A function none of whose
-    own statements is one binds none of its rank-named names by loops alone."""
-    return isinstance(statement, cst.For) and not RANK_INDEXES.isdisjoint(assigned_names(statement.target))
-
-
-def _loop_only_names(function: cst.FunctionDef) -> set[str]:
-    """The names ``function`` binds only as the target of its own ``for`` statements: not a
-    parameter, nor bound any other way in its body (nested functions and classes are their own
-    scopes)."""
-    parameters = set(parameter_names(function.params, stars=True))
-    return {
-        name
-        for name, bindings in scope_bindings(function).items()
-        if name not in parameters and all(binding.loop for binding in bindings)
-    }
 
 
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:
@@ -618,27 +431,6 @@ def _is_index_value(value: cst.BaseExpression) -> bool:
     return not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
 
 
-def _is_rank_variable_read(node: cst.CSTNode) -> bool:
-    """``os.environ["LOCAL_RANK"]``, ``os.environ.get("RANK")``, ``os.getenv("LOCAL_RANK", 0)``."""
-    return _rank_variable(node) is not None
-
-
-def _rank_variable(node: cst.CSTNode) -> str | None:
-    """``LOCAL_RANK`` for ``os.environ["LOCAL_RANK"]``, ``os.getenv("LOCAL_RANK", 0)``; None when
-    ``node`` reads no rank variable of the environment."""
-    key: cst.BaseExpression | None = None
-    if isinstance(node, cst.Subscript) and dotted_name(node.value) in ("os.environ", "environ"):
-        element = node.slice[0].slice if len(node.slice) == 1 else None
-        key = element.value if isinstance(element, cst.Index) else None
-    elif isinstance(node, cst.Call) and node.args:
-        called = dotted_name(node.func)
-        if called in ("os.environ.get", "environ.get", "os.getenv", "getenv"):
-            key = node.args[0].value
-    if isinstance(key, cst.SimpleString) and _RANK_VARIABLE.match(variable := str(key.evaluated_value)):
-        return variable
-    return None
-
-
 def _rank_text(node: cst.BaseExpression) -> str | None:
     """How a rank read is named, so that two tests on the same rank pair: ``args.local_rank``,
     ``dist.get_rank()``; an environment read by its variable (``int(os.environ["RANK"])`` and
@@ -650,7 +442,7 @@ def _rank_text(node: cst.BaseExpression) -> str | None:
         return f"{inner} % {modulus}" if inner is not None else None
     if isinstance(node, cst.Call) and dotted_name(node.func) in ("int", "str") and len(node.args) == 1:
         node = node.args[0].value
-    variable = _rank_variable(node)
+    variable = rank_variable(node)
     return variable if variable is not None else _text(node)
 
 
@@ -658,7 +450,7 @@ def _modulus(node: cst.BaseExpression) -> int | None:
     """``k`` for ``rank % k`` with a positive integer ``k`` (ranks staggered in turns), else None."""
     if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)):
         return None
-    constants = _integer_constants(node.right)
+    constants = integer_constants(node.right)
     return constants[0] if constants is not None and len(constants) == 1 and constants[0] > 0 else None
 
 
@@ -676,27 +468,6 @@ def _and_operands(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return [*_and_operands(test.left), *_and_operands(test.right)]
     return [test]
-
-
-def _integer_constants(node: cst.BaseExpression) -> list[int] | None:
-    """The integers of ``0``, ``-1``, ``(-1, 0)``, ``[0]`` or ``"0"`` (an environment variable is
-    a string); None for anything else."""
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        values: list[int] = []
-        for element in node.elements:
-            inner = _integer_constants(element.value)
-            if inner is None or len(inner) != 1:
-                return None
-            values.extend(inner)
-        return values
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _integer_constants(node.expression)
-        return [-v for v in inner] if inner is not None and len(inner) == 1 else None
-    if isinstance(node, cst.Integer):
-        return [int(node.evaluated_value)]
-    if isinstance(node, cst.SimpleString) and re.fullmatch(r"-?[0-9]+", str(node.evaluated_value)):
-        return [int(node.evaluated_value)]
-    return None
 
 
 def _text(node: cst.BaseExpression) -> str | None:

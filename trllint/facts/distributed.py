@@ -1,0 +1,40 @@
+"""Does a file run distributed? It imports accelerate, torch.distributed or DeepSpeed, or
+subclasses a Trainer: the rules about collectives and gathers read no other file.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from trllint.core.cst.names import ImportMap
+from trllint.core.prefilter import Token
+from trllint.core.source import SourceFile
+from trllint.semantic.context import is_trainer_class
+from trllint.semantic.model import SemanticModel
+
+# Text every file that runs_distributed() accepts contains: the imports it reads, the
+# torch.distributed attribute path, or a Trainer base class. It lets the prefilter skip the rest.
+DISTRIBUTED_MARKERS: tuple[Token, ...] = (
+    "Trainer",
+    "torch.distributed",
+    # `from deepspeed.x import y`; `import accelerate`, `import os, deepspeed` (lines may continue)
+    re.compile(r"from[\s\\]+(?:accelerate|deepspeed)"),
+    re.compile(r"import[ \t][^\n]*(?:\\\n[^\n]*)*?(?:accelerate|deepspeed)"),
+    re.compile(r"import[\s\w,(\\]*distributed"),  # `from torch import (nn, distributed)`
+)
+
+
+def runs_distributed(source: SourceFile) -> bool:
+    """The file uses accelerate, torch.distributed or DeepSpeed, or subclasses a Trainer."""
+    model = SemanticModel.of(source)
+    return model.once((runs_distributed,), lambda: file_runs_distributed(source, model.imports))
+
+
+def file_runs_distributed(source: SourceFile, imports: ImportMap) -> bool:
+    return (
+        imports.imports_any("accelerate", "torch.distributed", "deepspeed")
+        or "torch.distributed." in source.text
+        or any(isinstance(s, cst.ClassDef) and is_trainer_class(s) for s in source.module.body)
+    )

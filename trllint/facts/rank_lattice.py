@@ -1,0 +1,158 @@
+"""The rank lattice: what a value holds on each rank, and the names and calls that move it.
+
+Under DDP, DeepSpeed or FSDP every rank runs the same code on its own slice of the batch. A value
+computed from that slice (the batch, the model's outputs on it, the loss) is *per-rank*; once it
+passes through ``gather``, ``gather_for_metrics``, ``reduce``, ``torch.distributed.all_reduce`` or
+a Trainer's ``_nested_gather`` it is *global*, and so is everything derived only from global
+values (``rewards = gather(rewards_per_func).sum(1)``). ``max`` joins two states.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+import libcst as cst
+
+from trllint.core.cst.names import dotted_name
+from trllint.core.cst.walk import syntax_children
+from trllint.facts.rank_reads import PLACEMENT_KEYWORDS, PLACEMENT_METHODS
+
+
+class Rank(enum.IntEnum):
+    """What a value holds, ordered so that ``max`` joins two of them."""
+
+    NO_DATA = 0  # constants, config, counters, shapes: not this rank's data
+    GLOBAL = 1  # gathered or reduced across ranks, or derived only from such values
+    PER_RANK = 2  # computed from this rank's batch, model outputs or loss
+
+
+# Calls whose result holds every rank's data (leading underscores stripped: Trainer._nested_gather).
+GATHERING_CALLS = frozenset(
+    {
+        "gather",
+        "gather_for_metrics",
+        "reduce",
+        "all_gather",
+        "all_reduce",
+        "nested_gather",
+        "gather_object",
+        "all_gather_object",
+        "all_gather_into_tensor",
+    }
+)
+# torch.distributed collectives that write their result into an argument: its keyword and position.
+IN_PLACE_COLLECTIVES = {
+    "all_reduce": ("tensor", 0),
+    "reduce": ("tensor", 0),
+    "broadcast": ("tensor", 0),  # every rank ends with the source rank's tensor
+    "broadcast_object_list": ("object_list", 0),
+    "all_gather": ("tensor_list", 0),
+    "all_gather_into_tensor": ("output_tensor", 0),
+    "all_gather_object": ("object_list", 0),
+    "gather": ("gather_list", 1),
+}
+# Reads of shape or placement, not of data: the same kind of thing on every rank.
+SHAPE_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndim", "ndimension", "device", "dtype"})
+NO_DATA_BUILTINS = frozenset({"len", "range", "isinstance", "hasattr", "type", "str", "repr", "print"})
+# Parameter names that carry a batch or what the model made of it (compute_loss(model, inputs)).
+DATA_PARAMETER_HINTS = (
+    "batch", "input", "output", "logit", "logp", "loss", "label", "reward", "pred", "completion", "sample",
+    "example", "target", "mask", "hidden", "embed",
+)
+
+
+# A parameter named like data but holding its position or size (`batch_idx`, `batch_size`,
+# `sample_index`, `num_labels`), or a multiplier set by the configuration (`loss_scale`,
+# `reward_coef`): a counter or a setting, not this rank's tensors.
+_COUNTER_NAME = re.compile(r"(?:_idx|_index|_size|_step|_steps|_epoch|_len|_scale|_coef|_coeff)$|^(?:num|n)_")
+# Annotations of Python scalars: a parameter typed `batch_idx: int` holds no tensor to gather.
+_SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
+
+
+def named_like_data(param: cst.Param) -> bool:
+    """A parameter that carries a batch or what the model made of it, by its name (``inputs``,
+    ``chosen_logps``), unless its name or its annotation says it is a counter or a scalar."""
+    name = param.name.value.lower()
+    if not any(hint in name for hint in DATA_PARAMETER_HINTS) or _COUNTER_NAME.search(name):
+        return False
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    return dotted_name(annotation) not in _SCALAR_ANNOTATIONS if annotation is not None else True
+
+
+# Clocks: a quantity divided by a duration they measure is a speed (tokens per second,
+# samples per second). In synchronous data-parallel training every rank's step takes the same
+# wall-clock time and a rate is a measurement of the process, meant per device: it describes
+# no rank's slice of the data, and the mean over the ranks a gather would log barely moves it.
+CLOCKS = frozenset(
+    {"time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns", "time.monotonic_ns",
+     "timeit.default_timer"}
+)
+
+
+# Parameters that hold a count every rank shares: transformers passes compute_loss the number of
+# items in the whole step's batch, summed across ranks when tokens are averaged across devices.
+GLOBAL_PARAMETERS = frozenset({"num_items_in_batch"})
+# Libraries whose functions compute on their arguments without talking to other ranks (the
+# collectives among them are matched by name first): their results are as per-rank as their inputs.
+LOCAL_COMPUTE_LIBRARIES = frozenset(
+    {"torch", "numpy", "math", "statistics", "einops", "scipy", "functools", "itertools", "operator", "collections",
+     "transformers", "trl", "peft", "accelerate", "deepspeed"}
+)
+
+
+# Methods of TRL's trainers that return this rank's values, read from their source (trl 0.x-1.x):
+# a subclass calling them gets per-rank tensors. Any other inherited method is unknown.
+PER_RANK_LIBRARY_METHODS = frozenset(
+    {
+        "concatenated_forward", "compute_ref_log_probs", "compute_reference_log_probs", "dpo_loss", "kto_loss",
+        "cpo_loss", "simpo_loss", "odds_ratio_loss", "get_batch_logps", "_get_per_token_logps",
+        "_get_per_token_logps_and_entropies", "forward",
+    }
+)
+
+
+def data_parts(call: cst.Call) -> list[cst.CSTNode]:
+    """What a call's result is computed from: its arguments and its receiver. Where the result is
+    placed is not what it holds (`model.cuda(local_rank)`, `DistributedDataParallel(model,
+    device_ids=[local_rank])`: the same model on every rank)."""
+    parts: list[cst.CSTNode] = [
+        arg.value for arg in call.args if arg.keyword is None or arg.keyword.value not in PLACEMENT_KEYWORDS
+    ]
+    if isinstance(call.func, cst.Attribute):
+        if call.func.attr.value in PLACEMENT_METHODS:
+            parts = []
+        parts.append(call.func.value)
+    return parts
+
+
+def is_own_function_call(call: cst.Call) -> bool:
+    """``helper(x)`` or ``self.helper(x)``: a call that may land on a function of this file."""
+    if isinstance(call.func, cst.Name):
+        return True
+    return isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in ("self", "cls")
+
+
+def is_torch_distributed(name: str | None) -> bool:
+    # `dist.all_reduce(t)`, `torch.distributed.all_reduce(t)`: the usual spellings.
+    return name is not None and (name.startswith("torch.distributed.") or name.split(".")[0] == "dist")
+
+
+def method_or_function(call: cst.Call) -> str | None:
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    if isinstance(call.func, cst.Name):
+        return call.func.value
+    return None
+
+
+def names_in(node: cst.CSTNode) -> list[str]:
+    """Every name and attribute name read in ``node`` (``a.b[c]`` -> ``a``, ``b``, ``c``)."""
+    found: list[str] = []
+    if isinstance(node, cst.Name):
+        found.append(node.value)
+    elif isinstance(node, cst.Attribute):
+        found.append(node.attr.value)
+    for child in syntax_children(node):
+        found.extend(names_in(child))
+    return found

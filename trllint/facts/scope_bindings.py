@@ -1,0 +1,435 @@
+"""Which assignment of a name each statement of one scope reads, in statement order.
+
+A scope's simple assignments are followed in statement order: branches in sequence (a name both
+arms of an ``if``/``else`` assign holds what either may), loop bodies once. Cheap, syntactic, and
+biased towards silence. Each binding's state is worked out when something first reads it
+(``Binding``), by the flow that evaluates expressions (``trllint.facts.scope_flow.RankFlow``).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from functools import partial
+from typing import Callable
+
+import libcst as cst
+
+from trllint.core.cst.names import ImportMap, argument, assigned_names, assignment_targets, call_name, dotted_name, last_attribute, parameters
+from trllint.facts.rank_lattice import (
+    GLOBAL_PARAMETERS,
+    IN_PLACE_COLLECTIVES,
+    Rank,
+    is_own_function_call,
+    is_torch_distributed,
+    named_like_data,
+)
+from trllint.facts.ranks import RankFacts
+
+
+class Binding:
+    """One assignment of a name, in a flow.
+
+    Its state is worked out when something first reads it, not when the flow is built: most
+    assignments of a function never reach a metric or a ``return``, and working theirs out would
+    ask for the summary of every project helper they call. The flow works a state out at the
+    assignment's own place in the statement order, as an eager walk would, so the answer is the
+    same (see ``ScopeBindings._force``).
+    """
+
+    __slots__ = ("_value", "_state", "_statement", "plain", "resolve", "flow", "index", "resolving")
+
+    def __init__(
+        self,
+        value: cst.BaseExpression | None,  # None: bound by a loop, a `with`, a parameter or a collective
+        state: Rank | None,
+        statement: cst.CSTNode | None,  # None: a join of two arms, until it is worked out
+        plain: bool,  # `name = value` with one target: rewriting `value` changes only this name
+    ) -> None:
+        self._value = value
+        self._state = state
+        self._statement = statement
+        self.plain = plain
+        # While the state is not worked out: how (the state, or after an if/else the arm's
+        # binding whose state, value and statement this one takes), and the flow that asks.
+        self.resolve: Callable[[], Rank | tuple[Rank, Binding]] | None = None
+        self.flow: ScopeBindings | None = None
+        self.index = -1  # among its flow's lazy bindings, in the order they were made
+        self.resolving = False
+
+    @property
+    def state(self) -> Rank:
+        if self.flow is not None:
+            self.flow._force(self)
+            if self._state is None:
+                return Rank.NO_DATA  # asked again while it is being worked out: see ScopeBindings._force
+        return self._state  # type: ignore[return-value]  # set by _force, or at construction when eager
+
+    @property
+    def value(self) -> cst.BaseExpression | None:
+        if self.flow is not None and self._statement is None:
+            self.flow._force(self)  # a join of two arms takes the wider arm's value
+        return self._value
+
+    @property
+    def statement(self) -> cst.CSTNode:
+        if self.flow is not None and self._statement is None:
+            self.flow._force(self)
+        return self._statement  # type: ignore[return-value]  # a join's arm statement, set by _force
+
+
+class ScopeBindings:
+    """The bindings of one function (or a module's top-level code), made in statement order.
+
+    How a value's state is worked out is the subclass's (``_state``, ``_element_state``,
+    ``_iterable_state``, ``_data_parameter``); this walk only says which expression each name is
+    bound to, where, and in which order."""
+
+    def __init__(
+        self,
+        scope: cst.FunctionDef | cst.Module,
+        imports: ImportMap,
+        ranks: RankFacts,
+        reduced_arguments: Callable[[cst.Call], list[int]],
+        arguments_per_rank: bool,
+    ) -> None:
+        self.scope = scope
+        self._imports = imports
+        self._ranks = ranks
+        self._reduced_arguments = reduced_arguments
+        self._arguments_per_rank = arguments_per_rank
+        # > 0 while reading the arguments of a project helper: a parameter that is per-rank only
+        # by its name reads as unknown there (see RankFlow._state).
+        self._strict = 0
+        self._order: dict[int, int] = {}
+        self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
+        self._bindings: dict[str, list[tuple[int, Binding]]] = {}
+        self._lazy: list[Binding] = []  # bindings whose state is not worked out yet, in order made
+        self._forced_upto = 0  # every lazy binding before this index is worked out
+        self._depth = 0  # lazy bindings being worked out, one inside another
+        self.statements: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (small statement, its line)
+        if isinstance(scope, cst.FunctionDef):
+            self._bind_parameters(scope)
+            self._walk(scope.body)
+        else:
+            self._walk(scope)
+
+    def release(self) -> None:
+        """Unlink the bindings never worked out from this flow (they point at each other)."""
+        for binding in self._lazy:
+            binding.flow = binding.resolve = None
+        self.__dict__.clear()
+
+    def binding(self, name: str, at: cst.CSTNode | None) -> Binding | None:
+        """The assignment of ``name`` that statement ``at`` reads."""
+        return self._lookup(name, self._order.get(id(at), len(self._order) + 1))
+
+    # ---- how a state is worked out: the subclass's ---------------------------------------------
+
+    def _state(self, node: cst.CSTNode, order: int) -> Rank:
+        raise NotImplementedError
+
+    def _element_state(self, call: cst.Call, index: int, count: int, order: int) -> Rank:
+        raise NotImplementedError
+
+    def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
+        raise NotImplementedError
+
+    def _data_parameter(self, function: cst.FunctionDef, name: str) -> Rank:
+        raise NotImplementedError
+
+    # ---- building the bindings ------------------------------------------------------------------
+
+    def _bind_parameters(self, function: cst.FunctionDef) -> None:
+        self._order[id(function)] = 0
+        for param in parameters(function.params):
+            name = param.name.value
+            if self._arguments_per_rank:
+                state = Rank.NO_DATA if name in ("self", "cls") else Rank.PER_RANK
+                self._bind(name, Binding(None, state, function, False), 0)
+                continue
+            plain_state = Rank.GLOBAL if name in GLOBAL_PARAMETERS else Rank.NO_DATA
+            if self._ranks.is_rank_index(param.name):
+                plain_state = Rank.PER_RANK  # `def worker(rank, world_size)`: each process its own
+            if param.default is None and named_like_data(param):
+                self._bind(name, self._deferred(None, function, False, partial(self._data_parameter, function, name)), 0)
+            else:
+                self._bind(name, Binding(None, plain_state, function, False), 0)
+
+    def _next(self, statement: cst.CSTNode) -> int:
+        order = self._order[id(statement)] = len(self._order) + 1
+        return order
+
+    def _walk(self, block: cst.CSTNode | None) -> None:
+        if isinstance(block, cst.SimpleStatementSuite):  # `for batch in loader: log(...)`
+            order = self._next(block)
+            for small in block.body:
+                self.statements.append((small, block))
+                self._simple(small, block, order)
+            return
+        for statement in getattr(block, "body", ()):
+            if isinstance(statement, cst.SimpleStatementLine):
+                order = self._next(statement)
+                for small in statement.body:
+                    self.statements.append((small, statement))
+                    self._simple(small, statement, order)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue  # their own flows
+            elif isinstance(statement, cst.BaseCompoundStatement):
+                self._compound(statement)
+
+    def _compound(self, statement: cst.BaseCompoundStatement) -> None:
+        order = self._next(statement)
+        if isinstance(statement, cst.For):
+            self._bind_loop_target(statement.target, statement.iter, statement, order)
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                if item.asname is not None:
+                    state = partial(self._state, item.item, order)
+                    for name in assigned_names(item.asname.name):
+                        self._bind(name, self._deferred(None, statement, False, state), order)
+        before_body = {name: len(bound) for name, bound in self._bindings.items()}
+        self._walk(getattr(statement, "body", None))
+        if isinstance(statement, cst.For):
+            self._bind_reduced_by_loop(statement)
+        if isinstance(statement, cst.Match):
+            for case in statement.cases:
+                self._walk(case.body)
+        if isinstance(statement, (cst.Try, cst.TryStar)):
+            for handler in statement.handlers:
+                self._walk(handler.body)
+            if statement.finalbody is not None:
+                self._walk(statement.finalbody.body)
+        orelse = getattr(statement, "orelse", None)
+        if isinstance(statement, cst.If) and isinstance(orelse, cst.Else):
+            self._join_arms(orelse, before_body)
+            return
+        while orelse is not None:
+            self._walk(orelse.body)
+            orelse = getattr(orelse, "orelse", None) if isinstance(orelse, cst.If) else None
+
+    def _join_arms(self, orelse: cst.Else, before_body: dict[str, int]) -> None:
+        """After ``if``/``else``, a name both arms assign holds what either may: per-rank when one
+        arm computes it from this rank's data (``accuracy = ...`` / ``accuracy = torch.tensor(0.0)``)."""
+        body_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > before_body.get(n, 0)}
+        else_start = {name: len(bound) for name, bound in self._bindings.items()}
+        self._walk(orelse.body)
+        else_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > else_start.get(n, 0)}
+        # Each arm's binding was made in that arm's own statements, so the two never share one:
+        # comparing their statements would work out a join's state (and the project summaries it
+        # asks) while the flow is still being built.
+        joined = {n for n in body_bound if n in else_bound}
+        if not joined:
+            return
+        marker = cst.Pass()  # a statement of its own in the order: after both arms
+        self._synthetic.append(marker)
+        order = self._next(marker)
+        for name in sorted(joined):
+            self._bind(name, self._deferred(None, None, False, partial(_wider, body_bound[name], else_bound[name])), order)
+
+    def _simple(self, small: cst.BaseSmallStatement, line: cst.CSTNode, order: int) -> None:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+            targets = assignment_targets(small)
+            plain = len(targets) == 1 and isinstance(targets[0], (cst.Name, cst.Attribute))
+            for target in targets:
+                self._bind_target(target, small.value, line, order, plain)
+        elif isinstance(small, cst.AugAssign):
+            name = dotted_name(small.target)
+            if name is not None:
+                joined = partial(self._joined_state, small.target, small.value, order)
+                self._bind(name, self._deferred(small.value, line, False, joined), order)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            self._bind_collective_output(small.value, line, order)
+            for name in self._names_reduced_by_helper(small.value):
+                self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
+
+    def _bind_target(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, line: cst.CSTNode, order: int, plain: bool
+    ) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if len(target.elements) == len(value.elements):
+                for t, v in zip(target.elements, value.elements):
+                    self._bind_target(t.value, v.value, line, order, False)
+                return
+        if (
+            isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, cst.Call)
+            and is_own_function_call(value)
+            and not any(isinstance(element, cst.StarredElement) for element in target.elements)
+        ):
+            # `losses, rewards, kl = self.loss(...)`: each name holds its own element of the tuple.
+            count = len(target.elements)
+            for index, element in enumerate(target.elements):
+                element_state = partial(self._element_state, value, index, count, order)
+                for name in assigned_names(element.value):
+                    self._bind(name, self._deferred(value, line, False, element_state), order)
+            return
+        state = partial(self._state, value, order)
+        for name in assigned_names(target):
+            self._bind(name, self._deferred(value, line, plain, state), order)
+
+    def _bind_loop_target(
+        self, target: cst.BaseExpression, iterable: cst.BaseExpression, statement: cst.CSTNode, order: int
+    ) -> None:
+        function = call_name(iterable) if isinstance(iterable, cst.Call) else None
+        if (
+            function in ("enumerate", "zip")
+            and isinstance(iterable, cst.Call)
+            and isinstance(target, (cst.Tuple, cst.List))
+        ):
+            parts = [a.value for a in iterable.args]
+            if function == "enumerate":
+                parts = [cst.Integer("0"), parts[0]] if parts else []
+            if len(parts) == len(target.elements):
+                for element, part in zip(target.elements, parts):
+                    self._bind_loop_target(element.value, part, statement, order)
+                return
+        state = partial(self._iterable_state, iterable, order)
+        for name in assigned_names(target):
+            self._bind(name, self._deferred(None, statement, False, state), order)
+
+    def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
+        full = self._imports.resolve(call_name(call))
+        method = last_attribute(full)
+        if method not in IN_PLACE_COLLECTIVES or not is_torch_distributed(full):
+            return
+        output = argument(call, *IN_PLACE_COLLECTIVES[method])
+        name = dotted_name(output.value) if output is not None else None
+        if name is not None:
+            self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
+
+    def _names_reduced_by_helper(self, call: cst.Call) -> list[str]:
+        """The names a helper reduces in place (``all_reduce_mean(loss)``: see ``reduced_parameters``)."""
+        positions = self._reduced_arguments(call)
+        if not positions:
+            return []
+        plain: list[cst.Arg] = []
+        for arg in call.args:
+            if arg.star:
+                break  # `f(*tensors)`: which parameter gets which is not written here
+            if arg.keyword is None:
+                plain.append(arg)
+        return [name for i in positions if i < len(plain) and (name := dotted_name(plain[i].value)) is not None]
+
+    def _bind_reduced_by_loop(self, loop: cst.For) -> None:
+        """``for t in (correct, total): dist.all_reduce(t)``, ``for v in sums.values(): ...`` and
+        ``for k in sums: dist.all_reduce(sums[k])``: every element the loop visits is reduced in
+        place, so after the loop each of the names (or the whole container) is global."""
+        target = dotted_name(loop.target)
+        if target is None:
+            return
+        reduced = self._reduced_in_place(loop.body)
+        iterable = loop.iter
+        names: list[str | None] = []
+        if isinstance(iterable, (cst.Tuple, cst.List)) and target in reduced:
+            names = [dotted_name(element.value) for element in iterable.elements]
+        elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+            container = dotted_name(iterable.func.value)
+            method = iterable.func.attr.value
+            if (method == "values" and target in reduced) or (method == "keys" and f"{container}[{target}]" in reduced):
+                names = [container]
+        elif f"{dotted_name(iterable)}[{target}]" in reduced:
+            names = [dotted_name(iterable)]
+        known = [name for name in names if name is not None]
+        if not known or len(known) != len(names):
+            return
+        marker = cst.Pass()  # a statement of its own in the order: after the loop
+        self._synthetic.append(marker)
+        order = self._next(marker)
+        for name in known:
+            self._bind(name, Binding(None, Rank.GLOBAL, loop, False), order)
+
+    def _reduced_in_place(self, body: cst.BaseSuite) -> set[str]:
+        """What the loop body's own statements reduce in place: ``t`` for ``dist.all_reduce(t)``,
+        ``sums[key]`` for ``dist.all_reduce(sums[key])``."""
+        found: set[str] = set()
+        lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        for line in lines:
+            for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
+                call = small.value if isinstance(small, cst.Expr) else None
+                if not isinstance(call, cst.Call):
+                    continue
+                found.update(self._names_reduced_by_helper(call))
+                full = self._imports.resolve(call_name(call))
+                method = last_attribute(full)
+                if method not in IN_PLACE_COLLECTIVES or not is_torch_distributed(full):
+                    continue
+                output = argument(call, *IN_PLACE_COLLECTIVES[method])
+                if output is None:
+                    continue
+                value = output.value
+                if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
+                    found.add(f"{dotted_name(value.value)}[{dotted_name(value.slice[0].slice.value)}]")
+                elif dotted_name(value) is not None:
+                    found.add(dotted_name(value) or "")
+        return found
+
+    def _bind(self, name: str, binding: Binding, order: int) -> None:
+        self._bindings.setdefault(name, []).append((order, binding))
+
+    def _joined_state(self, first: cst.CSTNode, second: cst.CSTNode, order: int) -> Rank:
+        return max(self._state(first, order), self._state(second, order))
+
+    def _deferred(
+        self, value: cst.BaseExpression | None, statement: cst.CSTNode | None, plain: bool,
+        resolve: Callable[[], Rank | tuple[Rank, Binding]],
+    ) -> Binding:
+        """A binding whose state ``resolve`` works out when it is first read (``statement`` None:
+        a join of two arms, which takes the wider arm's value and statement too)."""
+        binding = Binding(value, None, statement, plain)
+        binding.resolve, binding.flow, binding.index = resolve, self, len(self._lazy)
+        self._lazy.append(binding)
+        return binding
+
+    def _force(self, binding: Binding) -> None:
+        """Work out a lazy binding's state, as the flow would have at the binding's own place."""
+        if binding.resolving:
+            # A recursive helper's question came back to the binding it started from: nothing is
+            # proven about it yet (an eager walk read a flow under construction as unknown too).
+            return
+        if self._depth >= _LAZY_DEPTH:
+            # A long chain of assignments (`x = f(x)` line after line): the earlier bindings are
+            # worked out first, in order, each reading ones already done, so the stack stays flat.
+            for earlier in self._lazy[self._forced_upto : binding.index]:
+                if earlier.flow is not None:
+                    self._resolve(earlier)
+            self._forced_upto = max(self._forced_upto, binding.index)
+        self._resolve(binding)
+
+    def _resolve(self, binding: Binding) -> None:
+        binding.resolving = True
+        self._depth += 1
+        strict, self._strict = self._strict, 0  # as when the flow is built: no helper's arguments
+        try:
+            result = binding.resolve()  # type: ignore[misc]  # a binding is forced only while lazy, so set
+        finally:
+            self._strict = strict
+            self._depth -= 1
+            binding.resolving = False
+        if isinstance(result, tuple):
+            state, wider = result
+            binding._value, binding._statement = wider.value, wider.statement
+        else:
+            state = result
+        binding._state, binding.resolve, binding.flow = state, None, None
+
+    def _lookup(self, name: str, order: int) -> Binding | None:
+        # Bindings are made in statement order, so each name's list is sorted by order: a
+        # binary search keeps a name assigned on every line of a long loop linear, not quadratic.
+        bindings = self._bindings.get(name)
+        if not bindings:
+            return None
+        before = bisect_left(bindings, order, key=_order_of)
+        return bindings[before - 1][1] if before else None
+
+
+def _order_of(entry: tuple[int, Binding]) -> int:
+    return entry[0]
+
+
+# Lazy bindings worked out one inside another before the earlier ones are worked out in order.
+_LAZY_DEPTH = 24
+
+
+def _wider(body: Binding, other: Binding) -> tuple[Rank, Binding]:
+    """After ``if``/``else``: the state either arm's binding may hold, and the arm that holds it."""
+    return max(body.state, other.state), (body if body.state >= other.state else other)
