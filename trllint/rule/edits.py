@@ -1,5 +1,6 @@
 """How a fix lays out code it writes: a call that no longer fits on its line (TRL002, TRL004),
-a statement hoisted out of the ``if`` around it (TRL006, TRL007).
+a statement hoisted out of the ``if`` around it (TRL006, TRL007: the hoist itself is here, and
+each rule adds what it alone asks before offering it).
 
 As Black, Ruff's formatter and LibCST do: the arguments go on one line of their own, one indent
 step in, and the closing bracket comes back to the statement's indent. Inside brackets a line
