@@ -89,16 +89,30 @@ def test_unused_noqa_fix_removes_the_stale_codes_and_keeps_the_rest(project, cap
     assert run(capsys, "--extend-select", "TRL100", "train.py")[0] == 0
 
 
-def test_unused_noqa_leaves_codes_of_rules_the_run_did_not_select(project, capsys):
+def test_unused_noqa_reports_codes_of_rules_the_run_did_not_enable_as_ruff_does(project, capsys):
     (project / "train.py").write_text(NOQA_SCRIPT)
-    # TRL004 not selected: its codes might be in use, so they are not judged.
+    # TRL004 not selected: its codes silence nothing in this run (Ruff's "non-enabled").
     code, out, _ = run(capsys, "--select", "TRL001,TRL100", "train.py")
-    lines = sorted(int(line.split(":")[1]) for line in out.splitlines() if "TRL100" in line)
-    assert lines == [15, 18]
+    rows = {int(line.split(":")[1]): line for line in out.splitlines() if "TRL100" in line}
+    assert sorted(rows) == [11, 14, 15, 18]
+    assert "TRL004 is not enabled for this file" in rows[11] and "reported as" not in rows[11]
+    assert "TRL004 is not enabled for this file" in rows[14]
+    assert "reported as TRL001" in rows[15] and "no rule has the code TRL04" in rows[18]
     # Switched off for the file: the same.
     (project / "trllint.toml").write_text('extend-select = ["TRL100"]\n[per-file-ignores]\n"train.py" = ["TRL004"]\n')
     code, out, _ = run(capsys, "train.py")
-    assert sorted(int(line.split(":")[1]) for line in out.splitlines() if "TRL100" in line) == [15, 18]
+    rows = {int(line.split(":")[1]): line for line in out.splitlines() if "TRL100" in line}
+    assert sorted(rows) == [11, 14, 15, 18] and "TRL004 is not enabled for this file" in rows[14]
+
+
+def test_unused_noqa_fix_removes_codes_of_rules_not_enabled(project, capsys):
+    (project / "train.py").write_text(NOQA_SCRIPT)
+    code, _, _ = run(capsys, "--select", "TRL001,TRL100", "--fix", "train.py")
+    fixed = (project / "train.py").read_text()
+    assert "        accelerator.backward(loss)\n" in fixed
+    assert '        accelerator.log({"accuracy": accuracy.item()})\n' in fixed
+    assert '        print("step done")  # noqa: E501\n' in fixed
+    assert code == 0
 
 
 def test_a_file_level_noqa_exempts_the_file(project, capsys):

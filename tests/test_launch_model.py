@@ -400,6 +400,37 @@ def test_the_walk_stays_within_its_bounds(project, monkeypatch):
     assert len(project_launch(project).configs) < 5
 
 
+def test_a_folder_that_is_no_project_is_read_within_a_far_smaller_budget(tmp_path, monkeypatch):
+    # A loose script and its launch files, in a folder with no project marker: read as a project's.
+    loose = write(tmp_path / "loose", {"launch.sh": "accelerate launch train.py\n", "train.py": "print(1)\n"})
+    write(loose, {"configs/fsdp.yaml": "distributed_type: FSDP\n"})
+    monkeypatch.chdir(loose)
+    assert [fact.backends for fact in project_launch(loose).configs] == [FSDP]
+    assert project_launch(loose).commands_for(loose / "train.py")
+    # A data folder beside it, past the budget: not read, and what is beside the script still is.
+    for n in range(project_module.LOOSE_MAX_ENTRIES):
+        write(loose, {f"data/x{n:05}.yaml": "distributed_type: MULTI_GPU\n"})
+    project_launch.cache_clear()
+    assert [fact.backends for fact in project_launch(loose).configs] == [FSDP]
+    assert project_launch(loose).commands_for(loose / "train.py")
+    # The folder itself past the budget (/tmp, Downloads: other programs' files): not read at all.
+    for n in range(project_module.LOOSE_MAX_ENTRIES):
+        (loose / f"x{n:05}.txt").write_bytes(b"")
+    project_launch.cache_clear()
+    assert project_launch(loose).configs == [] and project_launch(loose).commands == []
+    # A project: its whole tree, within the project's bounds.
+    (loose / "pyproject.toml").write_text('[project]\nname = "loose"\n', encoding="utf-8")
+    project_launch.cache_clear()
+    assert len(project_launch(loose).configs) == 1 + project_module.LOOSE_MAX_ENTRIES
+
+
+def test_a_loose_folder_reads_a_bounded_number_of_files(tmp_path, monkeypatch):
+    count = project_module.LOOSE_MAX_FILES_READ + 5
+    loose = write(tmp_path / "downloads", {f"c{n:03}.yaml": "distributed_type: FSDP\n" for n in range(count)})
+    monkeypatch.chdir(loose)
+    assert len(project_launch(loose).configs) == project_module.LOOSE_MAX_FILES_READ
+
+
 def test_the_digest_follows_the_launch_files_only(project):
     write(project, {"configs/a.yaml": "distributed_type: MULTI_GPU\n", "notes.md": "# Notes\nNothing to see.\n"})
     first = project_launch(project).digest

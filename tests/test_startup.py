@@ -34,6 +34,8 @@ TRLLINT_FOR_ONE_FILE = {
     "trllint.app.rule_split",
     # The prefilters' code tokens: the names a file's code calls, reads and defines, and the walk.
     "trllint.core.code_names", "trllint.core.ast_walk",
+    # What the input kinds and the output formats share, in modules of their own (not the faces).
+    "trllint.engine.inputs.kind", "trllint.report.run_report",
 }  # fmt: skip
 # What the rules read to answer (the model, the facts, LibCST helpers): as much as the rules ask.
 ANALYSES = ("trllint.rules.", "trllint.semantic", "trllint.facts", "trllint.core.cst.", "trllint.rule.edits")

@@ -25,53 +25,50 @@ after the ``if``) it is ``unsafe``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.rule.edits import lone_call_target, reindented_to_guard
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names
 from trllint.facts.branches import always_exits
-from trllint.facts.ranks import only_rank_tests, splits_ranks
+from trllint.facts.ranks import splits_ranks
 from trllint.rule.base import Edit, Fix
+from trllint.rule.edits import HoistContext, hoisted_above_rank_guard, names_read, read_outside
 
 if TYPE_CHECKING:
+    from trllint.semantic.context import NodeContext
+
     from .collectives import Collective
-    from .rule import CollectiveUnderRankGuard
 
 
-def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst.CSTNode) -> Fix | None:
-    if collective.hoist == "never" or not isinstance(guard, cst.If) or not isinstance(guard.body, cst.IndentedBlock):
+class CollectiveRule(HoistContext, Protocol):
+    """TRL006's rule as the hoist reads it: what any hoist reads, and what the rule knows of the
+    collectives a node enters (rule.py imports this module: the hoist names what it asks of the
+    rule rather than importing its class)."""
+
+    context: NodeContext
+
+    def fix(self, *edits: Edit, reason: str | None = None) -> Fix: ...
+
+    def enters_kind(self, node: cst.CSTNode, kind: str | None = None, *, nested: bool = False) -> bool: ...
+
+    def collective_or_entering_call(self, call: cst.Call) -> Collective | None: ...
+
+
+def hoist_fix(rule: CollectiveRule, collective: Collective, guard: cst.CSTNode) -> Fix | None:
+    if collective.hoist == "never" or not isinstance(guard, cst.If):
         return None
-    if isinstance(rule.context.parent(guard), cst.If) or not only_rank_tests(rule.model, guard.test):
-        return None  # an elif, or a test that also reads flags or counters
-    body = guard.body
-    first = body.body[0]
-    target = lone_call_target(first, collective.call)
-    if target is None or (guard.orelse is not None and rule.enters_kind(guard.orelse)):
+    if guard.orelse is not None and rule.enters_kind(guard.orelse):
+        return None  # the ranks would meet the collectives of the else in another order
+    hoisted = hoisted_above_rank_guard(rule, collective.call, guard)
+    if hoisted is None:
         return None
     scope = rule.context.enclosing_function(guard) or rule.source.module
-    if _names_read(collective.call) & _names_bound_under_rank_tests(rule, scope, first):
-        return None
-    if target and target in _names_read(guard.test):
-        return None
-    alone = len(body.body) == 1
-    if alone and (guard.orelse is not None or body.header.comment is not None or _has_comment(body.footer)):
-        return None  # removing the emptied `if` would drop an `else` or a comment
-    moved = reindented_to_guard(rule, first, guard)
-    if moved is None:
-        return None
-    guard_start, guard_end = rule.span_of(guard)
-    statement_start, statement_end = rule.span_of(first)
-    if alone:
-        header_line = rule.get_metadata(PositionProvider, guard).start.line
-        leading = rule.source.text[guard_start : rule.source.offset(header_line, 0)]
-        edits = (Edit(guard_start, guard_end, leading + moved),)
-    else:
-        edits = (Edit(guard_start, guard_start, moved), Edit(statement_start, statement_end, ""))
-    read_elsewhere = bool(target) and _read_outside(scope, guard.body, target)
+    if names_read(collective.call) & _names_bound_under_rank_tests(rule, scope, hoisted.statement):
+        return None  # some ranks would run the call with a name they never bound
+    read_elsewhere = bool(hoisted.target) and read_outside(scope, guard.body, hoisted.target)
     # A method's ranks meet the class's other methods too (a context manager's __enter__ / __exit__).
     cls = rule.context.enclosing_class(guard)
     other = _other_guarded_entry(rule, collective, cls if cls is not None else scope)
@@ -82,17 +79,17 @@ def hoist_fix(rule: CollectiveUnderRankGuard, collective: Collective, guard: cst
             f"only some ranks reach {other.label} on line {line} too: after the hoist some ranks may enter "
             "it once more than the others, and the job hangs"
         )
-        return rule.fix(*edits, reason=reason)
+        return rule.fix(*hoisted.edits, reason=reason)
     if collective.hoist == "unsafe":
         reason = f"every rank now runs {collective.label}(), and each writes its own files"
     elif read_elsewhere:
         reason = "the hoisted call's result is read outside the guard, where other ranks now see it too"
     else:
         reason = None
-    return rule.fix(*edits, reason=reason)
+    return rule.fix(*hoisted.edits, reason=reason)
 
 
-def _other_guarded_entry(rule: CollectiveUnderRankGuard, collective: Collective, scope: cst.CSTNode) -> Collective | None:
+def _other_guarded_entry(rule: CollectiveRule, collective: Collective, scope: cst.CSTNode) -> Collective | None:
     """Another collective of the same kind in ``scope`` that only some ranks reach (under a rank
     test, or after a rank test's early exit, matched or not): the ranks' counts of it are settled
     there, and a hoist would add one on some of them."""
@@ -105,7 +102,7 @@ def _other_guarded_entry(rule: CollectiveUnderRankGuard, collective: Collective,
     return None
 
 
-def _some_ranks_only(rule: CollectiveUnderRankGuard, call: cst.Call, scope: cst.CSTNode) -> bool:
+def _some_ranks_only(rule: CollectiveRule, call: cst.Call, scope: cst.CSTNode) -> bool:
     child: cst.CSTNode = call
     for ancestor in rule.context.ancestors(call):
         if ancestor is scope or isinstance(ancestor, cst.FunctionDef):
@@ -134,21 +131,7 @@ def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: 
     return walk.of_types(node, walk.node_types(*kinds), frozenset() if nested else _OWN_SCOPES)
 
 
-def _names_read(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Name):
-            names.add(current.value)
-        elif isinstance(current, cst.Attribute):
-            pending.append(current.value)  # `self.model`: `self`, not `model`
-            continue
-        pending.extend(walk.syntax_children(current))
-    return names
-
-
-def _names_bound_under_rank_tests(rule: CollectiveUnderRankGuard, scope: cst.CSTNode, moved: cst.CSTNode) -> set[str]:
+def _names_bound_under_rank_tests(rule: CollectiveRule, scope: cst.CSTNode, moved: cst.CSTNode) -> set[str]:
     """Names some ranks may not have bound (the statement being moved set aside)."""
     bound: set[str] = set()
     model = rule.model
@@ -188,20 +171,3 @@ def _assigned_in(node: cst.CSTNode, skipped: cst.CSTNode) -> set[str]:
 
     walk.visit(node, Targets())
     return names
-
-
-def _read_outside(scope: cst.CSTNode, inside: cst.CSTNode, name: str) -> bool:
-    """True when ``name`` appears in ``scope`` anywhere but under ``inside``."""
-    pending = [scope]
-    while pending:
-        current = pending.pop()
-        if current is inside:
-            continue
-        if isinstance(current, cst.Name) and current.value == name:
-            return True
-        pending.extend(walk.syntax_children(current))
-    return False
-
-
-def _has_comment(footer) -> bool:
-    return any(line.comment is not None for line in footer)

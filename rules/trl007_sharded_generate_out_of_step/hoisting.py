@@ -18,20 +18,23 @@ the ``if``. Otherwise unsafe, with the fact that is missing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
-from trllint.rule.edits import lone_call_target, reindented_to_guard
 from trllint.core.cst import walk
 from trllint.core.cst.names import argument, assigned_names
 from trllint.core.findings import ReasonKind
-from trllint.facts.ranks import only_rank_tests, splits_ranks
+from trllint.facts.ranks import splits_ranks
 from trllint.rule.base import Edit, Fix
+from trllint.rule.edits import HoistContext, hoisted_above_rank_guard, names_read, read_outside
 
-if TYPE_CHECKING:
-    from .rule import ShardedGenerateOutOfStep
+
+class GenerateRule(HoistContext, Protocol):
+    """TRL007's rule as the hoist reads it (rule.py imports this module: the hoist names what it
+    asks of the rule rather than importing its class)."""
+
+    def fix(self, *edits: Edit, reason: str | None = None) -> Fix: ...
 
 
 class HoistUnsafe(ReasonKind):
@@ -45,37 +48,19 @@ class HoistUnsafe(ReasonKind):
     READ_AFTER = "`{name}` is read after the rank test, where the other ranks now hold their own result"
 
 
-def hoist_generate(rule: ShardedGenerateOutOfStep, call: cst.Call, guard: cst.If) -> Fix | None:
-    context = rule.model.context
-    if guard.orelse is not None or isinstance(context.parent(guard), cst.If):
-        return None  # an else would run after the hoisted call on the other ranks; an elif has no place above
-    if not only_rank_tests(rule.model, guard.test) or not isinstance(guard.body, cst.IndentedBlock):
+def hoist_generate(rule: GenerateRule, call: cst.Call, guard: cst.If) -> Fix | None:
+    if guard.orelse is not None:
+        return None  # an else would run after the hoisted call on the other ranks
+    hoisted = hoisted_above_rank_guard(rule, call, guard)
+    if hoisted is None:
         return None
-    first = guard.body.body[0]
-    target = lone_call_target(first, call)
-    if target is None or (target and target in _names(guard.test)):
-        return None
-    scope = context.enclosing_function(guard) or rule.source.module
-    if _names(call) & _bound_under_rank_tests(rule, scope, first):
-        return None
-    alone = len(guard.body.body) == 1
-    if alone and (guard.body.header.comment is not None or any(line.comment for line in guard.body.footer)):
-        return None
-    moved = reindented_to_guard(rule, first, guard)
-    if moved is None:
-        return None
-    guard_start, guard_end = rule.span_of(guard)
-    if alone:
-        header_line = rule.get_metadata(PositionProvider, guard).start.line
-        leading = rule.source.text[guard_start : rule.source.offset(header_line, 0)]
-        edits = (Edit(guard_start, guard_end, leading + moved),)
-    else:
-        statement_start, statement_end = rule.span_of(first)
-        edits = (Edit(guard_start, guard_start, moved), Edit(statement_start, statement_end, ""))
-    return rule.fix(*edits, reason=_reason(rule, call, guard, scope, target))
+    scope = rule.model.context.enclosing_function(guard) or rule.source.module
+    if names_read(call) & _bound_under_rank_tests(rule, scope, hoisted.statement):
+        return None  # some ranks would run the call with a name they never bound
+    return rule.fix(*hoisted.edits, reason=_reason(rule, call, guard, scope, hoisted.target))
 
 
-def _reason(rule: ShardedGenerateOutOfStep, call: cst.Call, guard: cst.If, scope: cst.CSTNode, target: str) -> str | None:
+def _reason(rule: GenerateRule, call: cst.Call, guard: cst.If, scope: cst.CSTNode, target: str) -> str | None:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "generate":
         synced = argument(call, "synced_gpus")
@@ -83,27 +68,12 @@ def _reason(rule: ShardedGenerateOutOfStep, call: cst.Call, guard: cst.If, scope
             return HoistUnsafe.UNSYNCED.text()
         if isinstance(func.value, cst.Attribute) and func.value.attr.value == "module" and synced is None:
             return HoistUnsafe.NOT_SEEN.text(label=rule.source.module.code_for_node(func.value))
-    if target and _read_outside(scope, guard.body, target):
+    if target and read_outside(scope, guard.body, target):
         return HoistUnsafe.READ_AFTER.text(name=target)
     return None
 
 
-def _names(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)  # `self.model`: `self`, not `model`
-            return False
-
-    node.visit(Names())
-    return found
-
-
-def _bound_under_rank_tests(rule: ShardedGenerateOutOfStep, scope: cst.CSTNode, moved: cst.CSTNode) -> set[str]:
+def _bound_under_rank_tests(rule: GenerateRule, scope: cst.CSTNode, moved: cst.CSTNode) -> set[str]:
     """Names some ranks may not have bound: assigned under a rank test (the moved statement aside)."""
     bound: set[str] = set()
     model = rule.model
@@ -127,18 +97,3 @@ def _bound_under_rank_tests(rule: ShardedGenerateOutOfStep, scope: cst.CSTNode, 
 
     walk.visit(scope, Targets())
     return bound
-
-
-def _read_outside(scope: cst.CSTNode, inside: cst.CSTNode, name: str) -> bool:
-    found = False
-
-    class Reads(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nonlocal found
-            if node is inside:
-                return False
-            found = found or (isinstance(node, cst.Name) and node.value == name)
-            return not found
-
-    scope.visit(Reads())
-    return found

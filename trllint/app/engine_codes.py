@@ -71,11 +71,12 @@ Status: on request: only a selection that names it runs it (`--extend-select TRL
 
 ## What it finds
 
-A `# noqa: TRLnnn` code that silences nothing on its line: the bug was fixed, the code moved, or
-the code is misspelt (`TRL04`, a code no rule has). Only trllint's own codes are judged: a bare
-`# noqa` and other tools' codes (`E501`, `F401`) are left alone, and so is the code of a rule this
-run did not select (or that `per-file-ignores` switches off for the file), since it might report
-there. A code that silences a preview finding is in use, preview on or not.
+A `# noqa: TRLnnn` code that silences nothing on its line, as Ruff's RUF100 reads them: the
+rule reported nothing there (the bug was fixed, the code moved), the rule is not enabled for the
+file (this run did not select it, or `per-file-ignores` switches it off there: Ruff's
+"non-enabled"), or no rule has the code (`TRL04`, misspelt). Only trllint's own codes are judged:
+a bare `# noqa` and other tools' codes (`E501`, `F401`) are left alone. A code that silences a
+preview finding is in use, preview on or not.
 
 ## Why it matters
 

@@ -9,7 +9,7 @@ import io
 import re
 import tokenize
 
-from trllint.core.findings import UNUSED_NOQA, Edit, Finding, Fix
+from trllint.core.findings import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA, Edit, Finding, Fix
 from dataclasses import dataclass
 from trllint.core.source import SourceFile
 
@@ -122,9 +122,11 @@ def unused_noqa(
     findings: list[Finding], source: SourceFile, comments: dict[int, NoqaComment], *, enabled: frozenset[str], known: frozenset[str]
 ) -> list[Finding]:
     """TRL100 findings: the trllint codes of ``# noqa`` comments that silence nothing on their
-    line. Only codes this run could have reported count (a rule not selected, or switched off for
-    the file, might report there) and codes no rule has; a bare ``# noqa`` and other tools' codes
-    (``E501``) are not trllint's to judge."""
+    line, as Ruff's RUF100: a code of a rule the run has on (``enabled``) that reported nothing
+    there, a code of a rule that is not on for the file (not selected, or switched off for it by
+    ``per-file-ignores``: Ruff's "non-enabled"), and a code no rule has. A bare ``# noqa``, other
+    tools' codes (``E501``) and the engine's own codes (TRL000, TRL999: no ``# noqa`` silences
+    them) are not judged."""
     reported: dict[int, set[str]] = {}
     for finding in findings:
         reported.setdefault(finding.line, set()).add(finding.code)
@@ -137,22 +139,32 @@ def unused_noqa(
             for code in comment.codes
             if code.upper().startswith("TRL")
             and code.upper() != UNUSED_NOQA[0]
+            and code.upper() not in _ENGINE_CODES
             and code.upper() not in reported.get(line, set())
-            and (code.upper() in enabled or code.upper() not in known)
         ]
         if stale:
-            stale_findings.append(_unused_finding(source, comment, stale, known))
+            stale_findings.append(_unused_finding(source, comment, stale, enabled, known))
     return stale_findings
 
 
-def _unused_finding(source: SourceFile, comment: NoqaComment, stale: list[str], known: frozenset[str]) -> Finding:
-    unknown = [c for c in stale if c.upper() not in known]
-    unused = [c for c in stale if c.upper() in known]
+# Reported whatever the selection, and never silenced by a `# noqa` (``without_suppressed``).
+_ENGINE_CODES = frozenset({PARSE_ERROR[0], INTERNAL_ERROR[0]})
+
+
+def _unused_finding(
+    source: SourceFile, comment: NoqaComment, stale: list[str], enabled: frozenset[str], known: frozenset[str]
+) -> Finding:
+    unused = [c.upper() for c in stale if c.upper() in enabled]
+    not_enabled = [c.upper() for c in stale if c.upper() in known and c.upper() not in enabled]
+    unknown = [c.upper() for c in stale if c.upper() not in known]
     parts = []
     if unused:
-        parts.append(f"nothing on this line is reported as {', '.join(c.upper() for c in unused)}")
+        parts.append(f"nothing on this line is reported as {', '.join(unused)}")
+    if not_enabled:
+        verb = "is" if len(not_enabled) == 1 else "are"
+        parts.append(f"{', '.join(not_enabled)} {verb} not enabled for this file")
     if unknown:
-        parts.append(f"no rule has the code {', '.join(c.upper() for c in unknown)}")
+        parts.append(f"no rule has the code {', '.join(unknown)}")
     message = f"unused `noqa` code: {'; '.join(parts)}"
     line_start = source.line_starts[comment.line - 1]
     return Finding(

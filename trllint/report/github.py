@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trllint.report import RunReport
+from trllint.report.run_report import RunReport
 
 
 def _escape_data(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trllint.report import RunReport
+from trllint.report.run_report import RunReport
 from trllint.core.findings import Evidence, Finding
 
 

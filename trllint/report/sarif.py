@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from trllint import __version__
-from trllint.report import RunReport
+from trllint.report.run_report import RunReport
 from trllint.core.findings import Finding
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Callable
 
 from trllint.core.findings import Evidence, Finding
-from trllint.report import RunReport
+from trllint.report.run_report import RunReport
 
 _BOLD, _RED, _CYAN, _DIM, _RESET = "\033[1m", "\033[31m", "\033[36m", "\033[2m", "\033[0m"
 

@@ -4,7 +4,9 @@ Findings are published on open, change and save, for Python files and for notebo
 notebook sync: each finding on its cell's document), with the rule's page as the code's link and
 the finding's evidence as related information. Code actions: a finding's fix (a safe one is the
 preferred quick fix, an unsafe one says so), a ``# noqa: CODE`` comment for one finding, and
-``source.fixAll.trllint``, the safe fixes only, through the engine's fix loop.
+``source.fixAll.trllint``, the safe fixes only, through the engine's fix loop. This module is the
+server's state and its handlers; a finding's diagnostic is made in ``diagnostics``, the actions
+in ``code_actions``.
 
 The process stays warm: the project index keeps the facts of imported modules by content, an
 open module is read from its buffer (``use_unsaved``), and an edit to a module re-lints the open
@@ -17,7 +19,6 @@ command line says it, and nothing is published for its files.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -28,41 +29,17 @@ from pygls.uris import to_fs_path
 
 from trllint import __version__
 from trllint.app import memory
-from trllint.app.server.documents import (
-    OpenFile,
-    Part,
-    add_noqa,
-    changed_spans,
-    fix_all,
-    fix_one,
-    lint,
-    position_at,
-    split_lines,
-)
+from trllint.app.server.code_actions import FIX_ALL, code_actions
+from trllint.app.server.diagnostics import Linted, diagnostic
+from trllint.app.server.documents import OpenFile, Part, lint
 from trllint.app.server.settings import CONFIG_FILE_NAMES, Settings, SettingsCache, is_config_file
-from trllint.core.findings import Finding
 from trllint.rule.registry import available_rules
 from trllint.semantic.project.index import forget_module, use_unsaved
 
-FIX_ALL = "source.fixAll.trllint"
 # Files whose change can change a finding without being opened: configurations, the modules a
 # file imports, and the launch files (scripts, accelerate and DeepSpeed configs, READMEs).
 WATCHED = (*(f"**/{name}" for name in CONFIG_FILE_NAMES), "**/*.py", "**/*.{sh,bash,slurm,sbatch,yaml,yml,json,md}", "**/Makefile")
 LAUNCH_SOURCES = "launch-sources:"
-
-
-@dataclass
-class Linted:
-    """The last lint of an open file: what it found, for the texts it found it in."""
-
-    file: OpenFile
-    settings: Settings
-    findings: list[tuple[int, Finding]]  # (part index, finding)
-    diagnostics: list[lsp.Diagnostic]  # one per finding, in the same order
-    dependencies: set[str] = field(default_factory=set)  # project modules its findings read
-
-    def holds_for(self, file: OpenFile) -> bool:
-        return [p.text for p in file.parts] == [p.text for p in self.file.parts]
 
 
 class TrllintServer(LanguageServer):
@@ -195,7 +172,8 @@ class TrllintServer(LanguageServer):
             dependencies = {path for path in result.dependencies if not path.startswith(LAUNCH_SOURCES)}
         else:
             findings, dependencies = [], set()
-        diagnostics = [self.diagnostic(file, part, finding, key) for key, (part, finding) in enumerate(findings)]
+        codec = self.workspace.position_codec
+        diagnostics = [diagnostic(codec, file, part, finding, key) for key, (part, finding) in enumerate(findings)]
         linted = Linted(file, settings, findings, diagnostics, dependencies)
         self.linted[uri] = linted
         self.publish(linted)
@@ -237,138 +215,13 @@ class TrllintServer(LanguageServer):
         key = str(path.resolve())
         return [uri for uri, linted in self.linted.items() if key in linted.dependencies]
 
-    # ---- diagnostics -----------------------------------------------------------------------
-
-    def position(self, lines: list[str], line: int, character: int) -> lsp.Position:
-        """A 0-based (line, code point) as the client counts (UTF-16 unless it chose otherwise)."""
-        if line >= len(lines):
-            return lsp.Position(len(lines), 0)
-        text = lines[line].rstrip("\r\n")
-        return lsp.Position(line, self.workspace.position_codec.client_num_units(text[: max(character, 0)]))
-
-    def range_of(self, text: str, start: tuple[int, int], end: tuple[int, int]) -> lsp.Range:
-        lines = split_lines(text)
-        first = self.position(lines, *start)
-        last = self.position(lines, *end)
-        if (last.line, last.character) < (first.line, first.character):
-            last = first
-        return lsp.Range(first, last)
-
-    def diagnostic(self, file: OpenFile, part: int, finding: Finding, key: int) -> lsp.Diagnostic:
-        text = file.parts[part].text
-        where = self.range_of(text, (finding.line - 1, finding.column - 1), (finding.end_line - 1, finding.end_column - 1))
-        info = available_rules().get(finding.code)
-        page = lsp.CodeDescription(info.readme.resolve().as_uri()) if info is not None and info.readme.is_file() else None
-        message = finding.message
-        if finding.fix is not None:
-            message += " [safe fix]" if finding.fix.applicability == "safe" else " [unsafe fix]"
-        return lsp.Diagnostic(
-            range=where,
-            message=message,
-            severity=lsp.DiagnosticSeverity.Error if finding.internal else lsp.DiagnosticSeverity.Warning,
-            code=finding.code,
-            code_description=page,
-            source="trllint",
-            related_information=self.related(file, finding) or None,
-            data={"key": key},
-        )
-
-    def related(self, file: OpenFile, finding: Finding) -> list[lsp.DiagnosticRelatedInformation]:
-        related = []
-        for evidence in finding.evidence:
-            if evidence.path == file.display or evidence.cell is not None:
-                part = evidence.cell - 1 if file.is_notebook and evidence.cell else 0
-                uri = file.parts[min(part, len(file.parts) - 1)].uri
-            else:
-                path = Path(evidence.path)
-                uri = (path if path.is_absolute() else Path.cwd() / path).as_uri()
-            line = max(evidence.line - 1, 0)
-            where = lsp.Range(lsp.Position(line, 0), lsp.Position(line + 1, 0))
-            related.append(lsp.DiagnosticRelatedInformation(lsp.Location(uri, where), evidence.message))
-        return related
-
-    # ---- code actions ----------------------------------------------------------------------
-
     def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
-        uri = self.file_uri(params.text_document.uri)
-        linted = self.current(uri)
+        linted = self.current(self.file_uri(params.text_document.uri))
         if linted is None:
             return []
-        file, ruleset = linted.file, linted.settings.ruleset
-        only = params.context.only
-
-        def wanted(kind: str) -> bool:
-            return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
-
-        actions: list[lsp.CodeAction] = []
-        if wanted(lsp.CodeActionKind.QuickFix):
-            for (part, finding), diagnostic in zip(linted.findings, linted.diagnostics):
-                if file.parts[part].uri != params.text_document.uri or not _overlaps(diagnostic.range, params.range):
-                    continue
-                if finding.fix is not None:
-                    texts = fix_one(file, ruleset, finding.fix)
-                    if texts is not None:
-                        safe = finding.fix.applicability == "safe"
-                        title = f"Fix {finding.code}: {_describe(file, finding)}"
-                        if not safe:
-                            title = f"Apply unsafe fix for {finding.code}: {_describe(file, finding)}"
-                            if finding.fix.reason:
-                                title += f" (unsafe: {finding.fix.reason})"
-                        actions.append(
-                            lsp.CodeAction(
-                                title,
-                                kind=lsp.CodeActionKind.QuickFix,
-                                diagnostics=[diagnostic],
-                                is_preferred=safe,
-                                edit=self.workspace_edit(file, texts),
-                            )
-                        )
-                if not finding.internal:
-                    texts = add_noqa(file, ruleset, finding)
-                    if texts is not None:
-                        actions.append(
-                            lsp.CodeAction(
-                                f"Disable {finding.code} for this line (# noqa: {finding.code})",
-                                kind=lsp.CodeActionKind.QuickFix,
-                                diagnostics=[diagnostic],
-                                edit=self.workspace_edit(file, texts),
-                            )
-                        )
-        if wanted(FIX_ALL) and any(f.fix is not None and f.fix.applicability == "safe" for _, f in linted.findings):
-            texts = fix_all(file, ruleset)
-            if texts is not None:
-                actions.append(lsp.CodeAction("trllint: fix all safe fixes", kind=FIX_ALL, edit=self.workspace_edit(file, texts)))
-        return actions
-
-    def workspace_edit(self, file: OpenFile, texts: list[str]) -> lsp.WorkspaceEdit:
-        edits: list[tuple[Part, list[lsp.TextEdit]]] = []
-        for part, new in zip(file.parts, texts):
-            spans = changed_spans(part.text, new)
-            if not spans:
-                continue
-            lines = split_lines(part.text)
-            edits.append(
-                (
-                    part,
-                    [
-                        lsp.TextEdit(
-                            lsp.Range(self.position(lines, *position_at(lines, start)), self.position(lines, *position_at(lines, end))),
-                            content,
-                        )
-                        for start, end, content in spans
-                    ],
-                )
-            )
         capabilities = self.client_capabilities.workspace
         versioned = bool(capabilities and capabilities.workspace_edit and capabilities.workspace_edit.document_changes)
-        if versioned:
-            return lsp.WorkspaceEdit(
-                document_changes=[
-                    lsp.TextDocumentEdit(lsp.OptionalVersionedTextDocumentIdentifier(part.uri, part.version), list(changes))
-                    for part, changes in edits
-                ]
-            )
-        return lsp.WorkspaceEdit(changes={part.uri: list(changes) for part, changes in edits})
+        return code_actions(linted, params, self.workspace.position_codec, versioned)
 
     # ---- files that changed ----------------------------------------------------------------
 
@@ -426,32 +279,6 @@ def _forget_launch_files() -> None:
     launch_files = sys.modules.get("trllint.facts.launch.project")
     if launch_files is not None:
         launch_files.forget_launch_files()
-
-
-def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
-    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (
-        b.start.line,
-        b.start.character,
-    ) <= (a.end.line, a.end.character)
-
-
-def _describe(file: OpenFile, finding: Finding) -> str:
-    """What a fix does, in a few words: ``replace `model` with `accelerator.unwrap_model(model)```."""
-    assert finding.fix is not None
-    edits = finding.fix.edits
-    if len(edits) == 1 and "\n" not in edits[0].content and len(edits[0].content) <= 60:
-        edit = edits[0]
-        if edit.start_position[0] == edit.end_position[0] and file.parts:
-            part = file.parts[file.part_of(finding)].text
-            lines = split_lines(part)
-            row = edit.start_position[0] - 1
-            if 0 <= row < len(lines):
-                old = lines[row][edit.start_position[1] - 1 : edit.end_position[1] - 1]
-                if old and edit.content:
-                    return f"replace `{old}` with `{edit.content}`"
-                if edit.content:
-                    return f"insert `{edit.content}`"
-    return f"edit {len(edits)} place{'s' if len(edits) != 1 else ''}"
 
 
 def build_server() -> TrllintServer:

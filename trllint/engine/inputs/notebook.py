@@ -28,7 +28,7 @@ from trllint.core.findings import Evidence, Finding
 from trllint.core.source import SourceFile
 from trllint.core.syntax import blocking_error
 from trllint.core.target_version import TargetVersion
-from trllint.engine.inputs import EncodeError, Unreadable
+from trllint.engine.inputs.kind import EncodeError, Unreadable
 from trllint.engine.inputs.ipython_syntax import LINES, PLACEHOLDER, CellLines, cell_as_python, line_break
 from trllint.engine.inputs.python import PYTHON
 

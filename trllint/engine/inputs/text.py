@@ -9,7 +9,7 @@ from pathlib import Path, PurePath
 from trllint.core.findings import Finding
 from trllint.core.source import SourceDecodeError, SourceFile
 from trllint.core.target_version import TargetVersion
-from trllint.engine.inputs import EncodeError, Unreadable
+from trllint.engine.inputs.kind import EncodeError, Unreadable
 
 
 def decode_text(data: bytes, display: str, *, is_python: bool) -> SourceFile:
