@@ -121,7 +121,7 @@ def _process_bytes(
 def file_dependencies(model: SemanticModel) -> dict[str, str]:
     """The project files whose content the file's findings stand on (path, or a launch key, ->
     digest): its cached result holds while they are unchanged."""
-    return {**consulted_modules(model), **launch_dependencies(model), **model.read_elsewhere}
+    return {**consulted_modules(model), **launch_dependencies(model)}
 
 
 def add_noqa_bytes(data: bytes, display: str, filename: str, ruleset: RuleSet) -> tuple[NoqaOutcome, bytes | None]:
