@@ -25,7 +25,6 @@ __all__ = [
     "generate",
     "generate_code",
     "is_no_op",
-    "parse_module_unvalidated",
     "visited_fields",
 ]
 
@@ -126,20 +125,3 @@ def is_no_op(method: Callable[..., Any] | None) -> bool:
     ``mark_no_op`` decorator, which its own batched visitor reads the same way): the walk need not
     call it. Replace with: a public marker."""
     return getattr(method, "_is_no_op", False)
-
-
-def parse_module_unvalidated(text: str) -> cst.Module:
-    """``libcst.parse_module(text)`` without each node's ``_validate()``.
-
-    Every node LibCST builds runs its invariant checks in ``__post_init__`` (parentheses, spaces
-    between keywords...), a quarter of the time of a parse. A tree the parser built from source
-    holds them by construction (LibCST's own comment on ``__post_init__`` says as much), so they
-    are switched off while the parser builds one; nodes built anywhere else (a rule's fix) are
-    still checked. One thread parses at a time in a trllint process.
-    Replace with: a parser option that skips validation."""
-    post_init = cst.CSTNode.__dict__["__post_init__"]
-    cst.CSTNode.__post_init__ = lambda self: None  # type: ignore[method-assign]
-    try:
-        return cst.parse_module(text)
-    finally:
-        cst.CSTNode.__post_init__ = post_init  # type: ignore[method-assign]
