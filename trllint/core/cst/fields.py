@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import typing
 from typing import Any, Callable
 
@@ -46,6 +47,8 @@ def node_types(*bases: type) -> frozenset[type]:
     compared with ``is``; tests/test_walk.py holds both to ``isinstance``.)"""
     return frozenset({*bases, *(sub for base in bases for sub in _subclasses(base))})
 
+
+_NODE_CLASSES = node_types(cst.CSTNode)
 
 # Whitespace, comments, operators and brackets: node types whose subtrees hold nothing but more
 # of the same (tests/test_walk.py checks the closure on LibCST's annotations).
@@ -206,17 +209,21 @@ def _reader(fields: tuple[str, ...]) -> Children:
     a number: a third of a syntax walk's nodes) shares ``no_children``, which walks skip."""
     if not fields:
         return no_children
+    # Walks call this once per node: the values are fetched in one call, and a node's class is
+    # looked up in a set (``isinstance`` on LibCST's ABCs runs Python code for each test).
+    values = operator.attrgetter(*fields) if len(fields) > 1 else lambda node: (getattr(node, fields[0]),)
+    node_classes = _NODE_CLASSES
 
     def read(node: cst.CSTNode) -> list[cst.CSTNode]:
         found: list[cst.CSTNode] = []
-        for name in fields:
-            value = getattr(node, name)
-            if type(value) is tuple or type(value) is list:
-                found.extend(value)
-            elif isinstance(value, cst.CSTNode):
+        for value in values(node):
+            kind = type(value)
+            if kind in node_classes:
                 found.append(value)
-            elif value is not None and value is not _DEFAULT:  # a sequence of another type
+            elif kind is tuple or kind is list:
                 found.extend(value)
+            elif value is not None and value is not _DEFAULT:  # a class made later, or another sequence
+                found.append(value) if isinstance(value, cst.CSTNode) else found.extend(value)
         return found
 
     return read
