@@ -49,21 +49,6 @@ def test_the_check_finds_a_private_use():
 
 def test_each_use_says_why_and_what_would_replace_it():
     text = HOME.read_text(encoding="utf-8")
-    uses = len(re.findall(r"^(?:def |class |[A-Z_]+ = |from libcst\._)", text, flags=re.M))
-    assert uses >= 6 and text.count("Replace with:") >= uses - 1, "every use names its public replacement"
-
-
-def test_an_unvalidated_parse_gives_the_same_tree_and_leaves_validation_on():
-    import libcst as cst
-    import pytest
-
-    from trllint.core.cst.private import parse_module_unvalidated
-
-    text = (REPO / "trllint" / "facts" / "rank_flow.py").read_text(encoding="utf-8")
-    tree = parse_module_unvalidated(text)
-    assert tree.deep_equals(cst.parse_module(text)) and tree.code == text
-    with pytest.raises(cst.ParserSyntaxError):
-        parse_module_unvalidated("def broken(:\n")
-    # Nodes built outside the parser are still checked, after a parse and after a failed one.
-    with pytest.raises(cst.CSTValidationError):
-        cst.Name("not a name")
+    uses = len(re.findall(r"^(?:def |class |from libcst\._)", text, flags=re.M))
+    assert uses >= 4, "the count below would prove nothing"
+    assert text.count("Why:") >= uses - 1 and text.count("Replace with:") >= uses, "every use says why, and names its public replacement"

@@ -28,10 +28,7 @@ TRLLINT_FOR_ONE_FILE = {
     "trllint.app", "trllint.core", "trllint.core.cst", "trllint.engine", "trllint.rule",
     "trllint.engine.pipeline", "trllint.engine.inputs", "trllint.engine.inputs.python", "trllint.engine.inputs.text",
     "trllint.core.requirements_files", "trllint.core.target_version", "trllint.app.target",
-    "trllint.engine.results", "trllint.rule.declared", "trllint.app.rule_catalog", "trllint.engine.stack_room",
-    "trllint.core.records",
-    # Few files, several cores: a large file's rules may be split over two processes (light: os only).
-    "trllint.app.rule_split",
+    "trllint.engine.results", "trllint.rule.declared", "trllint.app.rule_catalog",
     # The prefilters' code tokens: the names a file's code calls, reads and defines, and the walk.
     "trllint.core.code_names", "trllint.core.ast_walk",
     # What the input kinds and the output formats share, in modules of their own (not the faces).

@@ -74,7 +74,6 @@ class WrappedModelAttribute(Rule):
     # 4 of 4 test findings real on the precision benchmark's test split (issue 26), but 20 are
     # needed: preview until a test split measures at least 90 % over at least 20 findings.
     status = "preview"
-    costly_facts = ("wrapping",)
     # A member a wrapper hides, and something that can wrap a model.
     prefilter = AllOf(
         AnyOf(*sorted(HF_MODEL_MEMBERS)),

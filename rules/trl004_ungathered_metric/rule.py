@@ -95,7 +95,6 @@ class UngatheredMetric(Rule):
     # 9 of 33 findings real (27 %, strict) on the precision benchmark's test split (issue 26):
     # preview until a test split measures at least 90 % over at least 20 findings.
     status = "preview"
-    costly_facts = ("ranks", "rank_flow")
     # Last, the names: a sink called (`x.log(...)`, `add_scalar(...)`...), a metric buffer read, or
     # a trainer's metrics helper defined.
     prefilter = AllOf(

@@ -65,7 +65,6 @@ class CollectiveUnderRankGuard(Rule):
     # 0 of 34 findings real on public repositories nobody tuned it to (issue 26): preview until
     # its test-split precision meets the bar (benchmarks/README.md).
     status = "preview"
-    costly_facts = ("ranks",)
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
     # Then the code's own calls: no call of a collective's name, no finding (check_module's first question).

@@ -52,7 +52,6 @@ class ShardedGenerateOutOfStep(Rule):
     message = "generate or forward of a sharded model that the ranks do not run alike: the job hangs"
     fixable = "sometimes"
     status = "preview"
-    costly_facts = ("ranks",)
     # A sharded model (unwrapped, an engine's module, prepared, the Trainer's: all spell
     # `generate` or one of these), and what keeps the ranks apart: a rank test or synced_gpus.
     # Last, the code's own calls: a generate, or a forward of `x.module`, of an unwrapped or of a

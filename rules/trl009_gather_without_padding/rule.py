@@ -52,7 +52,6 @@ class GatherWithoutPadding(Rule):
     )
     fixable = "sometimes"
     status = "preview"
-    costly_facts = ("ranks", "rank_flow")
     # Last, the code's own calls: every finding is an argument of a gather (an aliased import of
     # accelerate's `gather` is a call of `gather` too).
     prefilter = AllOf(

@@ -172,15 +172,6 @@ def process_files(
 
         if memory.exits_unfreed():
             mode = replace(mode, keep_until_exit=True)
-    if workers > 1 and len(jobs) < POOL_MIN_FILES:
-        from trllint.app import rule_split
-
-        if rule_split.available():
-            # No pool: the cores it would use check the rules of each large file instead. A lint
-            # of one file that exits right after leaves the finished child to the system.
-            leaves = mode.keep_until_exit and not mode.rewrites
-            runner = rule_split.check_leaving_the_child if leaves else rule_split.check_in_two_processes
-            ruleset = replace(ruleset, check_runner=runner)
     job = partial(process_file, ruleset=ruleset, mode=mode, digest=digest)
     return map_files(job, jobs, workers=workers, rewrites=mode.rewrites)
 

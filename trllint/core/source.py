@@ -108,9 +108,9 @@ class SourceFile:
         if self._module is None:
             SourceFile.parses += 1
             # Here, not at the top: a file is read (and outlined by CPython's parser) without LibCST.
-            from trllint.core.cst.private import parse_module_unvalidated
+            import libcst
 
-            self._module = parse_module_unvalidated(self.text)
+            self._module = libcst.parse_module(self.text)
         return self._module
 
     def release(self) -> None:

@@ -20,7 +20,7 @@ from trllint.core.cst import walk
 from trllint.core.findings import INTERNAL_ERROR, PARSE_ERROR, Finding, describe_failure, engine_finding
 from trllint.rule.metadata import LAZY_METADATA, resolve_provider, rule_metadata_dependencies
 from trllint.rule.base import Rule
-from trllint.rule.ruleset import CheckRunner, RuleSet
+from trllint.rule.ruleset import RuleSet
 from trllint.semantic.model import SemanticModel
 from trllint.core.source import SourceFile
 from trllint.core.suppression import NoqaDirectives, noqa_directives, unused_noqa, without_suppressed
@@ -104,7 +104,7 @@ def _noqa_applied(findings: list[Finding], source: SourceFile, ruleset: RuleSet)
 def _run_visitors(source: SourceFile, rules: list[type[Rule]], ruleset: RuleSet) -> list[Finding]:
     try:
         instances = [rule(source, ruleset.settings_for(rule)) for rule in rules]
-        _traverse(source, instances, ruleset.check_runner)
+        _traverse(source, instances)
     except Exception:
         failure = _last_exception()
         if isinstance(failure, RecursionError) and _too_deep_to_traverse(source):
@@ -158,7 +158,7 @@ def _checked_findings(source: SourceFile, rule: Rule) -> list[Finding]:
     return checked
 
 
-def _traverse(source: SourceFile, instances: list[Rule], runner: CheckRunner | None = None) -> None:
+def _traverse(source: SourceFile, instances: list[Rule]) -> None:
     wrapper = MetadataWrapper(source.module, unsafe_skip_copy=True)
     with warnings.catch_warnings():
         # LibCST's own warnings (deprecated providers, say) are not the user's business.
@@ -174,11 +174,8 @@ def _traverse(source: SourceFile, instances: list[Rule], runner: CheckRunner | N
             checking = [rule for rule in instances if rule.checks_module()]
             if checking:
                 model = SemanticModel.of(source)
-                if runner is not None and len(checking) > 1:
-                    runner(model, checking)
-                else:
-                    for rule in checking:
-                        rule.check_module(model)
+                for rule in checking:
+                    rule.check_module(model)
 
 
 def _last_exception() -> BaseException:

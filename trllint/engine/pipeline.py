@@ -16,7 +16,6 @@ from trllint.engine.inputs import EncodeError, Unreadable, kind_for
 # What a file's run gives back, in a module that imports no LibCST (a warm run reads only it).
 from trllint.engine.results import FileResult, Mode
 from trllint.engine.lint import lint_source
-from trllint.engine.stack_room import with_stack_room
 from trllint.rule.ruleset import RuleSet
 from trllint.semantic.model import SemanticModel
 from trllint.facts.launch.model import launch_dependencies
@@ -59,9 +58,7 @@ def process_bytes(
     other files of the run are still linted and nothing is written for this one.
     """
     try:
-        # Its own chunk of CPython's frame stack: how deep the caller started (a pool worker, the
-        # console script, `python -m`) must not decide what the lint costs (engine.stack_room).
-        return with_stack_room(_process_bytes, data, display, filename, ruleset, mode, path)
+        return _process_bytes(data, display, filename, ruleset, mode, path)
     except Exception as exc:
         message = f"trllint failed on this file: {describe_failure(exc)}; please report it"
         return FileResult(display, findings=[engine_finding(INTERNAL_ERROR, display, message)]), None
@@ -124,7 +121,7 @@ def _process_bytes(
 def file_dependencies(model: SemanticModel) -> dict[str, str]:
     """The project files whose content the file's findings stand on (path, or a launch key, ->
     digest): its cached result holds while they are unchanged."""
-    return {**consulted_modules(model), **launch_dependencies(model), **model.read_elsewhere}
+    return {**consulted_modules(model), **launch_dependencies(model)}
 
 
 def add_noqa_bytes(data: bytes, display: str, filename: str, ruleset: RuleSet) -> tuple[NoqaOutcome, bytes | None]:

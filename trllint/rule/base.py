@@ -88,10 +88,6 @@ class Rule(cst.BatchableCSTVisitor):
     # What a file must spell to be worth parsing for this rule: AnyOf(...) or AllOf(AnyOf(...), ...)
     # (trllint.core.prefilter). None: always run. The prefilter must never change results.
     prefilter: ClassVar[Prefilter | None] = None
-    # The costly facts of a file that the rule's check builds (modules of trllint.facts, by name:
-    # "ranks", "rank_flow"). Only speed depends on it: where a file's rules are split over two
-    # processes (trllint.app.rule_split), rules that build the same facts run in the same one.
-    costly_facts: ClassVar[tuple[str, ...]] = ()
     # File names (fnmatch patterns) this rule reads; Python rules keep the default.
     file_patterns: ClassVar[tuple[str, ...]] = ("*.py",)
     settings_schema: ClassVar[dict[str, Setting]] = {}

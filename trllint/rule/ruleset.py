@@ -6,20 +6,13 @@ import fnmatch
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 
 from trllint.core.findings import PARSE_ERROR, UNUSED_NOQA
 from trllint.core.source import DEFAULT_MAX_FILE_BYTES
 from trllint.core.target_version import TargetVersion
 from trllint.rule.base import Rule
 from trllint.rule.declared import file_patterns_read
-
-if TYPE_CHECKING:
-    from trllint.semantic.model import SemanticModel
-
-# How one file's ``check_module`` hooks run: given the file's model and its rules (in order),
-# each rule's ``findings`` filled as if each had been checked in turn.
-CheckRunner = Callable[["SemanticModel", list[Rule]], None]
 
 
 @dataclass
@@ -52,9 +45,6 @@ class RuleSet:
     unfixable: frozenset[str] = frozenset()
     # Files larger than this are not linted, with a warning (``max-file-size-mb``; 0: no limit).
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
-    # None: a file's rules check it one after the other in this process. The command line hands a
-    # large file's rules to two processes when it lints few files (trllint.app.rule_split).
-    check_runner: CheckRunner | None = None
 
     def file_patterns(self) -> tuple[str, ...]:
         return file_patterns_read(self.rules)

@@ -232,9 +232,6 @@ class SemanticModel:
         self._classes: dict[int, ClassFacts] = {}
         self._identifiers: dict[int, frozenset[str]] = {}
         self._once: dict[tuple[Any, ...], Any] = {}
-        # What the rules that checked this file in another process read of its project (path or
-        # launch key -> digest; trllint.app.rule_split): a cached result depends on it too.
-        self.read_elsewhere: dict[str, str] = {}
 
     @classmethod
     def of(cls, source: SourceFile) -> SemanticModel:
