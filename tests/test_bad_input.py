@@ -158,7 +158,7 @@ def test_five_megabyte_file_is_refused_quickly_and_the_run_goes_on(tree: Path):
     (tree / "huge.py").write_text(text)
     result = run_cli("--fix", ".", cwd=tree, timeout=120)
     assert_no_traceback(result)
-    # A warning, not a finding (issue #29, point 12): it fails no gate, and max-file-size-mb raises it.
+    # A warning, not a finding: it fails no gate, and max-file-size-mb raises it.
     assert not lines_naming(result.stdout, "huge.py")
     [line_out] = lines_naming(result.stderr, "huge.py")
     assert re.search(r"warning: huge\.py: not linted: 5\.\d MB, over the 2 MB limit", line_out), line_out

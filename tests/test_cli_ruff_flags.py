@@ -1,4 +1,4 @@
-"""The rest of issue #29: the flags and settings a Ruff user reaches for (points 6, 7, 9 and 12)."""
+"""The rest of the flags and settings a Ruff user reaches for (points 6, 7, 9 and 12)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def project(tmp_path, monkeypatch):
 
 def run(capsys, *args: str, preview: bool = True) -> tuple[int, str, str]:
     """One run; with `--preview` unless told not to: TRL004, the rule most tests here lint with,
-    is a preview rule (issue 26)."""
+    is a preview rule."""
     args = ("--preview", *args) if preview else args
     code = main(["--no-cache", *args] if "--cache-dir" not in args else list(args))
     out, err = capsys.readouterr()

@@ -1,4 +1,4 @@
-"""The command line behaves as a Ruff user expects (issue #29's points 2, 5 and 8)."""
+"""The command line behaves as a Ruff user expects."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from trllint.app.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-# TRL004 is a preview rule (issue 26): the tests that lint this case pass --preview.
+# TRL004 is a preview rule: the tests that lint this case pass --preview.
 TRL004_CASE = REPO / "rules" / "trl004_ungathered_metric" / "cases" / "bad_rank_test_read_from_environment.py"
 
 
@@ -104,7 +104,7 @@ def test_a_named_pyproject_without_a_trllint_table_is_an_error(project, capsys):
 
 def test_this_checkout_lints_clean_with_its_own_configuration_and_its_example_does_not(monkeypatch, capsys):
     # Its cases, scenarios and bundled example are bad on purpose; its own configuration says so
-    # (issue 29, point 11), while the quickstart's `trllint --preview examples/` still finds the
+    #, while the quickstart's `trllint --preview examples/` still finds the
     # example's bugs (here preview comes from the checkout's configuration, which turns it on).
     monkeypatch.chdir(REPO)
     assert main(["--no-cache", "."]) == 0, capsys.readouterr().out
@@ -128,7 +128,7 @@ def test_configuration_errors_speak_of_toml_values_in_one_wording(project, capsy
 
 def test_the_readme_shows_every_configuration_key():
     # Keys the code reads but the README never named (line-length, report-rank0-loss,
-    # extend-ignore) were found only by reading the source (issue 29, point 10).
+    # extend-ignore) were found only by reading the source.
     from trllint.app.config import _ENGINE_KEYS, settings_schema
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
@@ -139,7 +139,7 @@ def test_the_readme_shows_every_configuration_key():
 
 
 def test_output_file_takes_the_report_and_output_format_is_format(project, capsys):
-    # Ruff's --output-file / -o and --output-format (issue #29, point 9).
+    # Ruff's --output-file / -o and --output-format.
     import json
 
     assert main(["--no-cache", "--preview", "--output-format", "json", "--output-file", "report.json", "train.py"]) == 1
@@ -189,7 +189,7 @@ def test_quiet_prints_the_findings_without_the_summary(project, capsys):
 
 
 def test_the_readme_names_every_flag():
-    # Issue 29: the README's usage and --help cover every flag (argparse's --help covers its own).
+    # the README's usage and --help cover every flag (argparse's --help covers its own).
     from trllint.app.cli import build_parser
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
@@ -200,7 +200,7 @@ def test_the_readme_names_every_flag():
 
 @pytest.mark.parametrize("columns", ["50", "120"])
 def test_help_wraps_to_the_terminal_width(columns, monkeypatch, capsys):
-    # The help formatter reads the width itself (no shutil at start-up), as argparse's does:
+    # argparse reads the width as shutil does:
     # COLUMNS first, then the terminal, then 80.
     from trllint.app.cli import build_parser
 

@@ -76,10 +76,10 @@ def test_corpus_lints_and_fixes_without_breaking_anything(tmp_path: Path):
         shutil.copyfile(path, tree / relative)
         originals[relative] = path.read_bytes()
 
-    # Valid Python 3.12 and 3.13 that the test interpreter (3.11) may not compile (issue 21).
+    # Valid Python 3.12 and 3.13 that the test interpreter (3.11) may not compile.
     from tests.test_newer_syntax import NEWER_SYNTAX
 
-    # The target is the newest these need: without one it is the running interpreter (issue 28).
+    # The target is the newest these need: without one it is the running interpreter.
     (tree / "trllint.toml").write_text('target-version = "py313"\n')
     for label, text in NEWER_SYNTAX.items():
         relative = f"newer_python/{label}.py"

@@ -1,5 +1,5 @@
 """A TRL006 hoist is safe only when every rank then enters the same sequence of collectives
-(issue 27): a barrier that some ranks meet in another method of the class (a context manager
+a barrier that some ranks meet in another method of the class (a context manager
 that staggers ranks between ``__enter__`` and ``__exit__``) makes the hoist unsafe."""
 
 from __future__ import annotations

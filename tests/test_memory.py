@@ -46,7 +46,7 @@ def test_linting_one_file_leaves_it_off_and_anything_else_turns_it_on(collector)
 def test_the_command_run_in_process_restores_the_collector(collector, tmp_path, capsys):
     script = tmp_path / "train.py"
     script.write_text("import torch.distributed as dist\n\ndef f(model):\n    return model.config\n", encoding="utf-8")
-    # --preview: every rule is preview (issue 26); without it the run would lint nothing.
+    # --preview: every rule is preview; without it the run would lint nothing.
     main(["--no-cache", "--preview", str(script)])
     assert gc.isenabled()
     main(["--no-cache", "--preview", "--fix", str(script)])

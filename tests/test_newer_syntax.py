@@ -1,4 +1,4 @@
-"""TRL000 only for code that no supported Python version accepts (issue 21).
+"""TRL000 only for code that no supported Python version accepts.
 
 CPython's compile() knows only the grammar of the interpreter running the tests (3.11 here), so
 these files fail it while LibCST, and Python 3.12/3.13, read them: they must not be TRL000, the

@@ -24,7 +24,7 @@ MULTI_PROCESS_RULES = {"TRL001", "TRL002", "TRL004", "TRL006", "TRL007", "TRL008
 @pytest.fixture
 def cli(cli):
     """conftest's `cli` with preview on: TRL004, the per-rank metric these notebooks log, is a
-    preview rule (issue 26), and the notebook behaviours are checked with every rule."""
+    preview rule, and the notebook behaviours are checked with every rule."""
     return lambda *args, stdin=None: cli("--preview", *args, stdin=stdin)
 
 
@@ -123,7 +123,7 @@ def test_findings_across_cells_name_cell_and_line(cli, tmp_path):
     results = sarif["runs"][0]["results"]
     region = results[1]["locations"][0]["physicalLocation"]["region"]
     assert region["startLine"] == 3 and region["startColumn"] == 20
-    assert results[1]["properties"] == {"cell": 6, "preview": True}  # TRL001 is a preview rule (issue 26)
+    assert results[1]["properties"] == {"cell": 6, "preview": True}  # TRL001 is a preview rule
     assert results[1]["locations"][0]["logicalLocations"] == [{"name": "cell 6", "kind": "notebookCell"}]
 
 
@@ -389,7 +389,7 @@ def test_unsafe_fix_applied_in_a_notebook_says_why_at_the_cells_line(cli, tmp_pa
     assert "gather(" in "".join(fixed["cells"][1]["source"])
 
 
-# ---- cells as the kernel reads them (issue 28) --------------------------------------------------
+# ---- cells as the kernel reads them --------------------------------------------------
 
 
 @pytest.fixture(params=["own rules", "IPython"])

@@ -75,7 +75,7 @@ def test_installed_wheel_lists_and_explains_every_rule(installed, tmp_path):
 def test_installed_wheel_lints_from_outside_the_checkout(installed, tmp_path):
     (tmp_path / "ok.py").write_text("x = 1\n")
     (tmp_path / "bad.py").write_text("def f(:\n")
-    # --preview, as in the README's quickstart: every rule is preview (issue 26), and the installed
+    # --preview, as in the README's quickstart: every rule is preview, and the installed
     # pack's statuses say so without it.
     result = run_installed(installed, "--no-cache", "--preview", ".", cwd=tmp_path)
     assert result.returncode == 1

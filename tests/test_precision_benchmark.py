@@ -113,7 +113,7 @@ def test_the_split_is_fixed_by_name_and_the_tuned_releases_are_dev():
     assert precision_run.split_of("trl") == "dev"
     assert precision_run.Pin("trl", "0.12.2").split == "dev"
     # Every other project: test when sha256(name)'s first hex digit is 0-7. These values are the
-    # split as decided once (issue 26); a change of the rule breaks them.
+    # split as decided once; a change of the rule breaks them.
     assert precision_run.split_of("karpathy/nanoGPT") == "test"
     assert precision_run.split_of("huggingface/open-r1") == "dev"
     assert precision_run.split_of("lightning") == "test"

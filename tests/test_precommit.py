@@ -22,7 +22,7 @@ def prepare_reference(ref_model):
     return accelerator.prepare_model(ref_model, evaluation_mode=True)
 '''
 
-# Every rule is preview until it meets the graduation bar (issue 26): the README tells a project
+# Every rule is preview until it meets the graduation bar: the README tells a project
 # that runs the hooks to turn preview on in its configuration.
 PREVIEW_ON = "[tool.trllint]\npreview = true\n"
 
@@ -101,7 +101,7 @@ def test_fix_hook_takes_notebooks_and_requirements_folders(user_repo):
 
 def test_check_hook_leaves_an_excluded_vendored_folder_alone(user_repo):
     # pre-commit names every staged file; without --force-exclude (on in both hooks) a vendored
-    # folder excluded in pyproject.toml blocked every commit that touched it (issue 29, point 1).
+    # folder excluded in pyproject.toml blocked every commit that touched it.
     repo, home = user_repo
     (repo / "pyproject.toml").write_text(PREVIEW_ON + 'extend-exclude = ["third_party"]\n')
     (repo / "third_party").mkdir(exist_ok=True)
@@ -122,7 +122,7 @@ def test_check_hook_leaves_an_excluded_vendored_folder_alone(user_repo):
 
 def test_hooks_follow_the_configurations_preview(user_repo):
     # TRL006 is a preview rule: the hook runs it only where the user's configuration turns
-    # preview on, as a run at the terminal does. Without preview no rule is left (issue 26): the
+    # preview on, as a run at the terminal does. Without preview no rule is left: the
     # hook fails and says why, never passes as if the file were clean.
     repo, home = user_repo
     (repo / "pyproject.toml").write_text("[tool.trllint]\n")

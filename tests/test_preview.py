@@ -1,4 +1,4 @@
-"""The preview tier (issue 26), as in Ruff: preview rules (TRL006) and preview findings of stable
+"""The preview tier, as in Ruff: preview rules (TRL006) and preview findings of stable
 rules (TRL005's lines it cannot read) run only when preview is on, by --preview or ``preview =
 true``, on every path a run takes: the CLI, the configuration, the worker pool, the result cache,
 standard input, --fix and --add-noqa.
@@ -105,7 +105,7 @@ def test_preview_in_the_configuration_must_be_a_boolean(cli, project):
     assert "'preview' must be true or false, got 'yes'" in result.err and "Traceback" not in result.err
 
 
-# ---- no rule is stable yet (issue 26) -----------------------------------------------------------
+# ---- no rule is stable yet -----------------------------------------------------------
 
 NO_STABLE_RULE = (
     "trllint: error: no rule is selected: no rule is stable yet, each is preview until it meets the graduation "
@@ -273,11 +273,11 @@ def _listed_status(cli) -> dict[str, str]:
 def test_list_rules_and_explain_show_the_status(cli):
     status = _listed_status(cli)
     assert status["TRL006"] == "preview"
-    assert status["TRL004"] == "preview"  # 27 % strict on the test split (issue 26)
+    assert status["TRL004"] == "preview"  # 27 % strict on the test split
     # Preview rules with preview findings of their own (which stay preview once the rule graduates):
     # preview, not "preview+preview".
     assert status["TRL002"] == status["TRL005"] == "preview"
-    assert status["TRL001"] == "preview"  # 4 test findings of the 20 the bar needs (issue 26)
+    assert status["TRL001"] == "preview"  # 4 test findings of the 20 the bar needs
     explained = cli("--explain", "TRL006").out
     readme = (REPO / "rules" / "trl006_collective_under_rank_guard" / "README.md").read_text(encoding="utf-8")
     title, _, rest = readme.partition("\n")

@@ -34,7 +34,7 @@ def test_rule_table_links_exist():
 
 
 def test_the_pre_commit_snippet_names_a_rev_this_repository_has():
-    # `rev: v0.1.0`, a tag that never existed, made pre-commit fail on a fresh clone (issue 29, point 4).
+    # `rev: v0.1.0`, a tag that never existed, made pre-commit fail on a fresh clone.
     import subprocess
 
     import pytest

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.asyncio
 REPO = Path(__file__).resolve().parents[1]
 TRL001_CASES = REPO / "rules" / "trl001_wrapped_model_attribute" / "cases"
 TRL006_CASES = REPO / "rules" / "trl006_collective_under_rank_guard" / "cases"
-# Every rule is preview until it meets the graduation bar (issue 26): the workspace of each test
+# Every rule is preview until it meets the graduation bar: the workspace of each test
 # turns preview on, as a project using the editor would; a test of another configuration writes its own.
 PREVIEW_ON = "[tool.trllint]\npreview = true\n"
 
@@ -352,7 +352,7 @@ async def test_preview_and_a_changed_configuration_are_read_again(client: Langua
     assert watching.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
     assert "**/pyproject.toml" in [w["globPattern"] for w in watching.register_options["watchers"]]
     # a mistake in it: said once, and the defaults stand in for it: preview off, so no rule is
-    # left (issue 26), which is said too
+    # left, which is said too
     configuration_changed(client, config, '[project]\nname = "x"\n\n[tool.trllint]\nselec = ["TRL006"]\n', uri)
     assert await diagnostics(client, uri) == []
     mistake, no_rule = client.messages
@@ -361,7 +361,7 @@ async def test_preview_and_a_changed_configuration_are_read_again(client: Langua
 
 
 async def test_with_no_rule_selected_the_server_says_so_once_and_publishes_nothing(client: LanguageClient, tmp_path: Path):
-    # The default configuration selects no rule while every rule is preview (issue 26): the CLI's
+    # The default configuration selects no rule while every rule is preview: the CLI's
     # usage error, said once for the workspace folder however many files are opened.
     config = tmp_path / "pyproject.toml"
     (tmp_path / "src").mkdir()

@@ -27,7 +27,7 @@ def test_check_server_still_lints_a_folder_named_server(tmp_path, monkeypatch, c
     (tmp_path / "server").mkdir()
     (tmp_path / "server" / "app.py").write_text("x = 1\n")
     monkeypatch.chdir(tmp_path)
-    result = cli("check", "--preview", "server")  # every rule is preview (issue 26)
+    result = cli("check", "--preview", "server")  # every rule is preview
     assert result.code == 0 and "All checks passed" in result.out
 
 

@@ -1,4 +1,4 @@
-"""The Python version the code must run on (issue 28): ``target-version`` in [tool.trllint], else
+"""The Python version the code must run on: ``target-version`` in [tool.trllint], else
 the lowest version ``requires-python`` admits, else the running interpreter. Syntax newer than the
 target is TRL000, naming the version; the file still parses, so the rules still read it. And
 TRL000 itself can be explained, selected and ignored."""
@@ -57,7 +57,7 @@ def test_requires_python_gives_the_lowest_version_it_admits(specifier, version):
 def test_a_3_12_fstring_under_requires_python_3_10_is_trl000_naming_the_version(cli, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.10"\n')
     (tmp_path / "train.py").write_text(PEP701)
-    # --preview: every rule (all preview, issue 26) reads the file the syntax check passes.
+    # --preview: every rule (all preview) reads the file the syntax check passes.
     result = cli("--no-cache", "--preview", "train.py")
     assert result.code == 1
     assert result.out.splitlines()[0] == (
@@ -238,7 +238,7 @@ def _tree(tmp_path: Path) -> None:
 
 
 def _codes(cli, *args: str) -> tuple[int, list[tuple[str, str]]]:
-    # --preview: the rules are all preview (issue 26); TRL000 is reported beside a selection of them.
+    # --preview: the rules are all preview; TRL000 is reported beside a selection of them.
     result = cli("--no-cache", "--preview", "--format", "json", *args, ".")
     return result.code, sorted((f["path"], f["code"]) for f in json.loads(result.out or "[]"))
 
@@ -268,7 +268,7 @@ def test_an_ignored_trl000_in_a_notebook_cell_still_lints_the_other_cells(cli, t
          "metadata": {}, "outputs": [], "execution_count": None},
     ]
     (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    lint = ("--no-cache", "--preview", "--format", "json")  # TRL001 is a preview rule (issue 26)
+    lint = ("--no-cache", "--preview", "--format", "json")  # TRL001 is a preview rule
     assert [f["code"] for f in json.loads(cli(*lint, "nb.ipynb").out)] == ["TRL000", "TRL001"]
     assert [f["code"] for f in json.loads(cli(*lint, "--ignore", "TRL000", "nb.ipynb").out)] == ["TRL001"]
 

@@ -294,7 +294,7 @@ def test_command_line_finds_reports_and_fixes_dependency_files(tmp_path, monkeyp
     (tmp_path / "grpo.yaml").write_text("use_vllm: true\n")  # a recipe of TRL's GRPO: the project runs its vLLM generation
     monkeypatch.chdir(tmp_path)
 
-    # --preview: TRL005 is a preview rule (issue 26).
+    # --preview: TRL005 is a preview rule.
     assert cli.main(["--no-cache", "--preview", "--select", "TRL005", "--format", "json", "."]) == 1
     findings = json.loads(capsys.readouterr().out)
     found = {(f["path"], f["line"], f["fix"]["applicability"] if f["fix"] else None) for f in findings}

@@ -28,7 +28,7 @@ def project(tmp_path, monkeypatch):
 
 
 def findings(cli, *args: str) -> list[tuple[str, int]]:
-    # --preview: TRL005 is a preview rule (issue 26).
+    # --preview: TRL005 is a preview rule.
     result = cli("--no-cache", "--preview", "--select", "TRL005", "--format", "json", *args)
     return sorted((f["path"], f["line"]) for f in json.loads(result.out))
 

@@ -55,7 +55,7 @@ def imported_the_rules(modules: set[str]) -> bool:
     return "libcst" in modules or "trllint.rule.base" in modules or any(m.startswith("trllint.rules.") for m in modules)
 
 
-# Every rule is preview (issue 26): the project turns preview on, as the README tells a pre-commit user to.
+# Every rule is preview: the project turns preview on, as the README tells a pre-commit user to.
 def project(tmp_path: Path, config: str = "[tool.trllint]\npreview = true\n") -> Path:
     (tmp_path / "pyproject.toml").write_text(config, encoding="utf-8")
     (tmp_path / "train.py").write_text(CASE.read_text(encoding="utf-8"), encoding="utf-8")

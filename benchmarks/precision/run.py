@@ -49,7 +49,7 @@ VERDICTS = ("real", "wrong", "debatable")
 NOT_LINTED = "TRL000"  # a file the linter could not read or parse: no rule's finding, not labelled
 
 
-# The releases of packages.txt the rules were tuned on before issue 26: dev, whatever their hash.
+# The releases of packages.txt the rules were tuned on before the split was made: dev, whatever their hash.
 DECLARED_DEV = frozenset({
     "trl", "accelerate", "peft", "transformers", "deepspeed", "llamafactory", "axolotl", "openrlhf",
     "verl", "ms-swift", "alignment-handbook", "unsloth", "areal", "xtuner", "llm-foundry",

@@ -44,7 +44,7 @@ REPO = HERE.parent.parent
 NEAR = 2  # a finding this many lines from a bug line still points at it (a statement's first line)
 SPLITS = ("dev", "test")
 
-# The precision benchmark's split rule (issue 26): the nineteen releases the rules were tuned on
+# The precision benchmark's split rule: the nineteen releases the rules were tuned on
 # are dev by declaration; any other project is test when the first hex digit of the SHA-256 of
 # its name is 0-7, else dev. benchmarks/precision/run.py owns the rule once it has it; this copy
 # is used only while that file does not define ``split_of``.

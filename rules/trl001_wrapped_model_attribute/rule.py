@@ -71,8 +71,7 @@ class WrappedModelAttribute(Rule):
         "read it from accelerator.unwrap_model(model) or cache it in __init__"
     )
     fixable = "sometimes"
-    # 4 of 4 test findings real on the precision benchmark's test split (issue 26), but 20 are
-    # needed: preview until a test split measures at least 90 % over at least 20 findings.
+    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
     status = "preview"
     # A member a wrapper hides, and something that can wrap a model.
     prefilter = AllOf(

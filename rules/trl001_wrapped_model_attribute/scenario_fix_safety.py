@@ -1,4 +1,4 @@
-"""TRL001 fix-safety scenario (issue #27): fixes that would name a missing fact.
+"""TRL001 fix-safety scenario: fixes that would name a missing fact.
 
     accelerate launch --multi_gpu --num_processes 2 scenario_fix_safety.py --case optional-accelerator
     python scenario_fix_safety.py --case optional-accelerator --no-accelerator

@@ -51,8 +51,7 @@ class DeepSpeedInitializeNone(Rule):
         f"'{DEEPSPEED_ERROR}'; guard the call with `if model is not None:`"
     )
     fixable = "sometimes"
-    # 0 of 1 test finding real on the precision benchmark's test split (issue 26): preview until
-    # a test split measures at least 90 % over at least 20 findings.
+    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
     status = "preview"
     # Every reason the nullness analysis knows spells one of the first part's tokens (a None
     # default, `Optional`/`| None`, `= None`, `.get(k)`, `getattr(o, a, None)`, `is None`).

@@ -50,10 +50,9 @@ class KnownBadDependency(Rule):
         "raise its lower bound to the first good release"
     )
     fixable = "sometimes"
-    # No finding on the precision benchmark's test split since the launch model (issue 26; 0 of
-    # 5 before it): preview until a test split measures at least 90 % over at least 20.
+    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
     status = "preview"
-    # Preview (issue 26): what it cannot read (a malformed line, such as a local path it does not
+    # Preview: what it cannot read (a malformed line, such as a local path it does not
     # know; a broken file), the rows of known_bad.toml marked `preview = true`, and a row whose
     # need cannot be checked (a file of no project). Stable: the GRPO / vLLM row, in a project.
     preview_findings = (

@@ -62,8 +62,7 @@ class CollectiveUnderRankGuard(Rule):
     name = "collective-under-rank-guard"
     message = "collective reached by only some ranks: the others never enter it and the job hangs; call it on every rank"
     fixable = "sometimes"
-    # 0 of 34 findings real on public repositories nobody tuned it to (issue 26): preview until
-    # its test-split precision meets the bar (benchmarks/README.md).
+    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
     status = "preview"
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.

@@ -1,4 +1,4 @@
-"""TRL006 fix-safety scenario (issue #27): a hoist that changes how many barriers a rank enters.
+"""TRL006 fix-safety scenario: a hoist that changes how many barriers a rank enters.
 
 Rank 0 saves, then enters two barriers under two rank tests; the other ranks enter none, and the
 job hangs. Hoisting only the second barrier (the first is not the first statement of its block,

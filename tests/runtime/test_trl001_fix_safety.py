@@ -1,4 +1,4 @@
-"""TRL001's fixes that stand on a fact the code does not prove (issue #27), on two CPU ranks.
+"""TRL001's fixes that stand on a fact the code does not prove, on two CPU ranks.
 
 ``scenario_fix_safety.py``: an optional accelerator (the fix naming it breaks the run that has
 none) and a neighbouring read that still goes through the wrapper (the fix leaves the run

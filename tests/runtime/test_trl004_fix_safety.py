@@ -1,4 +1,4 @@
-"""TRL004's fixes on two CPU ranks (gloo), one small scenario per class of issue #16.
+"""TRL004's fixes on two CPU ranks (gloo), one small scenario per class of fix safety.
 
 Each scenario (``rules/trl004_ungathered_metric/scenarios/``) logs one step from a batch the test
 writes per rank. Where a safe fix exists, ``trllint --fix`` rewrites a copy, the copy runs to the
@@ -113,7 +113,7 @@ def test_trl004_fix_on_two_ranks(tmp_path: Path, fix_class: FixClass) -> None:
     assert _logged(script, fix_class.data)[fix_class.key] == pytest.approx(fix_class.truth(fix_class.data))
 
 
-# ---- issue #27: a CPU tensor handed to a gather ------------------------------------------------
+# ---- a CPU tensor handed to a gather ------------------------------------------------
 
 # What trllint wrote before the fix knew the value's device: the CPU copy, gathered.
 GATHERED_ON_THE_CPU = "accelerator.gather(correct.cpu().mean()).mean()"

@@ -72,7 +72,7 @@ def test_cpu_rank_zero_hangs_in_reduce_until_the_fix(tmp_path):
 
 
 def test_a_hoist_that_changes_the_barrier_count_is_unsafe_and_still_hangs(tmp_path):
-    # Issue #27: the hoist of the second of rank 0's two barriers used to be labelled safe. It is
+    # the hoist of the second of rank 0's two barriers used to be labelled safe. It is
     # unsafe now: --fix leaves the file, and what --unsafe-fixes writes still hangs (rank 0 enters
     # two barriers, the others one), which is why.
     from tests.runtime.launch import scenario_path

@@ -14,24 +14,6 @@ from trllint.app import memory
 from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE
 
 
-def _help_formatter(prog: str) -> argparse.HelpFormatter:
-    """argparse's formatter, its width read without ``shutil``: argparse makes a formatter while
-    the parser is built, and its default width imports shutil (3 ms, most of it archive modules)
-    on every run, for help that most runs never print."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        columns = 80  # shutil's fallback
-        try:
-            if sys.__stdout__ is not None:
-                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-        except (AttributeError, ValueError, OSError):
-            pass
-    return argparse.HelpFormatter(prog, width=columns - 2)
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line and exit 2, like every other usage error here
         self.exit(EXIT_USAGE, f"trllint: error: {message} (see `trllint --help`)\n")
@@ -40,7 +22,6 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="trllint",
-        formatter_class=_help_formatter,
         usage="trllint [check] [options] [PATH ...]\n       trllint server",
         description="Find and fix the bugs that only appear when training runs on several GPUs. "
         "`trllint check PATH` is the same as `trllint PATH`; `trllint server` runs the language server "

@@ -35,7 +35,7 @@ _ENGINE_KEYS = set(_LIST_OF_STRINGS) | set(_BOOLEANS) | {"per-file-ignores", "ta
 # ``--cache-dir`` and TRLLINT_CACHE_DIR move it).
 CACHE_DIR = ".trllint_cache"
 DEFAULT_MAX_FILE_SIZE_MB = DEFAULT_MAX_FILE_BYTES // 2**20
-# Why a selection of preview rules only lints nothing while preview is off (issue 26): every rule is
+# Why a selection of preview rules only lints nothing while preview is off: every rule is
 # preview until the test split measures it (README: Rules, Stable and preview).
 NO_STABLE_RULE = (
     "no rule is selected: no rule is stable yet, each is preview until it meets the graduation bar "
