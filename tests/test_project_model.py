@@ -15,10 +15,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from trllint.semantic.project import fact_cache, modules as modules_module
 from trllint.semantic.project import index as project_module
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.outline import ImportRef
-from trllint.semantic.project.slices import ModuleSlice
 from trllint.semantic.project.index import ProjectIndex, project_root, use_cache_folder
 from trllint.core.source import SourceFile
 from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
@@ -51,8 +51,8 @@ def returns(view, local_name: str) -> ProjectReturns | None:
 
 def counting_parses(monkeypatch) -> list[Path]:
     parsed: list[Path] = []
-    real = project_module._parse
-    monkeypatch.setattr(project_module, "_parse", lambda path: parsed.append(path) or real(path))
+    real = modules_module._parse
+    monkeypatch.setattr(modules_module, "_parse", lambda path, data: parsed.append(path) or real(path, data))
     return parsed
 
 
@@ -304,8 +304,7 @@ def test_module_under_two_names_is_summarised_once(tmp_path: Path, monkeypatch):
         "pkg/train.py": "from pkg.utils import get_all_reduce_mean\nfrom .utils import local_mean\n",
     })
     parsed = counting_parses(monkeypatch)
-    # The whole module's summary is what two import names could compute twice: no slices here.
-    monkeypatch.setattr(ModuleSlice, "worth_reading", property(lambda self: False))
+    # The whole module's summary is what two import names could compute twice.
     view, _ = view_of(tmp_path / "pkg/train.py")
     assert returns(view, "get_all_reduce_mean").returns_global
     assert returns(view, "local_mean") is not None
@@ -471,7 +470,7 @@ def test_a_warm_index_parses_nothing(tmp_path: Path, monkeypatch):
     def no_parse(*args):
         raise AssertionError("a warm run parsed an imported module")
 
-    monkeypatch.setattr(project_module, "_parse", no_parse)
+    monkeypatch.setattr(modules_module, "_parse", no_parse)
     view, _ = view_of(tmp_path / "proj/train.py")
     assert returns(view, "local_mean") is not None and returns(view, "get_all_reduce_mean").returns_global
 
@@ -520,9 +519,7 @@ def test_reached_lets_a_file_through_only_when_a_module_it_leads_to_spells_the_t
         from typing import Optional
         from helpers.engines import build_engine  # deepspeed engines
         from helpers.plain import build_plain
-        from helpers.spoken import build_spoken
         from lab.base import Base
-        from lab.talk import Talk
 
         def main(model: Optional[object] = None):
             return {call}(model)
@@ -540,17 +537,12 @@ def test_reached_lets_a_file_through_only_when_a_module_it_leads_to_spells_the_t
         "lab/base.py": "from lab.root import Root\n\nclass Base(Root):\n    pass\n",
         "lab/root.py": "import deepspeed\n\nclass Root:\n    def make(self, m):\n        return deepspeed.initialize(model=m)\n",
         "lab/other.py": "class Other:\n    def make(self, m):\n        return m\n",
-        # Spells a sink's call in its docstring, and calls none: FORWARDS_TO_DEEPSPEED says nothing of it.
-        "helpers/spoken.py": '"""Engines come from deepspeed.initialize(model=m), elsewhere."""\n\ndef build_spoken(m):\n    return m\n',
-        "lab/talk.py": '"""Subclasses hand `m` to deepspeed.initialize(model=m)."""\n\nclass Talk:\n    def make(self, m):\n        return m\n',
     })
     train = tmp_path / "proj" / "train.py"
     for call, base, reached in [
         ("build_engine", "object", True),  # the helper's module calls deepspeed.initialize
         ("build_plain", "object", False),  # it does not: no summary could make it a sink
         ("build_plain", "Base", True),  # a base's base does
-        ("build_spoken", "object", False),  # its module spells the call only in words
-        ("build_plain", "Talk", False),  # so does the base's
     ]:
         train.write_text(textwrap.dedent(caller.format(call=call, base=base)), encoding="utf-8")
         use_cache_folder(None)
@@ -572,14 +564,11 @@ def test_reached_through_bases_only_for_trl001(tmp_path: Path):
         "base.py": "from accelerate import Accelerator\n\nclass BaseTrainer:\n    def __init__(self, model):\n"
                    "        self.accelerator = Accelerator()\n        self.model = self.accelerator.prepare(model)\n",
         "plain.py": "class PlainBase:\n    def __init__(self, model):\n        self.model = model\n",
-        # Names `deepspeed.initialize` and `accelerator.prepare` in its docstring only (DeepSpeed's engine).
-        "engine.py": '"""The engine deepspeed.initialize returns; accelerator.prepare(model) builds one."""\n\n'
-                     "class Engine:\n    def __init__(self, model):\n        self.model = model\n",
         "wrapping_helpers.py": "def wrap(m, accelerator):\n    return accelerator.prepare(m)\n",
     })
     train = tmp_path / "proj" / "sub.py"
-    for base, reached in [("BaseTrainer", True), ("PlainBase", False), ("Engine", False)]:
-        module = {"BaseTrainer": "base", "PlainBase": "plain", "Engine": "engine"}[base]
+    for base, reached in [("BaseTrainer", True), ("PlainBase", False)]:
+        module = {"BaseTrainer": "base", "PlainBase": "plain"}[base]
         train.write_text(
             f"from {module} import {base}\nfrom wrapping_helpers import wrap\n\n"
             f"class Sub({base}):\n    def step(self):\n        wrap(None, None)\n        return self.model.config.hidden_size\n",
@@ -658,26 +647,25 @@ def test_imports_are_found_from_folder_listings_and_found_afresh_once_a_module_i
 
 
 def test_a_module_is_read_once_for_every_question_about_it(tmp_path: Path, monkeypatch):
-    # Its spellings, the names it may import, its calls, its outline and its statements are each
-    # asked of the bytes its content hash was taken from, not read from disk again.
+    # Its spellings, the names it may import and its outline are each asked of the bytes its
+    # content hash was taken from, not read from disk again.
     from trllint.core.prefilter import AnyOf
 
     write(tmp_path, {"pyproject.toml": "", "helpers.py": "import torch.distributed as dist\n\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n"})
     path = (tmp_path / "helpers.py").resolve()
     reads: list[Path] = []
-    real_read = project_module.read_module
+    real_read = fact_cache.read_module
 
     def counted(module: Path) -> bytes:
         reads.append(module)
         return real_read(module)
 
-    monkeypatch.setattr(project_module, "read_module", counted)
+    monkeypatch.setattr(fact_cache, "read_module", counted)
+    monkeypatch.setattr(modules_module, "read_module", counted)
     index = ProjectIndex(tmp_path.resolve())
     assert index.spells(path, AnyOf("all_reduce"))
     assert not index.spells(path, AnyOf("initialize"))
     assert index.names_only_where_defined(path, "mean")
     assert not index.names_only_where_defined(path, "dist")
-    assert index.calls_one_of(path, frozenset({"all_reduce"}))
-    assert index.definition_calls_one_of(path, "mean", frozenset({"all_reduce"}))
     assert set(index.outline(path).functions) == {"mean"}
     assert reads == [path]

@@ -14,7 +14,6 @@ keeps the state of the last assignment read.
 
 from __future__ import annotations
 
-import ast
 import enum
 import re
 from bisect import bisect_left
@@ -36,12 +35,9 @@ from trllint.core.source import SourceFile
 
 from trllint.semantic.project.summaries import ModuleFact
 from trllint.semantic.project.file_view import project_view
-from trllint.semantic.project.outline import statements_below
-from trllint.core.ast_walk import nodes as ast_nodes
 
 if TYPE_CHECKING:
     from trllint.semantic.project.index import Definition, ProjectView
-    from trllint.semantic.project.slices import ModuleSlice
 
 
 class Rank(enum.IntEnum):
@@ -234,80 +230,11 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
     return answer
 
 
-# The words without which no value of a module is reduced across ranks: a call the flows read as
-# a gather or a reduction (a leading underscore aside), an in-place collective, a parameter that
-# holds a global value. A module read for its facts has no view of its project (its source is no
-# file: see FileRankFlows.project), so no call of it reaches another module's summary: these words
-# are every way a value of it becomes global.
-_GLOBAL_WORDS = frozenset({*GATHERING_CALLS, *IN_PLACE_COLLECTIVES, *GLOBAL_PARAMETERS})
-
-
-def _returns_nothing(cut: ModuleSlice) -> bool:
-    """``RETURNS_ACROSS_RANKS`` says nothing of the slice's asked definitions, proven before
-    LibCST parses it: no word of its code can make a value global (so nothing returns a global
-    value, or mixes one with others), and every definition of an asked name returns nothing, or
-    at least once what no unknown call returns (see ``FileRankFlows.returns_unknown``)."""
-    if any(word.lstrip("_") in _GLOBAL_WORDS for word in cut.words):
-        return False
-    statements = cut.definitions()
-    if statements is None:
-        return False
-    returned = [
-        [node.value for node, inside in statements_below(function) if isinstance(node, ast.Return) and not inside]
-        for statement in statements
-        for function, _ in statements_below(statement)
-        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name in cut.asked
-    ]
-    if all(not values or any(not isinstance(value, ast.Call) for value in values) for values in returned):
-        return True
-    # Some definition returns only calls' results: one of a call the flows know is no unknown
-    # call will do, which needs the slice's imports and definitions.
-    tree = cut.tree()
-    if tree is None:
-        return False
-    known = _KnownCalls(tree)
-    return all(not values or any(known.is_known(value) for value in values) for values in returned)
-
-
-class _KnownCalls:
-    """Which calls of a module ``FileRankFlows.is_unknown_call`` cannot read as unknown, from
-    CPython's tree: a call whose callee is no dotted name, or whose head is neither ``self`` nor
-    ``cls``, nor a function the module defines (anywhere), nor a name an import binds (anywhere)
-    other than from a library that computes locally (``torch.cat``)."""
-
-    def __init__(self, tree: ast.Module) -> None:
-        self.defined: set[str] = set()
-        self.imported: set[str] = set()  # bound by an import of what may talk to other ranks
-        for node in ast_nodes(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.defined.add(node.name)
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name.split(".")[0] not in LOCAL_COMPUTE_LIBRARIES:
-                        self.imported.add(alias.asname or alias.name.split(".")[0])
-            elif isinstance(node, ast.ImportFrom):
-                local = node.level == 0 and (node.module or "").split(".")[0] in LOCAL_COMPUTE_LIBRARIES
-                self.imported.update(alias.asname or alias.name for alias in node.names if not local)
-
-    def is_known(self, value: ast.expr | None) -> bool:
-        """``value`` is no call's result, or one of a call the flows know."""
-        if not isinstance(value, ast.Call):
-            return True
-        head = value.func
-        while isinstance(head, ast.Attribute):
-            head = head.value
-        if not isinstance(head, ast.Name):
-            return True  # `f()(x)`, `table[k](x)`: no name the flows read
-        return head.id not in ("self", "cls") and head.id not in self.defined and head.id not in self.imported
-
-
 # Which functions of a module return a value reduced across ranks, and which return what the
 # linter cannot judge (see FileRankFlows.returns_global, returns_unknown). Version 2: the flows
 # read returned tuples element-wise and data-named parameters as their callers' values. Version
 # 3: a function's callers are where its own name is called or read as a value.
-RETURNS_ACROSS_RANKS = ModuleFact(
-    "rank-flow.returns", 3, _returns_across_ranks, per_definition=True, says_nothing=_returns_nothing
-)
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 3, _returns_across_ranks)
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:
@@ -369,9 +296,7 @@ def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
 
 
 # Which functions of a module all-reduce (or broadcast) an argument in place, and which.
-REDUCES_IN_PLACE = ModuleFact(
-    "rank-flow.reduces-in-place", 1, _reduces_in_place, per_definition=True, calls=frozenset(IN_PLACE_COLLECTIVES)
-)
+REDUCES_IN_PLACE = ModuleFact("rank-flow.reduces-in-place", 1, _reduces_in_place, calls=frozenset(IN_PLACE_COLLECTIVES))
 # What a module must spell to reduce an argument in place: the collective's name, however it is
 # imported, and a way to reach torch.distributed, since a collective counts only when its full
 # name starts with `torch.distributed.` or `dist.`: `torch.distributed` itself, the module
