@@ -471,6 +471,7 @@ def test_a_warm_index_parses_nothing(tmp_path: Path, monkeypatch):
         raise AssertionError("a warm run parsed an imported module")
 
     monkeypatch.setattr(modules_module, "_parse", no_parse)
+    monkeypatch.setattr(ProjectIndex, "_outline_now", no_parse)  # its outline is kept beside its facts
     view, _ = view_of(tmp_path / "proj/train.py")
     assert returns(view, "local_mean") is not None and returns(view, "get_all_reduce_mean").returns_global
 
@@ -483,6 +484,10 @@ def test_a_damaged_cached_summary_is_made_again(tmp_path: Path):
     assert damaged
     for cached in damaged:
         cached.write_text("{not json", encoding="utf-8")
+    use_cache_folder(tmp_path / "cache")
+    assert returns(view_of(tmp_path / "proj/train.py")[0], "get_all_reduce_mean").returns_global
+    for cached in damaged:  # valid JSON, an outline of the wrong shape: read from the module again
+        cached.write_text(json.dumps({"outline@1": {"imports": [], "functions": 1}}), encoding="utf-8")
     use_cache_folder(tmp_path / "cache")
     assert returns(view_of(tmp_path / "proj/train.py")[0], "get_all_reduce_mean").returns_global
 

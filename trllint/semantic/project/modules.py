@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from trllint.semantic.project.outline import ImportRef, ModuleOutline
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
+# What a module's outline is kept under in its cache file, beside its facts (``key@version``).
+OUTLINE = "outline@1"
 # The bytes and texts of the modules last asked about that one index keeps: the questions about
 # one module (its hash, its outline, its spellings) come together.
 MAX_KEPT_TEXTS = 16
@@ -91,22 +93,35 @@ class ProjectIndex:
         return self._texts[digest]
 
     def outline(self, path: Path) -> ModuleOutline | None:
-        """What the module imports and defines (CPython's parse, memory only); None when it cannot
-        be read or parsed."""
+        """What the module imports and defines: from memory, the disk cache, or CPython's parse
+        now (then kept in both); None when it cannot be read or parsed."""
         digest = self.content_hash(path)
         if digest is None:
             return None
         if digest not in self._outlines:
-            from trllint.core.source import SourceDecodeError, SourceFile
-            from trllint.core.syntax import cpython_tree
-            from trllint.semantic.project.outline import outline_of
+            from trllint.semantic.project.outline import ModuleOutline
 
             try:
-                tree = cpython_tree(SourceFile.from_bytes(self._data(path, digest), str(path)))
-            except (OSError, SourceDecodeError):
-                tree = None
-            self._outlines[digest] = None if tree is None else outline_of(tree)
+                outline: ModuleOutline | None = ModuleOutline.from_json(self._cache.stored(digest)[OUTLINE])
+            except (AttributeError, KeyError, TypeError, ValueError):
+                outline = None  # not kept yet, or damaged: read again
+            if outline is None:
+                outline = self._outline_now(path, digest)
+                if outline is not None:
+                    self._cache.store(digest, OUTLINE, outline.to_json())
+            self._outlines[digest] = outline
         return self._outlines[digest]
+
+    def _outline_now(self, path: Path, digest: str) -> ModuleOutline | None:
+        from trllint.core.source import SourceDecodeError, SourceFile
+        from trllint.core.syntax import cpython_tree
+        from trllint.semantic.project.outline import outline_of
+
+        try:
+            tree = cpython_tree(SourceFile.from_bytes(self._data(path, digest), str(path)))
+        except (OSError, SourceDecodeError):
+            return None
+        return None if tree is None else outline_of(tree)
 
     def spells(self, path: Path, tokens: AnyOf | AllOf) -> bool:
         """The module's text holds ``tokens`` (one of each part's words; a token read from code,

@@ -2,8 +2,9 @@
 
 The outline is read from CPython's ``ast``, which parses about ten times faster than LibCST: it is
 all the project index needs to follow an import, a re-export or a base class to the module that
-defines a name. Only that module's own facts (a :class:`~trllint.semantic.project.summaries.ModuleSummary`)
-cost a LibCST parse, and only when its text spells what the question is about.
+defines a name, and no rule decides on anything else it reads. Only that module's own facts (a
+:class:`~trllint.semantic.project.summaries.ModuleFact`) cost a LibCST parse, and only when its
+text spells what the question is about. The index keeps outlines on disk beside the facts.
 """
 
 from __future__ import annotations
@@ -43,6 +44,21 @@ class ModuleOutline:
     imports: dict[str, ImportRef]
     functions: frozenset[str]
     classes: dict[str, ClassOutline]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "imports": {name: ref.to_json() for name, ref in self.imports.items()},
+            "functions": sorted(self.functions),
+            "classes": {name: [list(c.bases), list(c.methods)] for name, c in self.classes.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModuleOutline:  # JSON read back: the caller vouches for its shape
+        return cls(
+            {name: ImportRef.from_json(ref) for name, ref in data["imports"].items()},
+            frozenset(data["functions"]),
+            {name: ClassOutline(tuple(bases), tuple(methods)) for name, (bases, methods) in data["classes"].items()},
+        )
 
 
 def outline_of(tree: ast.Module) -> ModuleOutline:
