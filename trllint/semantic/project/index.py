@@ -178,9 +178,9 @@ class ProjectView:
     def reaches(self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str]) -> bool:
         """Some module of the project that defines a function this file calls (``called``: dotted
         names) or a base class of its classes (``class_bases``, and their bases) holds ``tokens``
-        (``spells``: its text, then its code): asked before the file is parsed, of outlines, text
-        and CPython's parse alone. What a fact could tell the file about those names comes from
-        such a module, so without one it tells nothing."""
+        (``spells``: its text): asked before the file is parsed, of outlines and text alone. What
+        a fact could tell the file about those names comes from such a module, so without one it
+        tells nothing."""
         for name in called:
             head = name.partition(".")[0]
             if head in ("self", "cls") or head not in self.imports:
