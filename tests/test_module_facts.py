@@ -18,7 +18,7 @@ import pytest
 from trllint.core.prefilter import AnyOf
 from trllint.core.source import SourceFile
 from trllint.semantic.model import SemanticModel
-from trllint.semantic.project import index as project_module
+from trllint.semantic.project import modules as project_module
 from trllint.semantic.project.index import use_cache_folder
 from trllint.semantic.project.summaries import ModuleFact, registered_facts
 from trllint.semantic.project.file_view import project_view
@@ -123,7 +123,7 @@ def test_a_fact_is_kept_by_content_on_disk_and_for_a_copy(tmp_path: Path, monkey
 
     use_cache_folder(tmp_path / "cache")  # a new run: nothing in memory
 
-    def no_parse(path):
+    def no_parse(path, data):
         raise AssertionError(f"a warm run parsed {path}")
 
     monkeypatch.setattr(project_module, "_parse", no_parse)
@@ -144,23 +144,37 @@ def test_a_new_version_of_a_fact_recomputes_that_fact_alone(tmp_path: Path):
         assert ask(tmp_path / "train.py", "first", PARAMETER_COUNT) == 1
         assert computed == {"returns": ["helpers.py", "helpers.py"], "parameters": ["helpers.py"]}
         [cache_file] = (tmp_path / "cache").rglob("*.json")
-        assert set(json.loads(cache_file.read_text())) == {"test.return-count@2", "test.parameter-count@1"}
+        assert set(json.loads(cache_file.read_text())) == {"test.return-count@2", "test.parameter-count@1", "outline@1"}
     finally:
         ModuleFact("test.return-count", 1, _count_returns)  # the declaration other tests read
 
 
 def test_a_module_that_spells_none_of_the_tokens_answers_nothing_unparsed(tmp_path: Path, monkeypatch):
     project(tmp_path, {"helpers.py": HELPERS, "train.py": "from helpers import first\n"})
-    monkeypatch.setattr(project_module, "_parse", lambda path: pytest.fail(f"parsed {path}"))
+    monkeypatch.setattr(project_module, "_parse", lambda path, data: pytest.fail(f"parsed {path}"))
     assert ask(tmp_path / "train.py", "first", RETURN_COUNT, deep_if=AnyOf("deepspeed")) is None
     assert computed["returns"] == []
+
+
+def test_a_module_that_spells_none_of_a_facts_calls_answers_nothing_unparsed(tmp_path: Path, monkeypatch):
+    calling = ModuleFact("test.return-count-of-callers", 1, _count_returns, calls=frozenset({"all_reduce"}))
+    project(tmp_path, {"helpers.py": HELPERS, "train.py": "from helpers import first\n"})
+    monkeypatch.setattr(project_module, "_parse", lambda path, data: pytest.fail(f"parsed {path}"))
+    assert ask(tmp_path / "train.py", "first", calling) is None  # `{}`: nothing said of `first`
+    assert computed["returns"] == []
+    monkeypatch.undo()
+    # Spelled anywhere (here in a comment), the module is parsed and the fact itself decides.
+    project(tmp_path, {"helpers.py": textwrap.dedent(HELPERS) + "# all_reduce\n"})
+    use_cache_folder(tmp_path / "cache")
+    assert ask(tmp_path / "train.py", "first", calling) == 2
+    assert computed["returns"] == ["helpers.py"]
 
 
 def test_a_module_that_cannot_be_parsed_answers_none_and_is_tried_once(tmp_path: Path, monkeypatch):
     project(tmp_path, {"helpers.py": HELPERS, "train.py": "from helpers import first\n"})
     tried = []
 
-    def unparsable(path):  # CPython read it (the outline found `first`); LibCST does not
+    def unparsable(path, data):  # CPython read it (the outline found `first`); LibCST does not
         tried.append(path)
         raise ValueError("not a module LibCST reads")
 

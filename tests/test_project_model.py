@@ -15,10 +15,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from trllint.semantic.project import fact_cache, modules as modules_module
 from trllint.semantic.project import index as project_module
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.outline import ImportRef
-from trllint.semantic.project.slices import ModuleSlice
 from trllint.semantic.project.index import ProjectIndex, project_root, use_cache_folder
 from trllint.core.source import SourceFile
 from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
@@ -51,8 +51,8 @@ def returns(view, local_name: str) -> ProjectReturns | None:
 
 def counting_parses(monkeypatch) -> list[Path]:
     parsed: list[Path] = []
-    real = project_module._parse
-    monkeypatch.setattr(project_module, "_parse", lambda path: parsed.append(path) or real(path))
+    real = modules_module._parse
+    monkeypatch.setattr(modules_module, "_parse", lambda path, data: parsed.append(path) or real(path, data))
     return parsed
 
 
@@ -304,8 +304,7 @@ def test_module_under_two_names_is_summarised_once(tmp_path: Path, monkeypatch):
         "pkg/train.py": "from pkg.utils import get_all_reduce_mean\nfrom .utils import local_mean\n",
     })
     parsed = counting_parses(monkeypatch)
-    # The whole module's summary is what two import names could compute twice: no slices here.
-    monkeypatch.setattr(ModuleSlice, "worth_reading", property(lambda self: False))
+    # The whole module's summary is what two import names could compute twice.
     view, _ = view_of(tmp_path / "pkg/train.py")
     assert returns(view, "get_all_reduce_mean").returns_global
     assert returns(view, "local_mean") is not None
@@ -471,7 +470,8 @@ def test_a_warm_index_parses_nothing(tmp_path: Path, monkeypatch):
     def no_parse(*args):
         raise AssertionError("a warm run parsed an imported module")
 
-    monkeypatch.setattr(project_module, "_parse", no_parse)
+    monkeypatch.setattr(modules_module, "_parse", no_parse)
+    monkeypatch.setattr(ProjectIndex, "_outline_now", no_parse)  # its outline is kept beside its facts
     view, _ = view_of(tmp_path / "proj/train.py")
     assert returns(view, "local_mean") is not None and returns(view, "get_all_reduce_mean").returns_global
 
@@ -484,6 +484,10 @@ def test_a_damaged_cached_summary_is_made_again(tmp_path: Path):
     assert damaged
     for cached in damaged:
         cached.write_text("{not json", encoding="utf-8")
+    use_cache_folder(tmp_path / "cache")
+    assert returns(view_of(tmp_path / "proj/train.py")[0], "get_all_reduce_mean").returns_global
+    for cached in damaged:  # valid JSON, an outline of the wrong shape: read from the module again
+        cached.write_text(json.dumps({"outline@1": {"imports": [], "functions": 1}}), encoding="utf-8")
     use_cache_folder(tmp_path / "cache")
     assert returns(view_of(tmp_path / "proj/train.py")[0], "get_all_reduce_mean").returns_global
 
@@ -648,26 +652,25 @@ def test_imports_are_found_from_folder_listings_and_found_afresh_once_a_module_i
 
 
 def test_a_module_is_read_once_for_every_question_about_it(tmp_path: Path, monkeypatch):
-    # Its spellings, the names it may import, its calls, its outline and its statements are each
-    # asked of the bytes its content hash was taken from, not read from disk again.
+    # Its spellings, the names it may import and its outline are each asked of the bytes its
+    # content hash was taken from, not read from disk again.
     from trllint.core.prefilter import AnyOf
 
     write(tmp_path, {"pyproject.toml": "", "helpers.py": "import torch.distributed as dist\n\n\ndef mean(t):\n    dist.all_reduce(t)\n    return t\n"})
     path = (tmp_path / "helpers.py").resolve()
     reads: list[Path] = []
-    real_read = project_module.read_module
+    real_read = fact_cache.read_module
 
     def counted(module: Path) -> bytes:
         reads.append(module)
         return real_read(module)
 
-    monkeypatch.setattr(project_module, "read_module", counted)
+    monkeypatch.setattr(fact_cache, "read_module", counted)
+    monkeypatch.setattr(modules_module, "read_module", counted)
     index = ProjectIndex(tmp_path.resolve())
     assert index.spells(path, AnyOf("all_reduce"))
     assert not index.spells(path, AnyOf("initialize"))
     assert index.names_only_where_defined(path, "mean")
     assert not index.names_only_where_defined(path, "dist")
-    assert index.calls_one_of(path, frozenset({"all_reduce"}))
-    assert index.definition_calls_one_of(path, "mean", frozenset({"all_reduce"}))
     assert set(index.outline(path).functions) == {"mean"}
     assert reads == [path]

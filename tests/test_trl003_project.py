@@ -270,7 +270,7 @@ def test_a_warm_run_reads_an_unchanged_helper_once_then_trusts_its_stamp(tmp_pat
     """An imported module's content decides whether the caller's findings still hold; once its
     size and mtime are known with that content, later warm runs do not read it (one stat)."""
     from trllint.app.cli import main
-    from trllint.semantic.project import index as project_module
+    from trllint.semantic.project import fact_cache
 
     root = _project(tmp_path, {
         "pkg/__init__.py": "",
@@ -280,8 +280,8 @@ def test_a_warm_run_reads_an_unchanged_helper_once_then_trusts_its_stamp(tmp_pat
     monkeypatch.chdir(root)
     helper = (root / "pkg/engines.py").resolve()
     reads: list[Path] = []
-    real = project_module.read_module
-    monkeypatch.setattr(project_module, "read_module", lambda path: reads.append(path) or real(path))
+    real = fact_cache.read_module
+    monkeypatch.setattr(fact_cache, "read_module", lambda path: reads.append(path) or real(path))
     args = ["--preview", "--select", "TRL003", "--format", "json", "--exit-zero", "--jobs", "1", "."]
 
     def warm_reads() -> int:
@@ -301,7 +301,7 @@ def test_a_warm_run_reads_an_unchanged_helper_once_then_trusts_its_stamp(tmp_pat
 
 def test_a_helper_module_that_never_spells_deepspeed_is_not_summarised(tmp_path, monkeypatch):
     """Its functions cannot reach deepspeed.initialize: the rule parses nothing of it."""
-    from trllint.semantic.project import index as project_module
+    from trllint.semantic.project import modules as project_module
 
     root = _project(tmp_path, {
         "pkg/__init__.py": "",
@@ -310,6 +310,6 @@ def test_a_helper_module_that_never_spells_deepspeed_is_not_summarised(tmp_path,
     })
     parsed = []
     real = project_module._parse
-    monkeypatch.setattr(project_module, "_parse", lambda path: parsed.append(path) or real(path))
+    monkeypatch.setattr(project_module, "_parse", lambda path, data: parsed.append(path) or real(path, data))
     assert _lint(root / "pkg/evaluate.py") == []
     assert parsed == []

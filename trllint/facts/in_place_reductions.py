@@ -79,7 +79,7 @@ def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
 
 # Which functions of a module all-reduce (or broadcast) an argument in place, and which.
 REDUCES_IN_PLACE = ModuleFact(
-    "rank-flow.reduces-in-place", 1, _reduces_in_place, per_definition=True, calls=frozenset(IN_PLACE_COLLECTIVES)
+    "rank-flow.reduces-in-place", 1, _reduces_in_place, calls=frozenset(IN_PLACE_COLLECTIVES)
 )
 # What a module must spell to reduce an argument in place: the collective's name, however it is
 # imported, and a way to reach torch.distributed, since a collective counts only when its full

@@ -2,8 +2,9 @@
 
 The outline is read from CPython's ``ast``, which parses about ten times faster than LibCST: it is
 all the project index needs to follow an import, a re-export or a base class to the module that
-defines a name. Only that module's own facts (a :class:`~trllint.semantic.project.summaries.ModuleSummary`)
-cost a LibCST parse, and only when its text spells what the question is about.
+defines a name, and no rule decides on anything else it reads. Only that module's own facts (a
+:class:`~trllint.semantic.project.summaries.ModuleFact`) cost a LibCST parse, and only when its
+text spells what the question is about. The index keeps outlines on disk beside the facts.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import ast
 import re
 from typing import Any, Iterator
 
-from trllint.core.ast_walk import dotted_name
 from trllint.core.code_names import code_names
 from dataclasses import dataclass
 
@@ -40,37 +40,25 @@ class ClassOutline:
 
 
 @dataclass(frozen=True)
-class TopStatement:
-    """One statement at the top of a module: its lines (1-based, a definition's decorators
-    included), the name it defines when it is a function or a class, and the names of the
-    functions and classes defined inside it (methods, nested functions)."""
-
-    first: int
-    last: int
-    defines: str | None = None
-    inner: frozenset[str] = frozenset()
-    # For a statement that defines nothing at the top: the words of the names it binds (`x = ...`,
-    # `cfg.rank = ...`, `for i in ...`, nested definitions; an import, here or inside it (`try:
-    # import deepspeed`): every word it spells), or None when it must stay in every slice (a `*` or
-    # `__future__` import, a global declaration, a match).
-    binds: frozenset[str] | None = None
-    # A `global` statement lies in it (in a function: it may bind a global another one reads).
-    declares_global: bool = False
-
-    @property
-    def definitions(self) -> frozenset[str]:
-        """The names of every function and class it defines, itself or inside it."""
-        return self.inner if self.defines is None else self.inner | {self.defines}
-
-
-@dataclass(frozen=True)
 class ModuleOutline:
     imports: dict[str, ImportRef]
     functions: frozenset[str]
     classes: dict[str, ClassOutline]
-    # Every top-level statement, in order: what a slice of the module is cut from
-    # (trllint.semantic.project.slices).
-    statements: tuple[TopStatement, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "imports": {name: ref.to_json() for name, ref in self.imports.items()},
+            "functions": sorted(self.functions),
+            "classes": {name: [list(c.bases), list(c.methods)] for name, c in self.classes.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModuleOutline:  # JSON read back: the caller vouches for its shape
+        return cls(
+            {name: ImportRef.from_json(ref) for name, ref in data["imports"].items()},
+            frozenset(data["functions"]),
+            {name: ClassOutline(tuple(bases), tuple(methods)) for name, (bases, methods) in data["classes"].items()},
+        )
 
 
 def outline_of(tree: ast.Module) -> ModuleOutline:
@@ -83,93 +71,22 @@ def outline_of(tree: ast.Module) -> ModuleOutline:
         if isinstance(s, ast.ClassDef)
     }
     functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return ModuleOutline(module_imports(tree), functions, classes, tuple(map(_top_statement, tree.body)))
+    return ModuleOutline(module_imports(tree), functions, classes)
 
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The fields that hold statements (an except clause and a match case hold them in turn).
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def statements_below(statement: ast.stmt) -> Iterator[tuple[ast.AST, bool]]:
-    """``statement`` and every statement, except clause and match case below it, each with
-    whether it lies inside a function or class defined below ``statement`` (a scope of its own).
-    Statements only are walked: a definition is one, and expressions are most of a tree."""
-    pending: list[tuple[ast.AST, bool]] = [(statement, False)]
-    while pending:
-        current, inside = pending.pop()
-        yield current, inside
-        nested = inside or (current is not statement and isinstance(current, _DEFINITIONS))
-        for field in _BLOCKS:
-            pending.extend((child, nested) for child in getattr(current, field, ()))
-
-
-def _top_statement(statement: ast.stmt) -> TopStatement:
-    """The statement's lines, the definitions in it, the words of what it binds in its own scope
-    (see ``TopStatement.binds``), and whether it declares a global."""
-    inner: set[str] = set()
-    # A definition binds its own name only: the words of what its body binds are not read.
-    words: set[str] | None = None if isinstance(statement, _DEFINITIONS) else set()
-    declares_global = False
-    for node, inside in statements_below(statement):
-        if node is not statement and isinstance(node, _DEFINITIONS):
-            inner.add(node.name)
-        declares_global = declares_global or isinstance(node, ast.Global)
-        if inside or words is None:
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            # At the top or inside (`try: import deepspeed`): its words (see `_imported`).
-            imported = _imported(node)
-            words = None if imported is None else words | imported
-        elif isinstance(node, (ast.Global, ast.Nonlocal, ast.Match)):
-            words = None
-        else:
-            words |= _bound_by(node)
-    last = statement.end_lineno or statement.lineno
-    if isinstance(statement, _DEFINITIONS):
-        first = min([statement.lineno, *(d.lineno for d in statement.decorator_list)])
-        return TopStatement(first, last, statement.name, frozenset(inner), None, declares_global)
-    binds = None if words is None else frozenset(words)
-    return TopStatement(statement.lineno, last, None, frozenset(inner), binds, declares_global)
-
-
-def _imported(statement: ast.Import | ast.ImportFrom) -> frozenset[str] | None:
-    """The words a top-level import spells, which the slices read as what it binds: the names it
-    binds, and the names it imports them from, which the rank flows read as names too (a module's
-    ``summarize`` method is "handed on" by ``from .losses import summarize as s``). None for one
-    that stays in every slice: a ``*`` import (which names it binds is not known) and a
-    ``__future__`` import."""
-    if isinstance(statement, ast.ImportFrom) and (statement.module == "__future__" or any(a.name == "*" for a in statement.names)):
-        return None
-    words = {part for alias in statement.names for name in (alias.name, alias.asname or "") for part in name.split(".")}
-    if isinstance(statement, ast.ImportFrom) and statement.module:
-        words.update(statement.module.split("."))
-    return frozenset(words - {""})
-
-
-def _bound_by(node: ast.AST) -> set[str]:
-    """The words of the names one statement binds itself: its targets (attribute names too), an
-    except clause's name, a definition's name. (A ``:=`` in an expression is not read: the flows
-    read none either.)"""
-    if isinstance(node, _DEFINITIONS):
-        return {node.name}
-    if isinstance(node, ast.ExceptHandler):
-        return {node.name} if node.name else set()
-    targets: list[ast.AST] = []
-    if isinstance(node, (ast.Assign, ast.Delete)):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-        targets = [node.target]
-    elif isinstance(node, (ast.With, ast.AsyncWith)):
-        targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
-    words: set[str] = set()
-    for target in targets:
-        for part in ast.walk(target):
-            if isinstance(part, ast.Name):
-                words.add(part.id)
-            elif isinstance(part, ast.Attribute):
-                words.add(part.attr)
-    return words
+def dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for a name or a chain of attributes on one, as a class's base is written; None
+    for anything else (``f().x``, ``a[0].x``)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted_name(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
 
 
 def module_imports(tree: ast.Module) -> dict[str, ImportRef]:
