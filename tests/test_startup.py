@@ -29,8 +29,6 @@ TRLLINT_FOR_ONE_FILE = {
     "trllint.engine.pipeline", "trllint.engine.inputs", "trllint.engine.inputs.python", "trllint.engine.inputs.text",
     "trllint.core.requirements_files", "trllint.core.target_version", "trllint.app.target",
     "trllint.engine.results", "trllint.rule.declared", "trllint.app.rule_catalog",
-    # The prefilters' code tokens: the names a file's code calls, reads and defines, and the walk.
-    "trllint.core.code_names", "trllint.core.ast_walk",
     # What the input kinds and the output formats share, in modules of their own (not the faces).
     "trllint.engine.inputs.kind", "trllint.report.run_report",
 }  # fmt: skip

@@ -17,7 +17,7 @@ a regex should start with a literal, not ``\\b`` (trllint.facts.markers says why
 
 ``Reached(tokens)`` is the one token that looks beyond the file: it holds when a module of the
 file's project that the file's calls or classes' bases lead to spells one of ``tokens`` (found
-from CPython's parse and the modules' outlines: about a tenth of LibCST's parse). It is for a rule
+from the modules' outlines and text). It is for a rule
 whose finding can come from a helper in another module; put it last in its ``AnyOf``, so it is
 asked only of files that spell none of the others.
 
@@ -28,21 +28,14 @@ function of one (``def name``). The file must spell one of them as a whole word:
 could hold the name (an import that binds it under another name spells it too); a word in a
 comment or a string lets the file through, and the rule then finds nothing there.
 
-``TreeCheck(check)`` holds when ``check(tree)`` does, for CPython's tree of the file; it remains
-only for the rules whose own such check is still to go, and like ``Reached`` it is asked only
-where no rule's text tokens let the file through. Where the file has no tree (CPython cannot
-parse it, or the text is no file) it holds: unknown runs the rule.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
+from typing import Any, Callable, Iterator, Union
 
 from dataclasses import dataclass
-
-if TYPE_CHECKING:
-    import ast
 
 Token = Union[str, "re.Pattern[str]"]
 
@@ -70,31 +63,6 @@ class Reached:
         return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
 
 
-@dataclass(frozen=True)
-class FileCode:
-    """CPython's tree of a file, computed where ``TreeCheck`` first asks it (None where CPython
-    cannot parse the file). ``names`` is asked by no token; the project index still passes it."""
-
-    tree: Callable[[], ast.Module | None]
-    names: Callable[[], object] | None = None
-
-
-class TreeCheck:
-    """``check(tree)`` holds for CPython's tree of the file."""
-
-    __slots__ = ("check",)
-
-    def __init__(self, check: Callable[[ast.Module], bool]) -> None:
-        self.check = check
-
-    def holds(self, code: FileCode | None) -> bool:
-        tree = code.tree() if code is not None else None
-        return tree is None or self.check(tree)
-
-    def __repr__(self) -> str:
-        return f"TreeCheck({getattr(self.check, '__qualname__', self.check)!r})"
-
-
 def _configured_names(settings: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(value).rsplit(".", 1)[-1] for key in keys for value in settings.get(key, ()))
 
@@ -105,33 +73,28 @@ Reaches = Callable[[Reached], bool]  # answers a file's Reached token (the rule 
 class AnyOf:
     """Holds when any token is in the text (or any name configured under ``setting``)."""
 
-    __slots__ = ("tokens", "settings", "reached", "in_code")
+    __slots__ = ("tokens", "settings", "reached")
 
-    def __init__(self, *tokens: Token | AnyOf | Reached | TreeCheck, setting: str | tuple[str, ...] = ()) -> None:
+    def __init__(self, *tokens: Token | AnyOf | Reached, setting: str | tuple[str, ...] = ()) -> None:
         flat: list[Token] = []
         keys: list[str] = []
         reached: list[Reached] = []
-        in_code: list[TreeCheck] = []
         for token in tokens:
             if isinstance(token, AnyOf):  # any of (any of ...) is one any-of: shared markers nest
                 flat.extend(token.tokens)
                 keys.extend(token.settings)
                 reached.extend(token.reached)
-                in_code.extend(token.in_code)
             elif isinstance(token, (str, re.Pattern)):
                 flat.append(token)
             elif isinstance(token, Reached):
                 reached.append(token)
-            elif isinstance(token, TreeCheck):
-                in_code.append(token)
             else:
                 raise TypeError(
-                    "AnyOf takes strings, compiled patterns, Reached, TreeCheck or AnyOf (Calls, Reads, Defines), "
+                    "AnyOf takes strings, compiled patterns, Reached or AnyOf (Calls, Reads, Defines), "
                     f"not {type(token).__name__}"
                 )
         self.reached: tuple[Reached, ...] = tuple(reached)
-        self.in_code: tuple[TreeCheck, ...] = tuple(in_code)
-        if not flat and not keys and not reached and not in_code:
+        if not flat and not keys and not reached:
             raise TypeError("AnyOf() with no token would never hold; leave the prefilter out to always run")
         self.tokens: tuple[Token, ...] = tuple(flat)
         self.settings: tuple[str, ...] = (*keys, *((setting,) if isinstance(setting, str) else setting))
@@ -144,27 +107,24 @@ class AnyOf:
         return self.tokens + _configured_names(settings, self.settings)
 
     def holds(
-        self, text: str, settings: dict[str, Any], reaches: Reaches | None = None, code: FileCode | None = None
+        self, text: str, settings: dict[str, Any], reaches: Reaches | None = None
     ) -> bool:
-        """``reaches`` answers a ``Reached`` token for this file; without it, none holds. ``code``
-        is the file's code, for ``TreeCheck``; without it, or where it has no tree, one holds."""
+        """``reaches`` answers a ``Reached`` token for this file; without it, none holds."""
         verdict = self.verdict(text, settings)
         if verdict is not None:
             return verdict
-        if any(token.holds(code) for token in self.in_code):
-            return True
         return reaches is not None and any(reaches(reached) for reached in self.reached)
 
     def verdict(self, text: str, settings: dict[str, Any]) -> bool | None:
-        """What the text tokens say: True or False, or None where only a costly one (``Reached``,
-        ``TreeCheck``) could still hold."""
+        """What the text tokens say: True or False, or None where only the costly ``Reached``
+        could still hold."""
         if any(token_present(token, text) for token in self.tokens_for(settings)):
             return True
-        return None if self.reached or self.in_code else False
+        return None if self.reached else False
 
     def __repr__(self) -> str:
         setting = f", setting={self.settings!r}" if self.settings else ""
-        return f"AnyOf({', '.join(map(repr, (*self.tokens, *self.in_code, *self.reached)))}{setting})"
+        return f"AnyOf({', '.join(map(repr, (*self.tokens, *self.reached)))}{setting})"
 
 
 class AllOf:
@@ -181,9 +141,9 @@ class AllOf:
         self.parts: tuple[AnyOf, ...] = parts
 
     def holds(
-        self, text: str, settings: dict[str, Any], reaches: Reaches | None = None, code: FileCode | None = None
+        self, text: str, settings: dict[str, Any], reaches: Reaches | None = None
     ) -> bool:
-        return all(part.holds(text, settings, reaches, code) for part in self.parts)
+        return all(part.holds(text, settings, reaches) for part in self.parts)
 
     def verdict(self, text: str, settings: dict[str, Any]) -> bool | None:
         """False when a part's text tokens rule the file out, True when every part's hold, else None."""

@@ -36,7 +36,7 @@ from trllint.core.findings import Applicability, Edit, Evidence, Finding, Fix, F
 from trllint.core.cst.private import UNDEFINED_DEFAULT, CodegenState, generate_code
 from trllint.rule.metadata import LAZY_METADATA, POSITION_METADATA, resolve_provider
 from trllint.core.prefilter import (
-    AllOf, AnyOf, Calls, Defines, FileCode, Prefilter, Reached, Reads, Token, TreeCheck, check_declaration, token_present
+    AllOf, AnyOf, Calls, Defines, Prefilter, Reached, Reads, Token, check_declaration, token_present
 )
 from trllint.core.cst.parents import ParentProvider
 from trllint.core.positions import positions_of
@@ -49,26 +49,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AllOf", "AnyOf", "Applicability", "Calls", "Defines", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule",
-    "RuleStatus", "Reads", "Setting", "Reached", "Token", "TreeCheck", "token_present",
+    "RuleStatus", "Reads", "Setting", "Reached", "Token", "token_present",
 ]
 
 
 
-def prefilter_inputs(source: Any) -> tuple[FileCode | None, Callable[[Reached], bool] | None]:
-    """CPython's tree of the file (for ``TreeCheck``) and its project (for ``Reached``), as a
-    prefilter's ``holds`` takes them; None where there is no file or no project."""
-    if source is None:
-        return None, None
-    from trllint.core.syntax import cpython_tree
+def project_reaches_of(source: Any) -> Callable[[Reached], bool] | None:
+    """The answer to a prefilter's ``Reached`` token for ``source``'s project; None where there
+    is no file (text from standard input with no name, a module read for its facts)."""
+    if source is None or source.path is None:
+        return None
     from trllint.semantic.model import SemanticModel
-
-    model = SemanticModel.of(source)
-    code = FileCode(tree=lambda: cpython_tree(source))
-    if source.path is None:
-        return code, None
     from trllint.semantic.project.file_view import project_reaches
 
-    return code, lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)
+    model = SemanticModel.of(source)
+    return lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading)
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -208,17 +203,15 @@ class Rule(cst.BatchableCSTVisitor):
 
     @classmethod
     def may_match(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool:
-        """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)
-        and its ``TreeCheck`` (without it, one holds)."""
+        """``source``: the file, for a prefilter's ``Reached`` token (without it, one never holds)."""
         if cls.prefilter is None:
             return True
-        code, reaches = prefilter_inputs(source)
-        return cls.prefilter.holds(text, settings or {}, reaches, code)
+        return cls.prefilter.holds(text, settings or {}, project_reaches_of(source))
 
     @classmethod
     def prefilter_verdict(cls, text: str, settings: dict[str, Any] | None = None, source: Any = None) -> bool | None:
-        """What the prefilter's cheap tokens say (``AllOf.verdict``): None where only a costly one
-        (``Reached``, ``TreeCheck``) could decide, which ``may_match`` then asks."""
+        """What the prefilter's cheap tokens say (``AllOf.verdict``): None where only the costly
+        ``Reached`` could decide, which ``may_match`` then asks."""
         if cls.prefilter is None:
             return True
         return cls.prefilter.verdict(text, settings or {})

@@ -53,7 +53,7 @@ class RuleSet:
         """The rules whose prefilter lets the file through. ``source``: the SourceFile, when a
         prefilter may ask about the file's code or its project.
 
-        The costly tokens (``Reached``, ``TreeCheck``) are asked only where no rule's cheap tokens
+        The costly token, ``Reached``, is asked only where no rule's cheap tokens
         let the file through: once LibCST parses the file for one rule, running another on it costs
         about what asking them would, and a prefilter never changes a finding either way."""
         ignored = self.codes_ignored_for(path)

@@ -29,7 +29,7 @@ from trllint.core.findings import Evidence
 from trllint.facts.launch.backends import ANY, DEEPSPEED, Backend, LaunchFact, deepspeed_stage, describe
 from trllint.facts.launch.commands import LaunchCommand, launch_commands
 from trllint.facts.launch.configs import ConfigVerdict, read_deepspeed_json, read_yaml_config
-from trllint.semantic.project.index import PROJECT_MARKERS
+from trllint.semantic.project.resolution import PROJECT_MARKERS
 
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".mk")
 _MAKEFILES = ("Makefile", "makefile", "GNUmakefile")

@@ -13,7 +13,6 @@ import ast
 import re
 from typing import Any, Iterator
 
-from trllint.core.code_names import code_names
 from dataclasses import dataclass
 
 
@@ -119,21 +118,6 @@ def _collect_imports(statements: list[ast.stmt], found: dict[str, ImportRef]) ->
             for handler in statement.handlers:
                 _collect_imports(handler.body, found)
             _collect_imports(statement.orelse, found)
-
-
-def calls_or_imports_one_of(tree: ast.Module, names: frozenset[str]) -> tuple[bool, frozenset[str]]:
-    """Whether some call in ``tree`` calls a function whose last name is one of ``names`` (the
-    code names' calls) or some import (anywhere) names one, and the names such imports bind
-    (``from torch.distributed import all_reduce as total``: ``total``). Every call a LibCST
-    analysis can resolve to such a function spells the name, or a name one of those imports binds."""
-    bound = frozenset(
-        alias.asname or alias.name.split(".")[0]
-        for node in _statements_anywhere(tree)
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-        for alias in node.names
-        if alias.name.rsplit(".", 1)[-1] in names
-    )
-    return bool(bound) or not names.isdisjoint(code_names(tree).calls), bound
 
 
 def _statements_anywhere(tree: ast.Module) -> list[ast.AST]:
