@@ -19,7 +19,9 @@ from trllint.semantic.project import fact_cache, modules as modules_module
 from trllint.semantic.project import index as project_module
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.outline import ImportRef
-from trllint.semantic.project.index import ProjectIndex, project_root, use_cache_folder
+from trllint.semantic.project.index import use_cache_folder
+from trllint.semantic.project.modules import ProjectIndex
+from trllint.semantic.project.resolution import project_root
 from trllint.core.source import SourceFile
 from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
 from trllint.facts.rank_flow import RETURNS_ACROSS_RANKS, ProjectReturns

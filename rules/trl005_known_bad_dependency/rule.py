@@ -16,7 +16,7 @@ from libcst.metadata import PositionProvider
 from trllint.core.cst.names import call_name
 from trllint.core.requirements_files import named_as_requirements
 from trllint.core.findings import Evidence, ReasonKind
-from trllint.semantic.project.index import project_scope
+from trllint.semantic.project.resolution import project_scope
 from trllint.facts.calls import calls_in
 from trllint.rule.base import Edit, Fix, Rule
 

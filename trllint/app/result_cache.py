@@ -117,7 +117,8 @@ def _unchanged(dependency: str, digest: str, stamps: dict[str, list]) -> bool:
         from trllint.facts.launch.project import project_launch
 
         return project_launch(Path(dependency[len(LAUNCH_SOURCES) :])).digest == digest
-    from trllint.semantic.project.index import has_unsaved_buffer, module_digest
+    from trllint.semantic.project.buffers import has_unsaved_buffer
+    from trllint.semantic.project.fact_cache import module_digest
 
     # The path was resolved when the result was computed (``ProjectView.consulted``).
     path = Path(dependency)

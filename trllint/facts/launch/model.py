@@ -114,7 +114,7 @@ def _code_facts(model: SemanticModel, code: CodeLaunch) -> list[LaunchFact]:
 
 
 def _project_root(model: SemanticModel) -> Path:
-    from trllint.semantic.project.index import project_scope
+    from trllint.semantic.project.resolution import project_scope
 
     assert model.source.path is not None
     return project_scope(model.source.path)

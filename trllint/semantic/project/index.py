@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from trllint.semantic.project.buffers import has_unsaved_buffer, keep_buffer, read_module
-from trllint.semantic.project.fact_cache import MAX_MODULE_BYTES, module_digest
+from trllint.semantic.project.buffers import keep_buffer
 from trllint.semantic.project.modules import ProjectIndex
-from trllint.semantic.project.resolution import project_of_folder, project_root, project_scope
+from trllint.semantic.project.resolution import project_of_folder
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -27,18 +26,11 @@ if TYPE_CHECKING:
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 __all__ = [
-    "MAX_MODULE_BYTES",
     "Definition",
-    "ProjectIndex",
     "ProjectView",
     "cache_folder",
     "forget_module",
-    "has_unsaved_buffer",
     "index_for",
-    "module_digest",
-    "project_root",
-    "project_scope",
-    "read_module",
     "use_cache_folder",
     "use_unsaved",
 ]
