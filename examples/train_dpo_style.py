@@ -14,15 +14,16 @@ def prepare_deepspeed(model, ds_config):
 
 
 class PairwiseTrainer(Trainer):
-    def __init__(self, model, ref_model=None, peft_config=None, **kwargs):
+    def __init__(self, model, ref_model=None, reward_model=None, peft_config=None, **kwargs):
         super().__init__(model=model, **kwargs)
         if peft_config is not None:
             ref_model = None  # the adapter is switched off to get reference log-probs
         self.ref_model = ref_model
         if self.is_deepspeed_enabled:
+            # With a PEFT adapter there is no reference model: deepspeed.initialize asserts.
             self.ref_model = prepare_deepspeed(self.ref_model, self.args.hf_deepspeed_config.config)
-        else:
-            self.ref_model = self.accelerator.prepare_model(self.ref_model, evaluation_mode=True)
+        # Under FSDP an eval-mode prepare neither wraps nor moves the model: it stays on the CPU.
+        self.reward_model = self.accelerator.prepare_model(reward_model, evaluation_mode=True)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         outputs = model(**inputs)

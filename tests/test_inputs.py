@@ -49,7 +49,7 @@ def test_kind_for_a_path(path, kind, is_python, always_read, walked):
     assert kind_for(Path(path)) is chosen  # a str and a Path name the same kind
 
 
-def _rules(*codes: str, preview: bool = False) -> RuleSet:
+def _rules(*codes: str, preview: bool = True) -> RuleSet:
     return RuleSet([available_rules()[code].rule for code in codes], preview=preview)
 
 
@@ -65,7 +65,7 @@ def _rules(*codes: str, preview: bool = False) -> RuleSet:
     ],
 )
 def test_a_text_file_is_read_as_requirements_when_named_so_or_when_every_line_is_one(filename, text, messages):
-    result = lint_bytes(text.encode(), filename, _rules("TRL005", preview=True))
+    result = lint_bytes(text.encode(), filename, _rules("TRL005"))
     assert [f.message[: len(m)] for f, m in zip(result.findings, messages)] == messages
     assert len(result.findings) == len(messages) and {f.code for f in result.findings} <= {"TRL005"}
 
@@ -129,7 +129,7 @@ def test_the_pipeline_needs_no_pool_nor_any_of_the_app():
         from trllint.engine.pipeline import lint_bytes
         from trllint.rule.registry import available_rules
         from trllint.rule.ruleset import RuleSet
-        ruleset = RuleSet([available_rules()["TRL001"].rule])
+        ruleset = RuleSet([available_rules()["TRL001"].rule], preview=True)
         notebook = json.dumps({{"cells": [{{"cell_type": "code", "source": {NOTEBOOK_TRAIN!r}, "metadata": {{}}, "outputs": []}}]}})
         found = [lint_bytes({TRAIN!r}.encode(), "train.py", ruleset), lint_bytes(notebook.encode(), "train.ipynb", ruleset)]
         print(json.dumps([[f.code, f.cell] for r in found for f in r.findings]))

@@ -42,7 +42,7 @@ def _project(tmp_path: Path, files: dict[str, str]) -> Path:
 
 def _findings(path: Path) -> list[tuple[int, str]]:
     source = SourceFile(text=path.read_text(), display_path=path.name, path=path)
-    ruleset = RuleSet([all_rules()["TRL001"].rule], {})
+    ruleset = RuleSet([all_rules()["TRL001"].rule], {}, preview=True)
     return [(f.line, f.message) for f in lint_source(source, path.name, ruleset)]
 
 

@@ -71,7 +71,7 @@ def _lint(path: Path) -> list[tuple[int, str]]:
     """TRL003's findings on one file of a project, prefilter on (as a run has it)."""
     text = path.read_text(encoding="utf-8")
     source = SourceFile(text=text, display_path=path.name, is_python=True, path=path)
-    ruleset = RuleSet([all_rules()["TRL003"].rule], {})
+    ruleset = RuleSet([all_rules()["TRL003"].rule], {}, preview=True)
     return [(f.line, f.message) for f in lint_source(source, path.name, ruleset)]
 
 

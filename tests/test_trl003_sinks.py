@@ -20,7 +20,7 @@ def setup(student, teacher=None, config=None):
 
 def _lint(text: str, settings: dict) -> list:
     rule = all_rules()["TRL003"].rule
-    return lint_source(SourceFile(text=text, display_path="caller.py"), "caller.py", RuleSet([rule], settings))
+    return lint_source(SourceFile(text=text, display_path="caller.py"), "caller.py", RuleSet([rule], settings, preview=True))
 
 
 def test_configured_sink_in_a_file_without_deepspeed():
@@ -48,7 +48,7 @@ def test_summary_is_computed_once_per_file(monkeypatch):
     monkeypatch.setattr(trl003, "summarise_sinks", counting)
     text = "import deepspeed\n\n\ndef f(model=None):\n    deepspeed.initialize(model=model)\n"
     source = SourceFile(text=text, display_path="f.py")
-    ruleset = RuleSet([all_rules()["TRL003"].rule], {})
+    ruleset = RuleSet([all_rules()["TRL003"].rule], {}, preview=True)
     first = lint_source(source, "f.py", ruleset)
     second = lint_source(source, "f.py", ruleset)
     assert len(first) == len(second) == 1

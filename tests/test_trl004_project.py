@@ -132,7 +132,7 @@ def _state_of(source: SourceFile, assigned: str) -> Rank:
 
 
 def _findings(source: SourceFile) -> list[tuple[int, str]]:
-    ruleset = RuleSet([all_rules()["TRL004"].rule], {})
+    ruleset = RuleSet([all_rules()["TRL004"].rule], {}, preview=True)
     return [(f.line, f.code) for f in lint_source(source, source.display_path, ruleset)]
 
 

@@ -216,46 +216,17 @@ def _top_level_line(text: str, position: int) -> int:
 def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | None = None) -> set[str]:
     """The bases of the module's classes (nested ones too), as written.
 
-    ``reading``: they count only when some class reads one of these members on a ``self``
-    attribute it does not bind itself (``self.model.config``), the only read an attribute
-    inherited from a base can change; then every class's bases count, since the reading class
-    may inherit through another class of the file. The same test as
-    ``trllint.facts.wrapping.reads_member_of_an_inherited_attribute``, on CPython's tree
-    (``lines``: the module's, to skip a class whose text spells no such read without walking it)."""
+    ``reading``: they count only when the text of some class spells a read of one of these
+    members on a ``self`` attribute (``self.model.config``), the only read an inherited attribute
+    can change; then every class's bases count, since the reading class may inherit through
+    another class of the file. A test of the text only: the rule itself decides which reads
+    matter."""
     classes = [node for node in _statements_anywhere(tree) if type(node) is ast.ClassDef]  # nested ones too
-    if reading is not None and not any(_reads_inherited_member(c, reading, lines) for c in classes):
+    if reading is not None and not any(_spells_a_member_read(c, reading, lines) for c in classes):
         return set()
     return {name for c in classes for name in map(dotted_name, c.bases) if name}
 
 
-def _reads_inherited_member(cls: ast.ClassDef, members: frozenset[str], lines: list[str]) -> bool:
+def _spells_a_member_read(cls: ast.ClassDef, members: frozenset[str], lines: list[str]) -> bool:
     segment = "\n".join(lines[cls.lineno - 1 : cls.end_lineno])
-    if not re.search(r"self\s*\.\s*\w+\s*\.\s*(?:" + "|".join(map(re.escape, sorted(members))) + r")\b", segment):
-        return False
-    read: set[str] = set()
-    bound: set[str] = set()
-    for node in ast.walk(cls):
-        if (
-            isinstance(node, ast.Attribute)
-            and node.attr in members
-            and isinstance(node.value, ast.Attribute)
-            and isinstance(node.value.value, ast.Name)
-            and node.value.value.id == "self"
-        ):
-            read.add(node.value.attr)
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                bound.update(_self_attributes_bound(target))
-        elif isinstance(node, ast.AnnAssign):
-            bound.update(_self_attributes_bound(node.target))
-    return bool(read - bound)
-
-
-def _self_attributes_bound(target: ast.expr) -> list[str]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [name for element in target.elts for name in _self_attributes_bound(element)]
-    if isinstance(target, ast.Starred):
-        return _self_attributes_bound(target.value)
-    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-        return [target.attr]
-    return []
+    return bool(re.search(r"self\s*\.\s*\w+\s*\.\s*(?:" + "|".join(map(re.escape, sorted(members))) + r")\b", segment))
