@@ -40,6 +40,14 @@ MAY_BE_NONE = {
     "module level": "m = cfg.get('model')\nsink(m)\n",
     "dereference may not run": "def f(m=None, c=True):\n    x = c and m.config\n    sink(m)\n",
     "getattr tolerates None": "def f(m=None):\n    q = getattr(m, 'is_loaded_in_4bit', False)\n    sink(m)\n",
+    "another flag": "def f(a, b):\n    if a:\n        m = Model()\n    else:\n        m = None\n    if b:\n        sink(m)\n",
+    "flag bound again": (
+        "def f(a):\n    if a:\n        m = Model()\n    else:\n        m = None\n    a = not a\n    if a:\n        sink(m)\n"
+    ),
+    "or of the flag": "def f(a, b):\n    if a:\n        m = Model()\n    else:\n        m = None\n    if a or b:\n        sink(m)\n",
+    "None under the flag too": (
+        "def f(a, c):\n    m = None\n    if a:\n        m = load() if c else None\n    if a:\n        sink(m)\n"
+    ),
 }
 
 NOT_NONE = {
@@ -57,6 +65,12 @@ NOT_NONE = {
     "ternary guarded": "def f(n=None):\n    m = n if n is not None else Model()\n    sink(m)\n",
     "dereferenced before": "def f(m=None):\n    size = m.config.hidden_size\n    sink(m)\n",
     "dereferenced in a test": "def f(m=None):\n    if m.training:\n        pass\n    sink(m)\n",
+    # The test that chose the None agrees with the one that guards the sink.
+    "same flag": "def f(a):\n    if a:\n        m = Model()\n    else:\n        m = None\n    if a:\n        sink(m)\n",
+    "same flag in a conjunction": (
+        "def f(a, b):\n    if a:\n        m = Model()\n    else:\n        m = None\n    if b and a:\n        sink(m)\n"
+    ),
+    "negated flag": "def f(off):\n    m = None\n    if not off:\n        m = Model()\n    if not off:\n        sink(m)\n",
 }
 
 

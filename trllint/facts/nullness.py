@@ -16,6 +16,9 @@ empty set means no reason is known. Along the way:
   ``if x is None:``, ``isinstance(x, T)``, ``and``/``or``/``not`` combinations, ``while``
   tests and ``assert`` all clear ``x`` where they dominate the call; so does a statement that
   always reads ``x.attr`` or ``x[k]`` or calls ``x(...)``, since None would have raised there.
+- Correlated tests count: a None assigned only under ``not flag`` (the ``else`` of ``if flag:``)
+  does not reach a node under ``if flag:`` (or ``if other and flag:``) while ``flag`` is not
+  bound again: the two tests agree, so that path is not one the program takes.
 - Aliases count: after ``self.ref_model = ref_model`` (or ``ref_model = self.ref_model``), a
   guard or a dereference of either name clears both, until one of them is bound again. An alias
   holds after a branch only when it holds at the end of every arm.
@@ -130,6 +133,10 @@ class _Walker:
         # Other names bound to the same object on every path here (`self.m = m`): a guard on
         # `m` is a guard on `self.m`.
         self.aliases: frozenset[str] = frozenset()
+        # The tests known to hold where the walk is (``("flag", False)`` in the else of ``if
+        # flag:``), and for each reason the tests that held wherever it was assigned.
+        self.conditions: Conditions = frozenset()
+        self.assigned_under: dict[str, Conditions] = {}
 
     def _names(self) -> frozenset[str]:
         return self.aliases | {self.name}
@@ -169,10 +176,10 @@ class _Walker:
             state = NOTHING  # the test ran before the branch: None would have raised there
         if isinstance(statement, cst.If):
             if holds(statement.body):
-                entry = self.refine(statement.test, True, state, on_path=True)
+                entry = self._assume(statement.test, True, self.refine(statement.test, True, state, on_path=True))
                 return self.descend(_statements(statement.body), entry, path, on_path)
             if holds(statement.orelse):
-                state = self.refine(statement.test, False, state, on_path=True)
+                state = self._assume(statement.test, False, self.refine(statement.test, False, state, on_path=True))
                 if isinstance(statement.orelse, cst.If):
                     return self._enter(statement.orelse, state, path, on_path)
                 return self.descend(_statements(statement.orelse.body), state, path, on_path)
@@ -235,6 +242,9 @@ class _Walker:
             alternative = statement.orelse
             skipped = self.refine(statement.test, False, state)
 
+            def run_body() -> Reasons | None:
+                return self.run_block(_statements(statement.body), self.refine(statement.test, True, state))
+
             def run_orelse() -> Reasons | None:
                 if isinstance(alternative, cst.If):
                     return self.run(alternative, skipped)
@@ -242,13 +252,21 @@ class _Walker:
                     return self.run_block(_statements(alternative.body), skipped)
                 return skipped
 
-            return _join(
-                *self._branches(
-                    self.aliases,
-                    lambda: self.run_block(_statements(statement.body), self.refine(statement.test, True, state)),
-                    run_orelse,
-                )
-            )
+            outer, tags_before = self.conditions, self.assigned_under
+            arm_ends: list[tuple[Reasons | None, dict[str, Conditions], Conditions]] = []
+
+            def arm(truth: bool, run_arm: Callable[[], Reasons | None]) -> Callable[[], Reasons | None]:
+                def run_in_arm() -> Reasons | None:
+                    self.conditions, self.assigned_under = outer | test_atoms(statement.test, truth), dict(tags_before)
+                    after = run_arm()
+                    arm_ends.append((after, self.assigned_under, self.conditions))
+                    return after
+
+                return run_in_arm
+
+            outcomes = self._branches(self.aliases, arm(True, run_body), arm(False, run_orelse))
+            self.conditions, self.assigned_under = outer, _paths_held(arm_ends)
+            return _join(*outcomes)
         if isinstance(statement, (cst.For, cst.While)):
             entry = state
             if isinstance(statement, cst.For) and self.name in assigned_names(statement.target):
@@ -286,17 +304,19 @@ class _Walker:
         return state
 
     def _simple(self, small: cst.BaseSmallStatement, line: cst.CSTNode, state: Reasons) -> Reasons:
+        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            self._forget_conditions_on(small)
         if isinstance(small, (cst.Assign, cst.AnnAssign)):
             self._rebind_aliases(small)
         if isinstance(small, cst.Assign):
             for target in small.targets:
                 if dotted_name(target.target) == self.name:
-                    return self.value_reasons(small.value, line)
+                    return self._assigned(self.value_reasons(small.value, line))
                 if self.name in assigned_names(target.target):
                     return NOTHING  # unpacked from a tuple: not a None we can see
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
             if dotted_name(small.target) == self.name:
-                return self.value_reasons(small.value, line)
+                return self._assigned(self.value_reasons(small.value, line))
         elif isinstance(small, cst.Assert):
             return self.refine(small.test, True, state)
         return state
@@ -313,6 +333,35 @@ class _Walker:
         self.aliases = self.aliases - bound
         if source is not None and source in self._names():
             self.aliases |= {d for t in targets if (d := dotted_name(t)) is not None} - {self.name}
+
+    # ---- correlated tests ----------------------------------------------------------------
+
+    def _assigned(self, reasons: Reasons) -> Reasons:
+        """Note the tests that hold where ``reasons`` were assigned (those common to every place)."""
+        for reason in reasons:
+            held = self.assigned_under.get(reason)
+            self.assigned_under[reason] = self.conditions if held is None else held & self.conditions
+        return reasons
+
+    def _assume(self, test: cst.BaseExpression, truth: bool, state: Reasons) -> Reasons:
+        """Enter the arm of ``test`` that holds the node: a reason assigned only where the test
+        went the other way cannot reach it."""
+        atoms = test_atoms(test, truth)
+        self.conditions |= atoms
+        contradicted = {(name, not held) for name, held in atoms}
+        return frozenset(r for r in state if not (self.assigned_under.get(r, frozenset()) & contradicted))
+
+    def _forget_conditions_on(self, small: cst.Assign | cst.AnnAssign | cst.AugAssign) -> None:
+        """A name bound again no longer agrees with the tests read before."""
+        targets = [small.target] if isinstance(small, cst.AugAssign) else assignment_targets(small)
+        bound = {n for t in targets for n in assigned_names(t, unnamed="<subscript>")}
+        bound |= {d for t in targets if (d := dotted_name(t)) is not None}
+
+        def stale(atom: tuple[str, bool]) -> bool:
+            return any(atom[0] == b or atom[0].startswith(f"{b}.") for b in bound)
+
+        self.conditions = frozenset(a for a in self.conditions if not stale(a))
+        self.assigned_under = {r: frozenset(a for a in held if not stale(a)) for r, held in self.assigned_under.items()}
 
     def _with_items(self, statement: cst.With, state: Reasons) -> Reasons:
         for item in statement.items:
@@ -352,6 +401,34 @@ class _Walker:
         if source is not None and source != self.name and self.depth < MAX_ALIAS_DEPTH:
             return self.analysis.none_reasons(source, line, depth=self.depth + 1)
         return NOTHING
+
+
+# Tests known to hold, as (dotted name, truth): ``("flag", False)`` where ``not flag`` holds.
+Conditions = frozenset[tuple[str, bool]]
+
+
+def test_atoms(test: cst.BaseExpression, truth: bool) -> Conditions:
+    """The plain flags ``test`` settles when it is ``truth``: ``a and b`` true settles both,
+    ``a or b`` false settles both, ``not a`` flips; anything else settles nothing."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test_atoms(test.expression, not truth)
+    if isinstance(test, cst.BooleanOperation):
+        if isinstance(test.operator, cst.And) == truth:
+            return test_atoms(test.left, truth) | test_atoms(test.right, truth)
+        return frozenset()
+    name = dotted_name(test)
+    return frozenset({(name, truth)}) if name is not None else frozenset()
+
+
+def _paths_held(arm_ends: list[tuple[Reasons | None, dict[str, Conditions], Conditions]]) -> dict[str, Conditions]:
+    """After a branch, the tests that held on every arm through which each reason still reaches
+    here (the reason's own, plus those of the arm)."""
+    held: dict[str, Conditions] = {}
+    for after, assigned_under, conditions in arm_ends:
+        for reason in after or ():
+            here = assigned_under.get(reason, frozenset()) | conditions
+            held[reason] = held[reason] & here if reason in held else here
+    return held
 
 
 def _join(*states: Reasons | None) -> Reasons | None:

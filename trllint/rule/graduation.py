@@ -12,7 +12,6 @@ none of whose kinds is listed, is preview as a whole.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Mapping
 
@@ -24,6 +23,8 @@ FILE_NAME = "graduation.toml"
 def stable_kinds(folder: Path, code: str, kinds: Mapping[str, FindingKind]) -> frozenset[str]:
     """The kinds ``folder``'s graduation file lists as stable; a name the rule does not declare,
     or an unproven kind, is a mistake in the file and raises."""
+    import tomllib  # only when the rules are imported, not on a warm run's start
+
     try:
         data = tomllib.loads((folder / FILE_NAME).read_text(encoding="utf-8"))
     except FileNotFoundError:
