@@ -83,6 +83,17 @@ def test_fewer_than_300_test_projects_graduate_nothing_by_the_second_branch(root
 
 
 @pytest.mark.parametrize(
+    "selection, why", [({"split": "all", "packages": "trl"}, "--packages trl"), ({"split": "dev"}, "dev split only")]
+)
+def test_a_partial_run_graduates_nothing(root: Path, selection: dict, why: str):
+    document = _fake()
+    document["selection"] = selection
+    chosen = graduate.decisions(document, _rules(root), root)
+    assert not any(decision.stable for decision in chosen.values())
+    assert why in chosen[("TST001", "precise")].why
+
+
+@pytest.mark.parametrize(
     "numbers, projects, runtime_proof, stable, why",
     [
         ({"findings": 20, "real": 18, "debatable": 2}, 60, False, True, "(a)"),
@@ -128,7 +139,7 @@ def test_generated_files_from_a_fake_result_file(root: Path):
     assert "| TST001 | fake-one | `precise` | stable | 20 | 18 | 90 % |" in readme
     assert "| TST001 | fake-one | `guessed` | preview | 25 | 25 | 100 % |" in readme
     assert "| TST002 | fake-two | `silent` | preview | 0 | 0 | - |" in readme
-    assert "300 projects" in readme and "`000000000000` (2000-01-01)" in readme and "FAKE" in readme
+    assert "300 projects" in readme and "`000000000000` (2000-01-01)" in readme
 
     benchmarks = files[root / "benchmarks" / "README.md"]
     assert ("| TST001 | `precise` | stable | 20 | 18 | 1 | 1 | 0 | 90 % | 0 | fake-labeller-a, fake-labeller-b "
