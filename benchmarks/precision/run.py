@@ -516,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.findings, "w", encoding="utf-8") as out:
             for key in sorted(by_key):
                 out.write(json.dumps({**dict(zip(("package", "version", "path", "line", "code"), key)),
-                                      "split": split_of(key[0]), "message": by_key[key]["message"]}) + "\n")
+                                      "split": split_of(key[0]), "kind": kinds[key], "message": by_key[key]["message"]}) + "\n")
     print(report)
     if comparison.unlabelled:
         print(f"\n{len(comparison.unlabelled)} unlabelled findings:")
