@@ -137,8 +137,8 @@ def decisions(document: Mapping, rules: list[RuleInfo], root: Path) -> dict[tupl
 def undeclared(document: Mapping, rules: list[RuleInfo]) -> list[str]:
     """The ``code/kind`` pairs of the result file that no rule declares (a renamed kind, a stale file)."""
     declared = {(rule.code, kind.name) for rule in rules for kind in rule.kinds}
-    return sorted(f"{code}/{kind}" for split in document.get("splits", {}).values() for code, kinds in split.items()
-                  for kind in kinds if (code, kind) not in declared)
+    return sorted({f"{code}/{kind}" for split in document.get("splits", {}).values() for code, kinds in split.items()
+                   for kind in kinds if (code, kind) not in declared})
 
 
 # --- the generated text ---------------------------------------------------------------------------
@@ -252,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"graduate: cannot read the result file {args.results}: {exc}\n")
         return 2
     rules = shipped_rules()
+    elsewhere = [rule.code for rule in rules if not rule.folder.resolve().is_relative_to(REPO)]
+    if elsewhere:  # an interpreter whose editable trllint is another checkout
+        sys.stderr.write(f"graduate: the rule pack this interpreter imports is not this checkout's ({', '.join(elsewhere)})\n")
+        return 2
     for name in undeclared(document, rules):
         sys.stderr.write(f"graduate: the result file has findings of {name}, a kind no rule declares\n")
     stale = []
