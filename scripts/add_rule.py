@@ -75,8 +75,8 @@ class {cls}(Rule):
 
 README = '''# {code} {name}
 
-A **preview** rule: it runs only with `--preview` (or `preview = true` in the configuration),
-until its precision on the benchmark's test split meets the bar in the project README.
+Its status, by finding kind, and its numbers on the benchmark's test split: the project README's
+rule table (Rules), generated from the benchmark's result file.
 
 ## What it finds
 
@@ -237,7 +237,7 @@ def _add_table_row(readme: Path, code: str, name: str, folder: str) -> bool:
     rows = [i for i, line in enumerate(lines) if re.match(r"\| \[TRL\d{3}\]\(rules/", line)]
     if not rows:
         return False
-    row = f"| [{code}](rules/{folder}/README.md) | {name} | preview | TODO: what it finds, in one line |\n"
+    row = f"| [{code}](rules/{folder}/README.md) | {name} | TODO: what it finds, in one line |\n"
     lines.insert(rows[-1] + 1, row)
     readme.write_text("".join(lines), encoding="utf-8")
     return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -224,3 +225,45 @@ def test_the_sealed_test_split_leaves_every_other_pin_where_its_hash_put_it():
 def test_list_shows_the_sealed_test_split(capsys):
     assert precision_run.main(["--list", "--split", "test", "--packages", "karpathy/nanochat"]) == 0
     assert capsys.readouterr().out.startswith("test\tkarpathy/nanochat\t")
+
+
+def test_numbers_per_kind_with_labellers_and_safe_fixes_audited_broken(tmp_path):
+    labels = [_label("a.py", 3, "TRL004", "real"), _label("a.py", 9, "TRL004", "debatable"),
+              _label("b.py", 5, "TRL004", "wrong")]
+    labels[0]["labeller"] = labels[2]["labeller"] = "helper-x"
+    _write(tmp_path, labels)
+    pin = precision_run.Pin("trl", "1.16.0")
+    raw = [{"path": "a.py", "line": 3, "code": "TRL004", "kind": "per-rank-value"},
+           {"path": "a.py", "line": 9, "code": "TRL004", "kind": "per-rank-value"},
+           {"path": "b.py", "line": 5, "code": "TRL004", "kind": "per-rank-value-launch-unknown"},
+           {"path": "c.py", "line": 1, "code": "TRL004", "kind": "per-rank-value"}]  # unlabelled
+    keys = [precision_run.finding_key(pin, f) for f in raw]
+    kinds = dict(zip(keys, (f["kind"] for f in raw)))
+    audit = tmp_path / "audit" / "fix_audit.jsonl"  # beside, not among, the labels
+    audit.parent.mkdir()
+    audit.write_text("".join(json.dumps({**_label(path, line, "TRL004", "x"), "verdict": verdict}) + "\n"
+                             for path, line, verdict in (("a.py", 3, "broken"), ("a.py", 9, "correct"))))
+    numbers = precision_run.per_kind(keys, kinds, precision_run.read_labels(tmp_path),
+                                     precision_run.results.read_fix_audit(audit), [pin])
+    assert set(numbers) == {"dev"}
+    proven = numbers["dev"]["TRL004"]["per-rank-value"]
+    assert proven == {"findings": 3, "real": 1, "wrong": 0, "debatable": 1, "unlabelled": 1,
+                      "strict_precision": 0.3333, "labellers": ["(unnamed)", "helper-x"], "broken_safe_fixes": 1}
+    assert numbers["dev"]["TRL004"]["per-rank-value-launch-unknown"]["wrong"] == 1
+    report, _ = precision_run.split_report(keys, precision_run.read_labels(tmp_path), [pin], numbers)
+    assert "Per finding kind (dev):" in report and "### all" not in report  # one split: no table over both
+    assert "| TRL004 | per-rank-value | 3 | 1 | 0 | 1 | 1 | 33 % | 1 | (unnamed), helper-x |" in report
+
+
+def test_the_result_file_keeps_the_recall_an_earlier_run_wrote(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"recall": {"rules": {"TRL001": {"pairs": 2}}}, "splits": {"old": {}}}))
+    document = precision_run.results.precision_document(
+        repo=Path(__file__).resolve().parent.parent, projects={"dev": 1, "test": 0}, splits={"dev": {}},
+        selection={"split": "dev", "packages": "trl"},
+    )
+    precision_run.results.write_results(path, document, keep=("recall",))
+    written = json.loads(path.read_text())
+    assert written["recall"] == {"rules": {"TRL001": {"pairs": 2}}}
+    assert written["splits"] == {"dev": {}} and written["projects"] == {"dev": 1, "test": 0}
+    assert len(written["commit"]) == 40 and written["format"] == 1 and re.fullmatch(r"\d{4}-\d\d-\d\d", written["date"])

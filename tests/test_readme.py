@@ -59,7 +59,10 @@ def test_the_pre_commit_snippet_names_a_rev_this_repository_has():
 
 def test_the_docs_stay_reference_sized():
     # A reader finds the answer in pages of these sizes; history lives in git, not in the docs.
-    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
+    # The rule table scripts/graduate.py generates (a row per rule and kind) is not counted.
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start, end = readme.index("<!-- rules-table:start -->"), readme.index("<!-- rules-table:end -->")
+    assert len((readme[:start] + readme[end:]).splitlines()) <= 250
     for page in sorted((REPO / "rules").glob("*/README.md")):
         assert len(page.read_text(encoding="utf-8").splitlines()) <= 125, page.parent.name
     assert len((REPO / "docs" / "adding-a-rule.md").read_text(encoding="utf-8").split()) <= 1250

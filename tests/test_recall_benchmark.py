@@ -124,3 +124,18 @@ def test_the_split_rule_hashes_other_projects():
     assert recall_run.split_of("trl") == "dev"
     assert recall_run.split_of("karpathy/nanoGPT") == "test"  # sha256 begins with 3
     assert recall_run.split_of("huggingface/diffusers") == "dev"  # sha256 begins with f
+
+
+def test_results_add_the_recall_per_rule_both_ways_and_keep_the_precision(tmp_path, mirror):
+    folder, parent, fix = mirror
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"format": 1, "splits": {"test": {}}, "recall": {"stale": True}}))
+    code = recall_run.main(["--mirror", str(folder), "--pairs", str(_pairs(tmp_path, parent, fix, [10])),
+                            "--results", str(results)])
+    assert code == 0
+    document = json.loads(results.read_text())
+    assert document["format"] == 1 and document["splits"] == {"test": {}}  # the precision run's keys stay
+    recall = document["recall"]
+    assert "stale" not in recall and len(recall["commit"]) == 40 and recall["pairs_file"] == "pairs.toml"
+    # No launch shows the wrapper: the finding is of an unproven kind, which the default never shows.
+    assert recall["rules"] == {"TRL001": {"pairs": 1, "caught_preview": 1, "caught_default": 0, "errors": 0}}

@@ -78,7 +78,7 @@ def test_scaffolded_rule_has_the_shape_of_the_shipped_rules(checkout: Path):
     snapshot = (folder / "cases" / "findings.snap").read_text(encoding="utf-8")
     assert "[safe fix]" in snapshot and "[unsafe fix: " in snapshot
     readme = (checkout / "README.md").read_text(encoding="utf-8")
-    assert f"| [{CODE}](rules/{FOLDER}/README.md) | {NAME} | preview |" in readme
+    assert f"| [{CODE}](rules/{FOLDER}/README.md) | {NAME} | TODO: what it finds" in readme
     # Complete but for the placeholders the newcomer must write (and the runtime test, which fails).
     assert missing_parts(folder, CODE, "always", runtime_tests=checkout / "tests" / "runtime",
                          project_readme=readme) == [

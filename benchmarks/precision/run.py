@@ -16,8 +16,11 @@
 4. lint each with this checkout's trllint, every rule selected (opt-in and preview ones too),
    JSON output;
 5. match every finding to ``labels/<CODE>.jsonl`` by (package, version, path, line, code) and print
-   findings and strict precision per rule (real / all; debatable and unlabelled count as not
-   real) for each split, the unlabelled findings and the stale labels (labels no finding matches).
+   findings and strict precision per rule and per finding kind (real / all; debatable and
+   unlabelled count as not real) for each split, the unlabelled findings and the stale labels
+   (labels no finding matches);
+6. with ``--results FILE``, write the run's numbers per split, rule and kind to the result file
+   (``results.py`` describes it) that ``scripts/graduate.py`` reads.
 
 The split (``split_of``) is by project and fixed: the nineteen releases the rules were tuned on
 are dev by declaration; every repository of ``repos-test.txt`` (the sealed test split) is test by
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import importlib.util
 import json
 import re
 import shutil
@@ -47,6 +51,19 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 VERDICTS = ("real", "wrong", "debatable")
 NOT_LINTED = "TRL000"  # a file the linter could not read or parse: no rule's finding, not labelled
+
+
+def _load_sibling(name: str):
+    """A module of this folder, loaded from its file: the script runs from anywhere, and tests load it alone."""
+    spec = importlib.util.spec_from_file_location(f"precision_{name}", HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+results = _load_sibling("results")
 
 
 # The releases of packages.txt the rules were tuned on before the split was made: dev, whatever their hash.
@@ -394,18 +411,36 @@ def select_pins(pins: list[Pin], split: str, wanted: str | None) -> list[Pin]:
     return chosen
 
 
-def split_report(findings: list[Key], labels: dict[Key, dict], pins: list[Pin]) -> tuple[str, Comparison]:
-    """One table per split present among ``pins``, then (for both) one over all of them."""
-    parts = []
+def per_kind(
+    findings: list[Key], kinds: dict[Key, str], labels: dict[Key, dict], audits: dict[Key, list[str]], pins: list[Pin]
+) -> dict[str, dict]:
+    """Per split present among ``pins``: the numbers per rule and finding kind (``results.kind_counts``)."""
+    by_split = {}
+    for split in SPLITS:
+        names = {p.name for p in pins if p.split == split}
+        if names:
+            by_split[split] = results.kind_counts([k for k in findings if k[0] in names], kinds, labels, audits)
+    return by_split
+
+
+def split_report(
+    findings: list[Key], labels: dict[Key, dict], pins: list[Pin], kinds: dict[str, dict] | None = None
+) -> tuple[str, Comparison]:
+    """One table per split present among ``pins`` (with ``kinds``, ``per_kind``'s numbers, the
+    split's table per kind beside it), then (for both) one over all of them."""
+    parts, splits = [], 0
     for split in SPLITS:
         members = [p for p in pins if p.split == split]
         if not members:
             continue
+        splits += 1
         names = {p.name for p in members}
         comparison = compare([k for k in findings if k[0] in names], labels, {(p.name, p.version) for p in members})
         parts.append(f"### {split}: {len(members)} pins\n\n{table(comparison)}")
+        if kinds is not None:
+            parts.append(f"Per finding kind ({split}):\n\n{results.kind_table(kinds.get(split, {}))}")
     whole = compare(findings, labels, {(p.name, p.version) for p in pins})
-    if len(parts) > 1:
+    if splits > 1:
         parts.append(f"### all: {len(pins)} pins\n\n{table(whole)}")
     return "\n\n".join(parts), whole
 
@@ -427,6 +462,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snapshot", type=Path,
                         help="also write each project's whole JSON output (fixes included) to DIR/<folder>.json, "
                              "to compare two commits with diff -r: a refactoring must leave it byte-identical")
+    parser.add_argument("--fix-audit", type=Path, default=HERE / "fix_audit.jsonl",
+                        help="the verdicts of audited safe fixes (default: fix_audit.jsonl beside this script)")
+    parser.add_argument("--results", type=Path,
+                        help="also write the numbers per split, rule and kind to this result file (results.py; "
+                             "the committed one is results.json beside this script); its recall is kept")
     args = parser.parse_args(argv)
 
     every_pin = read_pins(HERE / "packages.txt") + read_repo_pins(HERE / "repos.txt") + read_repo_pins(TEST_PINS)
@@ -444,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
 
     findings: list[Key] = []
     by_key: dict[Key, dict] = {}
+    kinds: dict[Key, str] = {}
     for pin in pins:
         if pin.is_repo:
             root = materialise(pin, args.mirror, sources)
@@ -460,15 +501,22 @@ def main(argv: list[str] | None = None) -> int:
             key = finding_key(pin, finding)
             findings.append(key)
             by_key[key] = finding
+            kinds[key] = finding.get("kind") or ""
         print(f"linted {pin.name}=={pin.version} ({pin.split})", file=sys.stderr)
 
     labels = read_labels(args.labels)
-    report, comparison = split_report(findings, labels, pins)
+    numbers = per_kind(findings, kinds, labels, results.read_fix_audit(args.fix_audit), pins)
+    report, comparison = split_report(findings, labels, pins, numbers)
+    if args.results:
+        projects = {split: sum(p.split == split for p in pins) for split in SPLITS}
+        document = results.precision_document(repo=REPO, projects=projects, splits=numbers,
+                                              selection={"split": args.split, "packages": args.packages})
+        results.write_results(args.results, document, keep=("recall",))
     if args.findings:
         with open(args.findings, "w", encoding="utf-8") as out:
             for key in sorted(by_key):
                 out.write(json.dumps({**dict(zip(("package", "version", "path", "line", "code"), key)),
-                                      "split": split_of(key[0]), "message": by_key[key]["message"]}) + "\n")
+                                      "split": split_of(key[0]), "kind": kinds[key], "message": by_key[key]["message"]}) + "\n")
     print(report)
     if comparison.unlabelled:
         print(f"\n{len(comparison.unlabelled)} unlabelled findings:")

@@ -19,6 +19,10 @@ file, a rule code and the lines of the bug in the parent. For every pair this sc
    two versions).
 
 It prints one row per pair, then per rule and per split: pairs, caught, fixed versions silent.
+With ``--results FILE`` it lints every pair both with ``--preview`` and in the default selection
+and writes, per rule, the pairs, those caught each way and those it could not evaluate under the
+``recall`` key of the benchmark's result file (``benchmarks/precision/results.py``), keeping the
+rest of the file.
 The split is the precision benchmark's, by the pair's ``project`` (the name the precision
 benchmark's pin files give the project): see ``split_of``. Never commits or keeps the fetched
 source: everything is written under a temporary folder that is removed at the end.
@@ -27,6 +31,7 @@ source: everything is written under a temporary folder that is removed at the en
 from __future__ import annotations
 
 import argparse
+import datetime
 import difflib
 import hashlib
 import importlib.util
@@ -239,6 +244,34 @@ def summary(outcomes: list[Outcome]) -> str:
     return "\n".join(rows)
 
 
+def recall_by_rule(with_preview: list[Outcome], by_default: list[Outcome]) -> dict[str, dict[str, int]]:
+    """Per rule: the pairs, those caught with --preview and in the default selection, and those
+    either run could not evaluate (left out of the other counts)."""
+    rules: dict[str, dict[str, int]] = {}
+    for preview, default in zip(with_preview, by_default):
+        entry = rules.setdefault(preview.pair.code, {"pairs": 0, "caught_preview": 0, "caught_default": 0, "errors": 0})
+        if preview.error or default.error:
+            entry["errors"] += 1
+            continue
+        entry["pairs"] += 1
+        entry["caught_preview"] += preview.caught
+        entry["caught_default"] += default.caught
+    return dict(sorted(rules.items()))
+
+
+def write_recall(path: Path, rules: dict[str, dict[str, int]], pairs_file: Path) -> None:
+    """The ``recall`` key of the result file at ``path``; the precision run's keys are kept."""
+    spec = importlib.util.spec_from_file_location("precision_results", REPO / "benchmarks" / "precision" / "results.py")
+    assert spec is not None and spec.loader is not None
+    results = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(results)
+    commit, dirty = results.checkout_state(REPO)
+    recall = {"date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(), "commit": commit,
+              "dirty": dirty, "pairs_file": pairs_file.name, "rules": rules}
+    earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    results.write_results(path, {"recall": recall}, keep=[key for key in earlier if key != "recall"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", type=Path, required=True,
@@ -249,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--default-selection", action="store_true", help="lint without --preview: the recall of what users get by default"
     )
+    parser.add_argument("--results", type=Path,
+                        help="lint each pair with --preview and without, and write the recall per rule under the "
+                             "'recall' key of this result file (benchmarks/precision/results.json), keeping the rest")
     args = parser.parse_args(argv)
     if not args.mirror.is_dir():
         parser.error(f"--mirror {args.mirror} is not a folder")
@@ -262,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     preview = has_preview_flag() and not args.default_selection
     with tempfile.TemporaryDirectory(prefix="trllint-recall-") as tmp:
         outcomes = [evaluate(pair, args.mirror, Path(tmp), preview) for pair in pairs]
+    if args.results:
+        with tempfile.TemporaryDirectory(prefix="trllint-recall-") as tmp:
+            other = [evaluate(pair, args.mirror, Path(tmp), not preview) for pair in pairs]
+        with_preview, by_default = (outcomes, other) if preview else (other, outcomes)
+        write_recall(args.results, recall_by_rule(with_preview, by_default), args.pairs)
     print(f"trllint {'with' if preview else 'without'} --preview, {len(pairs)} pairs, NEAR={NEAR}\n")
     print("| pair | split | rule | bug lines | caught | parent findings | fix silent | fix findings |")
     print("|---|---|---|---|---|---|---|---|")

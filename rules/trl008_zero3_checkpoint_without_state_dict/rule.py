@@ -101,8 +101,8 @@ class Zero3CheckpointWithoutStateDict(Rule):
         launch = launch_of(self.model, call)
         shown = launch.shown(ZERO3)
         if not shown:
-            # Ruled out, or nothing says: on the dev split none of the findings made where no launch
-            # showed ZeRO-3 was real (13: 4 wrong, 9 debatable), so unknown is silent here.
+            # Ruled out, or nothing says: on the dev split no finding made where no launch showed
+            # ZeRO-3 was real, so unknown is silent here.
             return
         message = self.message
         if unwrap is None:

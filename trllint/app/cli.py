@@ -6,12 +6,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, AbstractSet, Mapping, NoReturn
 
 from trllint import __version__
 # At the top: entry() turns the collector off before it allocates anything (trllint.app.memory).
 from trllint.app import memory
 from trllint.app.exit_codes import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INTERRUPTED, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from trllint.rule.declared import FindingKind
 
 
 class _Parser(argparse.ArgumentParser):
@@ -145,6 +148,16 @@ def status_line(status: str, preview_findings: str = "") -> str:
     if preview_findings:
         line += f" In preview (shown only with `--preview`): {preview_findings}."
     return line
+
+
+def kinds_lines(kinds: Mapping[str, FindingKind], stable: AbstractSet[str]) -> str:
+    """What --explain lists under the status line: each kind of the rule's findings with its status."""
+    lines = ["Finding kinds (each graduates on its own; README.md, Rules):"]
+    for name, kind in kinds.items():
+        status = "stable" if name in stable else "preview"
+        never = ", never stable: it rests on what the code does not show" if kind.unproven else ""
+        lines.append(f"- `{name}` ({status}{never}): {kind.description}")
+    return "\n".join(lines)
 
 
 def with_status(page: str, line: str) -> str:
@@ -286,7 +299,10 @@ def _run(args: argparse.Namespace) -> int:
             page = info.readme.read_text(encoding="utf-8")
         except OSError:
             page = f"{explained} {info.rule.name}: {info.rule.message}\n"
-        sys.stdout.write(with_status(page, status_line(info.rule.status, info.rule.preview_findings)))
+        line = status_line(info.rule.status, info.rule.preview_findings)
+        if info.rule.kinds:
+            line += "\n\n" + kinds_lines(info.rule.kinds, info.rule.stable_kinds)
+        sys.stdout.write(with_status(page, line))
         return EXIT_CLEAN
 
     # `-` is standard input, as in Ruff, Black and flake8; --stdin-filename names what it is.
