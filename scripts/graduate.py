@@ -7,8 +7,10 @@ Reads the result file (``benchmarks/precision/results.json``: ``benchmarks/preci
 describes it) and decides, for every kind of every rule, on the test split. A kind is **stable** when
 
 (a) its strict precision is at least 90 % over at least 20 findings, or
-(b) it made fewer than 20 findings on at least 300 test projects, at least one of them real, none
-    wrong, at most one debatable, and its rule has a runtime proof (``tests/runtime/test_<folder>.py``);
+(b) it made fewer than 20 findings on at least 300 test projects, none wrong, at most one
+    debatable, and its rule has a runtime proof (``tests/runtime/test_<folder>.py``): the issue's
+    bar for a kind whose bug is rare, whose evidence is that it did not cry wolf on 300 projects
+    nobody tuned it to (a kind with no finding there passes it; its recall is measured apart);
 
 and in both cases none of its findings is unlabelled and no safe fix of its findings is labelled
 broken (``benchmarks/precision/fix_audit.jsonl``). A kind declared ``unproven`` never graduates,
@@ -96,8 +98,6 @@ def decide(numbers: Mapping[str, object] | None, *, projects: int, unproven: boo
         return Decision(False, f"strict precision {100 * real // findings} % < {100 * MIN_PRECISION:.0f} %")
     if projects < MIN_PROJECTS:
         return Decision(False, f"fewer than {MIN_FINDINGS} findings on {projects} test projects (< {MIN_PROJECTS})")
-    if not real:
-        return Decision(False, "no real finding")
     if wrong:
         return Decision(False, f"{wrong} wrong")
     if debatable > MAX_DEBATABLE:
