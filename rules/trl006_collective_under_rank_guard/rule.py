@@ -415,7 +415,12 @@ class CollectiveUnderRankGuard(Rule):
         if isinstance(origin, cst.FunctionDef):
             said = f"the ranks part here: `{origin.name.value}` takes this rank's own data"
         else:
-            code = self._code(origin)
+            # A loop or a `with` binds the name in its header: show that, not its body.
+            code = (
+                f"for {self._code(origin.target)} in {self._code(origin.iter)}"
+                if isinstance(origin, cst.For)
+                else self._code(origin.with_changes(body=cst.IndentedBlock([])) if isinstance(origin, cst.With) else origin)
+            )
             code = code if len(code) <= 60 else code[:57] + "..."
             said = f"the ranks part here: `{code}` {guard.split.kind.value}"
         return [Evidence(self.source.display_path, line, said)]
