@@ -8,14 +8,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from trllint.facts.branches import (
-    Divergence,
-    RankDivergence,
-    fsdp_knowledge,
-    fsdp_known_off,
-    rank_divergence,
-    rules_out_fsdp,
-)
+from trllint.facts.branches import fsdp_knowledge, fsdp_known_off, rules_out_fsdp
+from trllint.facts.rank_split import Divergence, RankDivergence, rank_divergence
 from trllint.semantic.context import NodeContext
 from trllint.semantic.model import SemanticModel
 from trllint.core.source import SourceFile
@@ -156,20 +150,15 @@ def test_branches_and_early_exits():
 
 
 def divergence_by_marker(code: str) -> dict[str, RankDivergence | None]:
-    """rank_divergence for each call ``mark("label")`` in ``code``; a value reading ``loss`` stands
-    for this rank's data (what the rank flow would say)."""
+    """rank_divergence for each call ``mark("label")`` in ``code``."""
     source = SourceFile(text=textwrap.dedent(code), display_path="case.py")
     model = SemanticModel.of(source)
-
-    def reads_loss(expression: cst.CSTNode, _at: cst.CSTNode) -> bool:
-        return "loss" in source.module.code_for_node(expression)
-
     answers: dict[str, RankDivergence | None] = {}
 
     class Marks(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             if isinstance(node.func, cst.Name) and node.func.value == "mark":
-                answers[node.args[0].value.evaluated_value] = rank_divergence(model, node, reads_loss)
+                answers[node.args[0].value.evaluated_value] = rank_divergence(model, node)
 
     source.module.visit(Marks())
     return answers

@@ -14,7 +14,7 @@ import libcst as cst
 
 from trllint.core.findings import ReasonKind
 
-from trllint.facts.branches import rank_divergence
+from trllint.facts.rank_split import rank_divergence
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
@@ -364,7 +364,7 @@ class UngatheredMetric(Rule):
         model = SemanticModel.of(self.source)
         for site in sites:
             # A gather is a collective: a rank that skips it leaves the others waiting forever.
-            divergence = rank_divergence(model, site.tensor, lambda expr, _: flow.depends_on_rank(expr, line))
+            divergence = rank_divergence(model, site.tensor)
             if divergence is not None:
                 return f"the gather may hang: {divergence.text}"
         return None

@@ -18,15 +18,14 @@ from trllint.core.cst import walk
 from trllint.core.findings import Evidence
 from dataclasses import dataclass
 from trllint.facts.launch.backends import MULTI_PROCESS, Backend
-from trllint.facts.launch.branches import backends_named, backends_required
+from trllint.facts.launch.branches import backends_required
 from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import called_names, calls_in
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
-from trllint.facts.rank_flow import rank_flows
-from trllint.facts.rank_lattice import Rank
 from trllint.facts.rank_reads import RANK_MARKERS
-from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator, splits_ranks
+from trllint.facts.rank_split import RankSplit, rank_split
+from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator
 from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Rule
 from trllint.semantic.model import SemanticModel
@@ -55,6 +54,7 @@ class Guard:
     node: cst.CSTNode  # the If / IfExp, the exiting If, or the FunctionDef
     how: str  # "if", "else", "exit", "decorator"
     detail: str  # the test's text, the exit statement, or the decorator's name
+    split: RankSplit | None = None  # why the test parts the ranks (None for a decorator)
 
 
 class CollectiveUnderRankGuard(Rule):
@@ -209,13 +209,17 @@ class CollectiveUnderRankGuard(Rule):
                 return Guard(ancestor, "decorator", decorator) if decorator else None
             if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
                 in_body = child is ancestor.body
+                # A test that splits the ranks by reading the rank (the prefilter's markers); the
+                # backends matter on the body's side only (`if is_main or distributed_type ==
+                # DEEPSPEED:` lets every rank in under DeepSpeed).
+                split = rank_split(self.model, ancestor.test, ancestor, collective.backends if in_body else None, data=False)
                 if (
-                    splits_ranks(self.model, ancestor.test)
+                    split is not None
                     and not self._paired(ancestor, in_body, collective.kind)
                     and not any(self._met_after_exit(inner, collective.kind) for inner in exits_after)
                     and not _made_in(child, collective.call)
                 ):
-                    return Guard(ancestor, "if" if in_body else "else", self._code(ancestor.test))
+                    return Guard(ancestor, "if" if in_body else "else", self._code(ancestor.test), split)
                 if isinstance(ancestor, cst.If) and in_body and _exit_of(ancestor.body) is not None:
                     exits_after.append(ancestor)
                 if isinstance(ancestor, cst.If) and (in_body or child is ancestor.orelse):
@@ -319,10 +323,11 @@ class CollectiveUnderRankGuard(Rule):
                 continue
             if self._denied_where_it_runs(statement.test, holds, block.body[index + 1 :], child):
                 continue
-            if splits_ranks(self.model, statement.test) or (
-                exit_kind != "return" and self._per_rank_data(statement)
-            ):
-                return Guard(statement, "exit", f"if {self._code(statement.test)}: {exit_kind}")
+            # In a loop, this rank's own data parts the ranks too (`if torch.isnan(loss): break`);
+            # a `return` on it reads a parameter's name, no proof of what callers pass.
+            split = rank_split(self.model, statement.test, statement, data=exit_kind != "return")
+            if split is not None:
+                return Guard(statement, "exit", f"if {self._code(statement.test)}: {exit_kind}", split)
         return None
 
     def _denied_where_it_runs(
@@ -358,13 +363,6 @@ class CollectiveUnderRankGuard(Rule):
         code, value = self._fact_of(operand, True)
         return (code, not value) in holds
 
-    def _per_rank_data(self, statement: cst.If) -> bool:
-        scope = self.context.enclosing_function(statement) or self.source.module
-        try:
-            return rank_flows(self.model).flow(scope).state(statement.test, statement) == Rank.PER_RANK
-        except RecursionError:
-            return False
-
     # ---- the finding and its fix ---------------------------------------------------------------
 
     def _report(self, collective: Collective, guard: Guard) -> None:
@@ -385,13 +383,15 @@ class CollectiveUnderRankGuard(Rule):
             return  # one process (a notebook no launcher starts): there is no other rank to wait for
         guard_line = self.get_metadata(PositionProvider, guard.node).start.line
         evidence = [Evidence(self.source.display_path, guard_line, f"the rank guard: {where}")]
+        evidence += self._split_evidence(guard, guard_line)
         kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
         backends = collective.backends
-        if backends is not None and isinstance(guard.node, (cst.If, cst.IfExp)) and guard.how == "if":
-            # `if is_main or distributed_type == DEEPSPEED:` lets every rank in under DeepSpeed.
-            backends -= backends_named(guard.node.test)
-            if not backends:
-                return
+        # The backends under which the guard still parts the ranks: a disjunction that names
+        # some (`if is_main or distributed_type == DEEPSPEED:`) lets every rank in under those.
+        admitted = False
+        if guard.split is not None and guard.split.backends is not None:
+            admitted = guard.split.backends != backends
+            backends = guard.split.backends
         if automatic is not None:
             said = f"{AUTOMATIC_NAMING}=True: save_state enters a barrier under every backend"
             evidence.append(Evidence(self.source.display_path, automatic, said))
@@ -399,13 +399,38 @@ class CollectiveUnderRankGuard(Rule):
             shown = launch.shown(backends)
             if shown:
                 evidence.extend(shown)
-            elif not launch.possible(backends):
-                return  # the project never runs this code under a backend that makes it a collective
+            elif not launch.possible(backends) or admitted:
+                # The project never runs this code under a backend that makes it a collective; or
+                # the guard lets every rank in under the backends the code names, and no launch
+                # shows the others: unknown is agreed.
+                return
             else:
                 kind = "launch-unknown"
                 message = f"{message} ({launch.unknown_message(backends)})"
         fix = hoist_fix(self, collective, guard.node) if guard.how == "if" else None
         self.report(collective.call, message, fix=fix, evidence=tuple(evidence), kind=kind)
+
+    def _split_evidence(self, guard: Guard, guard_line: int) -> list[Evidence]:
+        """The line that makes the ranks differ, where it is not the guard's own: the assignment
+        that bound a rank test the guard reads by name, or this rank's data it tests."""
+        if guard.split is None:
+            return []
+        origin = guard.split.origin
+        line = self.get_metadata(PositionProvider, origin).start.line
+        if line == guard_line:
+            return []
+        if isinstance(origin, cst.FunctionDef):
+            said = f"the ranks part here: `{origin.name.value}` takes this rank's own data"
+        else:
+            # A loop or a `with` binds the name in its header: show that, not its body.
+            code = (
+                f"for {self._code(origin.target)} in {self._code(origin.iter)}"
+                if isinstance(origin, cst.For)
+                else self._code(origin.with_changes(body=cst.IndentedBlock([])) if isinstance(origin, cst.With) else origin)
+            )
+            code = code if len(code) <= 60 else code[:57] + "..."
+            said = f"the ranks part here: `{code}` {guard.split.kind.value}"
+        return [Evidence(self.source.display_path, line, said)]
 
     def _code(self, node: cst.CSTNode) -> str:
         return " ".join(self.source.module.code_for_node(node).split())

@@ -17,14 +17,14 @@ from trllint.core.cst import walk
 from trllint.core.cst.names import argument, dotted_name
 from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.accelerators import is_accelerator
-from trllint.facts.branches import Divergence, RankDivergence
 from trllint.facts.calls import called_names, calls_in
 from trllint.facts.launch.backends import SHARDED, describe
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.rank_reads import RANK_MARKERS
-from trllint.facts.ranks import main_only_decorator, reads_rank
+from trllint.facts.rank_split import Divergence, RankDivergence, rank_split
+from trllint.facts.ranks import main_only_decorator
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.facts.wrapping import PREPARE_METHODS
 from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Rule
@@ -154,7 +154,7 @@ class ShardedGenerateOutOfStep(Rule):
 
     def _rank_guard(self, call: cst.Call) -> tuple[str, cst.CSTNode | None] | None:
         """Why some ranks may not reach ``call`` in its function, and the ``if`` that decides (the
-        ``facts.branches.rank_divergence`` questions on rank reads, each block's early exits
+        ``facts.rank_split.rank_divergence`` questions on rank reads, each block's early exits
         found once: a loop of many guarded calls stays linear)."""
         function = self.model.context.enclosing_function(call)
         decorator = main_only_decorator(function) if function is not None else None
@@ -165,9 +165,9 @@ class ShardedGenerateOutOfStep(Rule):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
                 return None
             if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test:
-                if reads_rank(self.model, ancestor.test):
+                if self._reads_rank(ancestor.test, ancestor):
                     return RankDivergence(Divergence.RANK_GUARD, self._shown(ancestor.test)).text, ancestor
-            if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right and reads_rank(self.model, ancestor.left):
+            if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right and self._reads_rank(ancestor.left, call):
                 return RankDivergence(Divergence.SHORT_CIRCUIT, self._shown(ancestor.left)).text, None
             if isinstance(ancestor, cst.IndentedBlock):
                 exit_test = self._early_exit_before(ancestor, child)
@@ -182,7 +182,7 @@ class ShardedGenerateOutOfStep(Rule):
         if id(block) not in self._exits:
             positions = {id(statement): index for index, statement in enumerate(block.body)}
             first = next(
-                ((i, st.test) for i, st in enumerate(block.body) if isinstance(st, cst.If) and reads_rank(self.model, st.test)
+                ((i, st.test) for i, st in enumerate(block.body) if isinstance(st, cst.If) and self._reads_rank(st.test, st)
                  and _leaves(st)),
                 None,
             )
@@ -191,6 +191,11 @@ class ShardedGenerateOutOfStep(Rule):
         if first is None or positions.get(id(child), -1) <= first[0]:
             return None
         return first[1]
+
+    def _reads_rank(self, test: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """The ranks part on ``test`` because it reads the rank (the prefilter's rank markers):
+        the one rank-split fact, asked of rank reads only."""
+        return rank_split(self.model, test, at, data=False) is not None
 
     def _shown(self, node: cst.CSTNode) -> str:
         text = " ".join(self.source.module.code_for_node(node).split())

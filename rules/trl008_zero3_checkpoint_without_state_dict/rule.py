@@ -16,7 +16,7 @@ from libcst.metadata import PositionProvider
 
 from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence, ReasonKind
-from trllint.facts.branches import rank_divergence
+from trllint.facts.rank_split import rank_divergence
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import Backend
 from trllint.facts.launch.branches import backends_named
@@ -129,7 +129,7 @@ class Zero3CheckpointWithoutStateDict(Rule):
         decorator = main_only_decorator(function) if function is not None else None
         if decorator is not None:
             return f"the function is decorated @{decorator}"
-        divergence = rank_divergence(self.model, call, lambda _test, _node: False)
+        divergence = rank_divergence(self.model, call)
         return divergence.text if divergence is not None else None
 
     def _fix(self, call: cst.Call, unwrap: cst.Call) -> Fix | None:

@@ -10,9 +10,7 @@ Only tests whose falsehood proves FSDP off count: the Trainer's ``is_fsdp_enable
 (``fsdp_plugin is not None``) and accelerate's ``distributed_type``. transformers' function
 ``is_fsdp_enabled()`` does not: it is also False under FSDP unless CPU-RAM-efficient loading is on.
 
-Whether every rank reaches a node (``rank_divergence``): where a fix may insert a collective. What
-a rank test is comes from ``trllint.facts.ranks``, the one definition every rule asks; the answer
-is a ``Divergence`` member with the code it names, never a sentence to compare.
+Whether every rank reaches a node is ``trllint.facts.rank_split.rank_divergence``.
 """
 
 from __future__ import annotations
@@ -21,13 +19,8 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from dataclasses import dataclass
 from trllint.semantic.context import NodeContext
-from trllint.semantic.model import SemanticModel
-from trllint.facts.rank_lattice import names_in
-from trllint.facts.ranks import reads_rank
-from trllint.core.cst.names import COMPREHENSIONS, dotted_name, is_none, read_through
-from trllint.core.findings import ReasonKind
+from trllint.core.cst.names import dotted_name, is_none, read_through
 
 # What a test says about a property (FSDP on, the model bare) when it is true, and when it is
 # false: True (it holds), False (it does not) or None (nothing known).
@@ -72,7 +65,7 @@ def holds_at(node: cst.CSTNode, context: NodeContext, leaf: Callable[[cst.BaseEx
             if proves(ancestor.left, isinstance(ancestor.operator, cst.And), leaf):
                 return True
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            if any(_leaves_unless(earlier, leaf) for earlier in _earlier_siblings(ancestor.body, child)):
+            if any(_leaves_unless(earlier, leaf) for earlier in earlier_siblings(ancestor.body, child)):
                 return True
         child = ancestor
     return False
@@ -161,7 +154,7 @@ def _last_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _earlier_siblings(statements: Sequence[cst.CSTNode], child: cst.CSTNode) -> list[cst.CSTNode]:
+def earlier_siblings(statements: Sequence[cst.CSTNode], child: cst.CSTNode) -> list[cst.CSTNode]:
     for index, statement in enumerate(statements):
         if statement is child:
             return list(statements[:index])
@@ -202,123 +195,3 @@ def always_exits(block: cst.CSTNode) -> bool:
     if isinstance(last, cst.If):
         return always_exits(last)
     return False
-
-
-# ---- whether every rank reaches a node (where a fix may insert a collective) ----------------------
-
-
-class Divergence(ReasonKind):
-    """How some ranks may not reach a node; ``{code}`` is the test or iterable that decides."""
-
-    IN_LAMBDA = "it runs inside a lambda, whenever that is called"
-    RANK_GUARD = "it runs only on ranks where `{code}` holds"
-    LOOP = "the number of iterations of `for ... in {code}` may differ per rank"
-    SHORT_CIRCUIT = "it runs only on ranks where `{code}` lets it"
-    EXCEPT_CLAUSE = "it runs only on ranks that raised"
-    COMPREHENSION = "it runs once per element of a comprehension, whose length may differ per rank"
-    EARLY_EXIT = "an earlier exit under `{code}` leaves on some ranks only"
-
-
-@dataclass(frozen=True)
-class RankDivergence:
-    """Why some ranks may not reach a node: the kind, and the code that decides (shortened)."""
-
-    kind: Divergence
-    code: str = ""
-
-    @property
-    def text(self) -> str:
-        return self.kind.text(code=self.code)
-
-
-def rank_divergence(
-    model: SemanticModel, node: cst.CSTNode, depends_on_rank: Callable[[cst.CSTNode, cst.CSTNode], bool]
-) -> RankDivergence | None:
-    """Why some ranks may not reach ``node`` in its function (a collective there would hang), or
-    None when every rank that enters the function reaches it.
-
-    A test or iterable varies per rank when it reads the rank (``facts.ranks.reads_rank``: the
-    rank index, a rank predicate, a test on them that splits the ranks) or when
-    ``depends_on_rank(expression, node)`` says it may differ per rank (this rank's data).
-    Divergence is a condition, loop or short-circuit on such a value around ``node``, an
-    ``except`` clause, or an earlier exit (return, break, continue) under one.
-    """
-    def varies(test: cst.CSTNode) -> bool:
-        return reads_rank(model, test) or depends_on_rank(test, node)
-
-    def shown(test: cst.CSTNode) -> str:
-        text = " ".join(model.source.module.code_for_node(test).split())
-        return text if len(text) <= 60 else text[:57] + "..."
-
-    child: cst.CSTNode = node
-    for ancestor in model.context.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
-            return None
-        if isinstance(ancestor, cst.Lambda):
-            return RankDivergence(Divergence.IN_LAMBDA)
-        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test and varies(ancestor.test):
-            return RankDivergence(Divergence.RANK_GUARD, shown(ancestor.test))
-        if isinstance(ancestor, cst.For) and child is ancestor.body and varies(ancestor.iter) and not _is_loader(ancestor.iter):
-            return RankDivergence(Divergence.LOOP, shown(ancestor.iter))
-        if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right and varies(ancestor.left):
-            return RankDivergence(Divergence.SHORT_CIRCUIT, shown(ancestor.left))
-        if isinstance(ancestor, cst.ExceptHandler):
-            return RankDivergence(Divergence.EXCEPT_CLAUSE)
-        if isinstance(ancestor, (cst.CompFor, *COMPREHENSIONS)):
-            return RankDivergence(Divergence.COMPREHENSION)
-        if isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for earlier in _earlier_siblings(ancestor.body, child):
-                exit_test = _exit_under_varying_test(earlier, varies)
-                if exit_test is not None:
-                    return RankDivergence(Divergence.EARLY_EXIT, shown(exit_test))
-        child = ancestor
-    return None
-
-
-def _exit_under_varying_test(
-    statement: cst.CSTNode, varies: Callable[[cst.CSTNode], bool], in_loop: bool = False
-) -> cst.BaseExpression | None:
-    """The test of an ``if`` in ``statement`` that varies per rank and guards a return (or a
-    break/continue of the loop the node is in), else None."""
-    if isinstance(statement, cst.If):
-        arms = [statement.body] + ([statement.orelse] if statement.orelse is not None else [])
-        if varies(statement.test) and any(_has_exit(arm, in_loop) for arm in arms):
-            return statement.test
-        inner = [s for arm in arms for s in ([arm] if isinstance(arm, cst.If) else _block(arm))]
-    elif isinstance(statement, (cst.For, cst.While)):
-        inner, in_loop = _block(statement.body), True
-    elif isinstance(statement, (cst.With, cst.Try)):
-        inner = _block(statement.body) + [s for h in getattr(statement, "handlers", ()) for s in _block(h.body)]
-    else:
-        return None
-    for nested in inner:
-        found = _exit_under_varying_test(nested, varies, in_loop)
-        if found is not None:
-            return found
-    return None
-
-
-def _block(suite: cst.CSTNode) -> list[cst.CSTNode]:
-    if isinstance(suite, cst.Else):
-        suite = suite.body
-    return list(getattr(suite, "body", ()))
-
-
-def _has_exit(block: cst.CSTNode, in_loop: bool) -> bool:
-    """A return in ``block`` (a break or continue too, unless they leave a loop inside the node's)."""
-    exits = (cst.Return,) if in_loop else (cst.Return, cst.Break, cst.Continue)
-    found = False
-
-    class Exits(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nonlocal found
-            found = found or isinstance(node, exits)
-            return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
-
-    block.visit(Exits())
-    return found
-
-
-def _is_loader(iterable: cst.CSTNode) -> bool:
-    # A prepared data loader yields the same number of batches on every rank (even_batches).
-    return any("loader" in name.lower() for name in names_in(iterable))

@@ -82,6 +82,8 @@ class RankFlow(ScopeBindings):
             return False
         if isinstance(node, cst.Comparison) and self._ranks.agreed_by_every_rank(node):
             return False  # `local_rank != -1`: reads the rank, answered alike on every rank
+        if isinstance(node, cst.Comparison) and self._loader_exhausted(node, order):
+            return False  # the data runs out on every rank at the same step
         return any(self._depends_on_rank(child, order, followed) for child in syntax_children(node))
 
     def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:

@@ -1,0 +1,275 @@
+"""Does this condition differ between ranks? The one answer every rule asks, and where it leads.
+
+A condition differs between ranks only where the code proves it:
+
+- it reads this process's rank or tests it (``accelerator.is_main_process``, ``local_rank == 0``,
+  ``dist.get_rank()``, ``accelerator.process_index``, a name the file binds to one of them:
+  ``trllint.facts.ranks``);
+- or it reads data proven per-rank: this rank's batch, loss or outputs, what a loader yields it
+  (``trllint.facts.rank_flow``), through the scope's assignments.
+
+Everything else is agreed, every rank taking the same way: counters every rank advances in the
+same statements (``global_step >= max_train_steps``), configuration (``args.resume_from_checkpoint``,
+``accelerator.num_processes > 1``, ``world_size > 1``), flags a collective made (``check_trigger()``,
+a broadcast list), values every rank computes from the same inputs, and whatever the linter cannot
+read. An early exit on an agreed condition splits nothing.
+
+A question may be asked under some backends only (a call that is a collective under DeepSpeed or
+FSDP only): a disjunction that lets every rank in under one of them (``is_main_process or
+distributed_type == DistributedType.DEEPSPEED``) is agreed there, and the split keeps only the
+backends it still parts the ranks under.
+
+``rank_divergence`` asks it of everything around a node: whether every rank that enters the
+node's function reaches the node (where a fix may insert a collective).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Callable
+
+import libcst as cst
+
+from trllint.core.cst.names import COMPREHENSIONS, dotted_name
+from trllint.core.findings import ReasonKind
+from trllint.facts.branches import earlier_siblings
+from trllint.facts.launch.backends import Backend
+from trllint.facts.launch.branches import backends_named
+from trllint.facts.rank_flow import rank_flows
+from trllint.facts.rank_lattice import Rank, names_in
+from trllint.facts.ranks import rank_facts, splits_ranks
+from trllint.semantic.model import SemanticModel
+
+
+class Split(enum.Enum):
+    """Why a condition parts the ranks."""
+
+    RANK = "reads this process's rank"
+    DATA = "reads this rank's own data"
+
+
+@dataclass(frozen=True)
+class RankSplit:
+    """A condition that differs between ranks: why, and the node whose line makes them differ (the
+    test itself, or the assignment that gave a name it reads its per-rank value)."""
+
+    kind: Split
+    origin: cst.CSTNode
+    # The backends under which it still parts the ranks (None: under every backend).
+    backends: frozenset[Backend] | None = None
+
+
+def rank_split(
+    model: SemanticModel,
+    test: cst.BaseExpression,
+    at: cst.CSTNode,
+    backends: frozenset[Backend] | None = None,
+    *,
+    data: bool = True,
+) -> RankSplit | None:
+    """Why ``test``, evaluated at statement ``at``, may be true on some ranks and false on others;
+    None when every rank agrees on it (or nothing proves otherwise). With ``backends``, the
+    question matters under those backends only: a disjunction that is true for certain under some
+    of them lets every rank in there, and the answer keeps the others (None when none is left).
+    With ``data`` False only a read of the rank counts: a rule whose prefilter needs a rank marker
+    in the file asks so."""
+    if backends is not None:
+        backends = backends - backends_named(test)
+        if not backends:
+            return None
+    if splits_ranks(model, test):
+        return RankSplit(Split.RANK, _rank_origin(model, test, at), backends)
+    if not data:
+        return None
+    scope = model.context.enclosing_function(at) or model.source.module
+    flow = rank_flows(model).flow(scope)
+    try:
+        if not flow.depends_on_rank(test, at):
+            return None
+        origin = _data_origin(model, test, at)
+    except RecursionError:
+        return None  # a chain of assignments too deep to read: unknown is agreed
+    return RankSplit(Split.DATA, origin, backends)
+
+
+def differs_by_rank(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Whether ``test`` at ``at`` may differ between ranks (``rank_split`` is not None)."""
+    return rank_split(model, test, at) is not None
+
+
+def _rank_origin(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> cst.CSTNode:
+    """The assignment that bound a rank test or index the test reads by name (``is_main = rank ==
+    0``), else the test: the line a reader looks at to see why the ranks part."""
+    scope = model.context.enclosing_function(at) or model.source.module
+    flow = rank_flows(model).flow(scope)
+    facts = rank_facts(model)
+    for node in _names_read(test):
+        name = dotted_name(node)
+        if name is None:
+            continue
+        binding = flow.binding(name, at)
+        value = binding.value if binding is not None else None
+        if value is not None and (facts.splits_ranks(value) or facts.reads_rank(value)):
+            return binding.statement  # type: ignore[union-attr]
+    return test
+
+
+def _data_origin(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> cst.CSTNode:
+    """The assignment that gave a name the test reads this rank's data (``loss = model(**batch).loss``;
+    for a parameter, its function), else the test."""
+    scope = model.context.enclosing_function(at) or model.source.module
+    flow = rank_flows(model).flow(scope)
+    for node in _names_read(test):
+        name = dotted_name(node)
+        binding = flow.binding(name, at) if name is not None else None
+        if binding is not None and binding.state == Rank.PER_RANK:
+            return binding.statement
+    return test
+
+
+def _names_read(test: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
+    """The names and dotted names ``test`` reads, outermost first (``self.is_main`` before ``self``)."""
+    found: list[cst.Name | cst.Attribute] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if dotted_name(node) is not None:
+                found.append(node)
+                return False
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node)
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    test.visit(Names())
+    return found
+
+
+# ---- whether every rank reaches a node (where a fix may insert a collective) ----------------------
+
+
+class Divergence(ReasonKind):
+    """How some ranks may not reach a node; ``{code}`` is the test or iterable that decides."""
+
+    IN_LAMBDA = "it runs inside a lambda, whenever that is called"
+    RANK_GUARD = "it runs only on ranks where `{code}` holds"
+    LOOP = "the number of iterations of `for ... in {code}` may differ per rank"
+    SHORT_CIRCUIT = "it runs only on ranks where `{code}` lets it"
+    EXCEPT_CLAUSE = "it runs only on ranks that raised"
+    COMPREHENSION = "it runs once per element of a comprehension, whose length may differ per rank"
+    EARLY_EXIT = "an earlier exit under `{code}` leaves on some ranks only"
+
+
+@dataclass(frozen=True)
+class RankDivergence:
+    """Why some ranks may not reach a node: the kind, and the code that decides (shortened)."""
+
+    kind: Divergence
+    code: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.kind.text(code=self.code)
+
+
+def rank_divergence(model: SemanticModel, node: cst.CSTNode, *, data: bool = True) -> RankDivergence | None:
+    """Why some ranks may not reach ``node`` in its function (a collective there would hang), or
+    None when every rank that enters the function reaches it.
+
+    A test or iterable decides per rank where ``rank_split`` says it differs between ranks (with
+    ``data`` False, only where it reads the rank). Divergence is a condition, loop or
+    short-circuit on such a value around ``node``, an ``except`` clause, or an earlier exit
+    (return, break, continue) under one.
+    """
+
+    def varies(test: cst.CSTNode, at: cst.CSTNode) -> bool:
+        if not isinstance(test, cst.BaseExpression):
+            return False
+        return rank_split(model, test, at, data=data) is not None
+
+    def shown(test: cst.CSTNode) -> str:
+        text = " ".join(model.source.module.code_for_node(test).split())
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    child: cst.CSTNode = node
+    for ancestor in model.context.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return None
+        if isinstance(ancestor, cst.Lambda):
+            return RankDivergence(Divergence.IN_LAMBDA)
+        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is not ancestor.test and varies(ancestor.test, ancestor):
+            return RankDivergence(Divergence.RANK_GUARD, shown(ancestor.test))
+        if (
+            isinstance(ancestor, cst.For)
+            and child is ancestor.body
+            and varies(ancestor.iter, ancestor)
+            and not _is_loader(ancestor.iter)
+        ):
+            return RankDivergence(Divergence.LOOP, shown(ancestor.iter))
+        if isinstance(ancestor, cst.BooleanOperation) and child is ancestor.right and varies(ancestor.left, node):
+            return RankDivergence(Divergence.SHORT_CIRCUIT, shown(ancestor.left))
+        if isinstance(ancestor, cst.ExceptHandler):
+            return RankDivergence(Divergence.EXCEPT_CLAUSE)
+        if isinstance(ancestor, (cst.CompFor, *COMPREHENSIONS)):
+            return RankDivergence(Divergence.COMPREHENSION)
+        if isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for earlier in earlier_siblings(ancestor.body, child):
+                exit_test = _exit_under_varying_test(earlier, varies)
+                if exit_test is not None:
+                    return RankDivergence(Divergence.EARLY_EXIT, shown(exit_test))
+        child = ancestor
+    return None
+
+
+def _exit_under_varying_test(
+    statement: cst.CSTNode, varies: Callable[[cst.CSTNode, cst.CSTNode], bool], in_loop: bool = False
+) -> cst.BaseExpression | None:
+    """The test of an ``if`` in ``statement`` that varies per rank and guards a return (or a
+    break/continue of the loop the node is in), else None."""
+    if isinstance(statement, cst.If):
+        arms = [statement.body] + ([statement.orelse] if statement.orelse is not None else [])
+        if any(_has_exit(arm, in_loop) for arm in arms) and varies(statement.test, statement):
+            return statement.test
+        inner = [s for arm in arms for s in ([arm] if isinstance(arm, cst.If) else _block(arm))]
+    elif isinstance(statement, (cst.For, cst.While)):
+        inner, in_loop = _block(statement.body), True
+    elif isinstance(statement, (cst.With, cst.Try)):
+        inner = _block(statement.body) + [s for h in getattr(statement, "handlers", ()) for s in _block(h.body)]
+    else:
+        return None
+    for nested in inner:
+        found = _exit_under_varying_test(nested, varies, in_loop)
+        if found is not None:
+            return found
+    return None
+
+
+def _block(suite: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(suite, cst.Else):
+        suite = suite.body
+    return list(getattr(suite, "body", ()))
+
+
+def _has_exit(block: cst.CSTNode, in_loop: bool) -> bool:
+    """A return in ``block`` (a break or continue too, unless they leave a loop inside the node's)."""
+    exits = (cst.Return,) if in_loop else (cst.Return, cst.Break, cst.Continue)
+    found = False
+
+    class Exits(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            found = found or isinstance(node, exits)
+            return not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+    block.visit(Exits())
+    return found
+
+
+def _is_loader(iterable: cst.CSTNode) -> bool:
+    # A prepared data loader yields the same number of batches on every rank (even_batches).
+    return any("loader" in name.lower() for name in names_in(iterable))
+
