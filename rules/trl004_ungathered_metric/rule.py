@@ -25,7 +25,10 @@ from trllint.facts.scope_flow import RankFlow
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token
 
+from trllint.facts.launch.backends import MULTI_PROCESS
+
 from .devices import made_on_cpu
+from .reduced_copies import reduced_copy
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
 from .gather_sites import GatherSite, gather_sites
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
@@ -37,7 +40,9 @@ from .sinks import (
     SCALAR_SINK_METHODS,
     SCALARS_SINK_METHOD,
     SELF_SINKS,
+    LIGHTNING_MODULES,
     SINK_METHODS,
+    SYNC_KEYWORD,
     TRAINER_METRIC_HELPERS,
     logs_with_log,
 )
@@ -74,6 +79,20 @@ METRIC_SINK_MARKERS: tuple[Token, ...] = (
 
 # No fix may name an accelerator the code does not provably bind there (AttributeError or
 # UnboundLocalError at run time): the message says what to gather with instead.
+# Lightning has its own reduction: no accelerator to gather with.
+NO_ACCELERATOR_LIGHTNING = (
+    "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; reduce it "
+    "across ranks before logging: `self.log(..., sync_dist=True)` in a LightningModule, "
+    "`fabric.all_reduce(x, reduce_op=\"mean\")` in a Fabric loop"
+)
+PER_RANK_HEAD = "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice"
+# A training loss rank 0 logs as is: the value is its own sample, not the run's loss.
+RANK0_LOSS_HEAD = "rank 0's own loss logged as the run's loss: it is rank 0's sample of its shard, not the run's loss"
+# The ranks' mean was computed (for the console) and the per-rank value went to the dashboard.
+REDUCED_COPY = (
+    "per-rank value logged while its reduced copy `{copy}` is left unlogged: rank 0 logs only its own "
+    "slice; log `{copy}` instead"
+)
 NO_ACCELERATOR = (
     "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; no accelerator "
     "is bound here on every path: gather it with the run's Accelerator (gather_for_metrics) or "
@@ -97,7 +116,7 @@ class UngatheredMetric(Rule):
     # Last, the names: a sink called (`x.log(...)`, `add_scalar(...)`...), a metric buffer read, or
     # a trainer's metrics helper defined.
     prefilter = AllOf(
-        AnyOf(*DISTRIBUTED_MARKERS),
+        AnyOf(*DISTRIBUTED_MARKERS, "lightning"),
         AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),  # a configured sink is a sink marker too
         AnyOf(
             Calls(*SINK_METHODS),
@@ -117,8 +136,9 @@ class UngatheredMetric(Rule):
         ),
         "report-rank0-loss": Setting(
             bool,
-            False,
-            "also report the training loss a custom loop logs from rank 0 as is (`loss.item()`)",
+            None,
+            "the training loss rank 0 logs as is (`loss.item()`) under a launch of several processes: "
+            "true reports it, false never; unset, a preview finding",
         ),
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
@@ -130,7 +150,7 @@ class UngatheredMetric(Rule):
         self._stored_reduced: dict[int, bool] = {}
 
     def check_module(self, model: SemanticModel) -> None:
-        if not runs_distributed(self.source):
+        if not (runs_distributed(self.source) or model.imports.imports_any(*LIGHTNING_MODULES)):
             return
         definitions = model.definitions
         self._functions = definitions.functions
@@ -192,17 +212,20 @@ class UngatheredMetric(Rule):
         parts = name.split(".")
         receiver, method = (parts[-2] if len(parts) > 1 else ""), parts[-1]
         first, second = argument(call, "", 0), argument(call, "", 1)
-        if name == "self.log" and first is not None and isinstance(first.value, cst.BaseString):
-            synced = argument(call, "sync_dist")
-            return [] if (synced is not None and is_true(synced.value)) or second is None else [(second.value, False)]
+        synced = argument(call, SYNC_KEYWORD)
+        if synced is not None and is_true(synced.value):
+            return []  # Lightning reduces it across ranks before it logs
         if name in SELF_SINKS or method in DICT_SINK_METHODS or logs_with_log(name):
+            if first is not None and isinstance(first.value, cst.BaseString):
+                # `self.log("acc", acc)`, `fabric.log("loss", loss)`: a name, then one value.
+                return [(second.value, False)] if second is not None and method == "log" else []
             return [(first.value, True)] if first is not None else []
         if method == CALLBACK_SINK_METHOD and "callback_handler" in receiver:
             # Trainer.log hands its logs to the callbacks this way; a subclass may call it directly.
             logs = argument(call, "logs", 3)
             return [(logs.value, True)] if logs is not None else []
         if method in SCALAR_SINK_METHODS:
-            value = argument(call, "value" if method == "log_metric" else "scalar_value", 1)
+            value = argument(call, "scalar_value" if method == "add_scalar" else "value", 1)
             return [(value.value, False)] if value is not None else []
         if method == SCALARS_SINK_METHOD:
             return [(second.value, True)] if second is not None else []
@@ -323,18 +346,33 @@ class UngatheredMetric(Rule):
         if id(value) in self._reported or is_media(value) or flow.state(value, line) != Rank.PER_RANK:
             return
         self._reported.add(id(value))
-        if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
-            return
-        if not launch_of(self.model, value).multi_process:
+        launch = launch_of(self.model, value)
+        if not launch.multi_process:
             return  # one process (a notebook no launcher starts): its value is the whole metric
+        copy = reduced_copy(flow, value, line)
+        if copy is not None:
+            # The code computed the ranks' value itself and logged the other one: proven both ways.
+            self.report(value, REDUCED_COPY.format(copy=copy))
+            return
+        head, preview, evidence = PER_RANK_HEAD, False, ()
+        if self._is_rank0_loss(value, line, flow):
+            # Rank 0's sample of the loss: reported where a launch of several processes is shown,
+            # in preview unless the setting asks for it.
+            setting = self.settings["report-rank0-loss"]
+            evidence = launch.shown(MULTI_PROCESS)
+            if setting is False or (setting is None and not evidence):
+                return
+            head, preview = RANK0_LOSS_HEAD, setting is None
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
-            self.report(value, NO_ACCELERATOR)
+            lightning = self.model.imports.imports_any(*LIGHTNING_MODULES)
+            advice = NO_ACCELERATOR_LIGHTNING if lightning else NO_ACCELERATOR
+            self.report(value, advice.replace(PER_RANK_HEAD, head), evidence=evidence, preview=preview)
             return
-        message = self.message.replace("accelerator.", f"{accelerator}.")
+        message = self.message.replace("accelerator.", f"{accelerator}.").replace(PER_RANK_HEAD, head)
         sites = gather_sites(flow, value, line)
         if not sites:
-            self.report(value, message)
+            self.report(value, message, evidence=evidence, preview=preview)
             return
         # The message proposes what the fix writes (gather, or gather_for_metrics for a whole tensor).
         message = message.replace(f"{accelerator}.gather(x.mean()).mean()", proposed_gather(sites[0], accelerator))
@@ -342,7 +380,7 @@ class UngatheredMetric(Rule):
         # The fix names the accelerator: it stands on that accelerator being bound on every path.
         missing = accelerator_may_be_none(self.model, accelerator, value)
         reason = Unsafe.ACCELERATOR_MAY_BE_NONE.text(missing=missing) if missing else self._unsafe_reason(sites, line, flow)
-        self.report(value, message, fix=self.fix(*edits, reason=reason))
+        self.report(value, message, fix=self.fix(*edits, reason=reason), evidence=evidence, preview=preview)
 
     def _unsafe_reason(self, sites: list[GatherSite], line: cst.CSTNode, flow: RankFlow) -> str | None:
         """Why the gathers may fail or change a number (the first site's reason), else why some

@@ -20,9 +20,18 @@ SELF_SINKS = frozenset({"self.log", "super.log", "self.store_metrics"})
 # Methods that log a dict of metrics (their first argument), whatever their receiver.
 DICT_SINK_METHODS = frozenset({"log_metrics", "log_dict"})
 # Methods that log one value (a tracker's `add_scalar(tag, value)`, MLflow's `log_metric(key, value)`).
-SCALAR_SINK_METHODS = frozenset({"add_scalar", "log_metric"})
+# `self.record_metric(name, value)` too: a trainer's own one-value sink.
+SCALAR_SINK_METHODS = frozenset({"add_scalar", "log_metric", "record_metric"})
+# Receivers whose `.log(...)` logs metrics: an accelerator's or a tracker's, wandb's, a run's,
+# Lightning Fabric's (`fabric.log(name, value)`), a metric logger's.
+LOGGING_RECEIVERS = ("accelerator", "tracker", "fabric", "metric_logger")
 SCALARS_SINK_METHOD = "add_scalars"  # (tag, a dict of values)
 CALLBACK_SINK_METHOD = "on_log"  # Trainer.log hands its logs to the callbacks this way
+# Lightning's sinks: without `sync_dist=True` they log rank 0's value (`self.log(name, value)`,
+# `self.log_dict(metrics)`); with it they reduce across ranks first.
+SYNC_KEYWORD = "sync_dist"
+# Imports of Lightning: a LightningModule or a Fabric loop runs distributed as accelerate's does.
+LIGHTNING_MODULES = ("lightning", "pytorch_lightning", "lightning_fabric")
 # Every method a sink call ends in but `log`, whose receiver decides (``logs_with_log``).
 SINK_METHODS = frozenset(
     {name.rsplit(".", 1)[-1] for name in SELF_SINKS} - {"log"}
@@ -40,4 +49,4 @@ def logs_with_log(name: str) -> bool:
     if name in SELF_SINKS:
         return True
     receiver = parts[-2] if len(parts) > 1 else ""
-    return "accelerator" in receiver or "tracker" in receiver or receiver in ("wandb", "run")
+    return any(word in receiver for word in LOGGING_RECEIVERS) or receiver in ("wandb", "run")

@@ -21,6 +21,8 @@ from trllint.facts.rank_lattice import (
     SHAPE_READS,
     Rank,
     data_parts,
+    is_loss_function,
+    is_model_forward,
     is_own_function_call,
     method_or_function,
     names_in,
@@ -150,7 +152,11 @@ class RankFlow(ScopeBindings):
                 return Rank.GLOBAL  # a helper of another module of the project that reduces
             if self._is_unknown_call(node):
                 # A method inherited from a library trainer or a helper of another module: it may
-                # gather before it returns (GRPO's reward computation does). Unknown is silent.
+                # gather before it returns (GRPO's reward computation does). Unknown is silent,
+                # but for a loss function or a model's forward called on this rank's data: what
+                # it returns is this rank's (an unknown callee makes no data global).
+                if (is_loss_function(method) or is_model_forward(node)) and any(self._state(p, order) == Rank.PER_RANK for p in data_parts(node)):
+                    return Rank.PER_RANK
                 return Rank.NO_DATA
             if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
                 return Rank.NO_DATA
