@@ -15,6 +15,7 @@ import libcst as cst
 from trllint.core.findings import ReasonKind
 
 from trllint.facts.branches import rank_divergence
+from trllint.facts.ranks import splits_ranks
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.facts.launch.model import launch_of
 from trllint.facts.accelerators import accelerator_in_scope, accelerator_may_be_none
@@ -28,7 +29,9 @@ from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines,
 from trllint.facts.launch.backends import MULTI_PROCESS
 
 from .devices import made_on_cpu
+from .forwarding_loggers import REACHES_A_LOGGER, FileLoggers, file_loggers
 from .reduced_copies import reduced_copy
+from .sink_calls import Logged, logged_arguments
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
 from .gather_sites import GatherSite, gather_sites
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
@@ -41,6 +44,7 @@ from .sinks import (
     SCALARS_SINK_METHOD,
     SELF_SINKS,
     LIGHTNING_MODULES,
+    METRIC_SINK_MARKERS,
     SINK_METHODS,
     SYNC_KEYWORD,
     TRAINER_METRIC_HELPERS,
@@ -70,13 +74,6 @@ class Unsafe(ReasonKind):
     )
 
 
-# Every value this rule checks reaches one of these: a sink call (`.log`, `log_metrics`,
-# `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
-# (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
-METRIC_SINK_MARKERS: tuple[Token, ...] = (
-    "_metrics", "add_scalar", "log_dict", "log_metric", "on_log", re.compile(r"\.\s*log\s*\(")
-)
-
 # No fix may name an accelerator the code does not provably bind there (AttributeError or
 # UnboundLocalError at run time): the message says what to gather with instead.
 # Lightning has its own reduction: no accelerator to gather with.
@@ -93,13 +90,18 @@ REDUCED_COPY = (
     "per-rank value logged while its reduced copy `{copy}` is left unlogged: rank 0 logs only its own "
     "slice; log `{copy}` instead"
 )
+# Only some ranks (rank 0) evaluated, each over its own shard: the other shards were never seen.
+EVALUATED_BY_SOME_RANKS = (
+    "evaluated under a rank test over this rank's shard of the data only, then logged as the run's: the other "
+    "ranks' shards are never evaluated; evaluate on every rank and all-reduce the result (or evaluate over "
+    "the whole set) before logging"
+)
 NO_ACCELERATOR = (
     "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; no accelerator "
     "is bound here on every path: gather it with the run's Accelerator (gather_for_metrics) or "
     "all-reduce it on every rank before logging"
 )
 
-Logged = tuple[cst.BaseExpression, bool | None]  # (argument, holds a dict of metrics: yes/no/unknown)
 LoggedValue = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
 
 
@@ -117,12 +119,14 @@ class UngatheredMetric(Rule):
     # a trainer's metrics helper defined.
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS, "lightning"),
-        AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),  # a configured sink is a sink marker too
+        # a configured sink is a sink marker too; so is a project logger that forwards to a sink
+        AnyOf(*METRIC_SINK_MARKERS, REACHES_A_LOGGER, setting="metric-sinks"),
         AnyOf(
             Calls(*SINK_METHODS),
             Reads(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS}),
             Defines(*TRAINER_METRIC_HELPERS),
             Calls("log"),  # whether a `.log` call's receiver is a tracker's is the rule's to say
+            REACHES_A_LOGGER,
             setting="metric-sinks",
         ),
     )
@@ -148,11 +152,13 @@ class UngatheredMetric(Rule):
         self._reported: set[int] = set()
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
         self._stored_reduced: dict[int, bool] = {}
+        self._forwarders = FileLoggers()
 
     def check_module(self, model: SemanticModel) -> None:
         if not (runs_distributed(self.source) or model.imports.imports_any(*LIGHTNING_MODULES)):
             return
         definitions = model.definitions
+        self._forwarders = file_loggers(model)
         self._functions = definitions.functions
         self._classes = definitions.classes_by_name()
         self._class_of_method = definitions.class_of_method
@@ -207,32 +213,10 @@ class UngatheredMetric(Rule):
     # ---- where metrics go -------------------------------------------------------------------
 
     def _logged_arguments(self, call: cst.Call) -> list[Logged]:
-        """The arguments of ``call`` that a metric sink logs, or [] when it is no sink."""
-        name = loose_name(call.func)
-        parts = name.split(".")
-        receiver, method = (parts[-2] if len(parts) > 1 else ""), parts[-1]
-        first, second = argument(call, "", 0), argument(call, "", 1)
-        synced = argument(call, SYNC_KEYWORD)
-        if synced is not None and is_true(synced.value):
-            return []  # Lightning reduces it across ranks before it logs
-        if name in SELF_SINKS or method in DICT_SINK_METHODS or logs_with_log(name):
-            if first is not None and isinstance(first.value, cst.BaseString):
-                # `self.log("acc", acc)`, `fabric.log("loss", loss)`: a name, then one value.
-                return [(second.value, False)] if second is not None and method == "log" else []
-            return [(first.value, True)] if first is not None else []
-        if method == CALLBACK_SINK_METHOD and "callback_handler" in receiver:
-            # Trainer.log hands its logs to the callbacks this way; a subclass may call it directly.
-            logs = argument(call, "logs", 3)
-            return [(logs.value, True)] if logs is not None else []
-        if method in SCALAR_SINK_METHODS:
-            value = argument(call, "scalar_value" if method == "add_scalar" else "value", 1)
-            return [(value.value, False)] if value is not None else []
-        if method == SCALARS_SINK_METHOD:
-            return [(second.value, True)] if second is not None else []
-        for sink in self.settings["metric-sinks"]:
-            if name == sink or name.endswith("." + sink):
-                return [(arg.value, None) for arg in call.args]
-        return []
+        """The arguments of ``call`` that a metric sink logs, or [] when it is no sink: a sink
+        by its name, or a method of a logger class of the project that hands them to one."""
+        logged = logged_arguments(call, self.settings["metric-sinks"])
+        return logged or self._forwarders.logged(call)
 
     @property
     def _words_that_log(self) -> frozenset[str]:
@@ -240,7 +224,7 @@ class UngatheredMetric(Rule):
         configured sink's last part too). A function that spells none hands no value to a sink
         itself; it matters only where it writes a buffer or returns to a helper's caller."""
         configured = (sink.rsplit(".", 1)[-1] for sink in self.settings["metric-sinks"])
-        return frozenset({*SINK_METHODS, "log", *configured})
+        return frozenset({*SINK_METHODS, "log", *configured, *self._forwarders.method_names})
 
     def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> dict[str, bool]:
         """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``), each
@@ -354,6 +338,9 @@ class UngatheredMetric(Rule):
             # The code computed the ranks' value itself and logged the other one: proven both ways.
             self.report(value, REDUCED_COPY.format(copy=copy))
             return
+        if self._computed_under_rank_test(value, line, flow):
+            self.report(value, EVALUATED_BY_SOME_RANKS)
+            return
         head, preview, evidence = PER_RANK_HEAD, False, ()
         if self._is_rank0_loss(value, line, flow):
             # Rank 0's sample of the loss: reported where a launch of several processes is shown,
@@ -399,6 +386,33 @@ class UngatheredMetric(Rule):
             if divergence is not None:
                 return f"the gather may hang: {divergence.text}"
         return None
+
+    def _computed_under_rank_test(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
+        """A per-rank name of ``value`` holds what a call over this rank's shard of a data loader
+        returned under a test that lets only some ranks in (``if master_process: val_loss =
+        evaluate(model, val_loader)``): those ranks alone went through their shards."""
+        context = self.model.context
+        for name in dotted_names_in(value):
+            if flow.state_of_name(name, line) != Rank.PER_RANK:
+                continue
+            binding = flow.binding(name, line)
+            if binding is None or binding.statement is None or not isinstance(binding.value, cst.Call):
+                continue
+            if not any(self._is_sharded_loader(arg.value, binding.statement, flow) for arg in binding.value.args):
+                continue
+            for ancestor in context.ancestors(binding.statement):
+                if ancestor is flow.scope:
+                    break
+                if isinstance(ancestor, cst.If) and splits_ranks(self.model, ancestor.test):
+                    return True
+        return False
+
+    @staticmethod
+    def _is_sharded_loader(expr: cst.BaseExpression, at: cst.CSTNode, flow: RankFlow) -> bool:
+        """A data loader (by its name) that holds this rank's shard (built with a rank or a
+        ``DistributedSampler``)."""
+        name = dotted_name(expr)
+        return name is not None and "loader" in name.rsplit(".", 1)[-1].lower() and flow.state(expr, at) == Rank.PER_RANK
 
     def _is_rank0_loss(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
         """A loss logged by rank 0 as is (`loss.item()`, an auxiliary loss): common practice and an

@@ -8,6 +8,10 @@ gives the rule no value to check.
 
 from __future__ import annotations
 
+import re
+
+from trllint.core.prefilter import Token
+
 # TRL's per-step metric buffers; the rule adds the attributes a file hands to a sink.
 METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
 
@@ -49,4 +53,14 @@ def logs_with_log(name: str) -> bool:
     if name in SELF_SINKS:
         return True
     receiver = parts[-2] if len(parts) > 1 else ""
-    return any(word in receiver for word in LOGGING_RECEIVERS) or receiver in ("wandb", "run")
+    # A run: `run`, `self._run`, `wandb_run` (what `wandb.init()` returns).
+    is_run = receiver.lstrip("_") == "run" or receiver.endswith("_run")
+    return any(word in receiver for word in LOGGING_RECEIVERS) or receiver == "wandb" or is_run
+
+
+# Every value TRL004 checks reaches one of these: a sink call (`.log`, `log_metrics`,
+# `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
+# (`get_batch_loss_metrics`). A file with none of them (and no project logger) is not parsed for it.
+METRIC_SINK_MARKERS: tuple[Token, ...] = (
+    "_metrics", "add_scalar", "log_dict", "log_metric", "on_log", "record_metric", re.compile(r"\.\s*log\s*\(")
+)

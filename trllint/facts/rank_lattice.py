@@ -112,6 +112,9 @@ PER_RANK_LIBRARY_METHODS = frozenset(
 )
 
 
+# Samplers that hand each rank its own shard of a data set: a loader built on one yields this
+# rank's data, whatever its name.
+SHARDING_SAMPLERS = frozenset({"DistributedSampler"})
 # A loss function by its name (`dpo_loss`, `self._loss_fn`, `compute_loss`, `loss_func`): it
 # reduces over the batch it is handed, never across ranks (a collective is matched by name first).
 _LOSS_FUNCTION = re.compile(r"(?:^|_)(?:loss|criterion)(?:_?fn|_func|_function)?$")

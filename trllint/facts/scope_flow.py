@@ -19,6 +19,7 @@ from trllint.facts.rank_lattice import (
     GATHERING_CALLS,
     NO_DATA_BUILTINS,
     SHAPE_READS,
+    SHARDING_SAMPLERS,
     Rank,
     data_parts,
     is_loss_function,
@@ -144,6 +145,8 @@ class RankFlow(ScopeBindings):
             method = method_or_function(node) or ""
             if method.lstrip("_") in GATHERING_CALLS:
                 return Rank.GLOBAL
+            if method in SHARDING_SAMPLERS:
+                return Rank.PER_RANK  # this rank's shard of the data set
             if self._ranks.is_rank_index(node) or self._ranks.is_rank_index(node.func):
                 return Rank.PER_RANK  # `dist.get_rank()`, `os.environ.get("RANK")`, `self.rank()`
             if is_own_function_call(node) and self._returns_global(method):
