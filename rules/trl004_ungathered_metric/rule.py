@@ -12,7 +12,7 @@ from typing import Callable
 
 import libcst as cst
 
-from trllint.core.findings import ReasonKind
+from trllint.core.findings import Evidence, ReasonKind
 
 from trllint.facts.branches import rank_divergence
 from trllint.facts.ranks import splits_ranks
@@ -341,7 +341,8 @@ class UngatheredMetric(Rule):
         if self._computed_under_rank_test(value, line, flow):
             self.report(value, EVALUATED_BY_SOME_RANKS)
             return
-        head, preview, evidence = PER_RANK_HEAD, False, ()
+        head, preview = PER_RANK_HEAD, False
+        evidence: tuple[Evidence, ...] = ()
         if self._is_rank0_loss(value, line, flow):
             # Rank 0's sample of the loss: reported where a launch of several processes is shown,
             # in preview unless the setting asks for it.
