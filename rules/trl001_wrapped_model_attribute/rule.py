@@ -24,6 +24,7 @@ from trllint.core.findings import Evidence
 from trllint.facts.launch.model import launch_of
 from trllint.facts.launch.branches import unwrapped_at
 from trllint.facts.wrapping import (
+    ACCELERATE,
     DATA_PARALLEL,
     FSDP,
     HF_MODEL_MEMBERS,
@@ -39,7 +40,7 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
     WRAPS_A_MODEL,
     wrapping_facts,
 )
-from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Reached, Reads, Rule, Setting
+from trllint.rule.base import AllOf, AnyOf, Edit, FindingKind, Fix, Reached, Reads, Rule, Setting
 
 # What a subclass reads on an attribute a base class may have wrapped: `self.model.config`
 # (a model's own `self.config` is no such read). Without it a file's classes are not asked
@@ -71,8 +72,15 @@ class WrappedModelAttribute(Rule):
         "read it from accelerator.unwrap_model(model) or cache it in __init__"
     )
     fixable = "sometimes"
-    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
-    status = "preview"
+    # Each kind graduates on its own (graduation.toml, written from the precision benchmark).
+    kinds = {
+        "step-model": FindingKind("the model a Trainer hands its step methods, which it wraps for any multi-GPU run"),
+        "wrapped-here": FindingKind("a model the code wraps itself (DistributedDataParallel, FSDP, deepspeed.initialize)"),
+        "prepared": FindingKind("a model accelerator.prepare wrapped, under a launch that shows the wrapper"),
+        "prepared-launch-unknown": FindingKind(
+            "a model accelerator.prepare wrapped, where no launch shows the wrapper", unproven=True
+        ),
+    }
     # A member a wrapper hides, and something that can wrap a model.
     prefilter = AllOf(
         AnyOf(*sorted(HF_MODEL_MEMBERS)),
@@ -144,7 +152,7 @@ class WrappedModelAttribute(Rule):
                 line = self.get_metadata(PositionProvider, neighbour).start.line
                 reason = Unsafe.NEIGHBOUR_STILL_WRAPPED.text(read=f"{receiver}.{neighbour.attr.value}", line=line)
                 fix = replace(fix, applicability="unsafe", reason=reason)
-        self.report(node, message, fix=fix, evidence=evidence)
+        self.report(node, message, fix=fix, evidence=evidence, kind=_kind_of(wrapping, evidence))
 
     # ---- what is not a finding ----------------------------------------------------------
 
@@ -322,3 +330,12 @@ def _existing_cache(init: cst.FunctionDef, cached_value: str, module: cst.Module
                     if target and target.startswith("self.") and module.code_for_node(small.value) in wanted:
                         return target
     return None
+
+
+def _kind_of(wrapping: Wrapping, evidence: tuple[Evidence, ...]) -> str:
+    """Which of the rule's kinds a finding on a read through ``wrapping`` is."""
+    if wrapping.kind == STEP_ARGUMENT:
+        return "step-model"
+    if wrapping.kind == ACCELERATE:
+        return "prepared" if evidence else "prepared-launch-unknown"
+    return "wrapped-here"

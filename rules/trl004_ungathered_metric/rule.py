@@ -12,11 +12,12 @@ from typing import Callable
 
 import libcst as cst
 
-from trllint.core.findings import Evidence, ReasonKind
+from trllint.core.findings import ReasonKind
 
 from trllint.facts.branches import rank_divergence
 from trllint.facts.ranks import splits_ranks
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
+from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
 from trllint.facts.accelerators import accelerator_in_scope, accelerator_may_be_none
 from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
@@ -24,7 +25,7 @@ from trllint.facts.rank_flow import rank_flows
 from trllint.facts.rank_lattice import Rank
 from trllint.facts.scope_flow import RankFlow
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, FindingKind, Reads, Rule, Setting, Token
 
 from trllint.facts.launch.backends import MULTI_PROCESS
 
@@ -96,6 +97,8 @@ EVALUATED_BY_SOME_RANKS = (
     "ranks' shards are never evaluated; evaluate on every rank and all-reduce the result (or evaluate over "
     "the whole set) before logging"
 )
+# The suffix of the unproven twin of each kind: the same evidence, but no launch shows several processes.
+LAUNCH_UNKNOWN = "-launch-unknown"
 NO_ACCELERATOR = (
     "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; no accelerator "
     "is bound here on every path: gather it with the run's Accelerator (gather_for_metrics) or "
@@ -113,8 +116,34 @@ class UngatheredMetric(Rule):
         "reduce it on each rank and gather the ranks' values first: accelerator.gather(x.mean()).mean()"
     )
     fixable = "sometimes"
-    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
-    status = "preview"
+    kinds = {
+        "per-rank-value": FindingKind("a value computed from this rank's data, under a launch that shows several processes"),
+        "per-rank-value-launch-unknown": FindingKind(
+            "a value computed from this rank's data, where no launch shows several processes", unproven=True
+        ),
+        "rank0-loss": FindingKind("rank 0's own training loss logged as the run's, under a launch of several processes"),
+        "rank0-loss-launch-unknown": FindingKind(
+            "rank 0's own training loss logged as the run's, where no launch shows several processes "
+            "(report-rank0-loss = true)",
+            unproven=True,
+        ),
+        "reduced-copy-unlogged": FindingKind(
+            "a per-rank value logged while the scope's reduced copy of it is not, under a launch of several processes"
+        ),
+        "reduced-copy-unlogged-launch-unknown": FindingKind(
+            "a per-rank value logged while the scope's reduced copy of it is not, where no launch shows several "
+            "processes",
+            unproven=True,
+        ),
+        "shard-evaluated-by-some-ranks": FindingKind(
+            "a value evaluated under a rank test over this rank's shard of a loader, under a launch of several processes"
+        ),
+        "shard-evaluated-by-some-ranks-launch-unknown": FindingKind(
+            "a value evaluated under a rank test over this rank's shard of a loader, where no launch shows several "
+            "processes",
+            unproven=True,
+        ),
+    }
     # Last, the names: a sink called (`x.log(...)`, `add_scalar(...)`...), a metric buffer read, or
     # a trainer's metrics helper defined.
     prefilter = AllOf(
@@ -141,8 +170,8 @@ class UngatheredMetric(Rule):
         "report-rank0-loss": Setting(
             bool,
             None,
-            "the training loss rank 0 logs as is (`loss.item()`) under a launch of several processes: "
-            "true reports it, false never; unset, a preview finding",
+            "the training loss rank 0 logs as is (`loss.item()`): unset, reported where a launch of several "
+            "processes is shown; true, also where none is; false, never",
         ),
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
@@ -333,34 +362,36 @@ class UngatheredMetric(Rule):
         launch = launch_of(self.model, value)
         if not launch.multi_process:
             return  # one process (a notebook no launcher starts): its value is the whole metric
+        # The launch that shows several processes is the evidence of every default kind; without
+        # one, the same finding is of the kind's unproven twin.
+        evidence = launch.shown(MULTI_PROCESS)
+        unknown = "" if evidence else LAUNCH_UNKNOWN
         copy = reduced_copy(flow, value, line)
         if copy is not None:
-            # The code computed the ranks' value itself and logged the other one: proven both ways.
-            self.report(value, REDUCED_COPY.format(copy=copy))
+            # The code computed the ranks' value itself and logged the other one.
+            self.report(value, REDUCED_COPY.format(copy=copy), evidence=evidence, kind="reduced-copy-unlogged" + unknown)
             return
         if self._computed_under_rank_test(value, line, flow):
-            self.report(value, EVALUATED_BY_SOME_RANKS)
+            self.report(value, EVALUATED_BY_SOME_RANKS, evidence=evidence, kind="shard-evaluated-by-some-ranks" + unknown)
             return
-        head, preview = PER_RANK_HEAD, False
-        evidence: tuple[Evidence, ...] = ()
+        head, kind = PER_RANK_HEAD, "per-rank-value" + unknown
         if self._is_rank0_loss(value, line, flow):
-            # Rank 0's sample of the loss: reported where a launch of several processes is shown,
-            # in preview unless the setting asks for it.
+            # Rank 0's sample of the loss: its own kind where a launch of several processes is
+            # shown; with no such launch only when the setting asks for it.
             setting = self.settings["report-rank0-loss"]
-            evidence = launch.shown(MULTI_PROCESS)
-            if setting is False or (setting is None and not evidence):
+            if setting is False or (setting is None and unknown):
                 return
-            head, preview = RANK0_LOSS_HEAD, setting is None
+            head, kind = RANK0_LOSS_HEAD, "rank0-loss" + unknown
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
             lightning = self.model.imports.imports_any(*LIGHTNING_MODULES)
             advice = NO_ACCELERATOR_LIGHTNING if lightning else NO_ACCELERATOR
-            self.report(value, advice.replace(PER_RANK_HEAD, head), evidence=evidence, preview=preview)
+            self.report(value, advice.replace(PER_RANK_HEAD, head), evidence=evidence, kind=kind)
             return
         message = self.message.replace("accelerator.", f"{accelerator}.").replace(PER_RANK_HEAD, head)
         sites = gather_sites(flow, value, line)
         if not sites:
-            self.report(value, message, evidence=evidence, preview=preview)
+            self.report(value, message, evidence=evidence, kind=kind)
             return
         # The message proposes what the fix writes (gather, or gather_for_metrics for a whole tensor).
         message = message.replace(f"{accelerator}.gather(x.mean()).mean()", proposed_gather(sites[0], accelerator))
@@ -368,7 +399,7 @@ class UngatheredMetric(Rule):
         # The fix names the accelerator: it stands on that accelerator being bound on every path.
         missing = accelerator_may_be_none(self.model, accelerator, value)
         reason = Unsafe.ACCELERATOR_MAY_BE_NONE.text(missing=missing) if missing else self._unsafe_reason(sites, line, flow)
-        self.report(value, message, fix=self.fix(*edits, reason=reason), evidence=evidence, preview=preview)
+        self.report(value, message, fix=self.fix(*edits, reason=reason), evidence=evidence, kind=kind)
 
     def _unsafe_reason(self, sites: list[GatherSite], line: cst.CSTNode, flow: RankFlow) -> str | None:
         """Why the gathers may fail or change a number (the first site's reason), else why some

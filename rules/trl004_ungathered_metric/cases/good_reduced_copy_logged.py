@@ -31,3 +31,12 @@ def train_epoch(model, optimizer, train_loader, writer: SummaryWriter, epoch, lo
                 global_step = epoch * len(train_loader) + step
                 writer.add_scalar("train/loss", reduced_loss.item(), global_step)
                 writer.add_scalar("train/accuracy", mean_accuracy.item(), global_step)
+
+
+def main(model, optimizer_factory, train_loader, epochs, local_rank):
+    dist.init_process_group("nccl")
+    model = torch.nn.parallel.DistributedDataParallel(model.cuda(local_rank), device_ids=[local_rank])
+    optimizer = optimizer_factory(model.parameters())
+    writer = SummaryWriter("runs/classifier") if dist.get_rank() == 0 else None
+    for epoch in range(epochs):
+        train_epoch(model, optimizer, train_loader, writer, epoch)
