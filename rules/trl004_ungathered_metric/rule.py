@@ -7,7 +7,6 @@ they gathered first). The fix gathers the per-rank tensor before it is reduced.
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 
 import libcst as cst
@@ -15,7 +14,6 @@ import libcst as cst
 from trllint.core.findings import ReasonKind
 
 from trllint.facts.branches import rank_divergence
-from trllint.facts.ranks import splits_ranks
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
@@ -24,32 +22,24 @@ from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_flow import rank_flows
 from trllint.facts.rank_lattice import Rank
 from trllint.facts.scope_flow import RankFlow
-from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, FindingKind, Reads, Rule, Setting, Token
-
-from trllint.facts.launch.backends import MULTI_PROCESS
+from trllint.core.cst.names import call_name, dotted_name, last_attribute
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, FindingKind, Reads, Rule, Setting
 
 from .devices import made_on_cpu
 from .forwarding_loggers import REACHES_A_LOGGER, FileLoggers, file_loggers
 from .reduced_copies import reduced_copy
+from .shard_evaluation import evaluated_by_some_ranks
 from .sink_calls import Logged, logged_arguments
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
 from .gather_sites import GatherSite, gather_sites
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
 from trllint.semantic.model import SemanticModel
 from .sinks import (
-    CALLBACK_SINK_METHOD,
-    DICT_SINK_METHODS,
     METRIC_BUFFERS,
-    SCALAR_SINK_METHODS,
-    SCALARS_SINK_METHOD,
-    SELF_SINKS,
     LIGHTNING_MODULES,
     METRIC_SINK_MARKERS,
     SINK_METHODS,
-    SYNC_KEYWORD,
     TRAINER_METRIC_HELPERS,
-    logs_with_log,
 )
 from .metric_syntax import (
     attributes_read_by_sinks,
@@ -75,8 +65,6 @@ class Unsafe(ReasonKind):
     )
 
 
-# No fix may name an accelerator the code does not provably bind there (AttributeError or
-# UnboundLocalError at run time): the message says what to gather with instead.
 # Lightning has its own reduction: no accelerator to gather with.
 NO_ACCELERATOR_LIGHTNING = (
     "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; reduce it "
@@ -99,6 +87,8 @@ EVALUATED_BY_SOME_RANKS = (
 )
 # The suffix of the unproven twin of each kind: the same evidence, but no launch shows several processes.
 LAUNCH_UNKNOWN = "-launch-unknown"
+# No fix may name an accelerator the code does not provably bind there (AttributeError or
+# UnboundLocalError at run time): the message says what to gather with instead.
 NO_ACCELERATOR = (
     "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; no accelerator "
     "is bound here on every path: gather it with the run's Accelerator (gather_for_metrics) or "
@@ -371,7 +361,7 @@ class UngatheredMetric(Rule):
             # The code computed the ranks' value itself and logged the other one.
             self.report(value, REDUCED_COPY.format(copy=copy), evidence=evidence, kind="reduced-copy-unlogged" + unknown)
             return
-        if self._computed_under_rank_test(value, line, flow):
+        if evaluated_by_some_ranks(self.model, flow, value, line):
             self.report(value, EVALUATED_BY_SOME_RANKS, evidence=evidence, kind="shard-evaluated-by-some-ranks" + unknown)
             return
         head, kind = PER_RANK_HEAD, "per-rank-value" + unknown
@@ -418,33 +408,6 @@ class UngatheredMetric(Rule):
             if divergence is not None:
                 return f"the gather may hang: {divergence.text}"
         return None
-
-    def _computed_under_rank_test(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
-        """A per-rank name of ``value`` holds what a call over this rank's shard of a data loader
-        returned under a test that lets only some ranks in (``if master_process: val_loss =
-        evaluate(model, val_loader)``): those ranks alone went through their shards."""
-        context = self.model.context
-        for name in dotted_names_in(value):
-            if flow.state_of_name(name, line) != Rank.PER_RANK:
-                continue
-            binding = flow.binding(name, line)
-            if binding is None or binding.statement is None or not isinstance(binding.value, cst.Call):
-                continue
-            if not any(self._is_sharded_loader(arg.value, binding.statement, flow) for arg in binding.value.args):
-                continue
-            for ancestor in context.ancestors(binding.statement):
-                if ancestor is flow.scope:
-                    break
-                if isinstance(ancestor, cst.If) and splits_ranks(self.model, ancestor.test):
-                    return True
-        return False
-
-    @staticmethod
-    def _is_sharded_loader(expr: cst.BaseExpression, at: cst.CSTNode, flow: RankFlow) -> bool:
-        """A data loader (by its name) that holds this rank's shard (built with a rank or a
-        ``DistributedSampler``)."""
-        name = dotted_name(expr)
-        return name is not None and "loader" in name.rsplit(".", 1)[-1].lower() and flow.state(expr, at) == Rank.PER_RANK
 
     def _is_rank0_loss(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> bool:
         """A loss logged by rank 0 as is (`loss.item()`, an auxiliary loss): common practice and an
