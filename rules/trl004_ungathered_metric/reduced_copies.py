@@ -46,3 +46,31 @@ def _names_read(node: cst.BaseExpression) -> set[str]:
         parts = name.split(".")
         names.update(".".join(parts[: i + 1]) for i in range(len(parts)))
     return names
+
+
+def reduced_on_some_path(flow: RankFlow, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """A per-rank name of ``value`` is assigned a reduced value on some path before statement
+    ``at`` (``x = mean(gather(x)) if distributed else x``, or an ``if``/``else`` whose one arm
+    reduces): the other path is the one-process run, so the value is not proven this rank's."""
+    logged = {name for name in dotted_names_in(value) if flow.state_of_name(name, at) == Rank.PER_RANK}
+    for small, line in flow.statements:
+        if line is at:
+            return False
+        if not isinstance(small, cst.Assign) or not any(dotted_name(t.target) in logged for t in small.targets):
+            continue
+        arms = [small.value.body, small.value.orelse] if isinstance(small.value, cst.IfExp) else [small.value]
+        if any(_reduces(flow, arm, line) for arm in arms):
+            return True
+    return False
+
+
+def _reduces(flow: RankFlow, arm: cst.BaseExpression, line: cst.CSTNode) -> bool:
+    """``arm`` is reduced across ranks, or a call that takes this rank's data and returns what
+    the flow cannot call this rank's (``mean(dist_gather(x))``, a helper that all-reduces where
+    several processes run and returns its argument where one does)."""
+    state = flow.state(arm, line)
+    if state == Rank.GLOBAL:
+        return True
+    return isinstance(arm, cst.Call) and state != Rank.PER_RANK and any(
+        flow.state_of_name(name, line) == Rank.PER_RANK for name in dotted_names_in(arm)
+    )

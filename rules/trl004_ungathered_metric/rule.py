@@ -27,7 +27,7 @@ from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines,
 
 from .devices import made_on_cpu
 from .forwarding_loggers import REACHES_A_LOGGER, FileLoggers, file_loggers
-from .reduced_copies import reduced_copy
+from .reduced_copies import reduced_copy, reduced_on_some_path
 from .shard_evaluation import evaluated_by_some_ranks
 from .sink_calls import Logged, logged_arguments
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
@@ -369,7 +369,7 @@ class UngatheredMetric(Rule):
             # Rank 0's sample of the loss: its own kind where a launch of several processes is
             # shown; with no such launch only when the setting asks for it.
             setting = self.settings["report-rank0-loss"]
-            if setting is False or (setting is None and unknown):
+            if setting is False or (setting is None and unknown) or reduced_on_some_path(flow, value, line):
                 return
             head, kind = RANK0_LOSS_HEAD, "rank0-loss" + unknown
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)

@@ -11,6 +11,7 @@ from trllint.core.cst.names import argument, is_true
 from .metric_syntax import loose_name
 from .sinks import (
     CALLBACK_SINK_METHOD,
+    RECORD_METRIC_METHOD,
     DICT_SINK_METHODS,
     SCALAR_SINK_METHODS,
     SCALARS_SINK_METHOD,
@@ -41,6 +42,13 @@ def logged_arguments(call: cst.Call, configured: Iterable[str] = ()) -> list[Log
         # Trainer.log hands its logs to the callbacks this way; a subclass may call it directly.
         logs = argument(call, "logs", 3)
         return [(logs.value, True)] if logs is not None else []
+    if method == RECORD_METRIC_METHOD:
+        # OLMo-core's `record_metric(name, value, reduce_type=...)` reduces across ranks unless
+        # told `reduce_type=None`.
+        reduce_type = argument(call, "reduce_type", 2)
+        unreduced = reduce_type is not None and isinstance(reduce_type.value, cst.Name) and reduce_type.value.value == "None"
+        value = argument(call, "value", 1)
+        return [(value.value, False)] if unreduced and value is not None else []
     if method in SCALAR_SINK_METHODS:
         value = argument(call, "scalar_value" if method == "add_scalar" else "value", 1)
         return [(value.value, False)] if value is not None else []

@@ -24,8 +24,9 @@ SELF_SINKS = frozenset({"self.log", "super.log", "self.store_metrics"})
 # Methods that log a dict of metrics (their first argument), whatever their receiver.
 DICT_SINK_METHODS = frozenset({"log_metrics", "log_dict"})
 # Methods that log one value (a tracker's `add_scalar(tag, value)`, MLflow's `log_metric(key, value)`).
-# `self.record_metric(name, value)` too: a trainer's own one-value sink.
-SCALAR_SINK_METHODS = frozenset({"add_scalar", "log_metric", "record_metric"})
+SCALAR_SINK_METHODS = frozenset({"add_scalar", "log_metric"})
+# A trainer's one-value sink that reduces across ranks unless told not to (`reduce_type=None`).
+RECORD_METRIC_METHOD = "record_metric"
 # Receivers whose `.log(...)` logs metrics: an accelerator's or a tracker's, wandb's, a run's,
 # Lightning Fabric's (`fabric.log(name, value)`), a metric logger's.
 LOGGING_RECEIVERS = ("accelerator", "tracker", "fabric", "metric_logger")
@@ -39,7 +40,7 @@ LIGHTNING_MODULES = ("lightning", "pytorch_lightning", "lightning_fabric")
 # Every method a sink call ends in but `log`, whose receiver decides (``logs_with_log``).
 SINK_METHODS = frozenset(
     {name.rsplit(".", 1)[-1] for name in SELF_SINKS} - {"log"}
-    | DICT_SINK_METHODS | SCALAR_SINK_METHODS | {SCALARS_SINK_METHOD, CALLBACK_SINK_METHOD}
+    | DICT_SINK_METHODS | SCALAR_SINK_METHODS | {SCALARS_SINK_METHOD, CALLBACK_SINK_METHOD, RECORD_METRIC_METHOD}
 )
 
 

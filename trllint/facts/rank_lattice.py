@@ -112,6 +112,9 @@ PER_RANK_LIBRARY_METHODS = frozenset(
 )
 
 
+# A function named for the value over every rank (`global_num_tokens_in_batch`), as
+# `num_items_in_batch` names a parameter: its result is the same on every rank.
+GLOBAL_PREFIX = "global_"
 # Samplers that hand each rank its own shard of a data set: a loader built on one yields this
 # rank's data, whatever its name.
 SHARDING_SAMPLERS = frozenset({"DistributedSampler"})

@@ -19,6 +19,7 @@ from trllint.facts.rank_lattice import (
     GATHERING_CALLS,
     NO_DATA_BUILTINS,
     SHAPE_READS,
+    GLOBAL_PREFIX,
     SHARDING_SAMPLERS,
     Rank,
     data_parts,
@@ -145,6 +146,8 @@ class RankFlow(ScopeBindings):
             method = method_or_function(node) or ""
             if method.lstrip("_") in GATHERING_CALLS:
                 return Rank.GLOBAL
+            if method.startswith(GLOBAL_PREFIX):
+                return Rank.GLOBAL  # `global_num_tokens_in_batch(batch)`: counted over every rank
             if method in SHARDING_SAMPLERS:
                 return Rank.PER_RANK  # this rank's shard of the data set
             if self._ranks.is_rank_index(node) or self._ranks.is_rank_index(node.func):

@@ -1,6 +1,7 @@
 """A fine-tuning recipe that shards its model with FSDP (several processes run it) and logs
 through its metric logger from rank 0: the running loss is rank 0's own sample (a preview finding
-of its own), the token accuracy a per-rank metric; `record_metric` logs a per-rank value too."""
+of its own), the token accuracy a per-rank metric; `record_metric(..., reduce_type=None)` logs a
+per-rank value too."""
 
 import time
 
@@ -55,8 +56,13 @@ class FullFinetuneRecipe:
                 logits = self._model(batch["tokens"].cuda())
             top1 = (logits.argmax(-1) == batch["labels"].cuda()).float().mean()
             # expect: TRL004
-            self.record_metric("val/top1", top1)
+            self.record_metric("val/top1", top1, reduce_type=None)
+            # The default reduce_type averages over the ranks first: nothing to report.
+            self.record_metric("val/top1_mean", top1)
 
-    def record_metric(self, name, value):
+    def record_metric(self, name, value, reduce_type="mean"):
+        if reduce_type == "mean":
+            value = value.detach().clone()
+            dist.all_reduce(value, op=dist.ReduceOp.AVG)
         if self._is_rank_zero:
             self._metric_logger.log(name, value, step=self.global_step)
