@@ -35,8 +35,21 @@ def reduced_copy(flow: RankFlow, value: cst.BaseExpression, at: cst.CSTNode) -> 
                 # A later plain assignment rebinds it to something else; a collective writing
                 # into it, or `copy /= world_size`, keeps it the copy.
                 copies[name] = len(small.targets) == 1 and not logged.isdisjoint(_names_read(small.value))
-    found = [name for name, copy in copies.items() if copy and name not in logged]
+    found = [name for name, copy in copies.items() if copy and name not in logged and not _carried_on(flow, name)]
     return next((name for name in found if flow.state_of_name(name, at) == Rank.GLOBAL), None)
+
+
+def _carried_on(flow: RankFlow, name: str) -> bool:
+    """Some statement of the scope computes another value from ``name`` (``train_loss +=
+    avg_loss.item()``): the reduced copy may reach a sink that way, so it is not proven left out."""
+    for small, _ in flow.statements:
+        if isinstance(small, (cst.Assign, cst.AugAssign)) and small.value is not None:
+            targets = small.targets if isinstance(small, cst.Assign) else []
+            if any(dotted_name(t.target) == name for t in targets):
+                continue  # the copy made (or remade) itself
+            if name in _names_read(small.value):
+                return True
+    return False
 
 
 def _names_read(node: cst.BaseExpression) -> set[str]:
