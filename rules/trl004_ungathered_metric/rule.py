@@ -7,7 +7,6 @@ they gathered first). The fix gathers the per-rank tensor before it is reduced.
 
 from __future__ import annotations
 
-import re
 from typing import Callable
 
 import libcst as cst
@@ -23,24 +22,24 @@ from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_flow import rank_flows
 from trllint.facts.rank_lattice import Rank
 from trllint.facts.scope_flow import RankFlow
-from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, FindingKind, Reads, Rule, Setting, Token
+from trllint.core.cst.names import call_name, dotted_name, last_attribute
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, FindingKind, Reads, Rule, Setting
 
 from .devices import made_on_cpu
+from .forwarding_loggers import REACHES_A_LOGGER, FileLoggers, file_loggers
+from .reduced_copies import reduced_copy, reduced_on_some_path
+from .shard_evaluation import evaluated_by_some_ranks
+from .sink_calls import Logged, logged_arguments
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
 from .gather_sites import GatherSite, gather_sites
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
 from trllint.semantic.model import SemanticModel
 from .sinks import (
-    CALLBACK_SINK_METHOD,
-    DICT_SINK_METHODS,
     METRIC_BUFFERS,
-    SCALAR_SINK_METHODS,
-    SCALARS_SINK_METHOD,
-    SELF_SINKS,
+    LIGHTNING_MODULES,
+    METRIC_SINK_MARKERS,
     SINK_METHODS,
     TRAINER_METRIC_HELPERS,
-    logs_with_log,
 )
 from .metric_syntax import (
     attributes_read_by_sinks,
@@ -66,13 +65,28 @@ class Unsafe(ReasonKind):
     )
 
 
-# Every value this rule checks reaches one of these: a sink call (`.log`, `log_metrics`,
-# `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
-# (`get_batch_loss_metrics`). A file with none of them is not parsed for this rule.
-METRIC_SINK_MARKERS: tuple[Token, ...] = (
-    "_metrics", "add_scalar", "log_dict", "log_metric", "on_log", re.compile(r"\.\s*log\s*\(")
+# Lightning has its own reduction: no accelerator to gather with.
+NO_ACCELERATOR_LIGHTNING = (
+    "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice; reduce it "
+    "across ranks before logging: `self.log(..., sync_dist=True)` in a LightningModule, "
+    "`fabric.all_reduce(x, reduce_op=\"mean\")` in a Fabric loop"
 )
-
+PER_RANK_HEAD = "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice"
+# A training loss rank 0 logs as is: the value is its own sample, not the run's loss.
+RANK0_LOSS_HEAD = "rank 0's own loss logged as the run's loss: it is rank 0's sample of its shard, not the run's loss"
+# The ranks' mean was computed (for the console) and the per-rank value went to the dashboard.
+REDUCED_COPY = (
+    "per-rank value logged while its reduced copy `{copy}` is left unlogged: rank 0 logs only its own "
+    "slice; log `{copy}` instead"
+)
+# Only some ranks (rank 0) evaluated, each over its own shard: the other shards were never seen.
+EVALUATED_BY_SOME_RANKS = (
+    "evaluated under a rank test over this rank's shard of the data only, then logged as the run's: the other "
+    "ranks' shards are never evaluated; evaluate on every rank and all-reduce the result (or evaluate over "
+    "the whole set) before logging"
+)
+# The suffix of the unproven twin of each kind: the same evidence, but no launch shows several processes.
+LAUNCH_UNKNOWN = "-launch-unknown"
 # No fix may name an accelerator the code does not provably bind there (AttributeError or
 # UnboundLocalError at run time): the message says what to gather with instead.
 NO_ACCELERATOR = (
@@ -81,7 +95,6 @@ NO_ACCELERATOR = (
     "all-reduce it on every rank before logging"
 )
 
-Logged = tuple[cst.BaseExpression, bool | None]  # (argument, holds a dict of metrics: yes/no/unknown)
 LoggedValue = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
 
 
@@ -98,17 +111,41 @@ class UngatheredMetric(Rule):
         "per-rank-value-launch-unknown": FindingKind(
             "a value computed from this rank's data, where no launch shows several processes", unproven=True
         ),
+        "rank0-loss": FindingKind("rank 0's own training loss logged as the run's, under a launch of several processes"),
+        "rank0-loss-launch-unknown": FindingKind(
+            "rank 0's own training loss logged as the run's, where no launch shows several processes "
+            "(report-rank0-loss = true)",
+            unproven=True,
+        ),
+        "reduced-copy-unlogged": FindingKind(
+            "a per-rank value logged while the scope's reduced copy of it is not, under a launch of several processes"
+        ),
+        "reduced-copy-unlogged-launch-unknown": FindingKind(
+            "a per-rank value logged while the scope's reduced copy of it is not, where no launch shows several "
+            "processes",
+            unproven=True,
+        ),
+        "shard-evaluated-by-some-ranks": FindingKind(
+            "a value evaluated under a rank test over this rank's shard of a loader, under a launch of several processes"
+        ),
+        "shard-evaluated-by-some-ranks-launch-unknown": FindingKind(
+            "a value evaluated under a rank test over this rank's shard of a loader, where no launch shows several "
+            "processes",
+            unproven=True,
+        ),
     }
     # Last, the names: a sink called (`x.log(...)`, `add_scalar(...)`...), a metric buffer read, or
     # a trainer's metrics helper defined.
     prefilter = AllOf(
-        AnyOf(*DISTRIBUTED_MARKERS),
-        AnyOf(*METRIC_SINK_MARKERS, setting="metric-sinks"),  # a configured sink is a sink marker too
+        AnyOf(*DISTRIBUTED_MARKERS, "lightning"),
+        # a configured sink is a sink marker too; so is a project logger that forwards to a sink
+        AnyOf(*METRIC_SINK_MARKERS, REACHES_A_LOGGER, setting="metric-sinks"),
         AnyOf(
             Calls(*SINK_METHODS),
             Reads(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS}),
             Defines(*TRAINER_METRIC_HELPERS),
             Calls("log"),  # whether a `.log` call's receiver is a tracker's is the rule's to say
+            REACHES_A_LOGGER,
             setting="metric-sinks",
         ),
     )
@@ -122,8 +159,9 @@ class UngatheredMetric(Rule):
         ),
         "report-rank0-loss": Setting(
             bool,
-            False,
-            "also report the training loss a custom loop logs from rank 0 as is (`loss.item()`)",
+            None,
+            "the training loss rank 0 logs as is (`loss.item()`): unset, reported where a launch of several "
+            "processes is shown; true, also where none is; false, never",
         ),
     }
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
@@ -133,11 +171,13 @@ class UngatheredMetric(Rule):
         self._reported: set[int] = set()
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
         self._stored_reduced: dict[int, bool] = {}
+        self._forwarders = FileLoggers()
 
     def check_module(self, model: SemanticModel) -> None:
-        if not runs_distributed(self.source):
+        if not (runs_distributed(self.source) or model.imports.imports_any(*LIGHTNING_MODULES)):
             return
         definitions = model.definitions
+        self._forwarders = file_loggers(model)
         self._functions = definitions.functions
         self._classes = definitions.classes_by_name()
         self._class_of_method = definitions.class_of_method
@@ -192,29 +232,10 @@ class UngatheredMetric(Rule):
     # ---- where metrics go -------------------------------------------------------------------
 
     def _logged_arguments(self, call: cst.Call) -> list[Logged]:
-        """The arguments of ``call`` that a metric sink logs, or [] when it is no sink."""
-        name = loose_name(call.func)
-        parts = name.split(".")
-        receiver, method = (parts[-2] if len(parts) > 1 else ""), parts[-1]
-        first, second = argument(call, "", 0), argument(call, "", 1)
-        if name == "self.log" and first is not None and isinstance(first.value, cst.BaseString):
-            synced = argument(call, "sync_dist")
-            return [] if (synced is not None and is_true(synced.value)) or second is None else [(second.value, False)]
-        if name in SELF_SINKS or method in DICT_SINK_METHODS or logs_with_log(name):
-            return [(first.value, True)] if first is not None else []
-        if method == CALLBACK_SINK_METHOD and "callback_handler" in receiver:
-            # Trainer.log hands its logs to the callbacks this way; a subclass may call it directly.
-            logs = argument(call, "logs", 3)
-            return [(logs.value, True)] if logs is not None else []
-        if method in SCALAR_SINK_METHODS:
-            value = argument(call, "value" if method == "log_metric" else "scalar_value", 1)
-            return [(value.value, False)] if value is not None else []
-        if method == SCALARS_SINK_METHOD:
-            return [(second.value, True)] if second is not None else []
-        for sink in self.settings["metric-sinks"]:
-            if name == sink or name.endswith("." + sink):
-                return [(arg.value, None) for arg in call.args]
-        return []
+        """The arguments of ``call`` that a metric sink logs, or [] when it is no sink: a sink
+        by its name, or a method of a logger class of the project that hands them to one."""
+        logged = logged_arguments(call, self.settings["metric-sinks"])
+        return logged or self._forwarders.logged(call)
 
     @property
     def _words_that_log(self) -> frozenset[str]:
@@ -222,7 +243,7 @@ class UngatheredMetric(Rule):
         configured sink's last part too). A function that spells none hands no value to a sink
         itself; it matters only where it writes a buffer or returns to a helper's caller."""
         configured = (sink.rsplit(".", 1)[-1] for sink in self.settings["metric-sinks"])
-        return frozenset({*SINK_METHODS, "log", *configured})
+        return frozenset({*SINK_METHODS, "log", *configured, *self._forwarders.method_names})
 
     def _helpers_reaching_sinks(self, flows: list[RankFlow]) -> dict[str, bool]:
         """Functions whose returned dict is handed to a sink (``loss, metrics = self.f(...)``), each
@@ -328,20 +349,39 @@ class UngatheredMetric(Rule):
         if id(value) in self._reported or is_media(value) or flow.state(value, line) != Rank.PER_RANK:
             return
         self._reported.add(id(value))
-        if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
-            return
         launch = launch_of(self.model, value)
         if not launch.multi_process:
             return  # one process (a notebook no launcher starts): its value is the whole metric
-        kind = "per-rank-value" if launch.shown(MULTI_PROCESS) else "per-rank-value-launch-unknown"
+        # The launch that shows several processes is the evidence of every default kind; without
+        # one, the same finding is of the kind's unproven twin.
+        evidence = launch.shown(MULTI_PROCESS)
+        unknown = "" if evidence else LAUNCH_UNKNOWN
+        copy = reduced_copy(flow, value, line)
+        if copy is not None:
+            # The code computed the ranks' value itself and logged the other one.
+            self.report(value, REDUCED_COPY.format(copy=copy), evidence=evidence, kind="reduced-copy-unlogged" + unknown)
+            return
+        if evaluated_by_some_ranks(self.model, flow, value, line):
+            self.report(value, EVALUATED_BY_SOME_RANKS, evidence=evidence, kind="shard-evaluated-by-some-ranks" + unknown)
+            return
+        head, kind = PER_RANK_HEAD, "per-rank-value" + unknown
+        if self._is_rank0_loss(value, line, flow):
+            # Rank 0's sample of the loss: its own kind where a launch of several processes is
+            # shown; with no such launch only when the setting asks for it.
+            setting = self.settings["report-rank0-loss"]
+            if setting is False or (setting is None and unknown) or reduced_on_some_path(flow, value, line):
+                return
+            head, kind = RANK0_LOSS_HEAD, "rank0-loss" + unknown
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
-            self.report(value, NO_ACCELERATOR, kind=kind)
+            lightning = self.model.imports.imports_any(*LIGHTNING_MODULES)
+            advice = NO_ACCELERATOR_LIGHTNING if lightning else NO_ACCELERATOR
+            self.report(value, advice.replace(PER_RANK_HEAD, head), evidence=evidence, kind=kind)
             return
-        message = self.message.replace("accelerator.", f"{accelerator}.")
+        message = self.message.replace("accelerator.", f"{accelerator}.").replace(PER_RANK_HEAD, head)
         sites = gather_sites(flow, value, line)
         if not sites:
-            self.report(value, message, kind=kind)
+            self.report(value, message, evidence=evidence, kind=kind)
             return
         # The message proposes what the fix writes (gather, or gather_for_metrics for a whole tensor).
         message = message.replace(f"{accelerator}.gather(x.mean()).mean()", proposed_gather(sites[0], accelerator))
@@ -349,7 +389,7 @@ class UngatheredMetric(Rule):
         # The fix names the accelerator: it stands on that accelerator being bound on every path.
         missing = accelerator_may_be_none(self.model, accelerator, value)
         reason = Unsafe.ACCELERATOR_MAY_BE_NONE.text(missing=missing) if missing else self._unsafe_reason(sites, line, flow)
-        self.report(value, message, fix=self.fix(*edits, reason=reason), kind=kind)
+        self.report(value, message, fix=self.fix(*edits, reason=reason), evidence=evidence, kind=kind)
 
     def _unsafe_reason(self, sites: list[GatherSite], line: cst.CSTNode, flow: RankFlow) -> str | None:
         """Why the gathers may fail or change a number (the first site's reason), else why some

@@ -8,6 +8,10 @@ gives the rule no value to check.
 
 from __future__ import annotations
 
+import re
+
+from trllint.core.prefilter import Token
+
 # TRL's per-step metric buffers; the rule adds the attributes a file hands to a sink.
 METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
 
@@ -21,12 +25,22 @@ SELF_SINKS = frozenset({"self.log", "super.log", "self.store_metrics"})
 DICT_SINK_METHODS = frozenset({"log_metrics", "log_dict"})
 # Methods that log one value (a tracker's `add_scalar(tag, value)`, MLflow's `log_metric(key, value)`).
 SCALAR_SINK_METHODS = frozenset({"add_scalar", "log_metric"})
+# A trainer's one-value sink that reduces across ranks unless told not to (`reduce_type=None`).
+RECORD_METRIC_METHOD = "record_metric"
+# Receivers whose `.log(...)` logs metrics: an accelerator's or a tracker's, wandb's, a run's,
+# Lightning Fabric's (`fabric.log(name, value)`), a metric logger's.
+LOGGING_RECEIVERS = ("accelerator", "tracker", "fabric", "metric_logger")
 SCALARS_SINK_METHOD = "add_scalars"  # (tag, a dict of values)
 CALLBACK_SINK_METHOD = "on_log"  # Trainer.log hands its logs to the callbacks this way
+# Lightning's sinks: without `sync_dist=True` they log rank 0's value (`self.log(name, value)`,
+# `self.log_dict(metrics)`); with it they reduce across ranks first.
+SYNC_KEYWORD = "sync_dist"
+# Imports of Lightning: a LightningModule or a Fabric loop runs distributed as accelerate's does.
+LIGHTNING_MODULES = ("lightning", "pytorch_lightning", "lightning_fabric")
 # Every method a sink call ends in but `log`, whose receiver decides (``logs_with_log``).
 SINK_METHODS = frozenset(
     {name.rsplit(".", 1)[-1] for name in SELF_SINKS} - {"log"}
-    | DICT_SINK_METHODS | SCALAR_SINK_METHODS | {SCALARS_SINK_METHOD, CALLBACK_SINK_METHOD}
+    | DICT_SINK_METHODS | SCALAR_SINK_METHODS | {SCALARS_SINK_METHOD, CALLBACK_SINK_METHOD, RECORD_METRIC_METHOD}
 )
 
 
@@ -40,4 +54,14 @@ def logs_with_log(name: str) -> bool:
     if name in SELF_SINKS:
         return True
     receiver = parts[-2] if len(parts) > 1 else ""
-    return "accelerator" in receiver or "tracker" in receiver or receiver in ("wandb", "run")
+    # A run: `run`, `self._run`, `wandb_run` (what `wandb.init()` returns).
+    is_run = receiver.lstrip("_") == "run" or receiver.endswith("_run")
+    return any(word in receiver for word in LOGGING_RECEIVERS) or receiver == "wandb" or is_run
+
+
+# Every value TRL004 checks reaches one of these: a sink call (`.log`, `log_metrics`,
+# `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
+# (`get_batch_loss_metrics`). A file with none of them (and no project logger) is not parsed for it.
+METRIC_SINK_MARKERS: tuple[Token, ...] = (
+    "_metrics", "add_scalar", "log_dict", "log_metric", "on_log", "record_metric", re.compile(r"\.\s*log\s*\(")
+)

@@ -112,6 +112,35 @@ PER_RANK_LIBRARY_METHODS = frozenset(
 )
 
 
+# A function named for the value over every rank (`global_num_tokens_in_batch`), as
+# `num_items_in_batch` names a parameter: its result is the same on every rank.
+GLOBAL_PREFIX = "global_"
+# Samplers that hand each rank its own shard of a data set: a loader built on one yields this
+# rank's data, whatever its name.
+SHARDING_SAMPLERS = frozenset({"DistributedSampler"})
+# A loss function by its name (`dpo_loss`, `self._loss_fn`, `compute_loss`, `loss_func`): it
+# reduces over the batch it is handed, never across ranks (a collective is matched by name first).
+_LOSS_FUNCTION = re.compile(r"(?:^|_)(?:loss|criterion)(?:_?fn|_func|_function)?$")
+# A model held by the trainer, called as a function: a forward pass over what it is handed.
+_MODEL_ATTRIBUTE = re.compile(r"(?:^|_)(?:model|policy|actor|critic)$")
+
+
+def is_loss_function(name: str) -> bool:
+    """``name`` (a function or method name, leading underscores kept) names a loss function."""
+    return bool(_LOSS_FUNCTION.search(name.lower().lstrip("_")))
+
+
+def is_model_forward(call: cst.Call) -> bool:
+    """``self.model(batch)``, ``self.ref_model(**inputs)``: a forward pass of a model the object
+    holds, which computes on its arguments alone (a sharded model gathers weights, not data)."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and dotted_name(func.value) == "self"
+        and bool(_MODEL_ATTRIBUTE.search(func.attr.value.lower()))
+    )
+
+
 def data_parts(call: cst.Call) -> list[cst.CSTNode]:
     """What a call's result is computed from: its arguments and its receiver. Where the result is
     placed is not what it holds (`model.cuda(local_rank)`, `DistributedDataParallel(model,

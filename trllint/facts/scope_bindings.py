@@ -232,6 +232,9 @@ class ScopeBindings:
             plain = len(targets) == 1 and isinstance(targets[0], (cst.Name, cst.Attribute))
             for target in targets:
                 self._bind_target(target, small.value, line, order, plain)
+            if isinstance(small.value, cst.Call):
+                # `handle = dist.all_reduce(x, async_op=True)`: the collective writes into `x` all the same.
+                self._bind_collective_output(small.value, line, order)
         elif isinstance(small, cst.AugAssign):
             name = dotted_name(small.target)
             if name is not None:

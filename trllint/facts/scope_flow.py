@@ -19,8 +19,12 @@ from trllint.facts.rank_lattice import (
     GATHERING_CALLS,
     NO_DATA_BUILTINS,
     SHAPE_READS,
+    GLOBAL_PREFIX,
+    SHARDING_SAMPLERS,
     Rank,
     data_parts,
+    is_loss_function,
+    is_model_forward,
     is_own_function_call,
     method_or_function,
     names_in,
@@ -144,6 +148,10 @@ class RankFlow(ScopeBindings):
             method = method_or_function(node) or ""
             if method.lstrip("_") in GATHERING_CALLS:
                 return Rank.GLOBAL
+            if method.startswith(GLOBAL_PREFIX):
+                return Rank.GLOBAL  # `global_num_tokens_in_batch(batch)`: counted over every rank
+            if method in SHARDING_SAMPLERS:
+                return Rank.PER_RANK  # this rank's shard of the data set
             if self._ranks.is_rank_index(node) or self._ranks.is_rank_index(node.func):
                 return Rank.PER_RANK  # `dist.get_rank()`, `os.environ.get("RANK")`, `self.rank()`
             if is_own_function_call(node) and self._returns_global(method):
@@ -152,7 +160,11 @@ class RankFlow(ScopeBindings):
                 return Rank.GLOBAL  # a helper of another module of the project that reduces
             if self._is_unknown_call(node):
                 # A method inherited from a library trainer or a helper of another module: it may
-                # gather before it returns (GRPO's reward computation does). Unknown is silent.
+                # gather before it returns (GRPO's reward computation does). Unknown is silent,
+                # but for a loss function or a model's forward called on this rank's data: what
+                # it returns is this rank's (an unknown callee makes no data global).
+                if (is_loss_function(method) or is_model_forward(node)) and any(self._state(p, order) == Rank.PER_RANK for p in data_parts(node)):
+                    return Rank.PER_RANK
                 return Rank.NO_DATA
             if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
                 return Rank.NO_DATA

@@ -1,5 +1,6 @@
-# A custom loop logging its training loss from rank 0 as is: common practice and an unbiased
-# estimate of the run's loss, so reported only with `report-rank0-loss = true`.
+# A custom loop logging its training loss from rank 0 as is: rank 0's sample of the run's loss,
+# reported only where a launch of several processes is shown (nothing here shows one: a bare
+# Accelerator() also runs as one process), or with `report-rank0-loss = true`.
 import math
 
 from accelerate import Accelerator

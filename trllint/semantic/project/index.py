@@ -168,7 +168,7 @@ class ProjectView:
         self.parsed.clear()
 
     def reaches(self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str]) -> bool:
-        """Some module of the project that defines a function this file calls (``called``: dotted
+        """Some module of the project that defines a function or a class this file calls (``called``: dotted
         names) or a base class of its classes (``class_bases``, and their bases) holds ``tokens``
         (``spells``: its text): asked before the file is parsed, of outlines and text alone. What
         a fact could tell the file about those names comes from such a module, so without one it
@@ -177,7 +177,8 @@ class ProjectView:
             head = name.partition(".")[0]
             if head in ("self", "cls") or head not in self.imports:
                 continue
-            if self._defined(name, "function", tokens) is not None:
+            # A class the file constructs leads on too: its methods are what the file then calls.
+            if self._defined(name, "function", tokens) is not None or self._defined(name, "class", tokens) is not None:
                 return True
         return any(self.index.spells(path, tokens) for path, _, _ in self._base_chain(sorted(class_bases)))
 

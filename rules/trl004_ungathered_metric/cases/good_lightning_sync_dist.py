@@ -1,0 +1,42 @@
+"""The near miss of bad_lightning_log_without_sync.py: every per-batch value is logged with
+`sync_dist=True` (Lightning reduces it across ranks), and a torchmetrics metric object, which
+syncs its own state, is logged as the object."""
+
+import lightning.pytorch as pl
+import torch
+import torch.nn.functional as F
+import torchmetrics
+
+
+class TextClassifier(pl.LightningModule):
+    def __init__(self, encoder, num_classes, lr=2e-5):
+        super().__init__()
+        self.encoder = encoder
+        self.head = torch.nn.Linear(encoder.config.hidden_size, num_classes)
+        self.val_f1 = torchmetrics.F1Score(task="multiclass", num_classes=num_classes)
+        self.lr = lr
+
+    def forward(self, input_ids, attention_mask):
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        return self.head(hidden[:, 0])
+
+    def training_step(self, batch, batch_idx):
+        logits = self(batch["input_ids"], batch["attention_mask"])
+        loss = F.cross_entropy(logits, batch["labels"])
+        self.log("train/loss", loss, prog_bar=True, sync_dist=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        logits = self(batch["input_ids"], batch["attention_mask"])
+        accuracy = (logits.argmax(-1) == batch["labels"]).float().mean()
+        self.log_dict({"val/accuracy": accuracy}, on_epoch=True, sync_dist=True)
+        self.val_f1.update(logits.argmax(-1), batch["labels"])
+        self.log("val/f1", self.val_f1, on_epoch=True)
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=self.lr)
+
+
+def fit(model, datamodule):
+    trainer = pl.Trainer(accelerator="gpu", devices=8, strategy="ddp", max_epochs=3)
+    trainer.fit(model, datamodule=datamodule)

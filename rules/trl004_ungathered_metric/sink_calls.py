@@ -1,0 +1,60 @@
+"""Which arguments of a call a metric sink logs: the calls of ``sinks.py`` read on LibCST's tree."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from trllint.core.cst.names import argument, is_true
+
+from .metric_syntax import loose_name
+from .sinks import (
+    CALLBACK_SINK_METHOD,
+    RECORD_METRIC_METHOD,
+    DICT_SINK_METHODS,
+    SCALAR_SINK_METHODS,
+    SCALARS_SINK_METHOD,
+    SELF_SINKS,
+    SYNC_KEYWORD,
+    logs_with_log,
+)
+
+Logged = tuple[cst.BaseExpression, bool | None]  # (argument, holds a dict of metrics: yes/no/unknown)
+
+
+def logged_arguments(call: cst.Call, configured: Iterable[str] = ()) -> list[Logged]:
+    """The arguments of ``call`` that a metric sink logs, or [] when it is no sink; ``configured``:
+    the callables the `metric-sinks` setting names."""
+    name = loose_name(call.func)
+    parts = name.split(".")
+    receiver, method = (parts[-2] if len(parts) > 1 else ""), parts[-1]
+    first, second = argument(call, "", 0), argument(call, "", 1)
+    synced = argument(call, SYNC_KEYWORD)
+    if synced is not None and is_true(synced.value):
+        return []  # Lightning reduces it across ranks before it logs
+    if name in SELF_SINKS or method in DICT_SINK_METHODS or logs_with_log(name):
+        if first is not None and isinstance(first.value, cst.BaseString):
+            # `self.log("acc", acc)`, `fabric.log("loss", loss)`: a name, then one value.
+            return [(second.value, False)] if second is not None and method == "log" else []
+        return [(first.value, True)] if first is not None else []
+    if method == CALLBACK_SINK_METHOD and "callback_handler" in receiver:
+        # Trainer.log hands its logs to the callbacks this way; a subclass may call it directly.
+        logs = argument(call, "logs", 3)
+        return [(logs.value, True)] if logs is not None else []
+    if method == RECORD_METRIC_METHOD:
+        # OLMo-core's `record_metric(name, value, reduce_type=...)` reduces across ranks unless
+        # told `reduce_type=None`.
+        reduce_type = argument(call, "reduce_type", 2)
+        unreduced = reduce_type is not None and isinstance(reduce_type.value, cst.Name) and reduce_type.value.value == "None"
+        value = argument(call, "value", 1)
+        return [(value.value, False)] if unreduced and value is not None else []
+    if method in SCALAR_SINK_METHODS:
+        value = argument(call, "scalar_value" if method == "add_scalar" else "value", 1)
+        return [(value.value, False)] if value is not None else []
+    if method == SCALARS_SINK_METHOD:
+        return [(second.value, True)] if second is not None else []
+    for sink in configured:
+        if name == sink or name.endswith("." + sink):
+            return [(arg.value, None) for arg in call.args]
+    return []
