@@ -505,7 +505,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"linted {pin.name}=={pin.version} ({pin.split})", file=sys.stderr)
 
     labels = read_labels(args.labels)
-    numbers = per_kind(findings, kinds, labels, results.read_fix_audit(args.fix_audit), pins)
+    # A verdict on a fix counts against its kind while this run still calls that fix safe.
+    safe = {key for key, finding in by_key.items() if (finding.get("fix") or {}).get("applicability") == "safe"}
+    audits = {key: verdicts for key, verdicts in results.read_fix_audit(args.fix_audit).items() if key in safe}
+    numbers = per_kind(findings, kinds, labels, audits, pins)
     report, comparison = split_report(findings, labels, pins, numbers)
     if args.results:
         projects = {split: sum(p.split == split for p in pins) for split in SPLITS}

@@ -54,6 +54,21 @@ def cpu_moves(expression: cst.BaseExpression) -> list[cst.Call]:
             return moves
 
 
+def converts_to_numpy(expression: cst.BaseExpression) -> bool:
+    """``expression``'s method chain calls ``.numpy()``: what it reduces is a NumPy array, which
+    no gather takes (``x.cpu().numpy().mean()``)."""
+    node: cst.BaseExpression = expression
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value == "numpy" and not node.args:
+                return True
+            node = node.func.value
+        elif isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        else:
+            return False
+
+
 def without_cpu_moves(expression: cst.BaseExpression) -> cst.BaseExpression:
     """``expression`` with its chain's CPU moves dropped (``x.cpu().mean()`` -> ``x.mean()``)."""
     moves = cpu_moves(expression)

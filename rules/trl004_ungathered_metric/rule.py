@@ -25,7 +25,7 @@ from trllint.facts.scope_flow import RankFlow
 from trllint.core.cst.names import call_name, dotted_name, last_attribute
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, FindingKind, Reads, Rule, Setting
 
-from .devices import made_on_cpu
+from .devices import converts_to_numpy, made_on_cpu
 from .forwarding_loggers import REACHES_A_LOGGER, FileLoggers, file_loggers
 from .reduced_copies import reduced_copy, reduced_on_some_path
 from .shard_evaluation import evaluated_by_some_ranks
@@ -380,7 +380,9 @@ class UngatheredMetric(Rule):
             return
         message = self.message.replace("accelerator.", f"{accelerator}.").replace(PER_RANK_HEAD, head)
         sites = gather_sites(flow, value, line)
-        if not sites:
+        # A value reduced as a NumPy array (`x.cpu().numpy().mean()`): no gather takes it, and
+        # the tensor to gather instead is the user's choice.
+        if not sites or any(converts_to_numpy(site.tensor) for site in sites):
             self.report(value, message, evidence=evidence, kind=kind)
             return
         # The message proposes what the fix writes (gather, or gather_for_metrics for a whole tensor).
