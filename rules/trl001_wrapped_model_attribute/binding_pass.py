@@ -15,6 +15,8 @@ import libcst as cst
 
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches, parameter_names
 from trllint.facts.wrapping import (
+    ACCELERATE,
+    DATA_PARALLEL,
     HF_MODEL_MEMBERS,
     STEP_ARGUMENT,
     TRAINER_WRAPPED_ATTRIBUTES,
@@ -40,6 +42,9 @@ class WrappingFacts:
     self_attributes: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
     # id(class) -> wrapped self attributes it inherits (a base binds them, the class does not).
     inherited: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
+    # id(read) -> (the Attribute node, its wrapping): reads of any other member of a model that
+    # DataParallel, DDP or accelerate's prepare may wrap (what the wrapper lacks is the rule's call).
+    other_reads: dict[int, tuple[cst.Attribute, Wrapping]] = field(default_factory=dict)
 
     def at(self, read: cst.Attribute) -> Wrapping | None:
         found = self.reads.get(id(read))
@@ -258,14 +263,16 @@ class BindingPass(cst.CSTVisitor):
     # ---- reads and calls ----------------------------------------------------------------
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value not in HF_MODEL_MEMBERS:
-            return
         receiver = dotted_name(node.value)
         if receiver is None or (receiver.count(".") > 1) or ("." in receiver and not receiver.startswith("self.")):
             return
         wrapping = self._lookup(receiver)
-        if wrapping is not None:
+        if wrapping is None:
+            return
+        if node.attr.value in HF_MODEL_MEMBERS:
             self.facts.reads[id(node)] = (node, wrapping)
+        elif wrapping.kind in (DATA_PARALLEL, ACCELERATE):
+            self.facts.other_reads[id(node)] = (node, wrapping)
 
     def visit_Call(self, node: cst.Call) -> None:
         scope = self.scopes[-1]
