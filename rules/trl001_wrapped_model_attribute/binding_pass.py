@@ -24,6 +24,7 @@ from trllint.facts.wrapping import (
     step_model_parameter,
     wrapping_made_by,
 )
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:
@@ -163,6 +164,9 @@ class BindingPass(cst.CSTVisitor):
         made = None
         if isinstance(value, (cst.Call, cst.Subscript)):
             made = wrapping_made_by(value, self.imports, self._accelerators())
+        if made is None and isinstance(value, cst.Call) and self.project_bases.project is not None:
+            returned = returned_wrapping(self.project_bases.project, value)  # a helper of the project wraps
+            made = None if returned is None else [returned]
         if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
             scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
         lacking = self._lacking_members(target, value, made)

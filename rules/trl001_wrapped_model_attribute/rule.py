@@ -41,11 +41,12 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
     WRAPS_A_MODEL,
     wrapping_facts,
 )
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
 from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import (
     answered_by,
-    called_through,
     in_an_else_arm,
     is_written,
+    runs_outside_the_wrapper,
     shown_a_module,
     through,
     written_on_wrapper,
@@ -61,6 +62,8 @@ _MEMBER_OF_A_SELF_ATTRIBUTE = re.compile(r"self\.\w+\.(?:" + "|".join(sorted(HF_
 # under DeepSpeed ZeRO-3 / FSDP: the module's parameters are sharded, generation needs them whole.
 _NEEDS_WHOLE_PARAMETERS = frozenset({"generate"})
 _DDP = frozenset({Backend.DDP})
+# A function of the project that the file calls spells DDP or DataParallel.
+_HELPER_WRAPS = Reached(SPELLS_A_WRAPPER, calls=True)
 
 
 class Unsafe(ReasonKind):
@@ -71,7 +74,7 @@ class Unsafe(ReasonKind):
     )
     NEIGHBOUR_STILL_WRAPPED = "{read} on line {line} still goes through the wrapper: the fix repairs this read and leaves that one"
     OUTSIDE_THE_WRAPPER = (
-        "{read}(...) then runs on the bare module, outside the wrapper's forward: DDP does not "
+        "{call}(...) then runs on the bare module, outside the wrapper's forward: DDP does not "
         "synchronise what it computes, DataParallel runs it on one device"
     )
     ACCELERATOR_MAY_BE_NONE = (
@@ -96,10 +99,16 @@ class WrappedModelAttribute(Rule):
         # then spells a wrapping (a summary of a module without one finds none), and only for a
         # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
         # cheap part first: `Reached` costs CPython's parse of the file, and the modules' outlines.
-        AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, setting="training-step-methods"),
+        # A helper of the project may make the wrapper (`model = setup_ddp(model)`).
+        AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, setting="training-step-methods"),
         # The name of what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base
         # class in another module binds a wrapped attribute.
-        AnyOf(*WRAPPING_IN_CODE, Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS), setting="training-step-methods"),
+        AnyOf(
+            *WRAPPING_IN_CODE,
+            Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS),
+            _HELPER_WRAPS,
+            setting="training-step-methods",
+        ),
     )
     settings_schema = {
         "training-step-methods": Setting(
@@ -186,8 +195,9 @@ class WrappedModelAttribute(Rule):
         fix = None
         if unwrapped is not None:
             start, end = self.span_of(node.value)
-            called = called_through(self.model, node)
-            reason = Unsafe.OUTSIDE_THE_WRAPPER.text(read=f"{receiver}.{member}") if called else None
+            called = runs_outside_the_wrapper(self.model, node)
+            code = self.source.module.code_for_node
+            reason = Unsafe.OUTSIDE_THE_WRAPPER.text(call=code(called)) if called is not None else None
             fix = self.fix(Edit(start, end, unwrapped), reason=reason)
         advice = f"read it from {unwrapped}" if unwrapped else "read it from accelerator.unwrap_model(...)"
         message = f"{receiver}.{member} through {through(wrapping)}, which does not forward it (AttributeError); {advice}"

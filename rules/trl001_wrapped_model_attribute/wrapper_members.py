@@ -110,13 +110,21 @@ def shown_a_module(model: SemanticModel, receiver: str) -> bool:
     return receiver in model.once((shown_a_module,), compute)
 
 
-def called_through(model: SemanticModel, read: cst.Attribute) -> bool:
-    """The read (or an attribute of it) is called: ``model.decode(x)``, ``model.backbone.encode(x)``."""
-    child: cst.CSTNode = read
+def runs_outside_the_wrapper(model: SemanticModel, read: cst.Attribute) -> cst.BaseExpression | None:
+    """What the read calls, when that runs the model's code outside the wrapper's forward:
+    ``model.decode(x)``, ``model.backbone(x)``, ``model.backbone.encode(x)``; not an ``nn.Module``
+    method of a submodule (``model.backbone.parameters()``). None when nothing such is called."""
+    child: cst.BaseExpression = read
     parent = model.context.parent(read)
     while isinstance(parent, cst.Attribute) and parent.value is child:
         child, parent = parent, model.context.parent(parent)
-    return isinstance(parent, cst.Call) and parent.func is child
+    if not (isinstance(parent, cst.Call) and parent.func is child):
+        return None
+    if child is not read and isinstance(child, cst.Attribute):
+        name = child.attr.value
+        if name in _table()["module"] and name not in ("forward", "__call__", "_call_impl"):
+            return None
+    return child
 
 
 def in_an_else_arm(model: SemanticModel, read: cst.Attribute) -> bool:
