@@ -32,7 +32,7 @@ import libcst as cst
 from trllint.core.findings import ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
-from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Fix, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel
 
@@ -50,8 +50,9 @@ class {cls}(Rule):
     # What is wrong and what to do, in one line.
     message = "accelerator.replace_me() breaks on several ranks; call accelerator.fixed_call() instead"
     fixable = "always"  # "never", "sometimes" (some findings carry a fix) or "always"
-    # Run only with --preview until the benchmark's test split graduates it (README, Rules).
-    status = "preview"
+    # Each finding names its kind: the evidence it rests on. A kind runs only with --preview until
+    # the benchmark's test split graduates it (graduation.toml, written by scripts/graduate.py).
+    kinds = {{"accelerator-call": FindingKind("a replace_me call on an accelerator the code creates")}}
     # What a file must hold to be worth parsing: first its text, then its code (a call of replace_me).
     prefilter = AllOf(AnyOf("replace_me"), AnyOf(Calls("replace_me")))
     # The facts below ask where a node sits (model.context).
@@ -64,7 +65,7 @@ class {cls}(Rule):
                 continue
             if not is_accelerator(func.value, model.context):
                 continue  # another object's replace_me: what the code does not prove stays silent
-            self.report(call, fix=self._fix(call, func))
+            self.report(call, fix=self._fix(call, func), kind="accelerator-call")
 
     def _fix(self, call: cst.Call, func: cst.Attribute) -> Fix:
         rename = self.replace(func.attr, cst.Name("fixed_call"))
@@ -146,10 +147,10 @@ cache.replace_me(model)  # not an accelerator
 
 # Every finding of the cases with its column and exact message; tests/test_rule_cases.py checks it
 # and writes it again with TRLLINT_UPDATE_SNAPSHOTS=1 once the rule and its cases are real.
-FINDINGS_SNAP = '''# case:line:column: CODE message [fix] [preview]  (checked by tests/test_rule_cases.py; written by
+FINDINGS_SNAP = '''# case:line:column: CODE message [fix] [kind]  (checked by tests/test_rule_cases.py; written by
 # TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py)
-bad_example.py:6:1: {code} accelerator.replace_me() breaks on several ranks; call accelerator.fixed_call() instead [safe fix]
-bad_example.py:8:1: {code} accelerator.replace_me() breaks on several ranks; call accelerator.fixed_call() instead [unsafe fix: replace_me's keywords may mean something else to fixed_call]
+bad_example.py:6:1: {code} accelerator.replace_me() breaks on several ranks; call accelerator.fixed_call() instead [safe fix] [accelerator-call]
+bad_example.py:8:1: {code} accelerator.replace_me() breaks on several ranks; call accelerator.fixed_call() instead [unsafe fix: replace_me's keywords may mean something else to fixed_call] [accelerator-call]
 '''
 
 SCENARIO = '''"""{code} runtime scenario: TODO a small training script with the bug.

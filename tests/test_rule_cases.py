@@ -186,7 +186,7 @@ def test_case_fix(case: Case):
 SNAPSHOT = "findings.snap"
 UPDATE_SNAPSHOTS = os.environ.get("TRLLINT_UPDATE_SNAPSHOTS") == "1"
 _SNAPSHOT_HEADER = (
-    "# case:line:column: CODE message [fix] [preview]  (checked by tests/test_rule_cases.py; written by\n"
+    "# case:line:column: CODE message [fix] [kind]  (checked by tests/test_rule_cases.py; written by\n"
     "# TRLLINT_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_rule_cases.py)\n"
 )
 
@@ -199,9 +199,10 @@ def snapshot_line(case: Case, finding: Finding) -> str:
         shown_fix = f" [unsafe fix: {fix.reason}]"
     else:
         shown_fix = " [safe fix]"
-    # One finding, one line, whatever a message holds; a preview behaviour says so, and each fact
-    # it stands on follows as ``<- path:line: message``.
-    preview = " [preview]" if finding.preview else ""
+    # One finding, one line, whatever a message holds; its kind (which graduates on its own) is
+    # named, a preview finding of a rule without kinds says so, and each fact it stands on follows
+    # as ``<- path:line: message``.
+    preview = f" [{finding.kind}]" if finding.kind else " [preview]" if finding.preview else ""
     evidence = "".join(f" <- {_evidence_path(case, e.path)}:{e.line}: {e.message}" for e in finding.evidence)
     text = f"{finding.message}{shown_fix}{preview}{evidence}".replace("\n", "\\n")
     return f"{case_name(case)}:{finding.line}:{finding.column}: {finding.code} {text}"

@@ -67,7 +67,7 @@ _MAX_LOCAL_BASES = 16
 def _from_project(attribute: list[Any], owner: str) -> Wrapping:
     """A wrapped attribute as ``SELF_ATTRIBUTES`` lists it, bound by the class ``owner``."""
     kind, origin, accelerator, conditional = attribute
-    return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional))
+    return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional), other_module=True)
 
 
 @dataclass

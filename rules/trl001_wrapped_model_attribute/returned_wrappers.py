@@ -114,4 +114,5 @@ def returned_wrapping(project: ProjectView | None, call: cst.Call) -> Wrapping |
     if not found:
         return None
     wrapper, conditional = found
-    return Wrapping(DATA_PARALLEL, f"{wrapper}(...) in {name}()", wrapper=wrapper, conditional=bool(conditional))
+    origin = f"{wrapper}(...) in {name}()"
+    return Wrapping(DATA_PARALLEL, origin, wrapper=wrapper, conditional=bool(conditional), other_module=True)

@@ -23,7 +23,7 @@ from trllint.rules.trl001_wrapped_model_attribute.neighbours import neighbour_th
 from trllint.core.findings import Evidence
 from trllint.facts.launch.model import launch_of
 from trllint.facts.launch.branches import unwrapped_at
-from trllint.facts.launch.backends import MULTI_PROCESS, Backend
+from trllint.facts.launch.backends import Backend
 from trllint.facts.wrapping import (
     ACCELERATE,
     DATA_PARALLEL,
@@ -51,7 +51,7 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import (
     through,
     written_on_wrapper,
 )
-from trllint.rule.base import AllOf, AnyOf, Edit, Fix, Reached, Reads, Rule, Setting
+from trllint.rule.base import AllOf, AnyOf, Edit, FindingKind, Fix, Reached, Reads, Rule, Setting
 
 # What a subclass reads on an attribute a base class may have wrapped: `self.model.config`
 # (a model's own `self.config` is no such read). Without it a file's classes are not asked
@@ -90,8 +90,25 @@ class WrappedModelAttribute(Rule):
         "read it from accelerator.unwrap_model(model) or cache it in __init__"
     )
     fixable = "sometimes"
-    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
-    status = "preview"
+    # Each kind graduates on its own (graduation.toml, written from the precision benchmark).
+    kinds = {
+        "step-model": FindingKind("the model a Trainer hands its step methods, which it wraps for any multi-GPU run"),
+        "wrapped-here": FindingKind("a model the code wraps itself (DistributedDataParallel, FSDP, deepspeed.initialize)"),
+        "prepared": FindingKind("a model accelerator.prepare wrapped, under a launch that shows the wrapper"),
+        "prepared-launch-unknown": FindingKind(
+            "a model accelerator.prepare wrapped, where no launch shows the wrapper", unproven=True
+        ),
+        # The model's own members (a submodule, a method, an attribute), which DDP and
+        # DataParallel forward none of; DeepSpeed and FSDP forward them.
+        "own-member-wrapped-here": FindingKind("a model's own member through a DDP or DataParallel the code makes"),
+        "own-member-wrapped-elsewhere": FindingKind(
+            "a model's own member through a DDP or DataParallel made in another module of the project"
+        ),
+        "own-member-prepared": FindingKind("a model's own member through accelerator.prepare, under a launch that shows DDP"),
+        "own-member-prepared-launch-unknown": FindingKind(
+            "a model's own member through accelerator.prepare, where no launch shows DDP", unproven=True
+        ),
+    }
     # Something that can wrap a model: every finding reads a member through one.
     prefilter = AllOf(
         # A configured step method wraps too; a subclass may inherit a wrapped attribute from a
@@ -168,7 +185,7 @@ class WrappedModelAttribute(Rule):
                 line = self.get_metadata(PositionProvider, neighbour).start.line
                 reason = Unsafe.NEIGHBOUR_STILL_WRAPPED.text(read=f"{receiver}.{neighbour.attr.value}", line=line)
                 fix = replace(fix, applicability="unsafe", reason=reason)
-        self.report(node, message, fix=fix, evidence=evidence)
+        self.report(node, message, fix=fix, evidence=evidence, kind=_kind_of(wrapping, evidence))
 
     def _check_hidden_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
         """A member of the model's own (a submodule, a method, an attribute its ``__init__`` set)
@@ -182,15 +199,15 @@ class WrappedModelAttribute(Rule):
         if wrapping.conditional and in_an_else_arm(self.model, node):
             return  # the arm that handles the model the branch left bare
         evidence: tuple[Evidence, ...] = ()
-        preview = False
+        kind = "own-member-wrapped-elsewhere" if wrapping.other_module else "own-member-wrapped-here"
         if wrapping.kind == ACCELERATE:
             if not shown_a_module(self.model, receiver):
                 return  # accelerate prepares optimizers, loaders and schedulers too
             launch = launch_of(self.model, node)
             if not launch.possible(_DDP):
                 return  # DeepSpeed's engine and FSDP forward the read; one process wraps nothing
-            evidence = launch.shown(_DDP) or launch.shown(MULTI_PROCESS)
-            preview = not evidence  # no launch shows several processes
+            evidence = launch.shown(_DDP)
+            kind = "own-member-prepared" if evidence else "own-member-prepared-launch-unknown"
         unwrapped = self._unwrapped(node, receiver, wrapping)
         fix = None
         if unwrapped is not None:
@@ -201,7 +218,7 @@ class WrappedModelAttribute(Rule):
             fix = self.fix(Edit(start, end, unwrapped), reason=reason)
         advice = f"read it from {unwrapped}" if unwrapped else "read it from accelerator.unwrap_model(...)"
         message = f"{receiver}.{member} through {through(wrapping)}, which does not forward it (AttributeError); {advice}"
-        self.report(node, message, fix=fix, evidence=evidence, preview=preview)
+        self.report(node, message, fix=fix, evidence=evidence, kind=kind)
 
     # ---- what is not a finding ----------------------------------------------------------
 
@@ -379,3 +396,12 @@ def _existing_cache(init: cst.FunctionDef, cached_value: str, module: cst.Module
                     if target and target.startswith("self.") and module.code_for_node(small.value) in wanted:
                         return target
     return None
+
+
+def _kind_of(wrapping: Wrapping, evidence: tuple[Evidence, ...]) -> str:
+    """Which of the rule's kinds a finding on a read through ``wrapping`` is."""
+    if wrapping.kind == STEP_ARGUMENT:
+        return "step-model"
+    if wrapping.kind == ACCELERATE:
+        return "prepared" if evidence else "prepared-launch-unknown"
+    return "wrapped-here"

@@ -24,7 +24,7 @@ from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel
 from trllint.rule.edits import arguments_on_their_own_line, indent_of
 from trllint.core.cst.names import ImportMap, argument, call_name, is_none, is_true, matches
-from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Edit, Fix, Rule
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Edit, FindingKind, Fix, Rule
 
 # accelerate's signature: prepare_model(model, device_placement=None, evaluation_mode=False)
 _PLACEMENT_POSITION = 1
@@ -47,9 +47,10 @@ class EvalModePrepareWithoutPlacement(Rule):
         "on the CPU under FSDP (neither wrapped nor moved); pass device_placement=True"
     )
     fixable = "sometimes"
-    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
-    status = "preview"
-    preview_findings = "a call in code whose launch does not show FSDP"
+    kinds = {
+        "fsdp-launch": FindingKind("a call in code whose launch shows FSDP"),
+        "launch-unknown": FindingKind("a call in code whose launch does not show FSDP", unproven=True),
+    }
     # The text first (no tree for most files), then the code's own calls: the finding is the call.
     prefilter = AllOf(AnyOf("prepare_model"), AnyOf(Calls("prepare_model")))
     settings_schema = {"line-length": LINE_LENGTH_SETTING}
@@ -79,13 +80,12 @@ class EvalModePrepareWithoutPlacement(Rule):
         if not launch.possible(_FSDP):
             return  # no launch of this code uses FSDP
         evidence = launch.shown(_FSDP)
-        # Without a launch that shows FSDP the finding is a preview behaviour (unknown is silent).
         message = self.message if evidence else f"{self.message} ({launch.unknown_message(_FSDP)})"
         if placement is None:
             fix = self._fix(*self._add_placement(node))
         else:
             fix = self._fix(self.replace(placement.value, cst.Name("True")))
-        self.report(node, message, fix=fix, evidence=evidence, preview=not evidence)
+        self.report(node, message, fix=fix, evidence=evidence, kind="fsdp-launch" if evidence else "launch-unknown")
 
     def _fix(self, *edits: Edit) -> Fix:
         return self.fix(*edits, reason=Unsafe.PLACED_BY_HAND.text() if self._file_places_models_by_hand else None)

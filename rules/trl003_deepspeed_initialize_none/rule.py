@@ -24,7 +24,7 @@ from trllint.semantic.model import SemanticModel
 from trllint.core.cst.names import argument, assigned_names, assignment_targets, dotted_name
 from trllint.facts.none_syntax import fails_on_none
 from trllint.facts.nullness import nullness
-from trllint.rule.base import AllOf, AnyOf, Calls, Fix, Rule, Setting
+from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Fix, Rule, Setting
 from trllint.semantic.project.file_view import project_view
 
 DEEPSPEED_ERROR = "deepspeed.initialize requires a model"
@@ -51,8 +51,7 @@ class DeepSpeedInitializeNone(Rule):
         f"'{DEEPSPEED_ERROR}'; guard the call with `if model is not None:`"
     )
     fixable = "sometimes"
-    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
-    status = "preview"
+    kinds = {"may-be-none": FindingKind("a model that is None on some path the code shows, handed to deepspeed.initialize")}
     # Every reason the nullness analysis knows spells one of the first part's tokens (a None
     # default, `Optional`/`| None`, `= None`, `.get(k)`, `getattr(o, a, None)`, `is None`).
     # Every built-in sink spells both of the others (a same-file helper calls one in the same
@@ -121,7 +120,7 @@ class DeepSpeedInitializeNone(Rule):
                 f"`{model}` may be None here ({min(reasons)}); deepspeed.initialize{route} asserts "
                 f"'{DEEPSPEED_ERROR}'; guard the call with `if {model} is not None:`{caveat}"
             )
-            self.report(node, message, fix=fix)
+            self.report(node, message, fix=fix, kind="may-be-none")
             return
 
     def _fails_on_none_without_deepspeed(self, call: cst.Call, model: str) -> bool:

@@ -16,6 +16,7 @@ from trllint.core.findings import ReasonKind
 
 from trllint.facts.branches import rank_divergence
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
+from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
 from trllint.facts.accelerators import accelerator_in_scope, accelerator_may_be_none
 from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
@@ -23,7 +24,7 @@ from trllint.facts.rank_flow import rank_flows
 from trllint.facts.rank_lattice import Rank
 from trllint.facts.scope_flow import RankFlow
 from trllint.core.cst.names import argument, call_name, dotted_name, is_true, last_attribute
-from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, Reads, Rule, Setting, Token
+from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, FindingKind, Reads, Rule, Setting, Token
 
 from .devices import made_on_cpu
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
@@ -92,8 +93,12 @@ class UngatheredMetric(Rule):
         "reduce it on each rank and gather the ranks' values first: accelerator.gather(x.mean()).mean()"
     )
     fixable = "sometimes"
-    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
-    status = "preview"
+    kinds = {
+        "per-rank-value": FindingKind("a value computed from this rank's data, under a launch that shows several processes"),
+        "per-rank-value-launch-unknown": FindingKind(
+            "a value computed from this rank's data, where no launch shows several processes", unproven=True
+        ),
+    }
     # Last, the names: a sink called (`x.log(...)`, `add_scalar(...)`...), a metric buffer read, or
     # a trainer's metrics helper defined.
     prefilter = AllOf(
@@ -325,16 +330,18 @@ class UngatheredMetric(Rule):
         self._reported.add(id(value))
         if not self.settings["report-rank0-loss"] and self._is_rank0_loss(value, line, flow):
             return
-        if not launch_of(self.model, value).multi_process:
+        launch = launch_of(self.model, value)
+        if not launch.multi_process:
             return  # one process (a notebook no launcher starts): its value is the whole metric
+        kind = "per-rank-value" if launch.shown(MULTI_PROCESS) else "per-rank-value-launch-unknown"
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
-            self.report(value, NO_ACCELERATOR)
+            self.report(value, NO_ACCELERATOR, kind=kind)
             return
         message = self.message.replace("accelerator.", f"{accelerator}.")
         sites = gather_sites(flow, value, line)
         if not sites:
-            self.report(value, message)
+            self.report(value, message, kind=kind)
             return
         # The message proposes what the fix writes (gather, or gather_for_metrics for a whole tensor).
         message = message.replace(f"{accelerator}.gather(x.mean()).mean()", proposed_gather(sites[0], accelerator))
@@ -342,7 +349,7 @@ class UngatheredMetric(Rule):
         # The fix names the accelerator: it stands on that accelerator being bound on every path.
         missing = accelerator_may_be_none(self.model, accelerator, value)
         reason = Unsafe.ACCELERATOR_MAY_BE_NONE.text(missing=missing) if missing else self._unsafe_reason(sites, line, flow)
-        self.report(value, message, fix=self.fix(*edits, reason=reason))
+        self.report(value, message, fix=self.fix(*edits, reason=reason), kind=kind)
 
     def _unsafe_reason(self, sites: list[GatherSite], line: cst.CSTNode, flow: RankFlow) -> str | None:
         """Why the gathers may fail or change a number (the first site's reason), else why some

@@ -18,7 +18,7 @@ from trllint.core.requirements_files import named_as_requirements
 from trllint.core.findings import Evidence, ReasonKind
 from trllint.semantic.project.resolution import project_scope
 from trllint.facts.calls import calls_in
-from trllint.rule.base import Edit, Fix, Rule
+from trllint.rule.base import Edit, FindingKind, Fix, Rule
 
 # The readers of dependency lists (.dependencies, with tomllib) and of the project's launches are
 # imported where a dependency is read: every run imports this module, and most lint no
@@ -50,15 +50,13 @@ class KnownBadDependency(Rule):
         "raise its lower bound to the first good release"
     )
     fixable = "sometimes"
-    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
-    status = "preview"
-    # Preview: what it cannot read (a malformed line, such as a local path it does not
-    # know; a broken file), the rows of known_bad.toml marked `preview = true`, and a row whose
-    # need cannot be checked (a file of no project). Stable: the GRPO / vLLM row, in a project.
-    preview_findings = (
-        "unreadable files and malformed requirement lines; known-bad rows marked preview; "
-        "a known-bad range in a file of no project (standard input)"
-    )
+    kinds = {
+        "known-bad-range": FindingKind("a range that admits a known-bad release, its need shown in the project"),
+        "unreadable": FindingKind("unreadable files and malformed requirement lines", unproven=True),
+        # Rows of known_bad.toml marked `preview = true` are not yet trusted as data.
+        "preview-row": FindingKind("a range that admits a release of a known-bad row marked preview", unproven=True),
+        "need-unknown": FindingKind("a known-bad range in a file of no project (standard input)", unproven=True),
+    }
     # Any .txt / .in file handed over is read as pip's format: discovery hands over those named
     # like requirements files, those in a requirements/ folder, those they include with -r / -c,
     # and those the user names.
@@ -86,7 +84,7 @@ class KnownBadDependency(Rule):
         for item in items:
             if isinstance(item, Unreadable):
                 message = f"{self.filename}: {item.message}; its dependencies cannot be checked"
-                self._report_span(item.start, item.start, message, preview=True)
+                self._report_span(item.start, item.start, message, kind="unreadable")
             else:
                 self.check(item)
 
@@ -99,7 +97,7 @@ class KnownBadDependency(Rule):
             requirement = Requirement(declared.text)
         except InvalidRequirement as exc:
             message = f"malformed requirement {declared.text!r}: {_first_line(exc)}; installers refuse it"
-            self._report_span(declared.start, declared.end, message, preview=True)
+            self._report_span(declared.start, declared.end, message, kind="unreadable")
             return
         if requirement.url:  # a direct reference names one build, not a range
             return
@@ -107,7 +105,7 @@ class KnownBadDependency(Rule):
         if row is None:
             return
         evidence: tuple[Evidence, ...] = ()
-        preview = row.preview  # a row marked preview in known_bad.toml
+        kind = "preview-row" if row.preview else "known-bad-range"
         # The package a row's need runs in: TRL's vLLM generation needs trl installed beside vllm.
         needed = "trl" if row.needs == TRL_VLLM_GENERATION else None
         if needed is not None and self._frozen is not None and needed not in self._frozen:
@@ -117,7 +115,7 @@ class KnownBadDependency(Rule):
             return
         if row.needs == TRL_VLLM_GENERATION:
             if self.source.path is None:
-                preview = True  # text with no project (standard input, a case): the need is unknown
+                kind = "need-unknown"  # text with no project (standard input, a case)
             else:
                 found = trl_vllm_generation(project_scope(self.source.path))
                 if found is None:
@@ -130,7 +128,7 @@ class KnownBadDependency(Rule):
             f"{spelled} admits {row.package}{row.bad}: {row.symptom}; "
             f"require {row.package}>={row.first_good} (see {row.reference})"
         )
-        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row), evidence, preview)
+        self._report_span(declared.start, declared.end, message, self._raise_fix(declared, row), evidence, kind)
 
     def _raise_fix(self, declared: Declared, row: KnownBad) -> Fix | None:
         from .releases import raise_lower_bound
@@ -151,11 +149,11 @@ class KnownBadDependency(Rule):
         message: str,
         fix: Fix | None = None,
         evidence: tuple[Evidence, ...] = (),
-        preview: bool = False,
+        kind: str = "known-bad-range",
     ) -> None:
         line, column = self.source.position(start)
         end_line, end_column = self.source.position(end)
-        self.report_at(line, column, end_line, end_column, message, fix=fix, evidence=evidence, preview=preview)
+        self.report_at(line, column, end_line, end_column, message, fix=fix, evidence=evidence, kind=kind)
 
     # ---- setup.py ----------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from trllint.facts.rank_lattice import Rank
 from trllint.facts.rank_reads import RANK_MARKERS
 from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator, splits_ranks
 from trllint.core.cst.names import assigned_names
-from trllint.rule.base import AllOf, AnyOf, Calls, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Rule
 from trllint.semantic.model import SemanticModel
 
 from .collectives import (
@@ -62,8 +62,15 @@ class CollectiveUnderRankGuard(Rule):
     name = "collective-under-rank-guard"
     message = "collective reached by only some ranks: the others never enter it and the job hangs; call it on every rank"
     fixable = "sometimes"
-    # Preview until its test-split precision meets the graduation bar (benchmarks/README.md).
-    status = "preview"
+    kinds = {
+        "collective": FindingKind("a call that is a collective under every backend (a barrier, an all-reduce)"),
+        "backend-collective": FindingKind(
+            "a call that is a collective under the backends a launch of the project shows (save_state under ZeRO-3)"
+        ),
+        "launch-unknown": FindingKind(
+            "a call that is a collective only under backends no launch of the project shows", unproven=True
+        ),
+    }
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
     # Then the code's own calls: no call of a collective's name, no finding (check_module's first question).
@@ -378,7 +385,7 @@ class CollectiveUnderRankGuard(Rule):
             return  # one process (a notebook no launcher starts): there is no other rank to wait for
         guard_line = self.get_metadata(PositionProvider, guard.node).start.line
         evidence = [Evidence(self.source.display_path, guard_line, f"the rank guard: {where}")]
-        preview = False
+        kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
         backends = collective.backends
         if backends is not None and isinstance(guard.node, (cst.If, cst.IfExp)) and guard.how == "if":
             # `if is_main or distributed_type == DEEPSPEED:` lets every rank in under DeepSpeed.
@@ -395,10 +402,10 @@ class CollectiveUnderRankGuard(Rule):
             elif not launch.possible(backends):
                 return  # the project never runs this code under a backend that makes it a collective
             else:
-                preview = True  # unknown launch: a finding only where the user asks for preview ones
+                kind = "launch-unknown"
                 message = f"{message} ({launch.unknown_message(backends)})"
         fix = hoist_fix(self, collective, guard.node) if guard.how == "if" else None
-        self.report(collective.call, message, fix=fix, evidence=tuple(evidence), preview=preview)
+        self.report(collective.call, message, fix=fix, evidence=tuple(evidence), kind=kind)
 
     def _code(self, node: cst.CSTNode) -> str:
         return " ".join(self.source.module.code_for_node(node).split())

@@ -27,7 +27,7 @@ from trllint.facts.rank_reads import RANK_MARKERS
 from trllint.facts.ranks import main_only_decorator, reads_rank
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
 from trllint.facts.wrapping import PREPARE_METHODS
-from trllint.rule.base import AllOf, AnyOf, Calls, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class
 from trllint.semantic.model import SemanticModel
 
@@ -51,7 +51,10 @@ class ShardedGenerateOutOfStep(Rule):
     name = "sharded-generate-out-of-step"
     message = "generate or forward of a sharded model that the ranks do not run alike: the job hangs"
     fixable = "sometimes"
-    status = "preview"
+    kinds = {
+        "sharded-launch": FindingKind("a model a launch of the project shows sharded (ZeRO-3, FSDP)"),
+        "launch-unknown": FindingKind("a model no launch of the project shows sharded", unproven=True),
+    }
     # A sharded model (unwrapped, an engine's module, prepared, the Trainer's: all spell
     # `generate` or one of these), and what keeps the ranks apart: a rank test or synced_gpus.
     # Last, the code's own calls: a generate, or a forward of `x.module`, of an unwrapped or of a
@@ -223,7 +226,7 @@ class ShardedGenerateOutOfStep(Rule):
             line = self.get_metadata(PositionProvider, guard_node).start.line
             evidence = (Evidence(self.source.display_path, line, f"the rank guard: {why}"), *evidence)
         fix = hoist_generate(self, call, guard_node) if isinstance(guard_node, cst.If) else None
-        self.report(call, message, fix=fix, evidence=evidence, preview=unknown is not None)
+        self.report(call, message, fix=fix, evidence=evidence, kind="launch-unknown" if unknown else "sharded-launch")
 
     def _report_unsynced(self, call: cst.Call, label: str, synced: cst.Arg) -> None:
         decided = self._launch(call)
@@ -240,7 +243,7 @@ class ShardedGenerateOutOfStep(Rule):
         launch = launch_of(self.model, call)
         reason = None if launch.only(SHARDED) else Unsafe.NOT_ONLY_SHARDED.text()
         fix = self.fix(self.replace(synced.value, cst.Name("True")), reason=reason)
-        self.report(synced, message, fix=fix, evidence=evidence, preview=unknown is not None)
+        self.report(synced, message, fix=fix, evidence=evidence, kind="launch-unknown" if unknown else "sharded-launch")
 
 
 def _leaves(statement: cst.If) -> bool:

@@ -24,7 +24,7 @@ from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import main_only_decorator
 from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
-from trllint.rule.base import AllOf, AnyOf, Calls, Edit, Fix, Reads, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, Edit, FindingKind, Fix, Reads, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel
 
@@ -51,7 +51,7 @@ class Zero3CheckpointWithoutStateDict(Rule):
         "parameters' empty placeholders; pass state_dict=accelerator.get_state_dict(model)"
     )
     fixable = "sometimes"
-    status = "preview"
+    kinds = {"zero3-launch": FindingKind("a model a launch of the project shows partitioned by ZeRO-3")}
     # Last, the code itself: a save_pretrained call on an unwrapped model (a call of unwrap_model)
     # or on `x.module`.
     prefilter = AllOf(
@@ -121,7 +121,7 @@ class Zero3CheckpointWithoutStateDict(Rule):
                     f"{message}; get_state_dict is a collective, so call it on every rank before "
                     f"the rank test ({guard}) and pass its result"
                 )
-        self.report(call.func, message, fix=fix, evidence=shown)
+        self.report(call.func, message, fix=fix, evidence=shown, kind="zero3-launch")
 
     def _rank_guard(self, call: cst.Call) -> str | None:
         """Why some ranks may not reach ``call`` (a collective added there would hang), or None."""

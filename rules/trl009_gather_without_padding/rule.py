@@ -19,7 +19,7 @@ from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
 from trllint.facts.distributed import DISTRIBUTED_MARKERS
-from trllint.rule.base import AllOf, AnyOf, Calls, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel, names_assigned_by, names_assigned_in
 
@@ -51,7 +51,7 @@ class GatherWithoutPadding(Rule):
         "hangs; pad it first: accelerator.pad_across_processes(x, dim=1, pad_index=tokenizer.pad_token_id)"
     )
     fixable = "sometimes"
-    status = "preview"
+    kinds = {"uneven-gather": FindingKind("a gather of a tensor whose length the code shows differs by rank")}
     # Last, the code's own calls: every finding is an argument of a gather (an aliased import of
     # accelerate's `gather` is a call of `gather` too).
     prefilter = AllOf(
@@ -113,7 +113,7 @@ class GatherWithoutPadding(Rule):
             said = "its length is this rank's own" if varying.how is Varies.SELECTED else "generate returns this rank's own length"
             evidence = (Evidence(self.source.display_path, made_line, said), *launched)
         fix = self._pad_fix(element, accelerator, pad) if varying.how is Varies.GENERATED else None
-        self.report(element, message, fix=fix, evidence=evidence)
+        self.report(element, message, fix=fix, evidence=evidence, kind="uneven-gather")
 
     def _pad_fix(self, element: cst.BaseExpression, accelerator: str, pad: str | None) -> Fix | None:
         """``accelerator.pad_across_processes(x, dim=1, pad_index=<pad>)`` in place of ``x``; none

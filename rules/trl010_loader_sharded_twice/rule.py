@@ -20,7 +20,7 @@ from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
-from trllint.rule.base import AllOf, AnyOf, Calls, Defines, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, Defines, FindingKind, Rule
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.semantic.model import SemanticModel
 
@@ -49,7 +49,12 @@ class LoaderShardedTwice(Rule):
         "trains on 1/world_size² of the data; give prepare the whole dataset and let it shard"
     )
     fixable = "sometimes"
-    status = "preview"
+    kinds = {
+        "sharded-twice": FindingKind("a loader cut by rank and sharded again, under a launch that shows several processes"),
+        "launch-unknown": FindingKind(
+            "a loader cut by rank and sharded again, where no launch shows several processes", unproven=True
+        ),
+    }
     # Last, the code itself: a prepare call, or a Trainer's sampler method, is where every finding is.
     prefilter = AllOf(
         AnyOf("prepare", "_sampler"),
@@ -96,8 +101,9 @@ class LoaderShardedTwice(Rule):
         )
         line = self.source.module.code_for_node(prepare)
         shards = Evidence(self.source.display_path, self._line_of(prepare), f"{label} shards the loader: `{self._short_text(line)}`")
-        evidence = (shards, *launch.shown(MULTI_PROCESS))
-        self.report(sharding.node, message, fix=self._drop_sampler(sharding, facts), evidence=evidence)
+        shown = launch.shown(MULTI_PROCESS)
+        kind = "sharded-twice" if shown else "launch-unknown"
+        self.report(sharding.node, message, fix=self._drop_sampler(sharding, facts), evidence=(shards, *shown), kind=kind)
 
     def _check_trainer_sampler(self, method: cst.FunctionDef, facts: ShardingFacts) -> None:
         for statement in _returns(method):
@@ -114,7 +120,8 @@ class LoaderShardedTwice(Rule):
                 "puts it in a loader it passes to accelerator.prepare, which shards it again: each rank trains on "
                 "1/world_size² of the data; return a sampler over the whole dataset"
             )
-            self.report(statement.value, message, evidence=launch.shown(MULTI_PROCESS))
+            shown = launch.shown(MULTI_PROCESS)
+            self.report(statement.value, message, evidence=shown, kind="sharded-twice" if shown else "launch-unknown")
 
     def _drop_sampler(self, sharding: Sharding, facts: ShardingFacts) -> Fix | None:
         """``sampler=DistributedSampler(d, shuffle=s)`` -> ``shuffle=s``: only for torch's sampler

@@ -74,6 +74,8 @@ def _finding_to_json(f: Finding) -> dict:
     data["internal"] = f.internal
     if f.preview:
         data["preview"] = True
+    if f.kind:
+        data["kind"] = f.kind
     if f.cell is not None:
         data["cell"] = f.cell
     if f.evidence:
@@ -100,7 +102,7 @@ def _finding_from_json(data: dict) -> Finding:
 
 
 # Bumped whenever the layout of an entry changes: older cache files are then simply not read.
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 
 
 # The key, among the entries, of the project modules' stamps: no file's key (an absolute path) is empty.

@@ -112,6 +112,8 @@ class Finding:
     # drops it unless preview is on (``RuleSet.preview``). Like ``internal``, where the finding
     # comes from, not what it says: not compared.
     preview: bool = field(default=False, compare=False)
+    # Which of its rule's kinds it is (``Rule.kinds``); "" for a rule without kinds and the engine's codes.
+    kind: str = field(default="", compare=False)
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.line, self.column, self.code)

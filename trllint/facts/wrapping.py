@@ -86,6 +86,8 @@ class Wrapping:
     missing_unwrapped: frozenset[str] = frozenset()
     # The wrapper class a DATA_PARALLEL wrapping made (``DataParallel``, ``DistributedDataParallel``).
     wrapper: str | None = None
+    # Made in another module of the project (a helper that returns it, a base class that binds it).
+    other_module: bool = False
 
     def breaks(self, member: str) -> bool:
         """Whether reading ``member`` through this wrapper fails or reads the wrong object."""

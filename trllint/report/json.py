@@ -43,6 +43,8 @@ def finding_to_dict(finding: Finding, report: RunReport) -> dict[str, Any]:
         "evidence": [_evidence(e) for e in finding.evidence],
         # Shown only because preview is on (--preview): a preview rule's, or a preview behaviour.
         "preview": report.is_preview(finding),
+        # Which of its rule's kinds the finding is (each graduates to the default on its own); "" if none.
+        "kind": finding.kind,
     }
 
 

@@ -68,6 +68,8 @@ def _result(finding: Finding, index: int, preview: bool) -> dict[str, Any]:
         result["properties"] = {"cell": finding.cell}
     if preview:  # shown only because preview is on
         result.setdefault("properties", {})["preview"] = True
+    if finding.kind:  # which of its rule's kinds, each graduating on its own
+        result.setdefault("properties", {})["kind"] = finding.kind
     if finding.evidence:
         result["relatedLocations"] = [
             {

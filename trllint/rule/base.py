@@ -14,17 +14,25 @@ Rules do no I/O, and nothing in the engine knows any single rule.
 Preview, as in Ruff: what has not yet earned trust on code nobody tuned the rule to runs only
 when the user turns preview on (``--preview``, ``preview = true``). A whole rule is preview by its
 ``status = "preview"``: it is then left out of every selection (the default, a prefix, ``ALL``)
-unless preview is on. A stable rule's finding that is not yet trusted is reported with
-``self.report(node, message, preview=True)`` (or ``report_at(..., preview=True)``): the engine
-drops it unless preview is on, before noqa comments and fixes, so a preview finding's fix is never
-applied without preview either. The rule computes it either way; it never asks whether preview
-is on.
+unless preview is on.
+
+Graduation is by finding kind. A rule declares its ``kinds`` (each: its findings resting on one
+kind of evidence) and reports every finding with ``kind=``; the rule folder's generated
+``graduation.toml`` lists the kinds that earned the default (``trllint.rule.graduation``). A rule
+with a stable kind is stable, and its findings of the other kinds are preview; a kind that rests
+on what the code does not show (an unknown launch) is declared ``unproven`` and never graduates. A
+rule without kinds marks a preview finding itself: ``self.report(node, message, preview=True)``. Either way
+the engine drops preview findings unless preview is on, before noqa comments and fixes, so a
+preview finding's fix is never applied without preview either. The rule computes every finding;
+it never asks whether preview is on.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import inspect
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterator, Literal, Mapping, Sequence
 
 import libcst as cst
@@ -42,13 +50,15 @@ from trllint.core.cst.parents import ParentProvider
 from trllint.core.positions import positions_of
 from trllint.core.source import SourceFile
 # A rule's settings are data the configuration reads without importing LibCST or the rules.
-from trllint.rule.declared import LINE_LENGTH_SETTING, Setting
+from trllint.rule.declared import LINE_LENGTH_SETTING, FindingKind, Setting
+from trllint.rule.graduation import stable_kinds
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
 __all__ = [
-    "AllOf", "AnyOf", "Applicability", "Calls", "Defines", "Edit", "Finding", "Fix", "Fixable", "Prefilter", "Rule",
+    "AllOf", "AnyOf", "Applicability", "Calls", "Defines", "Edit", "Finding", "FindingKind", "Fix", "Fixable",
+    "Prefilter", "Rule",
     "RuleStatus", "Reads", "Setting", "Reached", "Token", "token_present",
 ]
 
@@ -73,12 +83,15 @@ class Rule(cst.BatchableCSTVisitor):
     name: ClassVar[str]
     message: ClassVar[str]
     fixable: ClassVar[Fixable] = "never"
-    # "preview": not selected unless preview is on (the module's docstring; README: Rules, Stable and preview). A rule
-    # graduates to "stable" when its test-split precision is at least 90 % strict over at least 20
-    # test findings and no safe fix there is labelled broken (benchmarks/README.md).
+    # The kinds of the rule's findings, by name (the module's docstring). A rule that declares
+    # them has its status and preview_findings set from its graduation.toml.
+    kinds: ClassVar[Mapping[str, FindingKind]] = {}
+    # The declared kinds on by default (graduation.toml).
+    stable_kinds: ClassVar[frozenset[str]] = frozenset()
+    # "preview": not selected unless preview is on (the module's docstring; README: Rules).
     status: ClassVar[RuleStatus] = "stable"
-    # A stable rule that reports some findings with preview=True says which, in a few words
-    # (--list-rules and --explain show it).
+    # A stable rule some of whose findings are preview says which, in a few words (--list-rules
+    # and --explain show it).
     preview_findings: ClassVar[str] = ""
     # What a file must spell to be worth parsing for this rule: AnyOf(...) or AllOf(AnyOf(...), ...)
     # (trllint.core.prefilter). None: always run. The prefilter must never change results.
@@ -101,6 +114,15 @@ class Rule(cst.BatchableCSTVisitor):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         check_declaration(cls.__name__, cls.prefilter)
+        if "kinds" in vars(cls) and cls.kinds:
+            cls.stable_kinds = stable_kinds(Path(inspect.getfile(cls)).parent, getattr(cls, "code", cls.__name__), cls.kinds)
+            cls.status = "stable" if cls.stable_kinds else "preview"
+            # Stable: the kinds still preview. Preview: those that stay preview once it graduates.
+            cls.preview_findings = "; ".join(
+                kind.description
+                for name, kind in cls.kinds.items()
+                if (name not in cls.stable_kinds if cls.stable_kinds else kind.unproven)
+            )
         if cls.status not in ("stable", "preview"):
             raise TypeError(f'{cls.__name__}.status is {cls.status!r}: "stable" or "preview"')
         if "prefilter_settings" in vars(cls):
@@ -234,10 +256,12 @@ class Rule(cst.BatchableCSTVisitor):
         fix: Fix | None = None,
         evidence: tuple[Evidence, ...] = (),
         preview: bool = False,
+        kind: str | None = None,
     ) -> None:
         """Report ``node``. ``evidence``: the facts that made the finding (the wrap, the launch
-        config, the rank test); ``preview=True``: a preview behaviour of the rule, shown only when
-        preview is on (the module's docstring)."""
+        config, the rank test); ``kind``: which of the rule's ``kinds`` it is (required of a rule
+        that declares kinds, and then its only way to be preview); ``preview=True``: a preview
+        finding of a rule without kinds (the module's docstring)."""
         position = self.get_metadata(PositionProvider, node)
         self.report_at(
             position.start.line,
@@ -248,6 +272,7 @@ class Rule(cst.BatchableCSTVisitor):
             fix=fix,
             evidence=evidence,
             preview=preview,
+            kind=kind,
         )
 
     def report_at(
@@ -261,9 +286,16 @@ class Rule(cst.BatchableCSTVisitor):
         fix: Fix | None = None,
         evidence: tuple[Evidence, ...] = (),
         preview: bool = False,
+        kind: str | None = None,
     ) -> None:
-        """Report at 1-based lines and 0-based columns (LibCST's convention); ``preview`` as in
-        :meth:`report`."""
+        """Report at 1-based lines and 0-based columns (LibCST's convention); ``preview`` and
+        ``kind`` as in :meth:`report`."""
+        if self.kinds:
+            if kind not in self.kinds or preview:
+                raise ValueError(f"{self.code} reported kind {kind!r} (preview={preview}); its kinds: {', '.join(self.kinds)}")
+            preview = kind not in self.stable_kinds
+        elif kind is not None:
+            raise ValueError(f"{self.code} reported kind {kind!r} but declares no kinds")
         self.findings.append(
             Finding(
                 code=self.code,
@@ -277,6 +309,7 @@ class Rule(cst.BatchableCSTVisitor):
                 fix=fix.located(self.source) if fix is not None else None,
                 evidence=evidence,
                 preview=preview,
+                kind=kind or "",
             )
         )
 

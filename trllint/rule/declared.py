@@ -22,6 +22,18 @@ class Setting:
     item_kind: type | None = None  # for lists: the type of each element
 
 
+@dataclass(frozen=True)
+class FindingKind:
+    """One kind of a rule's findings: the evidence they rest on (a wrap made in the same scope, a
+    launch that shows FSDP). Kinds graduate to the default one by one, on the test split's labels
+    (``trllint.rule.graduation``); every other kind of a rule is preview."""
+
+    description: str  # a few words, for --explain: "the model a Trainer hands its step methods"
+    # The finding rests on what the code does not show (a launch it does not name, a file of no
+    # project): such a kind never graduates.
+    unproven: bool = False
+
+
 # The project's line length, for rules whose fixes wrap what they insert. trllint.app.config fills it
 # from [tool.trllint], else [tool.ruff], else [tool.black] (Ruff's and Black's default: 88).
 LINE_LENGTH_SETTING = Setting(int, 88, "the longest line a fix may write; longer inserted calls are wrapped")
