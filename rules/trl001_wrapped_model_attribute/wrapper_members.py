@@ -26,8 +26,11 @@ DATA_PARALLEL_CLASS = "DataParallel"
 DDP_CLASS = "DistributedDataParallel"
 
 # Calls that only a module answers (an optimizer, a data loader or a scheduler, the other things
-# accelerate prepares, has none of them): a name they are called on is a model.
-_MODULE_ONLY_CALLS = frozenset({"parameters", "named_parameters", "requires_grad_", "train", "eval", "modules", "named_modules"})
+# accelerate prepares, has none of them): a name they are called on is a model. Not `train()` /
+# `eval()`: schedule-free optimizers have them too.
+_MODULE_ONLY_CALLS = frozenset({"parameters", "named_parameters", "requires_grad_", "modules", "named_modules"})
+# What only an optimizer or a scheduler answers: a name read this way is none of the models.
+_OPTIMIZER_MEMBERS = frozenset({"step", "param_groups", "get_last_lr"})
 
 
 @cache
@@ -93,6 +96,11 @@ def shown_a_module(model: SemanticModel, receiver: str) -> bool:
 
     def compute() -> frozenset[str]:
         names: set[str] = set()
+        optimizers: set[str] = set()
+        for node in model.calls:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _OPTIMIZER_MEMBERS:
+                optimizers.add(dotted_name(func.value) or "")
         for call in model.calls:
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_CALLS:
@@ -105,7 +113,7 @@ def shown_a_module(model: SemanticModel, receiver: str) -> bool:
                     parent = model.context.parent(parent)
                 if isinstance(parent, cst.Assign):
                     names.update(n for t in parent.targets if (n := dotted_name(t.target)) is not None)
-        return frozenset(names)
+        return frozenset(names - optimizers)
 
     return receiver in model.once((shown_a_module,), compute)
 
