@@ -15,6 +15,8 @@ import libcst as cst
 
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches, parameter_names
 from trllint.facts.wrapping import (
+    ACCELERATE,
+    DATA_PARALLEL,
     HF_MODEL_MEMBERS,
     STEP_ARGUMENT,
     TRAINER_WRAPPED_ATTRIBUTES,
@@ -22,6 +24,7 @@ from trllint.facts.wrapping import (
     step_model_parameter,
     wrapping_made_by,
 )
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:
@@ -40,6 +43,9 @@ class WrappingFacts:
     self_attributes: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
     # id(class) -> wrapped self attributes it inherits (a base binds them, the class does not).
     inherited: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
+    # id(read) -> (the Attribute node, its wrapping): reads of any other member of a model that
+    # DataParallel, DDP or accelerate's prepare may wrap (what the wrapper lacks is the rule's call).
+    other_reads: dict[int, tuple[cst.Attribute, Wrapping]] = field(default_factory=dict)
 
     def at(self, read: cst.Attribute) -> Wrapping | None:
         found = self.reads.get(id(read))
@@ -61,7 +67,7 @@ _MAX_LOCAL_BASES = 16
 def _from_project(attribute: list[Any], owner: str) -> Wrapping:
     """A wrapped attribute as ``SELF_ATTRIBUTES`` lists it, bound by the class ``owner``."""
     kind, origin, accelerator, conditional = attribute
-    return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional))
+    return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional), other_module=True)
 
 
 @dataclass
@@ -158,6 +164,9 @@ class BindingPass(cst.CSTVisitor):
         made = None
         if isinstance(value, (cst.Call, cst.Subscript)):
             made = wrapping_made_by(value, self.imports, self._accelerators())
+        if made is None and isinstance(value, cst.Call) and self.project_bases.project is not None:
+            returned = returned_wrapping(self.project_bases.project, value)  # a helper of the project wraps
+            made = None if returned is None else [returned]
         if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
             scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
         lacking = self._lacking_members(target, value, made)
@@ -258,14 +267,16 @@ class BindingPass(cst.CSTVisitor):
     # ---- reads and calls ----------------------------------------------------------------
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value not in HF_MODEL_MEMBERS:
-            return
         receiver = dotted_name(node.value)
         if receiver is None or (receiver.count(".") > 1) or ("." in receiver and not receiver.startswith("self.")):
             return
         wrapping = self._lookup(receiver)
-        if wrapping is not None:
+        if wrapping is None:
+            return
+        if node.attr.value in HF_MODEL_MEMBERS:
             self.facts.reads[id(node)] = (node, wrapping)
+        elif wrapping.kind in (DATA_PARALLEL, ACCELERATE):
+            self.facts.other_reads[id(node)] = (node, wrapping)
 
     def visit_Call(self, node: cst.Call) -> None:
         scope = self.scopes[-1]

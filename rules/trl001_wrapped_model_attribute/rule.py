@@ -23,6 +23,7 @@ from trllint.rules.trl001_wrapped_model_attribute.neighbours import neighbour_th
 from trllint.core.findings import Evidence
 from trllint.facts.launch.model import launch_of
 from trllint.facts.launch.branches import unwrapped_at
+from trllint.facts.launch.backends import Backend
 from trllint.facts.wrapping import (
     ACCELERATE,
     DATA_PARALLEL,
@@ -40,6 +41,16 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
     WRAPS_A_MODEL,
     wrapping_facts,
 )
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
+from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import (
+    answered_by,
+    in_an_else_arm,
+    is_written,
+    runs_outside_the_wrapper,
+    shown_a_module,
+    through,
+    written_on_wrapper,
+)
 from trllint.rule.base import AllOf, AnyOf, Edit, FindingKind, Fix, Reached, Reads, Rule, Setting
 
 # What a subclass reads on an attribute a base class may have wrapped: `self.model.config`
@@ -50,6 +61,9 @@ _MEMBER_OF_A_SELF_ATTRIBUTE = re.compile(r"self\.\w+\.(?:" + "|".join(sorted(HF_
 # Reading these through the unwrapped module can still differ from reading them on the wrapper
 # under DeepSpeed ZeRO-3 / FSDP: the module's parameters are sharded, generation needs them whole.
 _NEEDS_WHOLE_PARAMETERS = frozenset({"generate"})
+_DDP = frozenset({Backend.DDP})
+# A function of the project that the file calls spells DDP or DataParallel.
+_HELPER_WRAPS = Reached(SPELLS_A_WRAPPER, calls=True)
 
 
 class Unsafe(ReasonKind):
@@ -59,6 +73,10 @@ class Unsafe(ReasonKind):
         "{member}() on the unwrapped module needs every parameter on this rank ({kind} may shard them)"
     )
     NEIGHBOUR_STILL_WRAPPED = "{read} on line {line} still goes through the wrapper: the fix repairs this read and leaves that one"
+    OUTSIDE_THE_WRAPPER = (
+        "{call}(...) then runs on the bare module, outside the wrapper's forward: DDP does not "
+        "synchronise what it computes, DataParallel runs it on one device"
+    )
     ACCELERATOR_MAY_BE_NONE = (
         "{missing}: the fixed code would call unwrap_model on None where the original ran"
     )
@@ -80,21 +98,34 @@ class WrappedModelAttribute(Rule):
         "prepared-launch-unknown": FindingKind(
             "a model accelerator.prepare wrapped, where no launch shows the wrapper", unproven=True
         ),
+        # The model's own members (a submodule, a method, an attribute), which DDP and
+        # DataParallel forward none of; DeepSpeed and FSDP forward them.
+        "own-member-wrapped-here": FindingKind("a model's own member through a DDP or DataParallel the code makes"),
+        "own-member-wrapped-elsewhere": FindingKind(
+            "a model's own member through a DDP or DataParallel made in another module of the project"
+        ),
+        "own-member-prepared": FindingKind("a model's own member through accelerator.prepare, under a launch that shows DDP"),
+        "own-member-prepared-launch-unknown": FindingKind(
+            "a model's own member through accelerator.prepare, where no launch shows DDP", unproven=True
+        ),
     }
-    # A member a wrapper hides, and something that can wrap a model.
+    # Something that can wrap a model: every finding reads a member through one.
     prefilter = AllOf(
-        AnyOf(*sorted(HF_MODEL_MEMBERS)),
         # A configured step method wraps too; a subclass may inherit a wrapped attribute from a
         # base class in another module of the project (`class MyTrainer(BaseTrainer):`), which
         # then spells a wrapping (a summary of a module without one finds none), and only for a
         # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
         # cheap part first: `Reached` costs CPython's parse of the file, and the modules' outlines.
-        AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, setting="training-step-methods"),
-        # The finding is the attribute: the file spells such a member as a name, and the name of
-        # what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base class in
-        # another module binds a wrapped attribute.
-        AnyOf(Reads(*HF_MODEL_MEMBERS)),
-        AnyOf(*WRAPPING_IN_CODE, Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS), setting="training-step-methods"),
+        # A helper of the project may make the wrapper (`model = setup_ddp(model)`).
+        AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, setting="training-step-methods"),
+        # The name of what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base
+        # class in another module binds a wrapped attribute.
+        AnyOf(
+            *WRAPPING_IN_CODE,
+            Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS),
+            _HELPER_WRAPS,
+            setting="training-step-methods",
+        ),
     )
     settings_schema = {
         "training-step-methods": Setting(
@@ -110,6 +141,8 @@ class WrappedModelAttribute(Rule):
         self.wrapping = wrapping_facts(self.source, step_methods(self.settings))
         for read, wrapping in self.wrapping.wrapped_reads():
             self._check_read(read, wrapping)
+        for read, wrapping in self.wrapping.other_reads.values():
+            self._check_hidden_read(read, wrapping)
 
     def _check_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
         member = node.attr.value
@@ -153,6 +186,39 @@ class WrappedModelAttribute(Rule):
                 reason = Unsafe.NEIGHBOUR_STILL_WRAPPED.text(read=f"{receiver}.{neighbour.attr.value}", line=line)
                 fix = replace(fix, applicability="unsafe", reason=reason)
         self.report(node, message, fix=fix, evidence=evidence, kind=_kind_of(wrapping, evidence))
+
+    def _check_hidden_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
+        """A member of the model's own (a submodule, a method, an attribute its ``__init__`` set)
+        read through DDP or DataParallel, which answer only what they and ``nn.Module`` define."""
+        member = node.attr.value
+        if member in answered_by(wrapping) or is_written(self.model, node) or self._guarded_by_hasattr(node):
+            return
+        receiver = self.source.module.code_for_node(node.value)
+        if member in written_on_wrapper(self.model, receiver) or unwrapped_at(self.model, node):
+            return
+        if wrapping.conditional and in_an_else_arm(self.model, node):
+            return  # the arm that handles the model the branch left bare
+        evidence: tuple[Evidence, ...] = ()
+        kind = "own-member-wrapped-elsewhere" if wrapping.other_module else "own-member-wrapped-here"
+        if wrapping.kind == ACCELERATE:
+            if not shown_a_module(self.model, receiver):
+                return  # accelerate prepares optimizers, loaders and schedulers too
+            launch = launch_of(self.model, node)
+            if not launch.possible(_DDP):
+                return  # DeepSpeed's engine and FSDP forward the read; one process wraps nothing
+            evidence = launch.shown(_DDP)
+            kind = "own-member-prepared" if evidence else "own-member-prepared-launch-unknown"
+        unwrapped = self._unwrapped(node, receiver, wrapping)
+        fix = None
+        if unwrapped is not None:
+            start, end = self.span_of(node.value)
+            called = runs_outside_the_wrapper(self.model, node)
+            code = self.source.module.code_for_node
+            reason = Unsafe.OUTSIDE_THE_WRAPPER.text(call=code(called)) if called is not None else None
+            fix = self.fix(Edit(start, end, unwrapped), reason=reason)
+        advice = f"read it from {unwrapped}" if unwrapped else "read it from accelerator.unwrap_model(...)"
+        message = f"{receiver}.{member} through {through(wrapping)}, which does not forward it (AttributeError); {advice}"
+        self.report(node, message, fix=fix, evidence=evidence, kind=kind)
 
     # ---- what is not a finding ----------------------------------------------------------
 

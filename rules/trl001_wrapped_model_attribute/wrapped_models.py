@@ -37,10 +37,11 @@ from trllint.facts.wrapping import (
     TRAINER_WRAPPED_ATTRIBUTES,
     Wrapping,
 )
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
 from trllint.rules.trl001_wrapped_model_attribute.binding_pass import BindingPass, ClassNames, WrappingFacts
 from trllint.semantic.context import DEFAULT_STEP_METHODS, methods_of
 from trllint.semantic.model import SemanticModel
-from trllint.semantic.project.file_view import project_view
+from trllint.semantic.project.file_view import project_reaches, project_view
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 
 if TYPE_CHECKING:
@@ -102,8 +103,9 @@ def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> Wra
     class_names: ClassNames = lambda cls: model.class_facts(cls).names_assigned  # one walk per class
     bases = ProjectBases(project_view(model), class_names)
     if not any(token_present(token, source.text) for token in wrapping_markers(step_methods)):
-        # No wrapping in this file; a class may still inherit one from a base in another module.
-        if not bases.any_wrapped(source.module):
+        # No wrapping in this file; a class may still inherit one from a base in another module,
+        # or a helper of the project return one.
+        if not bases.any_wrapped(source.module) and not project_reaches(model, SPELLS_A_WRAPPER):
             return WrappingFacts()
     return _compute(source.module, model.imports, step_methods, bases, class_names)
 

@@ -84,6 +84,10 @@ class Wrapping:
     # Members the wrapped object lacks itself (a plain nn.Module of this file): reading them
     # fails unwrapped too, so the wrapper is not what breaks them.
     missing_unwrapped: frozenset[str] = frozenset()
+    # The wrapper class a DATA_PARALLEL wrapping made (``DataParallel``, ``DistributedDataParallel``).
+    wrapper: str | None = None
+    # Made in another module of the project (a helper that returns it, a base class that binds it).
+    other_module: bool = False
 
     def breaks(self, member: str) -> bool:
         """Whether reading ``member`` through this wrapper fails or reads the wrong object."""
@@ -140,7 +144,8 @@ def wrapping_made_by(value: cst.BaseExpression, imports: ImportMap, accelerators
     if subscript_first:
         return None
     if matches(full, *DATA_PARALLEL_WRAPPERS):
-        return [Wrapping(DATA_PARALLEL, f"{last_attribute(full)}(...)")]
+        wrapper = last_attribute(full)
+        return [Wrapping(DATA_PARALLEL, f"{wrapper}(...)", wrapper=wrapper)]
     if matches(full, FSDP_WRAPPER):
         return [Wrapping(FSDP, f"{FSDP_WRAPPER}(...)")]
     method = last_attribute(name)

@@ -1,0 +1,2 @@
+#!/bin/bash
+accelerate launch --multi_gpu --num_processes 8 train.py --instance_data_dir ./dog --max_train_steps 800

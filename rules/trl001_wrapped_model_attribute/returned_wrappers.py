@@ -1,0 +1,118 @@
+"""Functions of the project that return the model wrapped in DDP or DataParallel.
+
+A training script often leaves the wrap to a helper of its project (``model = setup_ddp(model,
+rank)`` with ``return DistributedDataParallel(model, device_ids=[rank])`` in ``dist_utils.py``):
+the name it binds is a wrapper as surely as a wrap in the script. Asked of the helper's module as
+a ``ModuleFact``, answered from its LibCST tree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.core.cst.names import assigned_names, call_name, dotted_name
+from trllint.core.prefilter import AnyOf
+from trllint.facts.wrapping import DATA_PARALLEL, DATA_PARALLEL_WRAPPERS, Wrapping, wrapping_made_by
+from trllint.semantic.model import SemanticModel
+from trllint.semantic.project.summaries import ModuleFact
+
+if TYPE_CHECKING:
+    from trllint.semantic.project.index import ProjectView
+
+# A module that spells none of these returns no wrapper of its own making.
+SPELLS_A_WRAPPER = AnyOf(*DATA_PARALLEL_WRAPPERS)
+
+
+def _returned_wrappers(model: SemanticModel) -> dict[str, list[Any]]:
+    """Function name -> ``[wrapper class, conditional]`` for each top-level function whose
+    return value is a DDP or DataParallel it made (``conditional``: some path returns anything else)."""
+    answer: dict[str, list[Any]] = {}
+    for statement in model.source.module.body:
+        if isinstance(statement, cst.FunctionDef):
+            found = _returns_a_wrapper(statement, model)
+            if found is not None:
+                answer[statement.name.value] = [found.wrapper, found.conditional]
+            else:
+                answer.pop(statement.name.value, None)  # a later def of the name wins
+    return answer
+
+
+def _returns_a_wrapper(function: cst.FunctionDef, model: SemanticModel) -> Wrapping | None:
+    # Each name's latest binding in source order: its wrapping, and whether a branch made it.
+    bound: dict[str, tuple[Wrapping | None, bool]] = {}
+    returns: list[Wrapping | None] = []
+    depth = 0
+
+    def made_by(value: cst.BaseExpression) -> Wrapping | None:
+        made = wrapping_made_by(value, model.imports, set())
+        first = made[0] if made is not None and len(made) == 1 else None
+        return first if first is not None and first.kind == DATA_PARALLEL else None
+
+    class Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function  # a nested def returns for itself
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_If(self, node: cst.If) -> None:
+            nonlocal depth
+            depth += 1
+
+        def leave_If(self, original_node: cst.If) -> None:
+            nonlocal depth
+            depth -= 1
+
+        def visit_Try(self, node: cst.Try) -> None:
+            nonlocal depth
+            depth += 1
+
+        def leave_Try(self, original_node: cst.Try) -> None:
+            nonlocal depth
+            depth -= 1
+
+        def leave_Assign(self, node: cst.Assign) -> None:
+            wrapping = made_by(node.value)
+            for target in node.targets:
+                for name in assigned_names(target.target):
+                    bound[name] = (wrapping, depth > 0)
+
+        def visit_Return(self, node: cst.Return) -> None:
+            value = node.value
+            if isinstance(value, cst.Call):
+                returns.append(made_by(value))
+                return
+            wrapping, branched = bound.get(dotted_name(value) or "", (None, False)) if value is not None else (None, False)
+            if wrapping is not None and branched:
+                returns.append(None)  # the branch may have left the name bare
+            returns.append(wrapping)
+
+    walk.visit(function, Returns())
+    wrapping = next((r for r in returns if r is not None), None)
+    if wrapping is None:
+        return None
+    conditional = any(r is None for r in returns)
+    return Wrapping(DATA_PARALLEL, wrapping.origin, wrapper=wrapping.wrapper, conditional=conditional)
+
+
+RETURNED_WRAPPERS = ModuleFact("wrapping.returned-wrappers", 1, _returned_wrappers, calls=frozenset(DATA_PARALLEL_WRAPPERS))
+
+
+def returned_wrapping(project: ProjectView | None, call: cst.Call) -> Wrapping | None:
+    """The wrapping a call of a project function returns (``setup_ddp(model, rank)``), or None."""
+    name = call_name(call)
+    if project is None or name is None or name.count(".") > 1:
+        return None
+    definition = project.function_spelling(name, SPELLS_A_WRAPPER)
+    if definition is None:
+        return None
+    answer = project.fact(definition, RETURNED_WRAPPERS, SPELLS_A_WRAPPER)
+    found = (answer or {}).get(definition.name)
+    if not found:
+        return None
+    wrapper, conditional = found
+    origin = f"{wrapper}(...) in {name}()"
+    return Wrapping(DATA_PARALLEL, origin, wrapper=wrapper, conditional=bool(conditional), other_module=True)

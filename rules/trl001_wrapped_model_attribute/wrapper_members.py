@@ -1,0 +1,150 @@
+"""What a DDP or DataParallel wrapper answers itself, and which reads through one fail.
+
+``DistributedDataParallel`` and ``DataParallel`` are ``nn.Module``s that hold the model as
+``.module`` and forward only the call: a read of anything their classes and ``nn.Module`` do not
+define (a submodule ``model.decoder``, a method ``model.decode_code()``, a plain attribute
+``model.in_channels``) raises ``AttributeError``. The names they define are data
+(``wrapper_members.toml``, written from the installed torch by ``scripts/wrapper_members.py``).
+A DeepSpeed engine and FSDP forward unknown attributes to the module: they are not asked here.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+import libcst as cst
+
+from trllint.core.cst.names import dotted_name
+from trllint.facts.wrapping import ACCELERATE, Wrapping
+from trllint.semantic.model import SemanticModel
+
+TABLE = Path(__file__).with_name("wrapper_members.toml")
+
+DATA_PARALLEL_CLASS = "DataParallel"
+DDP_CLASS = "DistributedDataParallel"
+
+# Calls that only a module answers (an optimizer, a data loader or a scheduler, the other things
+# accelerate prepares, has none of them): a name they are called on is a model. Not `train()` /
+# `eval()`: schedule-free optimizers have them too.
+_MODULE_ONLY_CALLS = frozenset({"parameters", "named_parameters", "requires_grad_", "modules", "named_modules"})
+# What only an optimizer or a scheduler answers: a name read this way is none of the models.
+_OPTIMIZER_MEMBERS = frozenset({"step", "param_groups", "get_last_lr"})
+
+
+@cache
+def _table() -> dict[str, frozenset[str]]:
+    with TABLE.open("rb") as handle:
+        rows = tomllib.load(handle)
+    return {name: frozenset(members) for name, members in rows.items()}
+
+
+def answered_by(wrapping: Wrapping) -> frozenset[str]:
+    """The attributes a read through this wrapping finds on the wrapper itself. accelerate's
+    multi-process wrapper is DDP; a wrapping whose class is not known (inherited from another
+    module) answers what either does."""
+    table = _table()
+    wrapper = DDP_CLASS if wrapping.kind == ACCELERATE else wrapping.wrapper
+    if wrapper == DATA_PARALLEL_CLASS:
+        return table["module"] | table["data-parallel"]
+    if wrapper == DDP_CLASS:
+        return table["module"] | table["distributed-data-parallel"]
+    return table["module"] | table["data-parallel"] | table["distributed-data-parallel"]
+
+
+def through(wrapping: Wrapping) -> str:
+    """How a message names the wrapper: the call that made it, and for accelerate, what it is."""
+    if wrapping.kind == ACCELERATE:
+        return f"{wrapping.origin} (DDP on several processes)"
+    return wrapping.origin
+
+
+def is_written(model: SemanticModel, read: cst.Attribute) -> bool:
+    """``model.x = ...``, ``model.x += ...``, ``del model.x``: the wrapper gets its own attribute."""
+    parent = model.context.parent(read)
+    if isinstance(parent, cst.AssignTarget) and parent.target is read:
+        return True
+    if isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is read:
+        return True
+    if isinstance(parent, (cst.Tuple, cst.List, cst.Element)):
+        return any(isinstance(a, cst.AssignTarget) for a in model.context.ancestors(read))
+    return isinstance(parent, cst.Del)
+
+
+def written_on_wrapper(model: SemanticModel, receiver: str) -> frozenset[str]:
+    """The attributes the file sets on ``receiver`` (``model.step_count = 0``): the wrapper has them."""
+
+    def compute() -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for node in model.assignments:
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, cst.Attribute):
+                    owner = dotted_name(target.value)
+                    if owner is not None:
+                        found.setdefault(owner, set()).add(target.attr.value)
+        return found
+
+    return frozenset(model.once((written_on_wrapper,), compute).get(receiver, ()))
+
+
+def shown_a_module(model: SemanticModel, receiver: str) -> bool:
+    """The file treats ``receiver`` as an ``nn.Module``: it calls ``.parameters()``, ``.train()``,
+    ``.requires_grad_()`` and the like on it, or binds it from ``from_pretrained``. What accelerate
+    prepares may be an optimizer, a loader or a scheduler, whose attributes it forwards."""
+
+    def compute() -> frozenset[str]:
+        names: set[str] = set()
+        optimizers: set[str] = set()
+        for node in model.calls:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _OPTIMIZER_MEMBERS:
+                optimizers.add(dotted_name(func.value) or "")
+        for call in model.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_CALLS:
+                owner = dotted_name(func.value)
+                if owner is not None:
+                    names.add(owner)
+            elif isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
+                parent = model.context.parent(call)
+                while isinstance(parent, (cst.Attribute, cst.Call)):  # from_pretrained(...).to(device)
+                    parent = model.context.parent(parent)
+                if isinstance(parent, cst.Assign):
+                    names.update(n for t in parent.targets if (n := dotted_name(t.target)) is not None)
+        return frozenset(names - optimizers)
+
+    return receiver in model.once((shown_a_module,), compute)
+
+
+def runs_outside_the_wrapper(model: SemanticModel, read: cst.Attribute) -> cst.BaseExpression | None:
+    """What the read calls, when that runs the model's code outside the wrapper's forward:
+    ``model.decode(x)``, ``model.backbone(x)``, ``model.backbone.encode(x)``; not an ``nn.Module``
+    method of a submodule (``model.backbone.parameters()``). None when nothing such is called."""
+    child: cst.BaseExpression = read
+    parent = model.context.parent(read)
+    while isinstance(parent, cst.Attribute) and parent.value is child:
+        child, parent = parent, model.context.parent(parent)
+    if not (isinstance(parent, cst.Call) and parent.func is child):
+        return None
+    if child is not read and isinstance(child, cst.Attribute):
+        name = child.attr.value
+        if name in _table()["module"] and name not in ("forward", "__call__", "_call_impl"):
+            return None
+    return child
+
+
+def in_an_else_arm(model: SemanticModel, read: cst.Attribute) -> bool:
+    """The read sits in the ``else`` of an ``if`` or a conditional expression in its function:
+    after a wrap in a branch, that is where code handles the bare model."""
+    child: cst.CSTNode = read
+    for ancestor in model.context.ancestors(read):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, cst.If) and child is ancestor.orelse:
+            return True
+        if isinstance(ancestor, cst.IfExp) and child is ancestor.orelse:
+            return True
+        child = ancestor
+    return False
