@@ -259,11 +259,39 @@ def test_the_result_file_keeps_the_recall_an_earlier_run_wrote(tmp_path):
     path = tmp_path / "results.json"
     path.write_text(json.dumps({"recall": {"rules": {"TRL001": {"pairs": 2}}}, "splits": {"old": {}}}))
     document = precision_run.results.precision_document(
-        repo=Path(__file__).resolve().parent.parent, projects={"dev": 1, "test": 0}, splits={"dev": {}},
-        selection={"split": "dev", "packages": "trl"},
+        linted_at=precision_run.results.checkout_state(Path(__file__).resolve().parent.parent),
+        projects={"dev": 1, "test": 0}, splits={"dev": {}}, selection={"split": "dev", "packages": "trl"},
     )
     precision_run.results.write_results(path, document, keep=("recall",))
     written = json.loads(path.read_text())
     assert written["recall"] == {"rules": {"TRL001": {"pairs": 2}}}
     assert written["splits"] == {"dev": {}} and written["projects"] == {"dev": 1, "test": 0}
     assert len(written["commit"]) == 40 and written["format"] == 1 and re.fullmatch(r"\d{4}-\d\d-\d\d", written["date"])
+
+
+def test_rescore_scores_a_snapshot_without_linting_and_reports_the_commit_that_linted(tmp_path, monkeypatch):
+    """--rescore reads each project's output from a --snapshot folder: no source, no lint, and the
+    result file names the commit written beside the outputs, not today's checkout."""
+    pin = precision_run.Pin("karpathy/nanoGPT", "a" * 40)
+    snapshot = tmp_path / "snap"
+    snapshot.mkdir()
+    finding = {"code": "TRL004", "path": "train.py", "line": 3, "message": "m", "kind": "per-rank-value",
+               "fix": {"applicability": "safe"}}
+    (snapshot / f"{pin.folder}.json").write_text(json.dumps([finding]))
+    (snapshot / precision_run.SNAPSHOT_COMMIT).write_text(json.dumps(["b" * 40, False]))
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    (labels / "TRL004.jsonl").write_text(json.dumps(
+        {"package": pin.name, "version": pin.version, "path": "train.py", "line": 3, "code": "TRL004", "verdict": "real",
+         "reason": "r", "labeller": "helper-x"}) + "\n")
+    monkeypatch.setattr(precision_run, "select_pins", lambda pins, split, packages: [pin])
+    monkeypatch.setattr(precision_run, "lint", lambda *a: pytest.fail("--rescore must not lint"))
+    monkeypatch.setattr(precision_run, "materialise", lambda *a: pytest.fail("--rescore must not read sources"))
+    out = tmp_path / "results.json"
+    code = precision_run.main(["--rescore", str(snapshot), "--labels", str(labels), "--cache", str(tmp_path / "cache"),
+                               "--fix-audit", str(tmp_path / "none.jsonl"), "--results", str(out)])
+    assert code == 0
+    written = json.loads(out.read_text())
+    assert written["commit"] == "b" * 40 and written["dirty"] is False
+    split = pin.split
+    assert written["splits"][split]["TRL004"]["per-rank-value"]["real"] == 1

@@ -86,10 +86,11 @@ def kind_counts(
 
 
 def precision_document(
-    *, repo: Path, projects: Mapping[str, int], splits: Mapping[str, dict], selection: Mapping[str, object],
-    today: datetime.date | None = None,
+    *, linted_at: tuple[str, bool], projects: Mapping[str, int], splits: Mapping[str, dict],
+    selection: Mapping[str, object], today: datetime.date | None = None,
 ) -> dict:
-    commit, dirty = checkout_state(repo)
+    """``linted_at``: the commit of the code that linted, and whether its tracked files differed."""
+    commit, dirty = linted_at
     return {
         "format": FORMAT,
         "date": (today or datetime.datetime.now(datetime.timezone.utc).date()).isoformat(),

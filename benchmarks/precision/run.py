@@ -76,6 +76,8 @@ SPLITS = ("dev", "test")
 # Repositories declared test before any of them was linted, whatever their hash; none is in the
 # other pin files, so the split of every project pinned there stays as the hash decides.
 TEST_PINS = HERE / "repos-test.txt"
+# In a --snapshot folder: [commit, dirty] of the checkout that linted (what --rescore reports).
+SNAPSHOT_COMMIT = "_linted_at.json"
 
 
 def split_of(name: str) -> str:
@@ -462,6 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snapshot", type=Path,
                         help="also write each project's whole JSON output (fixes included) to DIR/<folder>.json, "
                              "to compare two commits with diff -r: a refactoring must leave it byte-identical")
+    parser.add_argument("--rescore", type=Path, metavar="DIR",
+                        help="lint nothing: score the outputs a --snapshot run wrote to DIR (with the commit that "
+                             "linted them) against today's labels, as that run would have")
     parser.add_argument("--fix-audit", type=Path, default=HERE / "fix_audit.jsonl",
                         help="the verdicts of audited safe fixes (default: fix_audit.jsonl beside this script)")
     parser.add_argument("--results", type=Path,
@@ -485,14 +490,23 @@ def main(argv: list[str] | None = None) -> int:
     findings: list[Key] = []
     by_key: dict[Key, dict] = {}
     kinds: dict[Key, str] = {}
+    linted_at = results.checkout_state(REPO)
+    if args.rescore:
+        commit, dirty = json.loads((args.rescore / SNAPSHOT_COMMIT).read_text(encoding="utf-8"))
+        linted_at = (commit, dirty)
+    elif args.snapshot:
+        args.snapshot.mkdir(parents=True, exist_ok=True)
+        (args.snapshot / SNAPSHOT_COMMIT).write_text(json.dumps(list(linted_at)), encoding="utf-8")
     for pin in pins:
-        if pin.is_repo:
-            root = materialise(pin, args.mirror, sources)
+        if args.rescore:
+            linted = json.loads((args.rescore / f"{pin.folder}.json").read_text(encoding="utf-8"))
         else:
-            root = unpack(pin, download(pin, downloads, args.downloads), sources)
-        linted = lint(root, config, preview)
-        if args.snapshot:
-            args.snapshot.mkdir(parents=True, exist_ok=True)
+            if pin.is_repo:
+                root = materialise(pin, args.mirror, sources)
+            else:
+                root = unpack(pin, download(pin, downloads, args.downloads), sources)
+            linted = lint(root, config, preview)
+        if args.snapshot and not args.rescore:
             (args.snapshot / f"{pin.folder}.json").write_text(json.dumps(linted, indent=1, sort_keys=True), encoding="utf-8")
         for finding in linted:
             if finding["code"] == NOT_LINTED:
@@ -512,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     report, comparison = split_report(findings, labels, pins, numbers)
     if args.results:
         projects = {split: sum(p.split == split for p in pins) for split in SPLITS}
-        document = results.precision_document(repo=REPO, projects=projects, splits=numbers,
+        document = results.precision_document(linted_at=linted_at, projects=projects, splits=numbers,
                                               selection={"split": args.split, "packages": args.packages})
         results.write_results(args.results, document, keep=("recall",))
     if args.findings:
