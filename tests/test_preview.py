@@ -3,9 +3,9 @@ rules (TRL005's lines it cannot read) run only when preview is on, by --preview 
 true``, on every path a run takes: the CLI, the configuration, the worker pool, the result cache,
 standard input, --fix and --add-noqa.
 
-No rule is stable yet (each is preview until it meets the graduation bar): the default selection
-is empty, and a run without preview is a usage error that says so. The tier's own tests need a
-stable rule to contrast with; they mark TRL005 stable for the test (``trl005_stable``)."""
+These tests are of the tier, not of which kinds graduated (tests/test_graduation.py holds that):
+every rule is made preview for them (``every_rule_preview``), and a test that needs a stable rule
+to contrast with marks TRL005's "known-bad-range" kind stable (``trl005_stable``)."""
 
 from __future__ import annotations
 
@@ -53,8 +53,19 @@ def project(tmp_path: Path, monkeypatch) -> Path:
     return tmp_path
 
 
+@pytest.fixture(autouse=True)
+def every_rule_preview(monkeypatch) -> None:
+    """No kind graduated: what graduation.toml files would say before the benchmark graduates any."""
+    for info in all_rules().values():
+        rule = info.rule
+        monkeypatch.setattr(rule, "stable_kinds", frozenset())
+        monkeypatch.setattr(rule, "status", "preview")
+        unproven = "; ".join(kind.description for kind in rule.kinds.values() if kind.unproven)
+        monkeypatch.setattr(rule, "preview_findings", unproven)
+
+
 @pytest.fixture
-def trl005_stable(monkeypatch) -> None:
+def trl005_stable(monkeypatch, every_rule_preview) -> None:
     """TRL005 marked stable for the test: a stable rule with preview findings, as TRL005 will be
     once it graduates. The selection, the reports and the rule catalog a run writes to its cache
     folder all read the class attribute; the `cli` fixture runs in this process and the pool's

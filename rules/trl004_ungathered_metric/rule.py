@@ -107,6 +107,17 @@ class UngatheredMetric(Rule):
     )
     fixable = "sometimes"
     kinds = {
+        # The seed's bug (TRL's DPO metrics): the Trainer logs on the main process only, so what a
+        # subclass hands its own logging from one rank's batch is that rank's slice.
+        "trainer-metric": FindingKind(
+            "a value computed from this rank's data that a Trainer subclass hands the Trainer's own logging "
+            "(self.log, store_metrics, a metrics dict its step returns), under a launch of several processes"
+        ),
+        "trainer-metric-launch-unknown": FindingKind(
+            "a value computed from this rank's data that a Trainer subclass hands the Trainer's own logging, "
+            "where no launch shows several processes",
+            unproven=True,
+        ),
         "per-rank-value": FindingKind("a value computed from this rank's data, under a launch that shows several processes"),
         "per-rank-value-launch-unknown": FindingKind(
             "a value computed from this rank's data, where no launch shows several processes", unproven=True
@@ -169,6 +180,8 @@ class UngatheredMetric(Rule):
     def __init__(self, source, settings=None) -> None:
         super().__init__(source, settings)
         self._reported: set[int] = set()
+        # The statements that call the Trainer's own `self.log(...)`, in a Trainer subclass's methods.
+        self._trainer_log_lines: set[int] = set()
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
         self._stored_reduced: dict[int, bool] = {}
         self._forwarders = FileLoggers()
@@ -215,9 +228,11 @@ class UngatheredMetric(Rule):
         self._buffers = frozenset(METRIC_BUFFERS) | written_as_buffers(read_by_sinks, [flow.statements for flow in flows])
         for flow in flows:
             cls = self._class_of_method.get(id(flow.scope))
+            in_trainer = id(flow.scope) in self._trainer_methods
             for value, line, stored in self._logged_values(flow, helpers):
                 if not (stored and cls is not None and self._stored_are_reduced(cls)):
-                    self._check(value, line, flow)
+                    trainer_logged = in_trainer and (stored or id(line) in self._trainer_log_lines)
+                    self._check(value, line, flow, trainer_logged)
 
     def _stored_are_reduced(self, cls: cst.ClassDef) -> bool:
         """Stored values are reduced across ranks by the class's own methods before they are
@@ -277,6 +292,8 @@ class UngatheredMetric(Rule):
         for small, line in flow.statements:
             for call in statement_calls(small):
                 stored = loose_name(call.func) == "self.store_metrics"
+                if loose_name(call.func) == "self.log":
+                    self._trainer_log_lines.add(id(line))
                 for arg, holds_dict in self._logged_arguments(call):
                     name = dotted_name(arg)
                     if holds_dict is None and name is not None:
@@ -345,7 +362,7 @@ class UngatheredMetric(Rule):
 
     # ---- the finding and its fix ------------------------------------------------------------
 
-    def _check(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow) -> None:
+    def _check(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow, trainer_logged: bool = False) -> None:
         if id(value) in self._reported or is_media(value) or flow.state(value, line) != Rank.PER_RANK:
             return
         self._reported.add(id(value))
@@ -364,7 +381,7 @@ class UngatheredMetric(Rule):
         if evaluated_by_some_ranks(self.model, flow, value, line):
             self.report(value, EVALUATED_BY_SOME_RANKS, evidence=evidence, kind="shard-evaluated-by-some-ranks" + unknown)
             return
-        head, kind = PER_RANK_HEAD, "per-rank-value" + unknown
+        head, kind = PER_RANK_HEAD, ("trainer-metric" if trainer_logged else "per-rank-value") + unknown
         if self._is_rank0_loss(value, line, flow):
             # Rank 0's sample of the loss: its own kind where a launch of several processes is
             # shown; with no such launch only when the setting asks for it.
