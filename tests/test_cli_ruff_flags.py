@@ -313,11 +313,11 @@ def test_a_file_past_the_size_limit_is_a_warning_and_the_limit_is_a_setting(proj
 
 
 def test_show_settings_shows_an_empty_selection_instead_of_refusing(project, capsys):
-    # The run it describes would be a usage error (no rule is stable yet); the settings are what a
-    # user asks for then, as Ruff shows them whatever the selection.
-    (project / "trllint.toml").write_text("preview = false\n")
+    # The run it describes would be a usage error (its ignore leaves no rule); the settings are
+    # what a user asks for then, as Ruff shows them whatever the selection.
+    (project / "trllint.toml").write_text('preview = false\nignore = ["TRL"]\n')
     code, out, _ = run(capsys, "--show-settings", ".", preview=False)
     settings = dict(line.split(" = ", 1) for line in out.splitlines())
     assert code == 0 and json.loads(settings["select (resolved)"]) == [] and settings["preview"] == "false"
     code, _, err = run(capsys, ".", preview=False)
-    assert code == 2 and "no rule is stable yet" in err
+    assert code == 2 and "no rule is selected: select and ignore leave none" in err

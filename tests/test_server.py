@@ -361,21 +361,21 @@ async def test_preview_and_a_changed_configuration_are_read_again(client: Langua
 
 
 async def test_with_no_rule_selected_the_server_says_so_once_and_publishes_nothing(client: LanguageClient, tmp_path: Path):
-    # The default configuration selects no rule while every rule is preview: the CLI's
-    # usage error, said once for the workspace folder however many files are opened.
+    # A configuration that selects only a preview rule, without preview, selects nothing: the
+    # CLI's usage error, said once for the workspace folder however many files are opened.
     config = tmp_path / "pyproject.toml"
     (tmp_path / "src").mkdir()
     path = tmp_path / "src" / "train.py"
     shutil.copy(TRL001_CASES / "bad_accelerate_loop.py", path)
     broken = tmp_path / "broken.py"
     broken.write_text("def train(:\n    pass\n")  # not even TRL000: the CLI runs nothing either
-    configuration_changed(client, config, "[tool.trllint]\n")
+    configuration_changed(client, config, '[tool.trllint]\nselect = ["TRL006"]\n')
     uris = [open_file(client, path), open_file(client, broken)]
     for uri in uris:
         assert await diagnostics(client, uri) == []
     (message,) = client.messages
     assert message.type == lsp.MessageType.Warning
-    assert message.message == f"trllint: {NO_STABLE_RULE}" and "no rule is stable yet" in message.message
+    assert message.message == "trllint: no rule is selected: TRL006 needs --preview"
     # Preview turned on: the findings come, and nothing more is said.
     configuration_changed(client, config, PREVIEW_ON, *uris)
     assert [d.code for d in await diagnostics(client, uris[0])] == ["TRL001", "TRL001"]

@@ -125,15 +125,15 @@ def test_a_selection_and_a_setting_are_answered_from_the_catalog(tmp_path):
     assert not imported_the_rules(run(folder, "--select", "TRL004", ".")[3])
 
 
-def test_a_run_without_preview_is_told_from_the_catalog_that_no_rule_is_stable(tmp_path):
+def test_a_run_without_preview_is_told_from_the_catalog_that_a_rule_is_preview(tmp_path):
     # The catalog carries each rule's status: the warm run's usage error is the rules' own.
     folder = project(tmp_path)
     run(folder, ".")
-    warm = run(folder, "--no-preview", ".")
-    cold = run(folder, "--no-cache", "--no-preview", ".")
+    warm = run(folder, "--no-preview", "--select", "TRL006", ".")
+    cold = run(folder, "--no-cache", "--no-preview", "--select", "TRL006", ".")
     assert not imported_the_rules(warm[3]) and imported_the_rules(cold[3])
     assert warm[:3] == cold[:3]
-    assert warm[0] == 2 and warm[1] == "" and "no rule is stable yet" in warm[2]
+    assert warm[0] == 2 and warm[1] == "" and "no rule is selected: TRL006 needs --preview" in warm[2]
 
 
 def test_a_damaged_or_missing_catalog_sends_the_run_to_the_rules(tmp_path):
