@@ -31,8 +31,7 @@ class PairwiseTrainer(Trainer):
         aux_coef = getattr(model.config, "router_aux_loss_coef", 0.0)
         loss = outputs.loss + aux_coef * outputs.get("aux_loss", 0.0)
         chosen_rewards = outputs.logits[:, -1, 0]
-        # Each rank logs its own slice: rank 0's curve describes half the data (TRL004, a preview
-        # rule: `trllint --preview examples/`).
+        # Each rank logs its own slice: the Trainer writes rank 0's, half the data (TRL004).
         self.log({"rewards/chosen": chosen_rewards.mean().cpu().item()})
         return (loss, outputs) if return_outputs else loss
 

@@ -8,7 +8,8 @@ describes it) and decides, for every kind of every rule, on the test split. A ki
 
 (a) its strict precision is at least 90 % over at least 20 findings, or
 (b) it made fewer than 20 findings on at least 300 test projects, none wrong, at most one
-    debatable, and its rule has a runtime proof (``tests/runtime/test_<folder>.py``): the issue's
+    debatable, and a runtime proof that shows its failure (``tests/runtime/test_<folder>.py``, whose
+    scenarios make a finding of that kind: ``runtime_proven_kinds``): the issue's
     bar for a kind whose bug is rare, whose evidence is that it did not cry wolf on 300 projects
     nobody tuned it to (a kind with no finding there passes it; its recall is measured apart);
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,22 @@ def has_runtime_proof(rule: RuleInfo, root: Path) -> bool:
     return (root / "tests" / "runtime" / f"test_{rule.folder.name}.py").is_file()
 
 
+def runtime_proven_kinds(rule: RuleInfo) -> frozenset[str] | None:
+    """The kinds whose failure the rule's runtime proof shows: those of the findings its scenarios
+    (``scenario*.py`` in its folder, the scripts its runtime test launches) make. None where the
+    scenarios make no finding (a rule whose runtime test does not launch a linted script): then
+    the runtime test stands for the whole rule."""
+    scenarios = sorted(str(path) for path in rule.folder.glob("scenario*.py"))
+    if not scenarios:
+        return None
+    linted = subprocess.run(
+        [sys.executable, "-m", "trllint", "--preview", "--no-cache", "--isolated", "--format", "json",
+         "--select", rule.code, *scenarios], capture_output=True, text=True, check=False,
+    )
+    kinds = frozenset(finding.get("kind", "") for finding in json.loads(linted.stdout or "[]")) - {""}
+    return kinds or None
+
+
 def decide(numbers: Mapping[str, object] | None, *, projects: int, unproven: bool, runtime_proof: bool) -> Decision:
     """The bar (the module's docstring) for one kind's numbers on the test split (None: no finding)."""
     count = dict(numbers or {})
@@ -126,12 +144,16 @@ def decisions(document: Mapping, rules: list[RuleInfo], root: Path) -> dict[tupl
     if partial:  # the bar is met on the whole test split or not at all
         return {(rule.code, kind.name): Decision(False, partial) for rule in rules for kind in rule.kinds}
     projects = int(document.get("projects", {}).get(SPLIT, 0))
-    return {
-        (rule.code, kind.name): decide(_numbers(document, SPLIT, rule.code, kind.name), projects=projects,
-                                       unproven=kind.unproven, runtime_proof=has_runtime_proof(rule, root))
-        for rule in rules
-        for kind in rule.kinds
-    }
+    chosen = {}
+    for rule in rules:
+        proven = runtime_proven_kinds(rule)
+        for kind in rule.kinds:
+            runtime_proof = has_runtime_proof(rule, root) and (proven is None or kind.name in proven)
+            chosen[(rule.code, kind.name)] = decide(
+                _numbers(document, SPLIT, rule.code, kind.name), projects=projects, unproven=kind.unproven,
+                runtime_proof=runtime_proof,
+            )
+    return chosen
 
 
 def undeclared(document: Mapping, rules: list[RuleInfo]) -> list[str]:

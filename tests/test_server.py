@@ -18,7 +18,6 @@ import pytest_lsp  # noqa: E402
 from lsprotocol import types as lsp  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
-from trllint.app.config import NO_STABLE_RULE  # noqa: E402
 
 pytestmark = pytest.mark.asyncio
 
@@ -351,13 +350,12 @@ async def test_preview_and_a_changed_configuration_are_read_again(client: Langua
     (watching,) = client.registrations
     assert watching.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
     assert "**/pyproject.toml" in [w["globPattern"] for w in watching.register_options["watchers"]]
-    # a mistake in it: said once, and the defaults stand in for it: preview off, so no rule is
-    # left, which is said too
+    # a mistake in it: said once, and the defaults stand in for it: preview off, so only the
+    # stable kinds run, and this file has none of theirs
     configuration_changed(client, config, '[project]\nname = "x"\n\n[tool.trllint]\nselec = ["TRL006"]\n', uri)
     assert await diagnostics(client, uri) == []
-    mistake, no_rule = client.messages
+    (mistake,) = client.messages
     assert mistake.type == lsp.MessageType.Warning and "unknown key 'selec'" in mistake.message
-    assert no_rule.type == lsp.MessageType.Warning and no_rule.message == f"trllint: {NO_STABLE_RULE}"
 
 
 async def test_with_no_rule_selected_the_server_says_so_once_and_publishes_nothing(client: LanguageClient, tmp_path: Path):
@@ -381,10 +379,10 @@ async def test_with_no_rule_selected_the_server_says_so_once_and_publishes_nothi
     assert [d.code for d in await diagnostics(client, uris[0])] == ["TRL001", "TRL001"]
     assert [d.code for d in await diagnostics(client, uris[1])] == ["TRL000"]
     # Off again: the findings go, and the changed configuration is told once more.
-    configuration_changed(client, config, "[tool.trllint]\npreview = false\n", *uris)
+    configuration_changed(client, config, '[tool.trllint]\npreview = false\nselect = ["TRL006"]\n', *uris)
     for uri in uris:
         assert await diagnostics(client, uri) == []
-    assert [m.message for m in client.messages] == [f"trllint: {NO_STABLE_RULE}"] * 2
+    assert [m.message for m in client.messages] == ["trllint: no rule is selected: TRL006 needs --preview"] * 2
     # The syntax check alone is a selection the CLI runs: so does the server, and says nothing more.
     configuration_changed(client, config, '[tool.trllint]\nselect = ["TRL000"]\n', *uris)
     assert [d.code for d in await diagnostics(client, uris[1])] == ["TRL000"]
