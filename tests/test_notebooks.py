@@ -123,7 +123,7 @@ def test_findings_across_cells_name_cell_and_line(cli, tmp_path):
     results = sarif["runs"][0]["results"]
     region = results[1]["locations"][0]["physicalLocation"]["region"]
     assert region["startLine"] == 3 and region["startColumn"] == 20
-    assert results[1]["properties"] == {"cell": 6, "preview": True}  # TRL001 is a preview rule
+    assert results[1]["properties"] == {"cell": 6, "preview": True, "kind": "prepared"}  # a preview kind of TRL001
     assert results[1]["locations"][0]["logicalLocations"] == [{"name": "cell 6", "kind": "notebookCell"}]
 
 

@@ -584,7 +584,8 @@ def test_reached_through_bases_only_for_trl001(tmp_path: Path):
         use_cache_folder(None)
         # A called helper that wraps does not count: only an inherited attribute can break a read.
         assert _may_match("TRL001", train) is reached, base
-    # A class that binds the attribute it reads hides whatever its bases bound to it.
+    # A class that binds the attribute it reads hides whatever its bases bound to it: the prefilter
+    # tests the text only (it lets the file through), and the rule itself finds nothing.
     train.write_text(
         "from base import BaseTrainer\n\nclass Sub(BaseTrainer):\n    def __init__(self, model, other):\n"
         "        super().__init__(model)\n        self.model, self.other = other, None\n\n"
@@ -592,7 +593,14 @@ def test_reached_through_bases_only_for_trl001(tmp_path: Path):
         encoding="utf-8",
     )
     use_cache_folder(None)
-    assert _may_match("TRL001", train) is False
+    assert _may_match("TRL001", train) is True
+    from trllint.core.source import SourceFile
+    from trllint.engine.lint import lint_source
+    from trllint.rule.registry import all_rules
+    from trllint.rule.ruleset import RuleSet
+
+    source = SourceFile(text=train.read_text(), display_path="sub.py", path=train)
+    assert lint_source(source, "sub.py", RuleSet([all_rules()["TRL001"].rule], preview=True)) == []
 
 
 def test_class_bases_reads_every_class_statement_nested_or_not():

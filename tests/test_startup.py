@@ -28,7 +28,7 @@ TRLLINT_FOR_ONE_FILE = {
     "trllint.app", "trllint.core", "trllint.core.cst", "trllint.engine", "trllint.rule",
     "trllint.engine.pipeline", "trllint.engine.inputs", "trllint.engine.inputs.python", "trllint.engine.inputs.text",
     "trllint.core.requirements_files", "trllint.core.target_version", "trllint.app.target",
-    "trllint.engine.results", "trllint.rule.declared", "trllint.app.rule_catalog",
+    "trllint.engine.results", "trllint.rule.declared", "trllint.rule.graduation", "trllint.app.rule_catalog",
     # What the input kinds and the output formats share, in modules of their own (not the faces).
     "trllint.engine.inputs.kind", "trllint.report.run_report",
 }  # fmt: skip

@@ -240,19 +240,14 @@ class WrappedModelAttribute(Rule):
         return False
 
     def _tests_hasattr(self, test: cst.BaseExpression, receiver: str, member: str) -> bool:
-        found = False
+        """``test`` calls ``hasattr(receiver, "member")``."""
         code_for = self.source.module.code_for_node
-
-        class HasattrFinder(cst.CSTVisitor):
-            def visit_Call(self, call: cst.Call) -> None:
-                nonlocal found
-                if call_name(call) == "hasattr" and len(call.args) == 2:
-                    target, name = call.args[0].value, call.args[1].value
-                    if code_for(target) == receiver and isinstance(name, cst.SimpleString):
-                        found = found or name.evaluated_value == member
-
-        walk.visit(test, HasattrFinder())
-        return found
+        for call in walk.of_types(test, frozenset({cst.Call})):
+            if call_name(call) == "hasattr" and len(call.args) == 2:
+                target, name = call.args[0].value, call.args[1].value
+                if code_for(target) == receiver and isinstance(name, cst.SimpleString) and name.evaluated_value == member:
+                    return True
+        return False
 
     # ---- the fixes ----------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ def reduced_copy(flow: RankFlow, value: cst.BaseExpression, at: cst.CSTNode) -> 
             continue
         for target in small.targets:
             name = dotted_name(target.target)
+            if name in logged:
+                continue  # a logged name is never its own copy (and is left out below)
             if name is not None:
                 # A later plain assignment rebinds it to something else; a collective writing
                 # into it, or `copy /= world_size`, keeps it the copy.
