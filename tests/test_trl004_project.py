@@ -384,3 +384,64 @@ def test_flows_are_built_only_where_a_value_can_reach_a_sink(flows_built):
     assert _findings(source) == [(appended, "TRL004")]
     # `__init__` binds the buffer, so it may write one; no helper is followed.
     assert set(flows_built) == {"<module>", "__init__", "log", "training_step"}
+
+
+CONFIG_MODULE = """
+from dataclasses import dataclass
+
+
+@dataclass
+class TrainConfig:
+    lr: float = 1e-4
+
+    def describe(self, logger):
+        logger.info("lr %s", self.lr)
+"""
+
+LOGGER_MODULE = """
+import wandb
+
+
+class RunLogger:
+    def __init__(self, project):
+        self._run = wandb.init(project=project)
+
+    def scalars(self, values, step):
+        self._run.log(values, step=step)
+"""
+
+CONSTRUCTING_LOOP = """
+from accelerate import Accelerator
+from utils.config import TrainConfig
+from utils.run_logger import RunLogger
+
+
+def train(model, train_dataloader):
+    accelerator = Accelerator()
+    config = TrainConfig()
+    run_logger = RunLogger("demo")
+    model, train_dataloader = accelerator.prepare(model, train_dataloader)
+    for step, batch in enumerate(train_dataloader):
+        logits = model(**batch).logits
+        accuracy = (logits.argmax(-1) == batch["labels"]).float().mean()
+        run_logger.scalars({"accuracy": accuracy.item()}, step)
+"""
+
+
+def test_a_constructed_class_is_read_as_a_logger_only_where_its_module_spells_a_sink(tmp_path, monkeypatch):
+    from trllint.semantic.project import modules as modules_module
+
+    root = _project(tmp_path, {
+        "utils/__init__.py": "",
+        "utils/config.py": CONFIG_MODULE,
+        "utils/run_logger.py": LOGGER_MODULE,
+        "train.py": CONSTRUCTING_LOOP,
+    })
+    parsed: list[Path] = []
+    real = modules_module._parse
+    monkeypatch.setattr(modules_module, "_parse", lambda path, data: parsed.append(path) or real(path, data))
+    findings = _findings(_source(root / "train.py"))
+    # This rank's accuracy goes to wandb through the project's logger, and is found there.
+    assert findings == [(15, "TRL004")]
+    # The config's module logs nothing (`logger.info` is no metric sink): its text says so, unparsed.
+    assert [path.name for path in parsed] == ["run_logger.py"]

@@ -24,7 +24,7 @@ from trllint.semantic.project.summaries import ModuleFact
 from trllint.core.prefilter import AnyOf, Reached
 
 from .sink_calls import Logged, logged_arguments
-from .sinks import METRIC_SINK_MARKERS, SINK_METHODS
+from .sinks import METRIC_SINK_MARKERS
 
 KEYWORDS = -1  # the position that stands for a method's `**metrics`: every keyword argument
 
@@ -111,18 +111,14 @@ def _module_loggers(model: SemanticModel) -> dict[str, list[list[int | str]]]:
 
 
 # Which methods of a module's classes hand which parameters on to a metric sink.
-LOGGER_FORWARDS = ModuleFact(
-    "trl004.logger-forwards",
-    1,
-    _module_loggers,
-    # A method forwards only where its module calls a sink.
-    calls=frozenset({*SINK_METHODS, "log"}),
-)
+LOGGER_FORWARDS = ModuleFact("trl004.logger-forwards", 1, _module_loggers)
 
+# A method forwards only where its module calls a sink, and every sink's call spells one of these.
+SPELLS_A_SINK = AnyOf(*METRIC_SINK_MARKERS)
 
 # The prefilter's question for a file that spells no sink: a logger class (or helper) it calls
 # can forward only from a module that spells one.
-REACHES_A_LOGGER = Reached(AnyOf(*METRIC_SINK_MARKERS))
+REACHES_A_LOGGER = Reached(SPELLS_A_SINK)
 
 
 @dataclass
@@ -184,7 +180,7 @@ def _logger_methods(model: SemanticModel, callee: str, local: dict[str, cst.Clas
     definition = project.class_named(callee) if project is not None else None
     if definition is None or project is None:
         return {}
-    answer = project.fact(definition, LOGGER_FORWARDS)
+    answer = project.fact(definition, LOGGER_FORWARDS, deep_if=SPELLS_A_SINK)
     if answer is None:
         return {}
     prefix = f"{definition.name}."
