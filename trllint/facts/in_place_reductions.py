@@ -12,9 +12,9 @@ import re
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, last_attribute
+from trllint.core.cst.names import ImportMap, assigned_names, dotted_name
 from trllint.core.prefilter import AllOf, AnyOf
-from trllint.facts.rank_lattice import IN_PLACE_COLLECTIVES, is_torch_distributed
+from trllint.facts.rank_lattice import IN_PLACE_COLLECTIVES, in_place_output
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.summaries import ModuleFact
 
@@ -55,13 +55,10 @@ class _ReducedInBody(cst.CSTVisitor):
         self.rebound.update(assigned_names(node.target))
 
     def visit_Call(self, node: cst.Call) -> None:
-        full = self.imports.resolve(call_name(node))
-        method = last_attribute(full)
-        if method in IN_PLACE_COLLECTIVES and is_torch_distributed(full):
-            output = argument(node, *IN_PLACE_COLLECTIVES[method])
-            name = dotted_name(output.value) if output is not None else None
-            if name is not None:
-                self.outputs.add(name)
+        output = in_place_output(node, self.imports)
+        name = dotted_name(output.value) if output is not None else None
+        if name is not None:
+            self.outputs.add(name)
 
 
 def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
@@ -79,7 +76,7 @@ def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
 
 # Which functions of a module all-reduce (or broadcast) an argument in place, and which.
 REDUCES_IN_PLACE = ModuleFact(
-    "rank-flow.reduces-in-place", 1, _reduces_in_place, calls=frozenset(IN_PLACE_COLLECTIVES)
+    "rank-flow.reduces-in-place", 2, _reduces_in_place, calls=frozenset(IN_PLACE_COLLECTIVES)
 )
 # What a module must spell to reduce an argument in place: the collective's name, however it is
 # imported, and a way to reach torch.distributed, since a collective counts only when its full

@@ -14,7 +14,7 @@ import re
 
 import libcst as cst
 
-from trllint.core.cst.names import dotted_name
+from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, last_attribute
 from trllint.core.cst.walk import syntax_children
 from trllint.facts.rank_reads import PLACEMENT_KEYWORDS, PLACEMENT_METHODS
 
@@ -165,6 +165,19 @@ def is_own_function_call(call: cst.Call) -> bool:
 def is_torch_distributed(name: str | None) -> bool:
     # `dist.all_reduce(t)`, `torch.distributed.all_reduce(t)`: the usual spellings.
     return name is not None and (name.startswith("torch.distributed.") or name.split(".")[0] == "dist")
+
+
+def in_place_output(call: cst.Call, imports: ImportMap) -> cst.Arg | None:
+    """The argument a torch.distributed collective writes its result into (``t`` of
+    ``dist.all_reduce(t)``), or None when ``call`` is no such collective. Spelled through
+    ``dist``, a project's re-export of torch.distributed (``from nanotron import distributed as
+    dist``) counts too. Such a call returns no data: None, or a handle with ``async_op=True``."""
+    spelled = call_name(call)
+    full = imports.resolve(spelled) or spelled
+    method = last_attribute(full)
+    if method not in IN_PLACE_COLLECTIVES or not (is_torch_distributed(full) or is_torch_distributed(spelled)):
+        return None
+    return argument(call, *IN_PLACE_COLLECTIVES[method])
 
 
 def method_or_function(call: cst.Call) -> str | None:

@@ -14,13 +14,12 @@ from typing import Callable
 
 import libcst as cst
 
-from trllint.core.cst.names import ImportMap, argument, assigned_names, assignment_targets, call_name, dotted_name, last_attribute, parameters
+from trllint.core.cst.names import ImportMap, assigned_names, assignment_targets, call_name, dotted_name, parameters
 from trllint.facts.rank_lattice import (
     GLOBAL_PARAMETERS,
-    IN_PLACE_COLLECTIVES,
     Rank,
+    in_place_output,
     is_own_function_call,
-    is_torch_distributed,
     named_like_data,
 )
 from trllint.facts.ranks import RankFacts
@@ -291,11 +290,7 @@ class ScopeBindings:
             self._bind(name, self._deferred(None, statement, False, state), order)
 
     def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
-        full = self._imports.resolve(call_name(call))
-        method = last_attribute(full)
-        if method not in IN_PLACE_COLLECTIVES or not is_torch_distributed(full):
-            return
-        output = argument(call, *IN_PLACE_COLLECTIVES[method])
+        output = in_place_output(call, self._imports)
         name = dotted_name(output.value) if output is not None else None
         if name is not None:
             self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
@@ -352,11 +347,7 @@ class ScopeBindings:
                 if not isinstance(call, cst.Call):
                     continue
                 found.update(self._names_reduced_by_helper(call))
-                full = self._imports.resolve(call_name(call))
-                method = last_attribute(full)
-                if method not in IN_PLACE_COLLECTIVES or not is_torch_distributed(full):
-                    continue
-                output = argument(call, *IN_PLACE_COLLECTIVES[method])
+                output = in_place_output(call, self._imports)
                 if output is None:
                     continue
                 value = output.value

@@ -23,6 +23,7 @@ from trllint.facts.rank_lattice import (
     SHARDING_SAMPLERS,
     Rank,
     data_parts,
+    in_place_output,
     is_loss_function,
     is_model_forward,
     is_own_function_call,
@@ -146,6 +147,8 @@ class RankFlow(ScopeBindings):
             return Rank.PER_RANK if self._ranks.is_rank_index(node) else Rank.NO_DATA  # a global `local_rank`
         if isinstance(node, cst.Call):
             method = method_or_function(node) or ""
+            if in_place_output(node, self._imports) is not None:
+                return Rank.NO_DATA  # `handle = dist.all_reduce(t, async_op=True)`: the data is `t`
             if method.lstrip("_") in GATHERING_CALLS:
                 return Rank.GLOBAL
             if method.startswith(GLOBAL_PREFIX):
