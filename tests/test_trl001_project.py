@@ -186,3 +186,43 @@ def test_a_base_two_packages_up_through_a_relative_import(tmp_path):
     )
     [(line, message)] = _findings(root / "rl" / "algos" / "ppo.py")
     assert line == 6 and "self.accelerator.unwrap_model(self.model)" in message
+
+
+def test_a_helper_module_is_read_for_a_returned_wrapper_only_where_it_spells_one(tmp_path, monkeypatch):
+    from trllint.semantic.project import modules as modules_module
+
+    root = _project(tmp_path, {
+        "dist_utils/__init__.py": "",
+        "dist_utils/ddp.py": """
+            from torch.nn.parallel import DistributedDataParallel
+
+
+            def setup_ddp(model, rank):
+                return DistributedDataParallel(model.cuda(rank), device_ids=[rank])
+        """,
+        "dist_utils/sharding.py": """
+            from torch.distributed.fsdp import FullyShardedDataParallel
+
+
+            def shard(model):
+                return FullyShardedDataParallel(model)
+        """,
+        "train.py": """
+            from dist_utils.ddp import setup_ddp
+            from dist_utils.sharding import shard
+
+
+            def main(model, rank, frozen_encoder):
+                model = setup_ddp(model, rank)
+                encoder = shard(frozen_encoder)
+                print(model.config.hidden_size, encoder.config.hidden_size)
+        """,
+    })
+    parsed: list[Path] = []
+    real = modules_module._parse
+    monkeypatch.setattr(modules_module, "_parse", lambda path, data: parsed.append(path) or real(path, data))
+    findings = _findings(root / "train.py")
+    # The DDP the helper returns is found; FSDP forwards `.config`, so the sharded encoder is not.
+    assert [line for line, _ in findings] == [8]
+    # `FullyShardedDataParallel` holds "DataParallel" but makes no DDP: its module is not parsed.
+    assert [path.name for path in parsed] == ["ddp.py"]

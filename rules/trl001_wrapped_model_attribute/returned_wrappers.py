@@ -8,6 +8,7 @@ a ``ModuleFact``, answered from its LibCST tree.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -22,8 +23,9 @@ from trllint.semantic.project.summaries import ModuleFact
 if TYPE_CHECKING:
     from trllint.semantic.project.index import ProjectView
 
-# A module that spells none of these returns no wrapper of its own making.
-SPELLS_A_WRAPPER = AnyOf(*DATA_PARALLEL_WRAPPERS)
+# A module that spells neither wrapper as a word of its own returns no wrapper of its own making
+# (`FullyShardedDataParallel` holds "DataParallel" but is neither).
+SPELLS_A_WRAPPER = AnyOf(*(re.compile(rf"{name}(?<!\w{name})\b") for name in DATA_PARALLEL_WRAPPERS))
 
 
 def _returned_wrappers(model: SemanticModel) -> dict[str, list[Any]]:
@@ -98,7 +100,7 @@ def _returns_a_wrapper(function: cst.FunctionDef, model: SemanticModel) -> Wrapp
     return Wrapping(DATA_PARALLEL, wrapping.origin, wrapper=wrapping.wrapper, conditional=conditional)
 
 
-RETURNED_WRAPPERS = ModuleFact("wrapping.returned-wrappers", 1, _returned_wrappers, calls=frozenset(DATA_PARALLEL_WRAPPERS))
+RETURNED_WRAPPERS = ModuleFact("wrapping.returned-wrappers", 1, _returned_wrappers)
 
 
 def returned_wrapping(project: ProjectView | None, call: cst.Call) -> Wrapping | None:
