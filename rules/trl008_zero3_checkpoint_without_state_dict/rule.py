@@ -5,6 +5,7 @@ weights live in the engine's partitions. ``accelerator.unwrap_model(model).save_
 (or ``engine.module.save_pretrained(out)``) reads the placeholders: a checkpoint of a few
 kilobytes that ``from_pretrained`` refuses with size mismatches. ``state_dict=
 accelerator.get_state_dict(model)`` gathers the partitions first (a collective: every rank calls it).
+``torch.save(engine.module.state_dict(), path)`` writes the same placeholders.
 """
 
 from __future__ import annotations
