@@ -96,7 +96,8 @@ class Zero3CheckpointWithoutStateDict(Rule):
         self._check(call, held.unwrap, forwards_keywords=bool(forwarded))
 
     def _check_saved_state_dict(self, save: cst.Call, state_dict: cst.Call) -> None:
-        receiver = state_dict.func.value  # type: ignore[attr-defined]
+        assert isinstance(state_dict.func, cst.Attribute)  # saved_state_dict's `m.state_dict()`
+        receiver = state_dict.func.value
         held = held_module(self.model, receiver, state_dict)
         if held is None or not self._partitioned(held) or self._params_whole_here(save):
             return
