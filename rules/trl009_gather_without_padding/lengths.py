@@ -77,7 +77,9 @@ class LengthFacts:
             if isinstance(expr, cst.Attribute) and expr.attr.value == "sequences":
                 inner = self.varying_length(expr.value, at, depth + 1)
                 return inner if inner is not None and inner.how is Varies.GENERATED else None
-            if self._token_sequences and (last_attribute(name) or name or "").endswith("logits"):
+            # A plain name only: `outputs.logits` is as often a classifier's or a reward head's
+            # `[batch, labels]`, whose length every rank shares.
+            if self._token_sequences and isinstance(expr, cst.Name) and expr.value.endswith("logits"):
                 return VaryingLength(Varies.LOGITS, expr)
             return None
         if isinstance(expr, cst.Call):

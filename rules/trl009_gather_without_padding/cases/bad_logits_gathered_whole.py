@@ -30,8 +30,3 @@ def batch_metrics(model, batch):
     }
     return loss, metrics
 
-
-def eval_step(model, batch):
-    outputs = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
-    # expect: TRL009
-    return accelerator.gather(outputs.logits)

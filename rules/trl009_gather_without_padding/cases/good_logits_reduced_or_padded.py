@@ -34,3 +34,9 @@ def collect(model, batch, accumulated):
         logits, _ = forward(model, batch)
     accumulated.append(logits.float().mean(dim=(1, 2)))
     return accelerator.gather_for_metrics(torch.cat(accumulated))
+
+
+def reward_step(reward_model, batch):
+    # A reward head's logits, [batch, 1]: the same shape on every rank.
+    outputs = reward_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+    return accelerator.gather(outputs.logits)
