@@ -517,6 +517,11 @@ def test_standard_input_hears_only_its_own_code():
         ("model = DistributedDataParallel(model)", DDP),
         ("if accelerator.distributed_type == DistributedType.DEEPSPEED: pass", DEEPSPEED),
         ("zero3 = is_deepspeed_zero3_enabled()", ZERO3),
+        ("if args.deepspeed_stage == 3: pass", ZERO3),  # a test of the ZeRO stage against 3
+        ("gather = ds_config['zero_optimization']['stage'] == 3", ZERO3),
+        ("if 3 != self.zero_stage: pass", ZERO3),
+        ("if args.stage == 2: pass", frozenset()),
+        ("if args.num_stages == 3: pass", frozenset()),
         ("sharded = self.is_fsdp_enabled", FSDP),
         ("print('DeepSpeed and FSDP are mentioned only in text')", frozenset()),
     ],

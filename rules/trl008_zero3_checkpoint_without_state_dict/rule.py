@@ -5,6 +5,7 @@ weights live in the engine's partitions. ``accelerator.unwrap_model(model).save_
 (or ``engine.module.save_pretrained(out)``) reads the placeholders: a checkpoint of a few
 kilobytes that ``from_pretrained`` refuses with size mismatches. ``state_dict=
 accelerator.get_state_dict(model)`` gathers the partitions first (a collective: every rank calls it).
+``torch.save(engine.module.state_dict(), path)`` writes the same placeholders.
 """
 
 from __future__ import annotations
@@ -18,15 +19,17 @@ from trllint.core.cst.names import argument
 from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.rank_split import rank_divergence
 from trllint.facts.calls import calls_in
-from trllint.facts.launch.backends import Backend
+from trllint.facts.launch.backends import DEEPSPEED, Backend
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import main_only_decorator
-from trllint.facts.unwrapping import params_gathered_at, unwrap_call_of
+from trllint.facts.unwrapping import params_gathered_at
 from trllint.rule.base import AllOf, AnyOf, Calls, Edit, FindingKind, Fix, Reads, Rule
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.semantic.model import SemanticModel
+
+from .held_modules import HeldModule, held_module, saved_state_dict
 
 ZERO3 = frozenset({Backend.ZERO3})
 MAX_LINE = 120  # a longer line of arguments gets the new keywords on lines of their own
@@ -51,13 +54,22 @@ class Zero3CheckpointWithoutStateDict(Rule):
         "parameters' empty placeholders; pass state_dict=accelerator.get_state_dict(model)"
     )
     fixable = "sometimes"
-    kinds = {"zero3-launch": FindingKind("a model a launch of the project shows partitioned by ZeRO-3")}
-    # Last, the code itself: a save_pretrained call on an unwrapped model (a call of unwrap_model)
-    # or on `x.module`.
+    kinds = {
+        "zero3-launch": FindingKind("a model a launch of the project shows partitioned by ZeRO-3"),
+        "zero3-state-dict": FindingKind(
+            "the state_dict() of a model a launch shows partitioned by ZeRO-3, written by torch.save or the like"
+        ),
+        "deepspeed-stage-unknown": FindingKind(
+            "a model DeepSpeed holds where no launch says the ZeRO stage, or a save that forwards **kwargs",
+            unproven=True,
+        ),
+    }
+    # Last, the code itself: a save_pretrained or a state_dict call on an unwrapped model (a call
+    # of unwrap_model) or on `x.module`.
     prefilter = AllOf(
-        AnyOf("save_pretrained"),
+        AnyOf("save_pretrained", "state_dict"),
         AnyOf("unwrap_model", ".module"),
-        AnyOf(Calls("save_pretrained")),
+        AnyOf(Calls("save_pretrained", "state_dict")),
         AnyOf(Calls("unwrap_model"), Reads("module")),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
@@ -65,18 +77,54 @@ class Zero3CheckpointWithoutStateDict(Rule):
     def check_module(self, model: SemanticModel) -> None:
         for call in calls_in(model):
             func = call.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value == "save_pretrained"):
+            if isinstance(func, cst.Attribute) and func.attr.value == "save_pretrained":
+                self._check_save_pretrained(call, func)
                 continue
-            if argument(call, "state_dict", 2) is not None or any(a.star == "**" for a in call.args):
-                continue  # a state dict is passed (or may be, through **kwargs)
-            unwrap = unwrap_call_of(model, func.value, call)
-            if unwrap is None and not _engine_module(func.value):
-                continue
-            if unwrap is not None and Backend.ZERO3 not in backends_sharding(model, unwrap.args[0].value, unwrap):
-                continue  # a module no DeepSpeed engine holds and no zero.Init built: its weights are whole
-            if self._params_whole_here(call):
-                continue
-            self._check(call, unwrap)
+            state_dict = saved_state_dict(model, call)
+            if state_dict is not None:
+                self._check_saved_state_dict(call, state_dict)
+
+    def _check_save_pretrained(self, call: cst.Call, func: cst.Attribute) -> None:
+        if argument(call, "state_dict", 2) is not None:
+            return
+        forwarded = [a for a in call.args if a.star == "**"]
+        if forwarded and not all(self._own_keywords(call, a.value) for a in forwarded):
+            return  # a state dict may be passed through **kwargs built here
+        held = held_module(self.model, func.value, call)
+        if held is None or not self._partitioned(held) or self._params_whole_here(call):
+            return
+        self._check(call, held.unwrap, forwards_keywords=bool(forwarded))
+
+    def _check_saved_state_dict(self, save: cst.Call, state_dict: cst.Call) -> None:
+        assert isinstance(state_dict.func, cst.Attribute)  # saved_state_dict's `m.state_dict()`
+        receiver = state_dict.func.value
+        held = held_module(self.model, receiver, state_dict)
+        if held is None or not self._partitioned(held) or self._params_whole_here(save):
+            return
+        decided = self._kind(save, "zero3-state-dict")
+        if decided is None:
+            return
+        kind, evidence = decided
+        module = self._code(receiver)
+        message = (
+            f"{self._code(save.func)} of {module}.state_dict() under DeepSpeed ZeRO-3: it holds this rank's empty "
+            "parameter placeholders, not the weights; gather them on every rank first "
+            "(accelerator.get_state_dict(engine), or deepspeed.zero.GatheredParameters(params, modifier_rank=0))"
+        )
+        self.report(save, self._noted(message, kind), evidence=evidence, kind=kind)
+
+    def _partitioned(self, held: HeldModule) -> bool:
+        """ZeRO-3 may partition the module: not one no DeepSpeed engine holds and no zero.Init
+        built (its weights are whole)."""
+        unwrap = held.unwrap
+        return unwrap is None or Backend.ZERO3 in backends_sharding(self.model, unwrap.args[0].value, unwrap)
+
+    def _own_keywords(self, call: cst.Call, spread: cst.BaseExpression) -> bool:
+        """``**kwargs`` is the enclosing function's own ``**`` parameter: its callers' options,
+        which the function's own code never fills with a state dict."""
+        function = self.model.context.enclosing_function(call)
+        star = function.params.star_kwarg if function is not None else None
+        return isinstance(spread, cst.Name) and isinstance(star, cst.Param) and star.name.value == spread.value
 
     # ---- which model: one whose parameters ZeRO-3 partitions ---------------------------------
 
@@ -97,13 +145,40 @@ class Zero3CheckpointWithoutStateDict(Rule):
 
     # ---- the finding and its fix ------------------------------------------------------------
 
-    def _check(self, call: cst.Call, unwrap: cst.Call | None) -> None:
+    def _kind(self, call: cst.Call, proven: str) -> tuple[str, tuple[Evidence, ...]] | None:
+        """The kind of a finding at ``call`` and its evidence: ``proven`` where a launch shows
+        ZeRO-3; the unproven kind where one shows DeepSpeed without its stage; None otherwise
+        (nothing says DeepSpeed, or the launches rule ZeRO-3 out)."""
         launch = launch_of(self.model, call)
         shown = launch.shown(ZERO3)
-        if not shown:
-            # Ruled out, or nothing says: on the dev split no finding made where no launch showed
+        if shown:
+            return proven, shown
+        # A fact that allows DeepSpeed only, ZeRO-3 among its stages (a test of the plugin, an
+        # engine built from a config it does not spell): the stage is all that is unknown.
+        deepspeed = tuple(
+            evidence
+            for fact in launch.facts
+            if Backend.ZERO3 in fact.backends and fact.backends <= DEEPSPEED
+            for evidence in fact.evidence
+        )
+        if deepspeed and launch.possible(ZERO3):
+            return "deepspeed-stage-unknown", tuple(dict.fromkeys(deepspeed))
+        return None
+
+    def _noted(self, message: str, kind: str) -> str:
+        if kind == "deepspeed-stage-unknown":
+            return f"{message} (DeepSpeed runs this code; no launch config or script says its ZeRO stage)"
+        return message
+
+    def _check(self, call: cst.Call, unwrap: cst.Call | None, *, forwards_keywords: bool = False) -> None:
+        decided = self._kind(call, "zero3-launch")
+        if decided is None:
+            # Nothing says DeepSpeed: on the dev split no finding made where no launch showed
             # ZeRO-3 was real, so unknown is silent here.
             return
+        kind, shown = decided
+        if forwards_keywords:
+            kind = "deepspeed-stage-unknown"  # a caller may pass state_dict= through them
         message = self.message
         if unwrap is None:
             message = (
@@ -114,14 +189,14 @@ class Zero3CheckpointWithoutStateDict(Rule):
         fix = None
         if unwrap is not None:
             guard = self._rank_guard(call)
-            if guard is None:
-                fix = self._fix(call, unwrap)
-            else:
+            if guard is not None:
                 message = (
                     f"{message}; get_state_dict is a collective, so call it on every rank before "
                     f"the rank test ({guard}) and pass its result"
                 )
-        self.report(call.func, message, fix=fix, evidence=shown, kind="zero3-launch")
+            elif not forwards_keywords:
+                fix = self._fix(call, unwrap)
+        self.report(call.func, self._noted(message, kind), fix=fix, evidence=shown, kind=kind)
 
     def _rank_guard(self, call: cst.Call) -> str | None:
         """Why some ranks may not reach ``call`` (a collective added there would hang), or None."""
@@ -171,13 +246,12 @@ class Zero3CheckpointWithoutStateDict(Rule):
             return Edit(value_end, value_end, "".join(f",\n{own_indent}{k}" for k in keywords))
         return Edit(value_end, value_end, inline)
 
+    def _code(self, node: cst.CSTNode) -> str:
+        return " ".join(self.source.module.code_for_node(node).split())
+
 
 def _gathers_16bit_weights(text: str) -> bool:
     """The file's own DeepSpeed settings let get_state_dict gather: ``DeepSpeedPlugin(...,
     zero3_save_16bit_model=True)`` or a config dict with ``"stage3_gather_16bit_weights_on_model_save": True``."""
     return bool(_GATHER_FLAG_SET.search(text))
 
-
-def _engine_module(receiver: cst.BaseExpression) -> bool:
-    """``engine.module`` / ``model.module``: the model a DeepSpeed engine (or another wrapper) holds."""
-    return isinstance(receiver, cst.Attribute) and receiver.attr.value == "module"

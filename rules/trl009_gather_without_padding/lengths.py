@@ -8,6 +8,12 @@
   ``mask`` assigned a comparison, ``torch.masked_select(x, m)``, ``x.nonzero()``: as long as the
   count of true entries in this rank's batch.
 
+- A model's logits the code reaches by a name it cannot follow (unpacked from a forward helper's
+  result, ``outputs.logits``, a parameter) in a file of token sequences (it reads ``input_ids``):
+  ``[batch, sequence, vocab]``, the sequence as long as this rank's batch padded to its own
+  longest, unless the loader pads every batch to one length, which the file does not show (an
+  unproven kind).
+
 Shape-keeping methods (``.cpu()``, ``.detach()``, ``.to(...)``...) keep the length; names are
 followed to the assignment the reading statement sees (``trllint.facts.bindings``). Anything
 else (a pad, a helper's result, a loop variable) is unknown and says nothing.
@@ -41,6 +47,7 @@ _MAX_DEPTH = 8
 class Varies(enum.Enum):
     GENERATED = "generated"  # along dimension 1: the sequence
     SELECTED = "selected"  # along dimension 0: a masked selection
+    LOGITS = "logits"  # along dimension 1, unless the loader pads to one length: not shown
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,7 @@ class LengthFacts:
         # A file with a generate() of its own (nanoGPT's sampler, a wrapper's): what it returns is
         # that code's business, not transformers' stop-early generation.
         self._defines_generate = any(f.name.value == "generate" for f in model.definitions.functions)
+        self._token_sequences = "input_ids" in model.source.text
 
     def varying_length(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> VaryingLength | None:
         """How ``expr`` (read at ``at``) may have a different length on each rank, or None."""
@@ -69,6 +77,10 @@ class LengthFacts:
             if isinstance(expr, cst.Attribute) and expr.attr.value == "sequences":
                 inner = self.varying_length(expr.value, at, depth + 1)
                 return inner if inner is not None and inner.how is Varies.GENERATED else None
+            # A plain name only: `outputs.logits` is as often a classifier's or a reward head's
+            # `[batch, labels]`, whose length every rank shares.
+            if self._token_sequences and isinstance(expr, cst.Name) and expr.value.endswith("logits"):
+                return VaryingLength(Varies.LOGITS, expr)
             return None
         if isinstance(expr, cst.Call):
             return self._call(expr, at, depth)

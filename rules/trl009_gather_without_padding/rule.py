@@ -51,7 +51,14 @@ class GatherWithoutPadding(Rule):
         "hangs; pad it first: accelerator.pad_across_processes(x, dim=1, pad_index=tokenizer.pad_token_id)"
     )
     fixable = "sometimes"
-    kinds = {"uneven-gather": FindingKind("a gather of a tensor whose length the code shows differs by rank")}
+    kinds = {
+        "uneven-gather": FindingKind("a gather of a tensor whose length the code shows differs by rank"),
+        "sequence-logits": FindingKind(
+            "a gather of a model's logits whole, whose sequence length differs by rank unless the loader pads "
+            "to one length",
+            unproven=True,
+        ),
+    }
     # Last, the code's own calls: every finding is an argument of a gather (an aliased import of
     # accelerate's `gather` is a call of `gather` too).
     prefilter = AllOf(
@@ -103,6 +110,12 @@ class GatherWithoutPadding(Rule):
         if varying.how is Varies.GENERATED:
             what = f"token ids from `{self._short(varying.made_by)}`, whose length differs by rank (each rank stops, and pads its prompts, at its own batch's longest)"
             remedy = f"pad them first: {pad_call}(x, dim=1, pad_index={pad or 'tokenizer.pad_token_id'})"
+        elif varying.how is Varies.LOGITS:
+            what = (
+                f"`{self._code(varying.made_by)}`, a model's logits whole: their sequence length is each rank's "
+                "batch padded to its own longest unless the loader pads to one length"
+            )
+            remedy = f"gather each rank's reduction (x.mean()) instead, or pad first: {pad_call}(x, dim=1)"
         else:
             what = f"`{self._code(varying.made_by)}`, a masked selection whose length differs by rank"
             remedy = f"pad it first with a value you drop after the gather: {pad_call}(x, dim=0, pad_index=<sentinel>)"
@@ -113,7 +126,8 @@ class GatherWithoutPadding(Rule):
             said = "its length is this rank's own" if varying.how is Varies.SELECTED else "generate returns this rank's own length"
             evidence = (Evidence(self.source.display_path, made_line, said), *launched)
         fix = self._pad_fix(element, accelerator, pad) if varying.how is Varies.GENERATED else None
-        self.report(element, message, fix=fix, evidence=evidence, kind="uneven-gather")
+        kind = "sequence-logits" if varying.how is Varies.LOGITS else "uneven-gather"
+        self.report(element, message, fix=fix, evidence=evidence, kind=kind)
 
     def _pad_fix(self, element: cst.BaseExpression, accelerator: str, pad: str | None) -> Fix | None:
         """``accelerator.pad_across_processes(x, dim=1, pad_index=<pad>)`` in place of ``x``; none

@@ -41,9 +41,23 @@ def save_by_backend(model, output_dir):
         accelerator.unwrap_model(model).save_pretrained(output_dir)
 
 
-def save_adapter(model, output_dir, **kwargs):
-    # A state dict may come in through **kwargs.
-    accelerator.unwrap_model(model).save_pretrained(output_dir, **kwargs)
+def save_with_options(model, output_dir, safe=True):
+    # The options are built here and hold the gathered state dict.
+    options = {"safe_serialization": safe, "state_dict": accelerator.get_state_dict(model)}
+    accelerator.unwrap_model(model).save_pretrained(output_dir, **options)
+
+
+def save_weights_gathered_first(model, engine, output_dir):
+    # get_state_dict gathers the partitions (every rank calls it); no module's own state_dict().
+    state_dict = accelerator.get_state_dict(model)
+    accelerator.save(state_dict, f"{output_dir}/pytorch_model.bin")
+    with deepspeed.zero.GatheredParameters(list(engine.module.parameters()), modifier_rank=0):
+        if engine.global_rank == 0:
+            torch.save(engine.module.state_dict(), f"{output_dir}/engine.bin")
+
+
+def save_optimizer(optimizer, output_dir):
+    torch.save(optimizer.state_dict(), f"{output_dir}/optimizer.pt")
 
 
 def save_other_objects(tokenizer, processor, output_dir):
