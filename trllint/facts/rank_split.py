@@ -93,9 +93,10 @@ def rank_split(
     return RankSplit(Split.DATA, origin, backends)
 
 
-def differs_by_rank(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """Whether ``test`` at ``at`` may differ between ranks (``rank_split`` is not None)."""
-    return rank_split(model, test, at) is not None
+def differs_by_rank(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode, *, data: bool = True) -> bool:
+    """Whether ``test`` at ``at`` may differ between ranks (``rank_split`` is not None); with
+    ``data`` False, only where it reads the rank."""
+    return rank_split(model, test, at, data=data) is not None
 
 
 def _rank_origin(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> cst.CSTNode:
