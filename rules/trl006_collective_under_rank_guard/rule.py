@@ -35,6 +35,7 @@ from .collectives import (
     COLLECTIVE_NAMES,
     Collective,
     collective_of,
+    engines_from_initialize,
     names_checkpoints_automatically,
 )
 from .hoisting import hoist_fix, run_by
@@ -42,6 +43,7 @@ from .hoisting import hoist_fix, run_by
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
     "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes", "check_trigger",
+    "deepspeed.initialize",
 )
 _BUILTINS = frozenset(dir(builtins))
 _EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
@@ -83,12 +85,12 @@ class CollectiveUnderRankGuard(Rule):
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*COLLECTIVE_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
-        AnyOf(Calls(*COLLECTIVE_NAMES)),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize"),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:
-        if called_names(model).isdisjoint(COLLECTIVE_NAMES):
+        if called_names(model).isdisjoint(COLLECTIVE_NAMES) and not engines_from_initialize(model.context):
             return  # no collective, so no call of this file's functions enters one either
         if not runs_distributed(self.source) and not launch_of(model).shown(MULTI_PROCESS):
             # Neither imports nor a launch say several processes (a Trainer script that a
