@@ -83,6 +83,7 @@ SHARDED_ONLY: dict[str, frozenset[Backend]] = {
     "get_state_dict": SHARDED,
     "save_model": SHARDED,
     "save_state": DEEPSPEED | {Backend.FSDP},
+    "engine_forward": frozenset({Backend.ZERO3}),  # ZeRO-3 gathers each layer's parameters in the forward
 }
 AUTOMATIC_NAMING = "automatic_checkpoint_naming"
 
@@ -124,7 +125,7 @@ def named_like_collective(call: cst.Call) -> bool:
 def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     """The collective ``call`` enters, or None when it is none (or not known to be one)."""
     if not named_like_collective(call):
-        return None  # each answer below needs a called name in COLLECTIVE_NAMES
+        return _engine_forward(call, context)  # each answer below needs a called name in COLLECTIVE_NAMES
     name = call_name(call)
     if name is None:
         return None
@@ -149,6 +150,23 @@ def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     return None
 
 
+def _engine_forward(call: cst.Call, context: NodeContext) -> Collective | None:
+    """A forward (or ``generate``) of an engine ``deepspeed.initialize`` returned: ``engine(batch)``,
+    ``engine.forward(...)``, ``engine.module.generate(...)``. Under ZeRO-3 every rank's forward
+    gathers each layer's parameters from the others."""
+    func = call.func
+    receiver: cst.BaseExpression = func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "generate"):
+        receiver = func.value
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "module":
+            receiver = receiver.value
+    name = dotted_name(receiver)
+    if name is None or name not in engines_from_initialize(context):
+        return None
+    label = call_name(call) or name
+    return Collective(call, f"{label} (a forward of a DeepSpeed engine)", "engine_forward", "never")
+
+
 def _kind(method: str) -> str:
     return "barrier" if method in ("wait_for_everyone", *TORCH_BARRIERS) else method
 
@@ -166,10 +184,10 @@ def _is_deepspeed_engine(receiver: cst.BaseExpression, context: NodeContext) -> 
     if name is None:
         return False
     last = last_attribute(name) or ""
-    return "engine" in last.lower() or last in _ENGINE_NAMES or name in _engines_from_initialize(context)
+    return "engine" in last.lower() or last in _ENGINE_NAMES or name in engines_from_initialize(context)
 
 
-def _engines_from_initialize(context: NodeContext) -> frozenset[str]:
+def engines_from_initialize(context: NodeContext) -> frozenset[str]:
     """Names bound to the engine ``deepspeed.initialize`` returns (``engine, opt, _, _ = ...``)."""
     return SemanticModel.of(context.source).once((_engine_names,), lambda: _engine_names(context.source))
 

@@ -33,7 +33,7 @@ from libcst.metadata import PositionProvider
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names
 from trllint.facts.branches import always_exits
-from trllint.facts.ranks import splits_ranks
+from trllint.facts.rank_split import differs_by_rank
 from trllint.rule.base import Edit, Fix
 from trllint.rule.edits import HoistContext, hoisted_above_rank_guard, names_read, read_outside
 
@@ -107,13 +107,21 @@ def _some_ranks_only(rule: CollectiveRule, call: cst.Call, scope: cst.CSTNode) -
     for ancestor in rule.context.ancestors(call):
         if ancestor is scope or isinstance(ancestor, cst.FunctionDef):
             return False
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test and splits_ranks(rule.model, ancestor.test):
+        if (
+            isinstance(ancestor, (cst.If, cst.IfExp))
+            and child is not ancestor.test
+            and differs_by_rank(rule.model, ancestor.test, ancestor, data=False)
+        ):
             return True
         if isinstance(ancestor, cst.IndentedBlock):
             for statement in ancestor.body:
                 if statement is child:
                     break
-                if isinstance(statement, cst.If) and splits_ranks(rule.model, statement.test) and always_exits(statement.body):
+                if (
+                    isinstance(statement, cst.If)
+                    and differs_by_rank(rule.model, statement.test, statement, data=False)
+                    and always_exits(statement.body)
+                ):
                     return True
         child = ancestor
     return False
@@ -138,7 +146,7 @@ def _names_bound_under_rank_tests(rule: CollectiveRule, scope: cst.CSTNode, move
 
     class Assignments(cst.CSTVisitor):
         def visit_If(self, node: cst.If) -> None:
-            if splits_ranks(model, node.test):
+            if differs_by_rank(model, node.test, node, data=False):
                 bound.update(_assigned_in(node.body, moved))
                 if node.orelse is not None:
                     bound.update(_assigned_in(node.orelse, moved))

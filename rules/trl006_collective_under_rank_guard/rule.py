@@ -24,7 +24,7 @@ from trllint.facts.calls import called_names, calls_in
 from trllint.semantic.context import CONTEXT_METADATA, NodeContext
 from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_reads import RANK_MARKERS
-from trllint.facts.rank_split import RankSplit, rank_split
+from trllint.facts.rank_split import RankSplit, Split, rank_split
 from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator
 from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Rule
@@ -35,6 +35,7 @@ from .collectives import (
     COLLECTIVE_NAMES,
     Collective,
     collective_of,
+    engines_from_initialize,
     names_checkpoints_automatically,
 )
 from .hoisting import hoist_fix, run_by
@@ -42,6 +43,7 @@ from .hoisting import hoist_fix, run_by
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
     "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes", "check_trigger",
+    "deepspeed.initialize",
 )
 _BUILTINS = frozenset(dir(builtins))
 _EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
@@ -67,6 +69,11 @@ class CollectiveUnderRankGuard(Rule):
         "backend-collective": FindingKind(
             "a call that is a collective under the backends a launch of the project shows (save_state under ZeRO-3)"
         ),
+        "per-rank-data": FindingKind(
+            "a collective under a test of this rank's own data (a presence check of a value the code gathers): "
+            "whether the data differs between ranks is not shown",
+            unproven=True,
+        ),
         "launch-unknown": FindingKind(
             "a call that is a collective only under backends no launch of the project shows", unproven=True
         ),
@@ -78,12 +85,12 @@ class CollectiveUnderRankGuard(Rule):
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*COLLECTIVE_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
-        AnyOf(Calls(*COLLECTIVE_NAMES)),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize"),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:
-        if called_names(model).isdisjoint(COLLECTIVE_NAMES):
+        if called_names(model).isdisjoint(COLLECTIVE_NAMES) and not engines_from_initialize(model.context):
             return  # no collective, so no call of this file's functions enters one either
         if not runs_distributed(self.source) and not launch_of(model).shown(MULTI_PROCESS):
             # Neither imports nor a launch say several processes (a Trainer script that a
@@ -209,10 +216,12 @@ class CollectiveUnderRankGuard(Rule):
                 return Guard(ancestor, "decorator", decorator) if decorator else None
             if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
                 in_body = child is ancestor.body
-                # A test that splits the ranks by reading the rank (the prefilter's markers); the
+                # A test that splits the ranks by reading the rank (the prefilter's markers), or a
+                # name the function gathers (`if images is not None: gather_object(images)`); the
                 # backends matter on the body's side only (`if is_main or distributed_type ==
                 # DEEPSPEED:` lets every rank in under DeepSpeed).
-                split = rank_split(self.model, ancestor.test, ancestor, collective.backends if in_body else None, data=False)
+                backends = collective.backends if in_body else None
+                split = rank_split(self.model, ancestor.test, ancestor, backends, data=False, gathered=True)
                 if (
                     split is not None
                     and not self._paired(ancestor, in_body, collective.kind)
@@ -375,6 +384,9 @@ class CollectiveUnderRankGuard(Rule):
         else:
             where = f"{'under' if guard.how == 'if' else 'in the else of'} `if {guard.detail}:`"
             remedy = "call it on every rank: hoist it above the rank test"
+        gathered = guard.split is not None and guard.split.kind is Split.GATHERED
+        if gathered:
+            remedy = "call it on every rank, with a placeholder (None, an empty list) where this rank has nothing"
         automatic = names_checkpoints_automatically(self.source) if collective.kind == "save_state" else None
         described = f"{collective.label} (a collective: automatic checkpoint naming)" if automatic else collective.described
         message = f"{described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
@@ -385,6 +397,8 @@ class CollectiveUnderRankGuard(Rule):
         evidence = [Evidence(self.source.display_path, guard_line, f"the rank guard: {where}")]
         evidence += self._split_evidence(guard, guard_line)
         kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
+        if gathered:
+            kind = "per-rank-data"
         backends = collective.backends
         # The backends under which the guard still parts the ranks: a disjunction that names
         # some (`if is_main or distributed_type == DEEPSPEED:`) lets every rank in under those.
@@ -407,7 +421,7 @@ class CollectiveUnderRankGuard(Rule):
             else:
                 kind = "launch-unknown"
                 message = f"{message} ({launch.unknown_message(backends)})"
-        fix = hoist_fix(self, collective, guard.node) if guard.how == "if" else None
+        fix = hoist_fix(self, collective, guard.node) if guard.how == "if" and not gathered else None
         self.report(collective.call, message, fix=fix, evidence=tuple(evidence), kind=kind)
 
     def _split_evidence(self, guard: Guard, guard_line: int) -> list[Evidence]:

@@ -25,7 +25,7 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.core.cst.names import argument, assigned_names
 from trllint.core.findings import ReasonKind
-from trllint.facts.ranks import splits_ranks
+from trllint.facts.rank_split import differs_by_rank
 from trllint.rule.base import Edit, Fix
 from trllint.rule.edits import HoistContext, hoisted_above_rank_guard, names_read, read_outside
 
@@ -83,10 +83,10 @@ def _bound_under_rank_tests(rule: GenerateRule, scope: cst.CSTNode, moved: cst.C
             self.depth = 0
 
         def visit_If(self, node: cst.If) -> None:
-            self.depth += splits_ranks(model, node.test)
+            self.depth += differs_by_rank(model, node.test, node, data=False)
 
         def leave_If(self, node: cst.If) -> None:
-            self.depth -= splits_ranks(model, node.test)
+            self.depth -= differs_by_rank(model, node.test, node, data=False)
 
         def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> bool:
             return line is not moved

@@ -6,7 +6,11 @@ A condition differs between ranks only where the code proves it:
   ``dist.get_rank()``, ``accelerator.process_index``, a name the file binds to one of them:
   ``trllint.facts.ranks``);
 - or it reads data proven per-rank: this rank's batch, loss or outputs, what a loader yields it
-  (``trllint.facts.rank_flow``), through the scope's assignments.
+  (``trllint.facts.rank_flow``), through the scope's assignments;
+- or it reads a name the same function hands, as it stands, to a gather (``gather_object(images)``,
+  ``dist.all_gather_object(out, images)``): no code gathers what every rank already holds; and
+  the name may be None on some ranks only (a parameter with no default, or set to None under a
+  test of this rank's data).
 
 Everything else is agreed, every rank taking the same way: counters every rank advances in the
 same statements (``global_step >= max_train_steps``), configuration (``args.resume_from_checkpoint``,
@@ -31,8 +35,10 @@ from typing import Callable
 
 import libcst as cst
 
-from trllint.core.cst.names import COMPREHENSIONS, dotted_name
+from trllint.core.cst import walk
+from trllint.core.cst.names import COMPREHENSIONS, argument, call_name, dotted_name
 from trllint.core.findings import ReasonKind
+from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import earlier_siblings
 from trllint.facts.launch.backends import Backend
 from trllint.facts.launch.branches import backends_named
@@ -47,6 +53,7 @@ class Split(enum.Enum):
 
     RANK = "reads this process's rank"
     DATA = "reads this rank's own data"
+    GATHERED = "reads a value each rank holds its own of, and may lack: the code gathers it from every rank"
 
 
 @dataclass(frozen=True)
@@ -67,35 +74,38 @@ def rank_split(
     backends: frozenset[Backend] | None = None,
     *,
     data: bool = True,
+    gathered: bool | None = None,
 ) -> RankSplit | None:
     """Why ``test``, evaluated at statement ``at``, may be true on some ranks and false on others;
     None when every rank agrees on it (or nothing proves otherwise). With ``backends``, the
     question matters under those backends only: a disjunction that is true for certain under some
     of them lets every rank in there, and the answer keeps the others (None when none is left).
     With ``data`` False only a read of the rank counts: a rule whose prefilter needs a rank marker
-    in the file asks so."""
+    in the file asks so. ``gathered`` (by default as ``data``) counts a name the function gathers,
+    the narrowest proof of per-rank data, on its own."""
     if backends is not None:
         backends = backends - backends_named(test)
         if not backends:
             return None
     if splits_ranks(model, test):
         return RankSplit(Split.RANK, _rank_origin(model, test, at), backends)
+    gather = _gathered_name(model, test, at) if (data if gathered is None else gathered) else None
     if not data:
-        return None
+        return RankSplit(Split.GATHERED, gather, backends) if gather is not None else None
     scope = model.context.enclosing_function(at) or model.source.module
     flow = rank_flows(model).flow(scope)
     try:
-        if not flow.depends_on_rank(test, at):
-            return None
-        origin = _data_origin(model, test, at)
+        if flow.depends_on_rank(test, at):
+            return RankSplit(Split.DATA, _data_origin(model, test, at), backends)
     except RecursionError:
-        return None  # a chain of assignments too deep to read: unknown is agreed
-    return RankSplit(Split.DATA, origin, backends)
+        pass  # a chain of assignments too deep to read: unknown is agreed
+    return RankSplit(Split.GATHERED, gather, backends) if gather is not None else None
 
 
-def differs_by_rank(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """Whether ``test`` at ``at`` may differ between ranks (``rank_split`` is not None)."""
-    return rank_split(model, test, at) is not None
+def differs_by_rank(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode, *, data: bool = True) -> bool:
+    """Whether ``test`` at ``at`` may differ between ranks (``rank_split`` is not None); with
+    ``data`` False, only where it reads the rank."""
+    return rank_split(model, test, at, data=data) is not None
 
 
 def _rank_origin(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> cst.CSTNode:
@@ -126,6 +136,116 @@ def _data_origin(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode
         if binding is not None and binding.state == Rank.PER_RANK:
             return binding.statement
     return test
+
+
+# Gathers that return every rank's copy of an argument and leave it as it was, and the position
+# (or keyword) of that argument: what is passed there is this rank's own.
+_GATHERED_ARGUMENT: dict[str, tuple[int, str]] = {
+    "gather": (0, "tensor"),
+    "gather_for_metrics": (0, "input_data"),
+    "gather_object": (0, "obj"),
+    "pad_across_processes": (0, "tensor"),
+    "all_gather_object": (1, "obj"),
+    "all_gather": (1, "tensor"),
+    "all_gather_into_tensor": (1, "input_tensor"),
+}
+_TORCH_GATHERS = frozenset({"gather", "gather_object", "all_gather_object", "all_gather", "all_gather_into_tensor"})
+_ACCELERATE_GATHERS = frozenset({"gather", "gather_object", "gather_for_metrics", "pad_across_processes"})
+_OWN_SCOPES = walk.node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _gathered_name(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> cst.CSTNode | None:
+    """A gather in ``at``'s function that is handed a plain name ``test`` reads,
+    bound to the same value there as at ``at`` (``all_images = gather_object(images) if images is
+    not None else None``), else None."""
+    read = {node.value for node in _names_read(test) if isinstance(node, cst.Name)}
+    if not read:
+        return None
+    scope = model.context.enclosing_function(at) or model.source.module
+    flow = rank_flows(model).flow(scope)
+    for call, name in _gathers_in(model, scope):
+        if name not in read:
+            continue
+        statement = _statement_of(model, call)
+        binding = flow.binding(name, at)
+        if binding is None or statement is None or flow.binding(name, statement) is not binding:
+            continue
+        if _absent_per_rank(model, scope, name):
+            return call
+    return None
+
+
+def _absent_per_rank(model: SemanticModel, scope: cst.FunctionDef | cst.Module, name: str) -> bool:
+    """Whether ``name`` may be None on some ranks only: a parameter with no default (each rank's
+    caller hands its own), or set to None under a test of this rank's data (``images = None``
+    where this rank's batch has none). Not a value a call returns, nor one set to None by a
+    setting (``x if args.include_inputs else None``): the same on every rank."""
+    if isinstance(scope, cst.FunctionDef):
+        for param in (*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params):
+            if param.name.value == name:
+                return param.default is None
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    for assign in walk.of_types(body, walk.node_types(cst.Assign), _OWN_SCOPES):
+        if not any(isinstance(t.target, cst.Name) and t.target.value == name for t in assign.targets):
+            continue
+        value = assign.value
+        if isinstance(value, cst.IfExp) and _is_none(value.orelse):
+            if rank_split(model, value.test, assign, gathered=False) is not None:
+                return True
+        elif _is_none(value):
+            for ancestor in model.context.ancestors(assign):
+                if ancestor is scope:
+                    break
+                if isinstance(ancestor, cst.If) and rank_split(model, ancestor.test, ancestor, gathered=False) is not None:
+                    return True
+    return False
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _gathers_in(model: SemanticModel, scope: cst.FunctionDef | cst.Module) -> list[tuple[cst.Call, str]]:
+    """The gathers ``scope`` runs itself (not in a def, class or lambda inside it), each with the
+    plain name it gathers."""
+
+    def find() -> list[tuple[cst.Call, str]]:
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        calls = walk.of_types(body, walk.node_types(cst.Call), _OWN_SCOPES)
+        found: list[tuple[cst.Call, str]] = []
+        for call in calls:
+            method = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
+            if method not in _GATHERED_ARGUMENT or not _is_gather(model, call, method):
+                continue
+            position, keyword = _GATHERED_ARGUMENT[method]
+            handed = argument(call, keyword, position)
+            if handed is not None and isinstance(handed.value, cst.Name):
+                found.append((call, handed.value.value))
+        return found
+
+    return model.once((_gathers_in, id(scope)), find)
+
+
+def _is_gather(model: SemanticModel, call: cst.Call, method: str) -> bool:
+    """A gather of torch.distributed (or deepspeed.comm) or of accelerate, not ``torch.gather``
+    nor a tensor's ``.gather`` (an index lookup)."""
+    name = call_name(call)
+    if name is None:
+        return False
+    full = model.imports.resolve(name) or name
+    if full.startswith(("torch.distributed.", "deepspeed.comm.")) or name.split(".")[0] == "dist":
+        return method in _TORCH_GATHERS
+    if full.startswith("accelerate."):
+        return method in _ACCELERATE_GATHERS
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    return receiver is not None and method in _ACCELERATE_GATHERS and is_accelerator(receiver, model.context)
+
+
+def _statement_of(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | None:
+    for ancestor in model.context.ancestors(node):
+        if isinstance(ancestor, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return ancestor
+    return None
 
 
 def _names_read(test: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
