@@ -7,6 +7,7 @@ they gathered first). The fix gathers the per-rank tensor before it is reduced.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
@@ -95,7 +96,18 @@ NO_ACCELERATOR = (
     "all-reduce it on every rank before logging"
 )
 
-LoggedValue = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
+@dataclass(frozen=True)
+class LoggedValue:
+    """A value a scope hands a sink, and how it reaches the Trainer's own logging, if it does."""
+
+    value: cst.BaseExpression
+    line: cst.CSTNode  # its statement
+    stored: bool  # kept for the Trainer's `log()` (a metric buffer, `store_metrics`, a returned dict)
+    # Its statement calls the Trainer's own `self.log(...)`.
+    trainer_log: bool = False
+
+
+Handed = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
 
 
 class UngatheredMetric(Rule):
@@ -180,8 +192,6 @@ class UngatheredMetric(Rule):
     def __init__(self, source, settings=None) -> None:
         super().__init__(source, settings)
         self._reported: set[int] = set()
-        # The statements that call the Trainer's own `self.log(...)`, in a Trainer subclass's methods.
-        self._trainer_log_lines: set[int] = set()
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
         self._stored_reduced: dict[int, bool] = {}
         self._forwarders = FileLoggers()
@@ -229,10 +239,10 @@ class UngatheredMetric(Rule):
         for flow in flows:
             cls = self._class_of_method.get(id(flow.scope))
             in_trainer = id(flow.scope) in self._trainer_methods
-            for value, line, stored in self._logged_values(flow, helpers):
-                if not (stored and cls is not None and self._stored_are_reduced(cls)):
-                    trainer_logged = in_trainer and (stored or id(line) in self._trainer_log_lines)
-                    self._check(value, line, flow, trainer_logged)
+            for logged in self._logged_values(flow, helpers):
+                if not (logged.stored and cls is not None and self._stored_are_reduced(cls)):
+                    trainer_logged = in_trainer and (logged.stored or logged.trainer_log)
+                    self._check(logged.value, logged.line, flow, trainer_logged)
 
     def _stored_are_reduced(self, cls: cst.ClassDef) -> bool:
         """Stored values are reduced across ranks by the class's own methods before they are
@@ -285,15 +295,17 @@ class UngatheredMetric(Rule):
 
     def _logged_values(self, flow: RankFlow, helpers: dict[str, bool]) -> list[LoggedValue]:
         """What ``flow`` logs, each with whether it is stored for the trainer's ``log()`` to log
-        (a metric buffer, ``store_metrics``, a dict returned to the trainer) rather than logged now."""
-        values: list[LoggedValue] = []
+        (a metric buffer, ``store_metrics``, a dict returned to the trainer) rather than logged now,
+        and whether its statement hands it to the Trainer's own ``self.log``."""
+        values: list[Handed] = []
         dicts: dict[str, bool] = {}  # metric dict name -> stored (False once any use logs it now)
+        trainer_log_lines: set[int] = set()  # the statements that call the Trainer's own `self.log(...)`
         returns_to_sink = isinstance(flow.scope, cst.FunctionDef) and flow.scope.name.value in helpers
         for small, line in flow.statements:
             for call in statement_calls(small):
                 stored = loose_name(call.func) == "self.store_metrics"
                 if loose_name(call.func) == "self.log":
-                    self._trainer_log_lines.add(id(line))
+                    trainer_log_lines.add(id(line))
                 for arg, holds_dict in self._logged_arguments(call):
                     name = dotted_name(arg)
                     if holds_dict is None and name is not None:
@@ -322,7 +334,8 @@ class UngatheredMetric(Rule):
                         values.extend((v, line, stored) for v in dict_values(element, dicts, stored))
                     elif isinstance(element, cst.Name):
                         dicts[element.value] = dicts.get(element.value, True) and stored
-        return values + self._dict_contents(flow, dicts)
+        values += self._dict_contents(flow, dicts)
+        return [LoggedValue(value, line, stored, id(line) in trainer_log_lines) for value, line, stored in values]
 
     @staticmethod
     def _reduced_here(flow: RankFlow, name: str, line: cst.CSTNode) -> bool:
@@ -335,9 +348,10 @@ class UngatheredMetric(Rule):
             dotted_name(arg.value) == name for arg in value.args
         )
 
-    def _dict_contents(self, flow: RankFlow, dicts: dict[str, bool]) -> list[LoggedValue]:
-        """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``."""
-        values: list[LoggedValue] = []
+    def _dict_contents(self, flow: RankFlow, dicts: dict[str, bool]) -> list[Handed]:
+        """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``, each
+        with its statement and whether it is stored."""
+        values: list[Handed] = []
         for small, line in flow.statements:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
