@@ -7,6 +7,7 @@ they gathered first). The fix gathers the per-rank tensor before it is reduced.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
@@ -26,6 +27,7 @@ from trllint.core.cst.names import call_name, dotted_name, last_attribute
 from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines, Edit, FindingKind, Reads, Rule, Setting
 
 from .devices import converts_to_numpy, made_on_cpu
+from .log_files import LOG_FILE_WORDS, log_file_values
 from .forwarding_loggers import REACHES_A_LOGGER, FileLoggers, file_loggers
 from .reduced_copies import reduced_copy, reduced_on_some_path
 from .shard_evaluation import evaluated_by_some_ranks
@@ -95,7 +97,18 @@ NO_ACCELERATOR = (
     "all-reduce it on every rank before logging"
 )
 
-LoggedValue = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
+@dataclass(frozen=True)
+class LoggedValue:
+    """A value a scope hands a sink, and how it reaches the Trainer's own logging, if it does."""
+
+    value: cst.BaseExpression
+    line: cst.CSTNode  # its statement
+    stored: bool  # kept for the Trainer's `log()` (a metric buffer, `store_metrics`, a returned dict)
+    # Its statement calls the Trainer's own `self.log(...)`.
+    trainer_log: bool = False
+
+
+Handed = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
 
 
 class UngatheredMetric(Rule):
@@ -156,6 +169,7 @@ class UngatheredMetric(Rule):
             Reads(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS}),
             Defines(*TRAINER_METRIC_HELPERS),
             Calls("log"),  # whether a `.log` call's receiver is a tracker's is the rule's to say
+            Calls("write"),  # a run's log file, when a rank test guards the write
             REACHES_A_LOGGER,
             setting="metric-sinks",
         ),
@@ -180,8 +194,6 @@ class UngatheredMetric(Rule):
     def __init__(self, source, settings=None) -> None:
         super().__init__(source, settings)
         self._reported: set[int] = set()
-        # The statements that call the Trainer's own `self.log(...)`, in a Trainer subclass's methods.
-        self._trainer_log_lines: set[int] = set()
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
         self._stored_reduced: dict[int, bool] = {}
         self._forwarders = FileLoggers()
@@ -226,13 +238,28 @@ class UngatheredMetric(Rule):
         )
         # `self.stats` when a sink logs what it holds and some method writes it like a buffer.
         self._buffers = frozenset(METRIC_BUFFERS) | written_as_buffers(read_by_sinks, [flow.statements for flow in flows])
-        for flow in flows:
+        logged_by_flow = [(flow, self._logged_values(flow, helpers)) for flow in flows]
+        # The classes that gather some value they store for `log()`: a loss stored beside it
+        # ungathered is no habit of logging rank 0's loss, but a metric the class left out.
+        gathers_stored = {
+            id(cls)
+            for flow, values in logged_by_flow
+            if (cls := self._class_of_method.get(id(flow.scope))) is not None
+            and any(logged.stored and flow.state(logged.value, logged.line) == Rank.GLOBAL for logged in values)
+        }
+        for flow, values in logged_by_flow:
             cls = self._class_of_method.get(id(flow.scope))
             in_trainer = id(flow.scope) in self._trainer_methods
-            for value, line, stored in self._logged_values(flow, helpers):
-                if not (stored and cls is not None and self._stored_are_reduced(cls)):
-                    trainer_logged = in_trainer and (stored or id(line) in self._trainer_log_lines)
-                    self._check(value, line, flow, trainer_logged)
+            for logged in values:
+                if not (logged.stored and cls is not None and self._stored_are_reduced(cls)):
+                    trainer_logged = in_trainer and (logged.stored or logged.trainer_log)
+                    beside_gathered = trainer_logged and logged.stored and id(cls) in gathers_stored
+                    self._check(logged.value, logged.line, flow, trainer_logged, beside_gathered)
+        # A run's log file takes the losses only: the samples or texts rank 0 writes are its own.
+        for flow in flows_of(lambda scope: scope is model.source.module or LOG_FILE_WORDS <= model.identifiers(scope)):
+            for value, line in log_file_values(model, flow):
+                if self._is_rank0_loss(value, line, flow):
+                    self._check(value, line, flow)
 
     def _stored_are_reduced(self, cls: cst.ClassDef) -> bool:
         """Stored values are reduced across ranks by the class's own methods before they are
@@ -285,15 +312,17 @@ class UngatheredMetric(Rule):
 
     def _logged_values(self, flow: RankFlow, helpers: dict[str, bool]) -> list[LoggedValue]:
         """What ``flow`` logs, each with whether it is stored for the trainer's ``log()`` to log
-        (a metric buffer, ``store_metrics``, a dict returned to the trainer) rather than logged now."""
-        values: list[LoggedValue] = []
+        (a metric buffer, ``store_metrics``, a dict returned to the trainer) rather than logged now,
+        and whether its statement hands it to the Trainer's own ``self.log``."""
+        values: list[Handed] = []
         dicts: dict[str, bool] = {}  # metric dict name -> stored (False once any use logs it now)
+        trainer_log_lines: set[int] = set()  # the statements that call the Trainer's own `self.log(...)`
         returns_to_sink = isinstance(flow.scope, cst.FunctionDef) and flow.scope.name.value in helpers
         for small, line in flow.statements:
             for call in statement_calls(small):
                 stored = loose_name(call.func) == "self.store_metrics"
                 if loose_name(call.func) == "self.log":
-                    self._trainer_log_lines.add(id(line))
+                    trainer_log_lines.add(id(line))
                 for arg, holds_dict in self._logged_arguments(call):
                     name = dotted_name(arg)
                     if holds_dict is None and name is not None:
@@ -322,7 +351,8 @@ class UngatheredMetric(Rule):
                         values.extend((v, line, stored) for v in dict_values(element, dicts, stored))
                     elif isinstance(element, cst.Name):
                         dicts[element.value] = dicts.get(element.value, True) and stored
-        return values + self._dict_contents(flow, dicts)
+        values += self._dict_contents(flow, dicts)
+        return [LoggedValue(value, line, stored, id(line) in trainer_log_lines) for value, line, stored in values]
 
     @staticmethod
     def _reduced_here(flow: RankFlow, name: str, line: cst.CSTNode) -> bool:
@@ -335,9 +365,10 @@ class UngatheredMetric(Rule):
             dotted_name(arg.value) == name for arg in value.args
         )
 
-    def _dict_contents(self, flow: RankFlow, dicts: dict[str, bool]) -> list[LoggedValue]:
-        """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``."""
-        values: list[LoggedValue] = []
+    def _dict_contents(self, flow: RankFlow, dicts: dict[str, bool]) -> list[Handed]:
+        """What goes into the metric dicts: ``metrics[key] = value``, ``metrics.update(...)``, each
+        with its statement and whether it is stored."""
+        values: list[Handed] = []
         for small, line in flow.statements:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
@@ -362,7 +393,17 @@ class UngatheredMetric(Rule):
 
     # ---- the finding and its fix ------------------------------------------------------------
 
-    def _check(self, value: cst.BaseExpression, line: cst.CSTNode, flow: RankFlow, trainer_logged: bool = False) -> None:
+    def _check(
+        self,
+        value: cst.BaseExpression,
+        line: cst.CSTNode,
+        flow: RankFlow,
+        trainer_logged: bool = False,
+        beside_gathered: bool = False,
+    ) -> None:
+        """Report ``value`` (logged in ``line``) if it is per-rank; ``trainer_logged``: handed to the
+        Trainer's own logging; ``beside_gathered``: stored for it by a class that gathers another
+        value it stores."""
         if id(value) in self._reported or is_media(value) or flow.state(value, line) != Rank.PER_RANK:
             return
         self._reported.add(id(value))
@@ -382,7 +423,11 @@ class UngatheredMetric(Rule):
             self.report(value, EVALUATED_BY_SOME_RANKS, evidence=evidence, kind="shard-evaluated-by-some-ranks" + unknown)
             return
         head, kind = PER_RANK_HEAD, ("trainer-metric" if trainer_logged else "per-rank-value") + unknown
-        if self._is_rank0_loss(value, line, flow):
+        if self._is_rank0_loss(value, line, flow) and beside_gathered:
+            # A loss stored with metrics the class gathers is a metric like them, no habit of
+            # logging rank 0's loss; a kind of its own, as the graduated kind keeps to what it proves.
+            kind = "per-rank-value" + unknown
+        elif self._is_rank0_loss(value, line, flow):
             # Rank 0's sample of the loss: its own kind where a launch of several processes is
             # shown; with no such launch only when the setting asks for it.
             setting = self.settings["report-rank0-loss"]

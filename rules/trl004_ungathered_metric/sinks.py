@@ -60,8 +60,9 @@ def logs_with_log(name: str) -> bool:
 
 
 # Every value TRL004 checks reaches one of these: a sink call (`.log`, `log_metrics`,
-# `add_scalar`...), a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
+# `add_scalar`...), a write to a run's log file, a metric buffer (`self._metrics`) or a helper whose dict the trainer logs
 # (`get_batch_loss_metrics`). A file with none of them (and no project logger) is not parsed for it.
 METRIC_SINK_MARKERS: tuple[Token, ...] = (
-    "_metrics", "add_scalar", "log_dict", "log_metric", "on_log", "record_metric", re.compile(r"\.\s*log\s*\(")
+    "_metrics", "add_scalar", "log_dict", "log_metric", "on_log", "record_metric", re.compile(r"\.\s*log\s*\("),
+    re.compile(r"\.\s*write\s*\("),  # a run's log file (log_files.py)
 )
