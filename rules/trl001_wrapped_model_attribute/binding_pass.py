@@ -77,8 +77,8 @@ class _Scope:
     bindings: dict[str, Wrapping | None] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)
     branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
-    # Names bound to an instance of a plain nn.Module class of this file: the members it lacks.
-    plain: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Names bound to an instance of a plain nn.Module class of this file: that class's name.
+    plain: dict[str, str] = field(default_factory=dict)
 
 
 class BindingPass(cst.CSTVisitor):
@@ -169,7 +169,7 @@ class BindingPass(cst.CSTVisitor):
             made = None if returned is None else [returned]
         if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
             scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
-        lacking = self._lacking_members(target, value, made)
+        lacking = self._plain_instances(target, value, made)
         if isinstance(target, (cst.Tuple, cst.List)) and made is not None and len(made) > 1:
             elements = [e.value for e in target.elements]
             for index, element in enumerate(elements):
@@ -185,34 +185,35 @@ class BindingPass(cst.CSTVisitor):
                 wrapping = made[0] if len(made) == 1 else None
             self._set(scope, name, wrapping, lacking.get(name))
 
-    def _lacking_members(
+    def _plain_instances(
         self, target: cst.BaseExpression, value: cst.BaseExpression | None, made: list[Wrapping | None] | None
-    ) -> dict[str, frozenset[str]]:
+    ) -> dict[str, str]:
         """For each name ``target`` binds to an instance of a plain class (``PolicyAndValueWrapper(...)``
-        or ``accelerator.prepare(<such a name>, ...)``): the members that instance lacks."""
+        or ``accelerator.prepare(<such a name>, ...)``): that class's name."""
         if not isinstance(value, cst.Call):
             return {}
         scope = self.scopes[-1]
         callee = call_name(value)
-        if callee in self.plain_classes:
-            return {name: self.plain_classes[callee] for name in assigned_names(target)}
+        if callee is not None and callee in self.plain_classes:
+            return {name: callee for name in assigned_names(target)}
         if made is None:
             return {}
         arguments = [dotted_name(a.value) for a in value.args if a.keyword is None and not a.star]
         elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        lacking: dict[str, frozenset[str]] = {}
+        instances: dict[str, str] = {}
         for element, argument in zip(elements, arguments):
             if argument in scope.plain:
-                lacking.update((name, scope.plain[argument]) for name in assigned_names(element))
-        return lacking
+                instances.update((name, scope.plain[argument]) for name in assigned_names(element))
+        return instances
 
-    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None, lacking: frozenset[str] | None = None) -> None:
-        if lacking is None:
+    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None, instance_of: str | None = None) -> None:
+        if instance_of is None:
             scope.plain.pop(name, None)
         else:
-            scope.plain[name] = lacking
+            scope.plain[name] = instance_of
             if wrapping is not None:
-                wrapping = replace(wrapping, missing_unwrapped=lacking)
+                lacking = self.plain_classes[instance_of]
+                wrapping = replace(wrapping, missing_unwrapped=lacking, instance_of=instance_of)
         if wrapping is not None and scope.branch_depth:
             wrapping = replace(wrapping, conditional=True)
         scope.bindings[name] = wrapping

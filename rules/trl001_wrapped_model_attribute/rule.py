@@ -44,6 +44,7 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
 from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import (
     answered_by,
+    defined_by_own_class,
     in_an_else_arm,
     is_written,
     runs_outside_the_wrapper,
@@ -107,6 +108,15 @@ class WrappedModelAttribute(Rule):
         "own-member-prepared": FindingKind("a model's own member through accelerator.prepare, under a launch that shows DDP"),
         "own-member-prepared-launch-unknown": FindingKind(
             "a model's own member through accelerator.prepare, where no launch shows DDP", unproven=True
+        ),
+        # The prepared object is an instance of an nn.Module class of this file that defines the
+        # member: the file shows both that it is a module and that the member is its own.
+        "own-class-member-prepared": FindingKind(
+            "a member the file's own nn.Module class defines, through accelerator.prepare, under a launch that shows DDP"
+        ),
+        "own-class-member-prepared-launch-unknown": FindingKind(
+            "a member the file's own nn.Module class defines, through accelerator.prepare, where no launch shows DDP",
+            unproven=True,
         ),
     }
     # Something that can wrap a model: every finding reads a member through one.
@@ -201,13 +211,18 @@ class WrappedModelAttribute(Rule):
         evidence: tuple[Evidence, ...] = ()
         kind = "own-member-wrapped-elsewhere" if wrapping.other_module else "own-member-wrapped-here"
         if wrapping.kind == ACCELERATE:
+            own_class = None
             if not shown_a_module(self.model, receiver):
-                return  # accelerate prepares optimizers, loaders and schedulers too
+                own_class = defined_by_own_class(self.model, wrapping, member)
+                if own_class is None:
+                    return  # accelerate prepares optimizers, loaders and schedulers too
             launch = launch_of(self.model, node)
             if not launch.possible(_DDP):
                 return  # DeepSpeed's engine and FSDP forward the read; one process wraps nothing
             evidence = launch.shown(_DDP)
             kind = "own-member-prepared" if evidence else "own-member-prepared-launch-unknown"
+            if own_class is not None:
+                kind = "own-class-member-prepared" if evidence else "own-class-member-prepared-launch-unknown"
         unwrapped = self._unwrapped(node, receiver, wrapping)
         fix = None
         if unwrapped is not None:
