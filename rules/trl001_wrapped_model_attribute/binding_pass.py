@@ -24,7 +24,7 @@ from trllint.facts.wrapping import (
     step_model_parameter,
     wrapping_made_by,
 )
-from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping, returns_a_wrapper
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:
@@ -111,6 +111,7 @@ class BindingPass(cst.CSTVisitor):
         # once per class, not at each call or method (quadratic in the size of a class).
         self._methods: dict[int, dict[str, cst.FunctionDef]] = {}
         self._members: dict[int, set[int]] = {}
+        self._returned: dict[int, Wrapping | None] = {}  # id(function of this file) -> what it returns
 
     # ---- scopes -------------------------------------------------------------------------
 
@@ -164,6 +165,9 @@ class BindingPass(cst.CSTVisitor):
         made = None
         if isinstance(value, (cst.Call, cst.Subscript)):
             made = wrapping_made_by(value, self.imports, self._accelerators())
+        if made is None and isinstance(value, cst.Call):
+            local = self._local_wrapper(value)  # a function of this file wraps
+            made = None if local is None else [local]
         if made is None and isinstance(value, cst.Call) and self.project_bases.project is not None:
             returned = returned_wrapping(self.project_bases.project, value)  # a helper of the project wraps
             made = None if returned is None else [returned]
@@ -318,6 +322,20 @@ class BindingPass(cst.CSTVisitor):
         if "." not in name:
             return self.functions.get(name), False
         return None, False
+
+    def _local_wrapper(self, call: cst.Call) -> Wrapping | None:
+        """The wrapping a call of a module-level function of this file returns
+        (``model = wrap_model(model)`` with ``return DistributedDataParallel(model, ...)``)."""
+        name = call_name(call)
+        function = self.functions.get(name) if name is not None else None
+        if function is None:
+            return None
+        if id(function) not in self._returned:
+            found = returns_a_wrapper(function, self.imports)
+            if found is not None:
+                found = replace(found, origin=f"{found.origin} in {name}()", local_helper=True)
+            self._returned[id(function)] = found
+        return self._returned[id(function)]
 
     # ---- base classes -------------------------------------------------------------------
 

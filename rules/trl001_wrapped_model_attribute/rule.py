@@ -105,6 +105,9 @@ class WrappedModelAttribute(Rule):
         "own-member-wrapped-elsewhere": FindingKind(
             "a model's own member through a DDP or DataParallel made in another module of the project"
         ),
+        "own-member-wrapped-by-helper": FindingKind(
+            "a model's own member through a DDP or DataParallel a function of this file returns"
+        ),
         "own-member-prepared": FindingKind("a model's own member through accelerator.prepare, under a launch that shows DDP"),
         "own-member-prepared-launch-unknown": FindingKind(
             "a model's own member through accelerator.prepare, where no launch shows DDP", unproven=True
@@ -210,6 +213,8 @@ class WrappedModelAttribute(Rule):
             return  # the arm that handles the model the branch left bare
         evidence: tuple[Evidence, ...] = ()
         kind = "own-member-wrapped-elsewhere" if wrapping.other_module else "own-member-wrapped-here"
+        if wrapping.local_helper:
+            kind = "own-member-wrapped-by-helper"
         if wrapping.kind == ACCELERATE:
             own_class = None
             if not shown_a_module(self.model, receiver):

@@ -90,6 +90,8 @@ class Wrapping:
     wrapper: str | None = None
     # Made in another module of the project (a helper that returns it, a base class that binds it).
     other_module: bool = False
+    # Made by a function of this file that returns the wrapper (``model = wrap_model(model)``).
+    local_helper: bool = False
 
     def breaks(self, member: str) -> bool:
         """Whether reading ``member`` through this wrapper fails or reads the wrong object."""
