@@ -24,6 +24,7 @@ from trllint.facts.wrapping import (
     step_model_parameter,
     wrapping_made_by,
 )
+from trllint.rules.trl001_wrapped_model_attribute.library_bases import LibraryBase, library_base
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping, returns_a_wrapper
 from trllint.semantic.context import is_trainer_class, methods_of
 
@@ -111,6 +112,7 @@ class BindingPass(cst.CSTVisitor):
         # once per class, not at each call or method (quadratic in the size of a class).
         self._methods: dict[int, dict[str, cst.FunctionDef]] = {}
         self._members: dict[int, set[int]] = {}
+        self._libraries: dict[int, LibraryBase | None] = {}  # id(class) -> its library trainer base
         self._returned: dict[int, Wrapping | None] = {}  # id(function of this file) -> what it returns
 
     # ---- scopes -------------------------------------------------------------------------
@@ -125,8 +127,17 @@ class BindingPass(cst.CSTVisitor):
         cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
         scope = _Scope(node, cls)
         if cls is not None and node.name.value != "__init__":
+            scope.bindings.update(self._from_library(cls))
             scope.bindings.update(self._inherited(cls))
             scope.bindings.update(self.facts.self_attributes.get(id(cls), {}))
+        library = self._library_base(cls) if cls is not None else None
+        if library is not None and node.name.value in library.model_methods:
+            parameter = step_model_parameter(node)
+            if parameter is not None:
+                origin = f"the model argument of {node.name.value}, which {library.name} hands its prepared model"
+                wrapping = replace(next(iter(library.attributes.values())), origin=origin)
+                scope.bindings[parameter] = wrapping
+                self.facts.parameters.setdefault((id(node), parameter), wrapping)
         for name in parameter_names(node.params):
             received = self.facts.parameters.get((id(node), name))
             if received is not None:
@@ -286,8 +297,9 @@ class BindingPass(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         scope = self.scopes[-1]
         if scope.cls is not None and scope.function is not None and scope.function.name.value == "__init__":
-            if is_super_init(node):
+            if is_super_init(node) or self._calls_library_init(node, scope.cls):
                 # From here on, ``self`` holds what the bases' ``__init__`` bound.
+                scope.bindings.update(self._from_library(scope.cls))
                 scope.bindings.update(self._inherited(scope.cls))
         callee, skip_self = self._callee(node)
         if callee is None:
@@ -336,6 +348,24 @@ class BindingPass(cst.CSTVisitor):
                 found = replace(found, origin=f"{found.origin} in {name}()", local_helper=True)
             self._returned[id(function)] = found
         return self._returned[id(function)]
+
+    def _library_base(self, cls: cst.ClassDef) -> LibraryBase | None:
+        if id(cls) not in self._libraries:
+            self._libraries[id(cls)] = library_base(cls, self.imports)
+        return self._libraries[id(cls)]
+
+    def _from_library(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
+        """The attributes a library trainer base prepared, that the class's own code does not bind."""
+        library = self._library_base(cls)
+        if library is None:
+            return {}
+        bound = self._bound_by(cls)
+        return {name: wrapping for name, wrapping in library.attributes.items() if name not in bound}
+
+    def _calls_library_init(self, call: cst.Call, cls: cst.ClassDef) -> bool:
+        """``PPOTrainer.__init__(self, ...)``: the library base's ``__init__`` named directly."""
+        library = self._library_base(cls)
+        return library is not None and call_name(call) == f"{library.name}.__init__"
 
     # ---- base classes -------------------------------------------------------------------
 

@@ -92,6 +92,8 @@ class Wrapping:
     other_module: bool = False
     # Made by a function of this file that returns the wrapper (``model = wrap_model(model)``).
     local_helper: bool = False
+    # Made by a library trainer the class inherits from (TRL's PPOTrainer prepares self.model).
+    library_base: bool = False
 
     def breaks(self, member: str) -> bool:
         """Whether reading ``member`` through this wrapper fails or reads the wrong object."""
