@@ -24,7 +24,8 @@ from trllint.facts.wrapping import (
     step_model_parameter,
     wrapping_made_by,
 )
-from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping
+from trllint.rules.trl001_wrapped_model_attribute.library_bases import LibraryBase, library_base
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping, returns_a_wrapper
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:
@@ -77,8 +78,8 @@ class _Scope:
     bindings: dict[str, Wrapping | None] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)
     branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
-    # Names bound to an instance of a plain nn.Module class of this file: the members it lacks.
-    plain: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Names bound to an instance of a plain nn.Module class of this file: that class's name.
+    plain: dict[str, str] = field(default_factory=dict)
 
 
 class BindingPass(cst.CSTVisitor):
@@ -111,6 +112,8 @@ class BindingPass(cst.CSTVisitor):
         # once per class, not at each call or method (quadratic in the size of a class).
         self._methods: dict[int, dict[str, cst.FunctionDef]] = {}
         self._members: dict[int, set[int]] = {}
+        self._libraries: dict[int, LibraryBase | None] = {}  # id(class) -> its library trainer base
+        self._returned: dict[int, Wrapping | None] = {}  # id(function of this file) -> what it returns
 
     # ---- scopes -------------------------------------------------------------------------
 
@@ -124,8 +127,17 @@ class BindingPass(cst.CSTVisitor):
         cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
         scope = _Scope(node, cls)
         if cls is not None and node.name.value != "__init__":
+            scope.bindings.update(self._from_library(cls))
             scope.bindings.update(self._inherited(cls))
             scope.bindings.update(self.facts.self_attributes.get(id(cls), {}))
+        library = self._library_base(cls) if cls is not None else None
+        if library is not None and node.name.value in library.model_methods:
+            parameter = step_model_parameter(node)
+            if parameter is not None:
+                origin = f"the model argument of {node.name.value}, which {library.name} hands its prepared model"
+                wrapping = replace(next(iter(library.attributes.values())), origin=origin)
+                scope.bindings[parameter] = wrapping
+                self.facts.parameters.setdefault((id(node), parameter), wrapping)
         for name in parameter_names(node.params):
             received = self.facts.parameters.get((id(node), name))
             if received is not None:
@@ -164,12 +176,15 @@ class BindingPass(cst.CSTVisitor):
         made = None
         if isinstance(value, (cst.Call, cst.Subscript)):
             made = wrapping_made_by(value, self.imports, self._accelerators())
+        if made is None and isinstance(value, cst.Call):
+            local = self._local_wrapper(value)  # a function of this file wraps
+            made = None if local is None else [local]
         if made is None and isinstance(value, cst.Call) and self.project_bases.project is not None:
             returned = returned_wrapping(self.project_bases.project, value)  # a helper of the project wraps
             made = None if returned is None else [returned]
         if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
             scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
-        lacking = self._lacking_members(target, value, made)
+        lacking = self._plain_instances(target, value, made)
         if isinstance(target, (cst.Tuple, cst.List)) and made is not None and len(made) > 1:
             elements = [e.value for e in target.elements]
             for index, element in enumerate(elements):
@@ -185,34 +200,35 @@ class BindingPass(cst.CSTVisitor):
                 wrapping = made[0] if len(made) == 1 else None
             self._set(scope, name, wrapping, lacking.get(name))
 
-    def _lacking_members(
+    def _plain_instances(
         self, target: cst.BaseExpression, value: cst.BaseExpression | None, made: list[Wrapping | None] | None
-    ) -> dict[str, frozenset[str]]:
+    ) -> dict[str, str]:
         """For each name ``target`` binds to an instance of a plain class (``PolicyAndValueWrapper(...)``
-        or ``accelerator.prepare(<such a name>, ...)``): the members that instance lacks."""
+        or ``accelerator.prepare(<such a name>, ...)``): that class's name."""
         if not isinstance(value, cst.Call):
             return {}
         scope = self.scopes[-1]
         callee = call_name(value)
-        if callee in self.plain_classes:
-            return {name: self.plain_classes[callee] for name in assigned_names(target)}
+        if callee is not None and callee in self.plain_classes:
+            return {name: callee for name in assigned_names(target)}
         if made is None:
             return {}
         arguments = [dotted_name(a.value) for a in value.args if a.keyword is None and not a.star]
         elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        lacking: dict[str, frozenset[str]] = {}
+        instances: dict[str, str] = {}
         for element, argument in zip(elements, arguments):
             if argument in scope.plain:
-                lacking.update((name, scope.plain[argument]) for name in assigned_names(element))
-        return lacking
+                instances.update((name, scope.plain[argument]) for name in assigned_names(element))
+        return instances
 
-    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None, lacking: frozenset[str] | None = None) -> None:
-        if lacking is None:
+    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None, instance_of: str | None = None) -> None:
+        if instance_of is None:
             scope.plain.pop(name, None)
         else:
-            scope.plain[name] = lacking
+            scope.plain[name] = instance_of
             if wrapping is not None:
-                wrapping = replace(wrapping, missing_unwrapped=lacking)
+                lacking = self.plain_classes[instance_of]
+                wrapping = replace(wrapping, missing_unwrapped=lacking, instance_of=instance_of)
         if wrapping is not None and scope.branch_depth:
             wrapping = replace(wrapping, conditional=True)
         scope.bindings[name] = wrapping
@@ -281,8 +297,9 @@ class BindingPass(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         scope = self.scopes[-1]
         if scope.cls is not None and scope.function is not None and scope.function.name.value == "__init__":
-            if is_super_init(node):
+            if is_super_init(node) or self._calls_library_init(node, scope.cls):
                 # From here on, ``self`` holds what the bases' ``__init__`` bound.
+                scope.bindings.update(self._from_library(scope.cls))
                 scope.bindings.update(self._inherited(scope.cls))
         callee, skip_self = self._callee(node)
         if callee is None:
@@ -317,6 +334,38 @@ class BindingPass(cst.CSTVisitor):
         if "." not in name:
             return self.functions.get(name), False
         return None, False
+
+    def _local_wrapper(self, call: cst.Call) -> Wrapping | None:
+        """The wrapping a call of a module-level function of this file returns
+        (``model = wrap_model(model)`` with ``return DistributedDataParallel(model, ...)``)."""
+        name = call_name(call)
+        function = self.functions.get(name) if name is not None else None
+        if function is None:
+            return None
+        if id(function) not in self._returned:
+            found = returns_a_wrapper(function, self.imports)
+            if found is not None:
+                found = replace(found, origin=f"{found.origin} in {name}()", local_helper=True)
+            self._returned[id(function)] = found
+        return self._returned[id(function)]
+
+    def _library_base(self, cls: cst.ClassDef) -> LibraryBase | None:
+        if id(cls) not in self._libraries:
+            self._libraries[id(cls)] = library_base(cls, self.imports)
+        return self._libraries[id(cls)]
+
+    def _from_library(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
+        """The attributes a library trainer base prepared, that the class's own code does not bind."""
+        library = self._library_base(cls)
+        if library is None:
+            return {}
+        bound = self._bound_by(cls)
+        return {name: wrapping for name, wrapping in library.attributes.items() if name not in bound}
+
+    def _calls_library_init(self, call: cst.Call, cls: cst.ClassDef) -> bool:
+        """``PPOTrainer.__init__(self, ...)``: the library base's ``__init__`` named directly."""
+        library = self._library_base(cls)
+        return library is not None and call_name(call) == f"{library.name}.__init__"
 
     # ---- base classes -------------------------------------------------------------------
 

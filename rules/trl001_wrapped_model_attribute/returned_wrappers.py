@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import assigned_names, call_name, dotted_name
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name
 from trllint.core.prefilter import AnyOf
 from trllint.facts.wrapping import DATA_PARALLEL, DATA_PARALLEL_WRAPPERS, Wrapping, wrapping_made_by
 from trllint.semantic.model import SemanticModel
@@ -34,7 +34,7 @@ def _returned_wrappers(model: SemanticModel) -> dict[str, list[Any]]:
     answer: dict[str, list[Any]] = {}
     for statement in model.source.module.body:
         if isinstance(statement, cst.FunctionDef):
-            found = _returns_a_wrapper(statement, model)
+            found = returns_a_wrapper(statement, model.imports)
             if found is not None:
                 answer[statement.name.value] = [found.wrapper, found.conditional]
             else:
@@ -42,14 +42,16 @@ def _returned_wrappers(model: SemanticModel) -> dict[str, list[Any]]:
     return answer
 
 
-def _returns_a_wrapper(function: cst.FunctionDef, model: SemanticModel) -> Wrapping | None:
+def returns_a_wrapper(function: cst.FunctionDef, imports: ImportMap) -> Wrapping | None:
+    """The DDP or DataParallel wrapping ``function`` returns (``conditional``: some path returns
+    anything else), or None."""
     # Each name's latest binding in source order: its wrapping, and whether a branch made it.
     bound: dict[str, tuple[Wrapping | None, bool]] = {}
     returns: list[Wrapping | None] = []
     depth = 0
 
     def made_by(value: cst.BaseExpression) -> Wrapping | None:
-        made = wrapping_made_by(value, model.imports, set())
+        made = wrapping_made_by(value, imports, set())
         first = made[0] if made is not None and len(made) == 1 else None
         return first if first is not None and first.kind == DATA_PARALLEL else None
 

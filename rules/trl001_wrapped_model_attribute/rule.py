@@ -41,9 +41,11 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
     WRAPS_A_MODEL,
     wrapping_facts,
 )
+from trllint.rules.trl001_wrapped_model_attribute.library_bases import LIBRARY_TRAINER_NAMES
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
 from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import (
     answered_by,
+    defined_by_own_class,
     in_an_else_arm,
     is_written,
     runs_outside_the_wrapper,
@@ -98,15 +100,34 @@ class WrappedModelAttribute(Rule):
         "prepared-launch-unknown": FindingKind(
             "a model accelerator.prepare wrapped, where no launch shows the wrapper", unproven=True
         ),
+        # A library trainer the class inherits from prepared the attribute (TRL's PPOTrainer).
+        "library-prepared": FindingKind(
+            "a model a library trainer base prepared with accelerate, under a launch that shows the wrapper"
+        ),
+        "library-prepared-launch-unknown": FindingKind(
+            "a model a library trainer base prepared with accelerate, where no launch shows the wrapper", unproven=True
+        ),
         # The model's own members (a submodule, a method, an attribute), which DDP and
         # DataParallel forward none of; DeepSpeed and FSDP forward them.
         "own-member-wrapped-here": FindingKind("a model's own member through a DDP or DataParallel the code makes"),
         "own-member-wrapped-elsewhere": FindingKind(
             "a model's own member through a DDP or DataParallel made in another module of the project"
         ),
+        "own-member-wrapped-by-helper": FindingKind(
+            "a model's own member through a DDP or DataParallel a function of this file returns"
+        ),
         "own-member-prepared": FindingKind("a model's own member through accelerator.prepare, under a launch that shows DDP"),
         "own-member-prepared-launch-unknown": FindingKind(
             "a model's own member through accelerator.prepare, where no launch shows DDP", unproven=True
+        ),
+        # The prepared object is an instance of an nn.Module class of this file that defines the
+        # member: the file shows both that it is a module and that the member is its own.
+        "own-class-member-prepared": FindingKind(
+            "a member the file's own nn.Module class defines, through accelerator.prepare, under a launch that shows DDP"
+        ),
+        "own-class-member-prepared-launch-unknown": FindingKind(
+            "a member the file's own nn.Module class defines, through accelerator.prepare, where no launch shows DDP",
+            unproven=True,
         ),
     }
     # Something that can wrap a model: every finding reads a member through one.
@@ -122,6 +143,7 @@ class WrappedModelAttribute(Rule):
         # class in another module binds a wrapped attribute.
         AnyOf(
             *WRAPPING_IN_CODE,
+            LIBRARY_TRAINER_NAMES,  # a library trainer base prepares the model
             Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS),
             _HELPER_WRAPS,
             setting="training-step-methods",
@@ -158,7 +180,7 @@ class WrappedModelAttribute(Rule):
                 return  # no launch of this code wraps the model in a wrapper that hides the member
             evidence = launch.shown(backends)
         receiver = self.source.module.code_for_node(node.value)
-        fix = self._cache_fix(node, receiver) if _is_the_trainers_model(receiver, wrapping) else None
+        fix = self._cache_fix(node, receiver, wrapping) if _is_the_trainers_model(receiver, wrapping) else None
         if fix is not None:
             advice = f"cache it in __init__ as {fix.edits[0].content}, as TRL does"
         else:
@@ -200,14 +222,21 @@ class WrappedModelAttribute(Rule):
             return  # the arm that handles the model the branch left bare
         evidence: tuple[Evidence, ...] = ()
         kind = "own-member-wrapped-elsewhere" if wrapping.other_module else "own-member-wrapped-here"
+        if wrapping.local_helper:
+            kind = "own-member-wrapped-by-helper"
         if wrapping.kind == ACCELERATE:
+            own_class = None
             if not shown_a_module(self.model, receiver):
-                return  # accelerate prepares optimizers, loaders and schedulers too
+                own_class = defined_by_own_class(self.model, wrapping, member)
+                if own_class is None:
+                    return  # accelerate prepares optimizers, loaders and schedulers too
             launch = launch_of(self.model, node)
             if not launch.possible(_DDP):
                 return  # DeepSpeed's engine and FSDP forward the read; one process wraps nothing
             evidence = launch.shown(_DDP)
             kind = "own-member-prepared" if evidence else "own-member-prepared-launch-unknown"
+            if own_class is not None:
+                kind = "own-class-member-prepared" if evidence else "own-class-member-prepared-launch-unknown"
         unwrapped = self._unwrapped(node, receiver, wrapping)
         fix = None
         if unwrapped is not None:
@@ -277,7 +306,7 @@ class WrappedModelAttribute(Rule):
             return False
         return name in parameter_names(function.params)
 
-    def _cache_fix(self, read: cst.Attribute, receiver: str) -> Fix | None:
+    def _cache_fix(self, read: cst.Attribute, receiver: str, wrapping: Wrapping) -> Fix | None:
         """TRL's upstream shape: ``self.model_<attr> = self.model.config.<attr>`` in ``__init__``."""
         if read.attr.value != "config":
             return None
@@ -290,7 +319,7 @@ class WrappedModelAttribute(Rule):
         if init is None or self.context.enclosing_function(read) is init or _writes_config(self.model.class_facts(cls), attribute):
             return None
         # A base class that wraps ``self.model`` leaves it wrapped after ``super().__init__()``.
-        inherited = "self.model" in self.wrapping.inherited.get(id(cls), {})
+        inherited = wrapping.library_base or "self.model" in self.wrapping.inherited.get(id(cls), {})
         anchor = _unwrapped_model_anchor(cls, init, self.model.imports, after_super=not inherited)
         if anchor is None:
             return None
@@ -397,6 +426,8 @@ def _kind_of(wrapping: Wrapping, evidence: tuple[Evidence, ...]) -> str:
     """Which of the rule's kinds a finding on a read through ``wrapping`` is."""
     if wrapping.kind == STEP_ARGUMENT:
         return "step-model"
+    if wrapping.kind == ACCELERATE and wrapping.library_base:
+        return "library-prepared" if evidence else "library-prepared-launch-unknown"
     if wrapping.kind == ACCELERATE:
         return "prepared" if evidence else "prepared-launch-unknown"
     return "wrapped-here"

@@ -37,6 +37,7 @@ from trllint.facts.wrapping import (
     TRAINER_WRAPPED_ATTRIBUTES,
     Wrapping,
 )
+from trllint.rules.trl001_wrapped_model_attribute.library_bases import LIBRARY_TRAINER_NAMES
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
 from trllint.rules.trl001_wrapped_model_attribute.binding_pass import BindingPass, ClassNames, WrappingFacts
 from trllint.semantic.context import DEFAULT_STEP_METHODS, methods_of
@@ -61,6 +62,7 @@ WRAPPING_MARKERS: tuple[Token, ...] = (
     *DEEPSPEED_HELPERS,
     re.compile(r"\.\s*deepspeed"),
     re.compile(r"\.\s*prepare(?:_model)?\b"),
+    LIBRARY_TRAINER_NAMES,
 )
 
 

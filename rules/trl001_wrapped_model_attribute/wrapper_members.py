@@ -18,6 +18,7 @@ import libcst as cst
 
 from trllint.core.cst.names import dotted_name
 from trllint.facts.wrapping import ACCELERATE, Wrapping
+from trllint.semantic.context import methods_of
 from trllint.semantic.model import SemanticModel
 
 TABLE = Path(__file__).with_name("wrapper_members.toml")
@@ -116,6 +117,24 @@ def shown_a_module(model: SemanticModel, receiver: str) -> bool:
         return frozenset(names - optimizers)
 
     return receiver in model.once((shown_a_module,), compute)
+
+
+def defined_by_own_class(model: SemanticModel, wrapping: Wrapping, member: str) -> cst.ClassDef | None:
+    """The file's own ``nn.Module`` class the wrapped object is an instance of
+    (``model = StableDiffusionWrapper(...)`` before the prepare), when that class defines ``member``
+    itself: a method, or an attribute its methods set on ``self``. The object is then a module,
+    and the member one the wrapper does not forward."""
+    if wrapping.instance_of is None:
+        return None
+    found = None
+    for statement in model.source.module.body:
+        if isinstance(statement, cst.ClassDef) and statement.name.value == wrapping.instance_of:
+            found = statement  # a later class of the name wins, as Python binds it
+    if found is None:
+        return None
+    if member in methods_of(found) or f"self.{member}" in model.class_facts(found).names_assigned:
+        return found
+    return None
 
 
 def runs_outside_the_wrapper(model: SemanticModel, read: cst.Attribute) -> cst.BaseExpression | None:

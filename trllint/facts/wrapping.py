@@ -84,10 +84,16 @@ class Wrapping:
     # Members the wrapped object lacks itself (a plain nn.Module of this file): reading them
     # fails unwrapped too, so the wrapper is not what breaks them.
     missing_unwrapped: frozenset[str] = frozenset()
+    # The plain nn.Module class of the file the wrapped object is an instance of, when known.
+    instance_of: str | None = None
     # The wrapper class a DATA_PARALLEL wrapping made (``DataParallel``, ``DistributedDataParallel``).
     wrapper: str | None = None
     # Made in another module of the project (a helper that returns it, a base class that binds it).
     other_module: bool = False
+    # Made by a function of this file that returns the wrapper (``model = wrap_model(model)``).
+    local_helper: bool = False
+    # Made by a library trainer the class inherits from (TRL's PPOTrainer prepares self.model).
+    library_base: bool = False
 
     def breaks(self, member: str) -> bool:
         """Whether reading ``member`` through this wrapper fails or reads the wrong object."""

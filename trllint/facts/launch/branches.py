@@ -9,7 +9,9 @@ Code that handles both launches tests for the wrapper and reads the bare model o
 
 A test *says wrapped* when it holds whenever the model is wrapped: ``hasattr(m, "module")``,
 ``isinstance(m, <a wrapper class>)``, several processes (``num_processes > 1``, ``world_size >
-1``, ``distributed_type != DistributedType.NO``), ``A or B`` of such tests. On the arm where it
+1``, ``distributed_type != DistributedType.NO``), a process group (``dist.is_initialized()``,
+which DDP needs), ``A or B`` of such tests, a function of the file that returns one
+(``def is_dist(): return dist.is_available() and dist.is_initialized()``). On the arm where it
 is false (the ``else``, the body of ``if not ...``, the code after ``if <test>: return``) the
 model is bare, and reading a model member there is correct.
 
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
 WRAPPER_CLASSES = frozenset(
     {"DistributedDataParallel", "DDP", "DataParallel", "FullyShardedDataParallel", "FSDP", "DeepSpeedEngine", "PipelineEngine"}
 )
+# A process group exists: true wherever DDP wraps (DistributedDataParallel needs one).
+_PROCESS_GROUP_TESTS = frozenset({"dist.is_initialized", "torch.distributed.is_initialized"})
 _PROCESS_COUNTS = ("num_processes", "world_size", "n_gpu", "num_gpus", "_n_gpu", "WORLD_SIZE")
 
 
@@ -46,18 +50,50 @@ def unwrapped_at(model: SemanticModel, read: cst.Attribute) -> bool:
     """The receiver of ``read`` is bare here: it sits where a test that says wrapped is false
     (the shared branch walk of ``trllint.facts.branches``, asked of the property "bare")."""
     receiver = model.source.module.code_for_node(read.value)
+    functions = {f.name.value: f for f in model.source.module.body if isinstance(f, cst.FunctionDef)}
 
     def bare(test: cst.BaseExpression) -> Knowledge:
         # Bare when true (one process), bare when false (a test every wrapped model passes).
-        return (True if _bare_test(test, receiver) else None, True if _wrapped_test(test, receiver) else None)
+        wrapped = _wrapped_test(test, receiver) or _returns_a_wrapped_test(test, functions, receiver)
+        return (True if _bare_test(test, receiver) else None, True if wrapped else None)
 
     return holds_at(read, model.context, bare)
+
+
+def _returns_a_wrapped_test(test: cst.BaseExpression, functions: dict[str, cst.FunctionDef], receiver: str) -> bool:
+    """``test`` calls a function of the file whose whole body returns a test that says wrapped."""
+    if not isinstance(test, cst.Call) or test.args:
+        return False
+    function = functions.get(call_name(test) or "")
+    if function is None or not isinstance(function.body, cst.IndentedBlock):
+        return False
+    statements = [s for s in function.body.body if not _is_docstring(s)]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    returned = statements[0].body[0]
+    if not isinstance(returned, cst.Return) or returned.value is None:
+        return False
+    value = returned.value
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.And):
+        # `dist.is_available() and dist.is_initialized()`: true only where the right side is.
+        value = value.right
+    return _wrapped_test(value, receiver)
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString)
+    )
 
 
 def _wrapped_test(test: cst.BaseExpression, receiver: str) -> bool:
     if isinstance(test, cst.Call):
         name = call_name(test) or ""
         args = [a.value for a in test.args]
+        if name in _PROCESS_GROUP_TESTS and not args:
+            return True
         if name == "hasattr" and len(args) == 2 and _is(args[0], receiver):
             return isinstance(args[1], cst.SimpleString) and args[1].evaluated_value == "module"
         if name == "isinstance" and len(args) == 2 and _is(args[0], receiver):
