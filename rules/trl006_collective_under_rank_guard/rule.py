@@ -21,7 +21,7 @@ from trllint.facts.launch.backends import MULTI_PROCESS, Backend
 from trllint.facts.launch.branches import backends_required
 from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import called_names, calls_in
-from trllint.semantic.context import CONTEXT_METADATA, NodeContext
+from trllint.semantic.context import CONTEXT_METADATA
 from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_reads import RANK_MARKERS
 from trllint.facts.rank_split import RankSplit, Split, rank_split
@@ -38,6 +38,7 @@ from .collectives import (
     engines_from_initialize,
     names_checkpoints_automatically,
 )
+from .guard_syntax import exit_of, single_assignments, tests_holding_at
 from .hoisting import hoist_fix, run_by
 
 COLLECTIVE_MARKERS = (
@@ -46,7 +47,6 @@ COLLECTIVE_MARKERS = (
     "deepspeed.initialize",
 )
 _BUILTINS = frozenset(dir(builtins))
-_EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ class CollectiveUnderRankGuard(Rule):
         if key in self._backends_of_helpers:
             return self._backends_of_helpers[key]
         self._backends_of_helpers[key] = None  # recursion: under every backend
-        values = _single_assignments(function)
+        values = single_assignments(function)
         found: frozenset[Backend] = frozenset()
         for call in self._calls_run_by(function):
             collective = self.collective_or_entering_call(call)
@@ -178,7 +178,7 @@ class CollectiveUnderRankGuard(Rule):
             backends = collective.backends
             if collective.kind == "save_state" and names_checkpoints_automatically(self.source) is not None:
                 backends = None  # a barrier under every backend
-            for test in _tests_holding_at(call, function, self.context):
+            for test in tests_holding_at(call, function, self.context):
                 required = backends_required(test, values.get)
                 if required is not None:
                     backends = required if backends is None else backends & required
@@ -229,7 +229,7 @@ class CollectiveUnderRankGuard(Rule):
                     and not _made_in(child, collective.call)
                 ):
                     return Guard(ancestor, "if" if in_body else "else", self._code(ancestor.test), split)
-                if isinstance(ancestor, cst.If) and in_body and _exit_of(ancestor.body) is not None:
+                if isinstance(ancestor, cst.If) and in_body and exit_of(ancestor.body) is not None:
                     exits_after.append(ancestor)
                 if isinstance(ancestor, cst.If) and (in_body or child is ancestor.orelse):
                     holds.add(self._fact_of(ancestor.test, in_body))
@@ -273,7 +273,7 @@ class CollectiveUnderRankGuard(Rule):
         enter the ``if`` meet the collective there and leave; the others skip it and meet the same
         collective after the ``if``, before their own exit (the end of the function, for a
         ``return``; of the loop's turn, for ``continue`` or ``break``)."""
-        exit_kind = _exit_of(test_node.body)
+        exit_kind = exit_of(test_node.body)
         if exit_kind is None:
             return False
         child: cst.CSTNode = test_node
@@ -327,7 +327,7 @@ class CollectiveUnderRankGuard(Rule):
                 return None
             if not isinstance(statement, cst.If) or statement.orelse is not None:
                 continue
-            exit_kind = _exit_of(statement.body)
+            exit_kind = exit_of(statement.body)
             if exit_kind is None or self.enters_kind(statement.body, kind):
                 continue
             if self._denied_where_it_runs(statement.test, holds, block.body[index + 1 :], child):
@@ -471,53 +471,5 @@ def _made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
     return False
 
 
-def _tests_holding_at(call: cst.Call, function: cst.FunctionDef, context: NodeContext) -> list[cst.BaseExpression]:
-    """The tests of the ifs in ``function`` whose body holds ``call``: true wherever it runs."""
-    tests: list[cst.BaseExpression] = []
-    child: cst.CSTNode = call
-    for ancestor in context.ancestors(call):
-        if ancestor is function:
-            break
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.body:
-            tests.append(ancestor.test)
-        child = ancestor
-    return tests
-
-
-def _single_assignments(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
-    """The plain names ``function`` binds once, by a plain assignment, with their values."""
-    values: dict[str, cst.BaseExpression] = {}
-    bound_again: set[str] = set()
-    for node in walk.statements(function.body, into_definitions=False):
-        names: list[str] = []
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and len(node.targets) == 1:
-                    name = target.target.value
-                    if name in values:
-                        bound_again.add(name)
-                    values[name] = node.value
-                else:
-                    names += assigned_names(target.target)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
-            names += assigned_names(node.target)
-        elif isinstance(node, cst.With):
-            names += [n for item in node.items if item.asname is not None for n in assigned_names(item.asname.name)]
-        bound_again.update(names)
-    return {name: value for name, value in values.items() if name not in bound_again}
-
-
 def _ifs_in(scope: cst.CSTNode) -> list[cst.If]:
     return run_by(scope, kinds=(cst.If,))
-
-
-def _exit_of(block: cst.BaseSuite) -> str | None:
-    """``return``/``continue``/``break`` when ``block`` always ends with one (``raise`` crashes, not hangs)."""
-    statements = getattr(block, "body", ())
-    if not statements:
-        return None
-    last = statements[-1]
-    if isinstance(last, cst.SimpleStatementLine) and last.body:
-        last = last.body[-1]
-    return _EXITS.get(type(last))
-

@@ -1,0 +1,59 @@
+"""What the code around a collective says, read from its syntax: the tests of the ifs that hold it,
+the names its function binds once, and how a block ends."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from trllint.core.cst import walk
+from trllint.core.cst.names import assigned_names
+from trllint.semantic.context import NodeContext
+
+_EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
+
+
+def tests_holding_at(call: cst.Call, function: cst.FunctionDef, context: NodeContext) -> list[cst.BaseExpression]:
+    """The tests of the ifs in ``function`` whose body holds ``call``: true wherever it runs."""
+    tests: list[cst.BaseExpression] = []
+    child: cst.CSTNode = call
+    for ancestor in context.ancestors(call):
+        if ancestor is function:
+            break
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.body:
+            tests.append(ancestor.test)
+        child = ancestor
+    return tests
+
+
+def single_assignments(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    """The plain names ``function`` binds once, by a plain assignment, with their values."""
+    values: dict[str, cst.BaseExpression] = {}
+    bound_again: set[str] = set()
+    for node in walk.statements(function.body, into_definitions=False):
+        names: list[str] = []
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and len(node.targets) == 1:
+                    name = target.target.value
+                    if name in values:
+                        bound_again.add(name)
+                    values[name] = node.value
+                else:
+                    names += assigned_names(target.target)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            names += assigned_names(node.target)
+        elif isinstance(node, cst.With):
+            names += [n for item in node.items if item.asname is not None for n in assigned_names(item.asname.name)]
+        bound_again.update(names)
+    return {name: value for name, value in values.items() if name not in bound_again}
+
+
+def exit_of(block: cst.BaseSuite) -> str | None:
+    """``return``/``continue``/``break`` when ``block`` always ends with one (``raise`` crashes, not hangs)."""
+    statements = getattr(block, "body", ())
+    if not statements:
+        return None
+    last = statements[-1]
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        last = last.body[-1]
+    return _EXITS.get(type(last))
