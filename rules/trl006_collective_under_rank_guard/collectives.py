@@ -92,7 +92,7 @@ AUTOMATIC_NAMING = "automatic_checkpoint_naming"
 class Collective:
     call: cst.Call
     label: str  # how the message names it: `accelerator.gather_for_metrics`, `dist.barrier`
-    kind: str  # what pairs with what: every barrier is a "barrier", else the method's name
+    kind: str  # what pairs with what (see `_kind`): a "barrier", a "gather", else the method's name
     hoist: Hoist
     # A function of the file that enters collectives ("call:" kinds): the backends under which
     # it enters one (None: under every backend), from the collectives it reaches and its own tests.
@@ -168,7 +168,11 @@ def _engine_forward(call: cst.Call, context: NodeContext) -> Collective | None:
 
 
 def _kind(method: str) -> str:
-    return "barrier" if method in ("wait_for_everyone", *TORCH_BARRIERS) else method
+    # Every barrier is a "barrier"; gather_for_metrics is accelerate's gather (one all-gather)
+    # followed by dropping the last batch's padding, so it meets a `gather` on the other ranks.
+    if method in ("wait_for_everyone", *TORCH_BARRIERS):
+        return "barrier"
+    return "gather" if method == "gather_for_metrics" else method
 
 
 def _is_trainer(receiver: cst.BaseExpression, call: cst.Call, context: NodeContext) -> bool:
