@@ -371,7 +371,8 @@ def test_function_facts():
             return deepspeed.initialize(model=model)
 
         def mean(self, x):
-            return dist.all_reduce(x)
+            dist.all_reduce(x)
+            return x
     """).replace("import torch.distributed as dist", "import deepspeed\n    import torch.distributed as dist\n    from helpers import compute_elsewhere, load"))
     returned = RETURNS_ACROSS_RANKS.compute(model)
     assert returned["get_all_reduce_mean"] == [True, False] and returned["gathered"] == [True, False]
