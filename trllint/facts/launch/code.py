@@ -5,9 +5,7 @@
   ``TrainingArguments(deepspeed=..., fsdp=...)`` (any ``*Arguments`` / ``*Config``), a bare
   ``FullyShardedDataParallel(...)`` / ``DistributedDataParallel(...)`` wrap.
 - It handles one: ``accelerator.distributed_type == DistributedType.DEEPSPEED``,
-  ``is_deepspeed_zero3_enabled()``, ``self.is_fsdp_enabled``, ``accelerator.state.deepspeed_plugin``,
-  a test of the ZeRO stage against 3 (``args.deepspeed_stage == 3``,
-  ``ds_config["zero_optimization"]["stage"] == 3``):
+  ``is_deepspeed_zero3_enabled()``, ``self.is_fsdp_enabled``, ``accelerator.state.deepspeed_plugin``:
   code that handles DeepSpeed says DeepSpeed is a launch it supports (the diffusers examples'
   ``save_state`` hang was fixed by such a test).
 - ``notebook_launcher(fn, num_processes=N)`` starts ``fn`` in N processes (None: one per GPU).
@@ -83,10 +81,6 @@ class _Reader(cst.CSTVisitor):
 
     def _skip(self, *names: cst.CSTNode | None) -> None:
         self._not_read.update(id(name) for name in names if isinstance(name, cst.Name))
-
-    def visit_Comparison(self, node: cst.Comparison) -> None:
-        if _tests_zero3_stage(node):
-            self.found.add(frozenset({Backend.ZERO3}), self.line_of(node), "the code handles DeepSpeed ZeRO-3 (it tests the ZeRO stage against 3)")
 
     def visit_Call(self, node: cst.Call) -> None:
         _call(node, self.found, self.line_of)
@@ -271,32 +265,6 @@ def _call(call: cst.Call, found: CodeLaunch, line_of: LineOf) -> None:
             found.add(DEEPSPEED, line_of(call), f"{name}(deepspeed=...) trains under DeepSpeed")
         if not _absent(_keyword(call, "fsdp")):
             found.add(frozenset({Backend.FSDP}), line_of(call), f"{name}(fsdp=...) trains under FSDP")
-
-
-_STAGE_COMPARISONS = (cst.Equal, cst.NotEqual, cst.GreaterThanEqual)
-
-
-def _tests_zero3_stage(comparison: cst.Comparison) -> bool:
-    """``<a ZeRO stage> == 3`` (or ``!=``, ``>=``; either side): a stage is a name whose last part
-    names one (``stage``, ``zero_stage``, ``args.deepspeed_stage``) or a ``["stage"]`` subscript."""
-    if len(comparison.comparisons) != 1:
-        return False
-    target = comparison.comparisons[0]
-    if not isinstance(target.operator, _STAGE_COMPARISONS):
-        return False
-    left, right = comparison.left, target.comparator
-    if _constant(left) == 3:
-        left, right = right, left
-    return _constant(right) == 3 and _is_zero_stage(left)
-
-
-def _is_zero_stage(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
-        index = node.slice[0].slice
-        key = _constant(index.value) if isinstance(index, cst.Index) else None
-        return key in ("stage", "zero_stage")
-    name = _last(node) if isinstance(node, (cst.Name, cst.Attribute)) else ""
-    return name in ("stage", "zero_stage", "ds_stage", "deepspeed_stage", "zero_optimization_stage")
 
 
 def _attribute(node: cst.Attribute, found: CodeLaunch, line_of: LineOf) -> None:
