@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from trllint.core.cst.names import argument, call_name, dotted_name
-from trllint.facts.ranks import splits_ranks
+from trllint.facts.rank_split import under_rank_split
 from trllint.facts.scope_flow import RankFlow
 from trllint.semantic.model import SemanticModel
 
@@ -33,7 +33,7 @@ def log_file_values(model: SemanticModel, flow: RankFlow) -> list[tuple[cst.Base
             handle = dotted_name(func.value)
             if handle is None or not _opened_for_text_writing(model, line, handle, flow.scope):
                 continue
-            if _under_rank_test(model, line, flow.scope):
+            if under_rank_split(model, line, flow.scope):
                 found.extend((value, line) for value in formatted_values(call.args[0].value))
     return found
 
@@ -72,11 +72,3 @@ def _opened_for_text_writing(model: SemanticModel, line: cst.CSTNode, handle: st
                 return isinstance(letters, str) and ("a" in letters or "w" in letters) and "b" not in letters
     return False
 
-
-def _under_rank_test(model: SemanticModel, line: cst.CSTNode, scope: cst.CSTNode) -> bool:
-    for ancestor in model.context.ancestors(line):
-        if ancestor is scope:
-            return False
-        if isinstance(ancestor, cst.If) and splits_ranks(model, ancestor.test):
-            return True
-    return False

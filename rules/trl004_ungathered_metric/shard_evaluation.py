@@ -9,7 +9,7 @@ import libcst as cst
 
 from trllint.core.cst.names import dotted_name
 from trllint.facts.rank_lattice import Rank
-from trllint.facts.ranks import splits_ranks
+from trllint.facts.rank_split import under_rank_split
 from trllint.facts.scope_flow import RankFlow
 from trllint.semantic.model import SemanticModel
 
@@ -27,11 +27,8 @@ def evaluated_by_some_ranks(model: SemanticModel, flow: RankFlow, value: cst.Bas
             continue
         if not any(_is_sharded_loader(arg.value, binding.statement, flow) for arg in binding.value.args):
             continue
-        for ancestor in model.context.ancestors(binding.statement):
-            if ancestor is flow.scope:
-                break
-            if isinstance(ancestor, cst.If) and splits_ranks(model, ancestor.test):
-                return True
+        if under_rank_split(model, binding.statement, flow.scope):
+            return True
     return False
 
 

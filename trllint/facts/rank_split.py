@@ -108,6 +108,17 @@ def differs_by_rank(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTN
     return rank_split(model, test, at, data=data) is not None
 
 
+def under_rank_split(model: SemanticModel, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+    """``node`` sits in an ``if`` of ``scope`` whose test reads the rank (``if master_process:``):
+    only some ranks run it."""
+    for ancestor in model.context.ancestors(node):
+        if ancestor is scope:
+            return False
+        if isinstance(ancestor, cst.If) and differs_by_rank(model, ancestor.test, ancestor, data=False):
+            return True
+    return False
+
+
 def _rank_origin(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> cst.CSTNode:
     """The assignment that bound a rank test or index the test reads by name (``is_main = rank ==
     0``), else the test: the line a reader looks at to see why the ranks part."""
