@@ -685,3 +685,34 @@ def test_a_module_is_read_once_for_every_question_about_it(tmp_path: Path, monke
     assert not index.names_only_where_defined(path, "dist")
     assert set(index.outline(path).functions) == {"mean"}
     assert reads == [path]
+
+
+def test_spelled_dotted_names_hold_every_imported_call_libcst_finds():
+    """The prefilter's ``Reached`` asks the text for the file's calls before any parse; it must
+    miss none of the calls the parsed file has (else a helper's finding would vanish)."""
+    from trllint.semantic.project.outline import module_imports, spelled_dotted_names
+    import ast
+
+    odd = textwrap.dedent('''
+        import utils, pkg.io as io
+        from .helpers import save
+        x = utils.save(a)
+        y = (utils  # the chain goes on
+             .io
+             .load)(b)
+        z = utils\\
+            .k()
+        w = save(1) + io.read(2) + other.utils.f()
+        def f():
+            return [utils.g(i) for i in range(3)]
+    ''')
+    texts = [odd] + [path.read_text(encoding="utf-8") for path in sorted(Path("rules").glob("*/cases/*.py"))]
+    for text in texts:
+        heads = set(module_imports(ast.parse(text)))
+        model = SemanticModel.of(SourceFile(text=text, display_path="case.py"))
+        called = {name for name in model.dotted_calls if name.partition(".")[0] in heads}
+        assert called <= spelled_dotted_names(text, heads), text[:200]
+    assert spelled_dotted_names(odd, {"utils", "io", "save"}) >= {
+        "utils.save", "utils.io.load", "utils.k", "save", "io.read", "utils.g",
+    }
+    assert "utils.f" not in spelled_dotted_names(odd, {"utils"})  # an attribute of another name

@@ -37,7 +37,7 @@ def project_reaches(
     the file's calls and the outline of its classes. A file CPython cannot parse is let through:
     its syntax error is reported by the rule's run."""
     from trllint.core.syntax import cpython_tree
-    from trllint.semantic.project.outline import class_bases
+    from trllint.semantic.project.outline import class_bases, spelled_dotted_names
 
     source = model.source
 
@@ -48,8 +48,9 @@ def project_reaches(
         view = project_view(model)
         if view is None:
             return False
-        # The calls of the file's code whose first name an import binds (``reaches`` follows them).
-        called = {n for n in model.dotted_calls if n.partition(".")[0] in view.imports} if calls else set()
+        # Asked before the file is parsed: the dotted names its text spells whose first name an import
+        # binds hold every call ``reaches`` could follow, so no file one leads on from is skipped.
+        called = spelled_dotted_names(source.text, set(view.imports)) if calls else set()
         return view.reaches(tokens, called, class_bases(tree, source.lines, reading))
 
     return model.once((project_reaches, tokens, calls, reading), compute)

@@ -213,6 +213,27 @@ def _top_level_line(text: str, position: int) -> int:
     return line_start
 
 
+# Between two names of a dotted chain: spaces, line breaks, a backslash continuation, a comment.
+_CHAIN_GAP = r"(?:\s|\\\n|#[^\n]*\n)*"
+_NAME = r"[^\W\d]\w*"
+
+
+def spelled_dotted_names(text: str, heads: frozenset[str] | set[str]) -> set[str]:
+    """Every dotted name the text spells as called (``utils.save(``, ``(utils.save)(``) whose first
+    name is one of ``heads``, in code, comments or strings alike. A test of the text only: it holds
+    every call of the file whose callee is such a name (``SemanticModel.dotted_calls``, which LibCST
+    decides), so a prefilter asked of it lets through every file the calls could."""
+    if not heads:
+        return set()
+    pattern = re.compile(
+        r"(?<![\w.])(" + "|".join(map(re.escape, sorted(heads))) + r")\b((?:" + _CHAIN_GAP + r"\." + _CHAIN_GAP + _NAME + r")*)(?:" + _CHAIN_GAP + r"\))*" + _CHAIN_GAP + r"\("
+    )
+    found: set[str] = set()
+    for match in pattern.finditer(text):
+        found.add(".".join([match.group(1)] + re.findall(_NAME, re.sub(r"#[^\n]*\n", "", match.group(2)))))
+    return found
+
+
 def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | None = None) -> set[str]:
     """The bases of the module's classes (nested ones too), as written.
 
