@@ -50,7 +50,9 @@ def project_reaches(
             return False
         # Asked before the file is parsed: the dotted names its text spells whose first name an import
         # binds hold every call ``reaches`` could follow, so no file one leads on from is skipped.
-        called = spelled_dotted_names(source.text, set(view.imports)) if calls else set()
+        called: set[str] = set()
+        if calls:
+            called = model.once((spelled_dotted_names,), lambda: spelled_dotted_names(source.text, set(view.imports)))
         return view.reaches(tokens, called, class_bases(tree, source.lines, reading))
 
     return model.once((project_reaches, tokens, calls, reading), compute)
