@@ -238,8 +238,11 @@ def benchmarks_table(document: Mapping, rules: list[RuleInfo], chosen: Mapping[t
         for code, entry in sorted(recall.get("rules", {}).items()):
             recall_rows.append(f"| {code} | {entry.get('pairs', 0)} | {entry.get('caught_preview', 0)} "
                                f"| {entry.get('caught_default', 0)} | {entry.get('errors', 0)} |")
-        parts.append(f"Recall on the bug-fix pairs (`recall/run.py`), at `{str(recall.get('commit', 'unknown'))[:12]}` "
-                     f"({recall.get('date', 'no date')}):\n\n" + "\n".join(recall_rows))
+        # Written before the method was recorded: each file was linted alone.
+        method = recall.get("method", "file alone")
+        parts.append(f"Recall on the bug-fix pairs (`recall/run.py`, each file linted {method}), at "
+                     f"`{str(recall.get('commit', 'unknown'))[:12]}` ({recall.get('date', 'no date')}):\n\n"
+                     + "\n".join(recall_rows))
     return "\n\n".join(parts)
 
 

@@ -139,3 +139,62 @@ def test_results_add_the_recall_per_rule_both_ways_and_keep_the_precision(tmp_pa
     assert "stale" not in recall and len(recall["commit"]) == 40 and recall["pairs_file"] == "pairs.toml"
     # No launch shows the wrapper: the finding is of an unproven kind, which the default never shows.
     assert recall["rules"] == {"TRL001": {"pairs": 1, "caught_preview": 1, "caught_default": 0, "errors": 0}}
+
+
+FSDP_BUGGY = """\
+from accelerate import Accelerator
+
+
+def main(policy, reference, optimizer, loader):
+    accelerator = Accelerator()
+    policy, optimizer, loader = accelerator.prepare(policy, optimizer, loader)
+    reference = accelerator.prepare_model(reference, evaluation_mode=True)
+    for batch in loader:
+        accelerator.backward(policy(**batch).loss - reference(**batch).loss)
+"""
+
+FSDP_CONFIG = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_processes: 8\n"
+LAUNCH = "accelerate launch --config_file configs/fsdp.yaml src/train.py\n"
+
+
+@pytest.fixture
+def fsdp_mirror(tmp_path: Path) -> tuple[Path, str, str]:
+    """A project whose launch (a config and a script beside the trainer) is FSDP; its last commit
+    places the reference model. Its own [tool.trllint] would ignore the rule."""
+    work = tmp_path / "fsdp-work"
+    (work / "src").mkdir(parents=True)
+    (work / "configs").mkdir()
+    _git(work, "init", "-q")
+    (work / "src" / "train.py").write_text(FSDP_BUGGY)
+    (work / "configs" / "fsdp.yaml").write_text(FSDP_CONFIG)
+    (work / "train.sh").write_text(LAUNCH)
+    (work / "pyproject.toml").write_text('[project]\nname = "dpo"\n\n[tool.trllint]\nignore = ["TRL002"]\n')
+    _git(work, "add", ".")
+    _git(work, "commit", "-qm", "buggy")
+    parent = _git(work, "rev-parse", "HEAD")
+    (work / "src" / "train.py").write_text(FSDP_BUGGY.replace("evaluation_mode=True)", "evaluation_mode=True, device_placement=True)"))
+    _git(work, "commit", "-qam", "fix")
+    fix = _git(work, "rev-parse", "HEAD")
+    mirror = tmp_path / "fsdp-mirror"
+    (mirror / "acme+trainer").mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirror / "acme+trainer" / "repo")], check=True)
+    return mirror, parent, fix
+
+
+def test_in_its_project_the_launch_proves_the_finding_the_file_alone_does_not(tmp_path, fsdp_mirror):
+    folder, parent, fix = fsdp_mirror
+    pairs = _pairs(tmp_path, parent, fix, [7])
+    pairs.write_text(pairs.read_text().replace('code = "TRL001"', 'code = "TRL002"'))
+    in_project, alone = tmp_path / "in-project.json", tmp_path / "alone.json"
+    for extra, out in (([], in_project), (["--file-alone"], alone)):
+        code = recall_run.main(["--mirror", str(folder), "--pairs", str(pairs), "--results", str(out), *extra])
+        assert code == 0
+    # The FSDP launch is in the project's config and script: a proven kind, on by default. The
+    # project's own `ignore = ["TRL002"]` is not applied.
+    recall = json.loads(in_project.read_text())["recall"]
+    assert recall["method"] == "in its project"
+    assert recall["rules"] == {"TRL002": {"pairs": 1, "caught_preview": 1, "caught_default": 1, "errors": 0}}
+    # The file alone shows no launch: only the unproven preview kind finds it.
+    recall = json.loads(alone.read_text())["recall"]
+    assert recall["method"] == "file alone"
+    assert recall["rules"] == {"TRL002": {"pairs": 1, "caught_preview": 1, "caught_default": 0, "errors": 0}}

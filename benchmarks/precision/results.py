@@ -7,7 +7,8 @@ and finding kind, and the recall run's numbers per rule, for ``scripts/graduate.
      "splits": {"test": {"TRL001": {"step-model": {"findings": 3, "real": 3, "wrong": 0,
                 "debatable": 0, "unlabelled": 0, "strict_precision": 1.0,
                 "labellers": ["helper-..."], "broken_safe_fixes": 0}}}},
-     "recall": {"date": ..., "commit": ..., "dirty": ..., "rules": {"TRL001": {"pairs": 5,
+     "recall": {"date": ..., "commit": ..., "dirty": ..., "method": "in its project",
+                "rules": {"TRL001": {"pairs": 5,
                 "caught_preview": 4, "caught_default": 2, "errors": 0}}}}
 
 ``precision/run.py --results FILE`` writes everything but ``recall`` and keeps the ``recall`` an

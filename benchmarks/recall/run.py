@@ -5,13 +5,15 @@
 Each pair of ``pairs.toml`` names a repository, a fix commit, its parent (the buggy version), a
 file, a rule code and the lines of the bug in the parent. For every pair this script:
 
-1. reads both versions of the file (and of any ``context`` paths the pair lists) with
-   ``git show <commit>:<path>`` from the repository's git snapshot under ``--mirror DIR``
-   (``DIR/<owner>+<name>/repo``, ``DIR/<owner>+<name>.git`` or ``DIR/<owner>+<name>``),
-   into a temporary folder, keeping the path relative to the repository root; each version
-   is a project of its own, with an empty ``[tool.trllint]`` so that no configuration from
-   outside applies;
-2. lints each version with this checkout's trllint (``--select ALL --format json``, plus
+1. writes out the whole tree of each commit (``git archive``) from the repository's git snapshot
+   under ``--mirror DIR`` (``DIR/<owner>+<name>/repo``, ``DIR/<owner>+<name>.git`` or
+   ``DIR/<owner>+<name>``) into a temporary folder: the pair's file is linted inside its project,
+   as a user, a pre-commit hook or CI lints it, with the launch scripts, configs and modules the
+   project holds (the precision benchmark lints whole projects alike). The project's own
+   ``[tool.trllint]``, if any, is replaced by an empty one, so that no configuration applies.
+   ``--file-alone`` instead writes only the file and the ``context`` paths the pair lists
+   (``git show <commit>:<path>``): what the file itself proves;
+2. lints the pair's file with this checkout's trllint (``--select ALL --format json``, plus
    ``--preview`` when the CLI has it);
 3. counts the pair **caught** when the parent has a finding of the pair's rule within ``NEAR``
    lines of a bug line, and the fix **silent** when the fixed file has no finding of that rule
@@ -36,6 +38,8 @@ import difflib
 import hashlib
 import importlib.util
 import json
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -158,12 +162,12 @@ def has_preview_flag() -> bool:
     return "--preview" in done.stdout
 
 
-def lint(root: Path, preview: bool) -> list[dict]:
+def lint(root: Path, preview: bool, paths: list[str]) -> list[dict]:
     command = [sys.executable, "-m", "trllint", "--format", "json", "--select", "ALL", "--no-cache",
                "--exit-zero", "--jobs", "1"]
     if preview:
         command.append("--preview")
-    done = subprocess.run(command + ["."], capture_output=True, text=True, cwd=root)
+    done = subprocess.run(command + paths, capture_output=True, text=True, cwd=root)
     if done.returncode != 0:
         raise RuntimeError(f"trllint exited {done.returncode}: {done.stderr.strip()[-500:]}")
     return json.loads(done.stdout or "[]")
@@ -176,6 +180,21 @@ def materialise(root: Path, gitdir: Path, commit: str, paths: list[str]) -> None
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(show(gitdir, commit, path), encoding="utf-8")
+
+
+def materialise_project(root: Path, gitdir: Path, commit: str) -> None:
+    """The whole tree of ``commit`` under ``root``, its trllint configuration emptied."""
+    root.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", f"--git-dir={gitdir}", "archive", commit], capture_output=True)
+    if archive.returncode != 0:
+        raise LookupError(f"git archive {commit[:12]}: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    config = root / "pyproject.toml"
+    text = config.read_text(encoding="utf-8", errors="replace") if config.is_file() else ""
+    # A project's own [tool.trllint] would change what runs; other tools' sections are kept (the
+    # file marks the project root).
+    kept = re.sub(r"(?ms)^\[tool\.trllint[^\]]*\].*?(?=^\[|\Z)", "", text)
+    config.write_text(kept.rstrip() + "\n\n[tool.trllint]\n", encoding="utf-8")
 
 
 def fix_region(parent_text: str, fix_text: str, lines: tuple[int, ...]) -> tuple[int, int]:
@@ -196,7 +215,7 @@ def near(found: list[int], low: int, high: int) -> bool:
     return any(low - NEAR <= line <= high + NEAR for line in found)
 
 
-def evaluate(pair: Pair, mirror: Path, workdir: Path, preview: bool) -> Outcome:
+def evaluate(pair: Pair, mirror: Path, workdir: Path, preview: bool, in_project: bool = True) -> Outcome:
     outcome = Outcome(pair)
     gitdir = git_dir(mirror, pair.repo)
     if gitdir is None:
@@ -207,14 +226,19 @@ def evaluate(pair: Pair, mirror: Path, workdir: Path, preview: bool) -> Outcome:
         sides = {}
         for side, commit in (("parent", pair.parent), ("fix", pair.fix)):
             root = workdir / pair.id / side
-            materialise(root, gitdir, commit, paths)
-            found = [f for f in lint(root, preview) if f["code"] == pair.code and f["path"] == pair.path]
+            if in_project:
+                materialise_project(root, gitdir, commit)
+            else:
+                materialise(root, gitdir, commit, paths)
+            found = [f for f in lint(root, preview, [pair.path]) if f["code"] == pair.code and f["path"] == pair.path]
             sides[side] = sorted({f["line"] for f in found})
         parent_text = (workdir / pair.id / "parent" / pair.path).read_text(encoding="utf-8")
         fix_text = (workdir / pair.id / "fix" / pair.path).read_text(encoding="utf-8")
-    except (LookupError, RuntimeError, json.JSONDecodeError) as exc:
+    except (LookupError, RuntimeError, json.JSONDecodeError, OSError, subprocess.CalledProcessError) as exc:
         outcome.error = str(exc)
         return outcome
+    finally:
+        shutil.rmtree(workdir / pair.id, ignore_errors=True)  # a project tree is large: one at a time
     outcome.parent_lines, outcome.fix_lines = sides["parent"], sides["fix"]
     outcome.caught = any(near(outcome.parent_lines, line, line) for line in pair.lines)
     outcome.fix_region = fix_region(parent_text, fix_text, pair.lines)
@@ -259,7 +283,7 @@ def recall_by_rule(with_preview: list[Outcome], by_default: list[Outcome]) -> di
     return dict(sorted(rules.items()))
 
 
-def write_recall(path: Path, rules: dict[str, dict[str, int]], pairs_file: Path) -> None:
+def write_recall(path: Path, rules: dict[str, dict[str, int]], pairs_file: Path, method: str) -> None:
     """The ``recall`` key of the result file at ``path``; the precision run's keys are kept."""
     spec = importlib.util.spec_from_file_location("precision_results", REPO / "benchmarks" / "precision" / "results.py")
     assert spec is not None and spec.loader is not None
@@ -267,7 +291,7 @@ def write_recall(path: Path, rules: dict[str, dict[str, int]], pairs_file: Path)
     spec.loader.exec_module(results)
     commit, dirty = results.checkout_state(REPO)
     recall = {"date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(), "commit": commit,
-              "dirty": dirty, "pairs_file": pairs_file.name, "rules": rules}
+              "dirty": dirty, "pairs_file": pairs_file.name, "method": method, "rules": rules}
     earlier = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     results.write_results(path, {"recall": recall}, keep=[key for key in earlier if key != "recall"])
 
@@ -282,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--default-selection", action="store_true", help="lint without --preview: the recall of what users get by default"
     )
+    parser.add_argument("--file-alone", action="store_true",
+                        help="lint each pair's file with only its context paths, not inside its project's tree")
     parser.add_argument("--results", type=Path,
                         help="lint each pair with --preview and without, and write the recall per rule under the "
                              "'recall' key of this result file (benchmarks/precision/results.json), keeping the rest")
@@ -297,13 +323,15 @@ def main(argv: list[str] | None = None) -> int:
         pairs = [p for p in pairs if p.id in wanted]
     preview = has_preview_flag() and not args.default_selection
     with tempfile.TemporaryDirectory(prefix="trllint-recall-") as tmp:
-        outcomes = [evaluate(pair, args.mirror, Path(tmp), preview) for pair in pairs]
+        outcomes = [evaluate(pair, args.mirror, Path(tmp), preview, not args.file_alone) for pair in pairs]
     if args.results:
         with tempfile.TemporaryDirectory(prefix="trllint-recall-") as tmp:
-            other = [evaluate(pair, args.mirror, Path(tmp), not preview) for pair in pairs]
+            other = [evaluate(pair, args.mirror, Path(tmp), not preview, not args.file_alone) for pair in pairs]
         with_preview, by_default = (outcomes, other) if preview else (other, outcomes)
-        write_recall(args.results, recall_by_rule(with_preview, by_default), args.pairs)
-    print(f"trllint {'with' if preview else 'without'} --preview, {len(pairs)} pairs, NEAR={NEAR}\n")
+        write_recall(args.results, recall_by_rule(with_preview, by_default), args.pairs,
+                     "file alone" if args.file_alone else "in its project")
+    where = "each file alone" if args.file_alone else "each file in its project"
+    print(f"trllint {'with' if preview else 'without'} --preview, {len(pairs)} pairs, {where}, NEAR={NEAR}\n")
     print("| pair | split | rule | bug lines | caught | parent findings | fix silent | fix findings |")
     print("|---|---|---|---|---|---|---|---|")
     for o in outcomes:
