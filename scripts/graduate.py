@@ -239,7 +239,7 @@ def benchmarks_table(document: Mapping, rules: list[RuleInfo], chosen: Mapping[t
             recall_rows.append(f"| {code} | {entry.get('pairs', 0)} | {entry.get('caught_preview', 0)} "
                                f"| {entry.get('caught_default', 0)} | {entry.get('errors', 0)} |")
         # Written before the method was recorded: each file was linted alone.
-        method = recall.get("method", "file alone")
+        method = recall.get("method", "alone")
         parts.append(f"Recall on the bug-fix pairs (`recall/run.py`, each file linted {method}), at "
                      f"`{str(recall.get('commit', 'unknown'))[:12]}` ({recall.get('date', 'no date')}):\n\n"
                      + "\n".join(recall_rows))

@@ -196,5 +196,5 @@ def test_in_its_project_the_launch_proves_the_finding_the_file_alone_does_not(tm
     assert recall["rules"] == {"TRL002": {"pairs": 1, "caught_preview": 1, "caught_default": 1, "errors": 0}}
     # The file alone shows no launch: only the unproven preview kind finds it.
     recall = json.loads(alone.read_text())["recall"]
-    assert recall["method"] == "file alone"
+    assert recall["method"] == "alone"
     assert recall["rules"] == {"TRL002": {"pairs": 1, "caught_preview": 1, "caught_default": 0, "errors": 0}}

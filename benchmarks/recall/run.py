@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             other = [evaluate(pair, args.mirror, Path(tmp), not preview, not args.file_alone) for pair in pairs]
         with_preview, by_default = (outcomes, other) if preview else (other, outcomes)
         write_recall(args.results, recall_by_rule(with_preview, by_default), args.pairs,
-                     "file alone" if args.file_alone else "in its project")
+                     "alone" if args.file_alone else "in its project")
     where = "each file alone" if args.file_alone else "each file in its project"
     print(f"trllint {'with' if preview else 'without'} --preview, {len(pairs)} pairs, {where}, NEAR={NEAR}\n")
     print("| pair | split | rule | bug lines | caught | parent findings | fix silent | fix findings |")
