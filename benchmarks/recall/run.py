@@ -215,35 +215,42 @@ def near(found: list[int], low: int, high: int) -> bool:
     return any(low - NEAR <= line <= high + NEAR for line in found)
 
 
-def evaluate(pair: Pair, mirror: Path, workdir: Path, preview: bool, in_project: bool = True) -> Outcome:
-    outcome = Outcome(pair)
+def evaluate(pair: Pair, mirror: Path, workdir: Path, previews: tuple[bool, ...], in_project: bool = True) -> list[Outcome]:
+    """The pair's outcome for each of ``previews`` (lint with ``--preview`` or not), from one
+    copy of each version."""
+    outcomes = [Outcome(pair) for _ in previews]
     gitdir = git_dir(mirror, pair.repo)
     if gitdir is None:
-        outcome.error = f"no git snapshot of {pair.repo} under {mirror}"
-        return outcome
+        for outcome in outcomes:
+            outcome.error = f"no git snapshot of {pair.repo} under {mirror}"
+        return outcomes
     paths = [pair.path, *pair.context]
     try:
-        sides = {}
+        sides: dict[tuple[str, bool], list[int]] = {}
         for side, commit in (("parent", pair.parent), ("fix", pair.fix)):
             root = workdir / pair.id / side
             if in_project:
                 materialise_project(root, gitdir, commit)
             else:
                 materialise(root, gitdir, commit, paths)
-            found = [f for f in lint(root, preview, [pair.path]) if f["code"] == pair.code and f["path"] == pair.path]
-            sides[side] = sorted({f["line"] for f in found})
+            for preview in previews:
+                found = [f for f in lint(root, preview, [pair.path]) if f["code"] == pair.code and f["path"] == pair.path]
+                sides[side, preview] = sorted({f["line"] for f in found})
         parent_text = (workdir / pair.id / "parent" / pair.path).read_text(encoding="utf-8")
         fix_text = (workdir / pair.id / "fix" / pair.path).read_text(encoding="utf-8")
     except (LookupError, RuntimeError, json.JSONDecodeError, OSError, subprocess.CalledProcessError) as exc:
-        outcome.error = str(exc)
-        return outcome
+        for outcome in outcomes:
+            outcome.error = str(exc)
+        return outcomes
     finally:
         shutil.rmtree(workdir / pair.id, ignore_errors=True)  # a project tree is large: one at a time
-    outcome.parent_lines, outcome.fix_lines = sides["parent"], sides["fix"]
-    outcome.caught = any(near(outcome.parent_lines, line, line) for line in pair.lines)
-    outcome.fix_region = fix_region(parent_text, fix_text, pair.lines)
-    outcome.fix_silent = not near(outcome.fix_lines, *outcome.fix_region)
-    return outcome
+    region = fix_region(parent_text, fix_text, pair.lines)
+    for outcome, preview in zip(outcomes, previews):
+        outcome.parent_lines, outcome.fix_lines = sides["parent", preview], sides["fix", preview]
+        outcome.caught = any(near(outcome.parent_lines, line, line) for line in pair.lines)
+        outcome.fix_region = region
+        outcome.fix_silent = not near(outcome.fix_lines, *region)
+    return outcomes
 
 
 def summary(outcomes: list[Outcome]) -> str:
@@ -322,11 +329,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no such pair: {', '.join(sorted(unknown))}")
         pairs = [p for p in pairs if p.id in wanted]
     preview = has_preview_flag() and not args.default_selection
+    # With --results, each pair's copies are linted both ways (the first is what the table shows).
+    previews = (preview, not preview) if args.results else (preview,)
     with tempfile.TemporaryDirectory(prefix="trllint-recall-") as tmp:
-        outcomes = [evaluate(pair, args.mirror, Path(tmp), preview, not args.file_alone) for pair in pairs]
+        both = [evaluate(pair, args.mirror, Path(tmp), previews, not args.file_alone) for pair in pairs]
+    outcomes = [pair_outcomes[0] for pair_outcomes in both]
     if args.results:
-        with tempfile.TemporaryDirectory(prefix="trllint-recall-") as tmp:
-            other = [evaluate(pair, args.mirror, Path(tmp), not preview, not args.file_alone) for pair in pairs]
+        other = [pair_outcomes[1] for pair_outcomes in both]
         with_preview, by_default = (outcomes, other) if preview else (other, outcomes)
         write_recall(args.results, recall_by_rule(with_preview, by_default), args.pairs,
                      "alone" if args.file_alone else "in its project")
