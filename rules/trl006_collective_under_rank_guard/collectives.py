@@ -97,6 +97,8 @@ class Collective:
     # A function of the file that enters collectives ("call:" kinds): the backends under which
     # it enters one (None: under every backend), from the collectives it reaches and its own tests.
     helper_backends: frozenset[Backend] | None = None
+    # A function of another module of the project: where it enters the collective (path, line).
+    defined_in: tuple[str, int] | None = None
 
     @property
     def backends(self) -> frozenset[Backend] | None:

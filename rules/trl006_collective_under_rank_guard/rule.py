@@ -27,8 +27,9 @@ from trllint.facts.rank_reads import RANK_MARKERS
 from trllint.facts.rank_split import RankSplit, Split, rank_split
 from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator
 from trllint.core.cst.names import assigned_names
-from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Reached, Rule
 from trllint.semantic.model import SemanticModel
+from trllint.semantic.project.file_view import project_reaches
 
 from .collectives import (
     AUTOMATIC_NAMING,
@@ -40,6 +41,7 @@ from .collectives import (
 )
 from .guard_syntax import exit_of, single_assignments, tests_holding_at
 from .hoisting import hoist_fix, run_by
+from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, display_path
 
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
@@ -47,6 +49,8 @@ COLLECTIVE_MARKERS = (
     "deepspeed.initialize",
 )
 _BUILTINS = frozenset(dir(builtins))
+# A function of another module of the project that the file calls may enter a collective.
+_HELPER_ENTERS = Reached(SPELLS_A_COLLECTIVE, calls=True)
 
 
 @dataclass(frozen=True)
@@ -80,29 +84,28 @@ class CollectiveUnderRankGuard(Rule):
     }
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
-    # Then the code's own calls: no call of a collective's name, no finding (check_module's first question).
+    # Then the code's own calls: no call of a collective's name, no finding (check_module's first
+    # question), unless a module of the project it calls spells one (the costly part, asked last).
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
-        AnyOf(*COLLECTIVE_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
-        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize"),
+        AnyOf(*COLLECTIVE_MARKERS, _HELPER_ENTERS),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", _HELPER_ENTERS),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:
-        if called_names(model).isdisjoint(COLLECTIVE_NAMES) and not engines_from_initialize(model.context):
+        if (
+            called_names(model).isdisjoint(COLLECTIVE_NAMES)
+            and not engines_from_initialize(model.context)
+            and not project_reaches(model, SPELLS_A_COLLECTIVE)
+        ):
             return  # no collective, so no call of this file's functions enters one either
         if not runs_distributed(self.source) and not launch_of(model).shown(MULTI_PROCESS):
             # Neither imports nor a launch say several processes (a Trainer script that a
             # `deepspeed` command starts, or that builds TrainingArguments(deepspeed=...), does).
             return
-        # What the questions below and the hoisting fix read (hoisting.py: rule.context, rule.model).
-        self.context = model.context
-        self._entering: dict[int, Collective | None] = {}
-        self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
-        self._body_calls: dict[int, list[cst.Call]] = {}
-        module = model.source.module
-        self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        self.bind(model, project=True)
         for call in calls_in(model):
             collective = self.collective_or_entering_call(call)
             if collective is None:
@@ -110,6 +113,22 @@ class CollectiveUnderRankGuard(Rule):
             guard = self.guard_of(collective)
             if guard is not None:
                 self._report(collective, guard)
+
+    def bind(self, model: SemanticModel, *, project: bool) -> None:
+        """Set what the questions below and the hoisting fix read (hoisting.py: rule.context,
+        rule.model); with ``project``, a call of a function of another module of the project is
+        read from that module's ``ENTERS_A_COLLECTIVE``."""
+        self.context = model.context
+        self._entering: dict[int, Collective | None] = {}
+        self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
+        self._body_calls: dict[int, list[cst.Call]] = {}
+        module = model.source.module
+        self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        self._project = ProjectHelpers(self, model) if project else None
+
+    @property
+    def module_function_names(self) -> frozenset[str]:
+        return frozenset(self._module_functions)
 
     # ---- what is a collective --------------------------------------------------------------
 
@@ -119,12 +138,22 @@ class CollectiveUnderRankGuard(Rule):
             return collective
         function = self._own_function(call)
         if function is None:
-            return None
-        inner = self._enters_collective(function)
+            return self._project_collective(call)
+        inner = self.enters_collective(function)
         if inner is None:
             return None
         label = f"{_call_label(call)}() (it calls {inner.label})"
-        return Collective(call, label, f"call:{function.name.value}", "never", self._helper_backends(function))
+        return Collective(call, label, f"call:{function.name.value}", "never", self.helper_backends(function))
+
+    def _project_collective(self, call: cst.Call) -> Collective | None:
+        """A call of a function of another module of the project that enters a collective."""
+        entered = self._project.entered_by(call) if self._project is not None else None
+        if entered is None:
+            return None
+        where = display_path(entered.path, self.source.display_path, self.source.path)
+        label = f"{_call_label(call)}() (it calls {entered.label}, at {where}:{entered.line})"
+        name = _call_label(call)
+        return Collective(call, label, f"call:{name}", "never", entered.backends, (where, entered.line))
 
     def _own_function(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call lands on: a module function, or a method of ``self``'s class."""
@@ -137,7 +166,7 @@ class CollectiveUnderRankGuard(Rule):
                 return self.model.class_facts(cls).methods.get(func.attr.value)
         return None
 
-    def _enters_collective(self, function: cst.FunctionDef) -> Collective | None:
+    def enters_collective(self, function: cst.FunctionDef) -> Collective | None:
         """A collective that every caller of ``function`` enters (none of its own guards in front)."""
         key = id(function)
         if key not in self._entering:
@@ -160,7 +189,7 @@ class CollectiveUnderRankGuard(Rule):
             self._body_calls[key] = list(known) if known is not None else run_by(function.body)
         return self._body_calls[key]
 
-    def _helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None:
+    def helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None:
         """The backends under which ``function`` enters a collective (None: under every backend):
         each collective it reaches with no rank guard of its own is one under its own backends
         (``save_state``: DeepSpeed or FSDP), narrowed by the function's tests around it (``if
@@ -396,6 +425,9 @@ class CollectiveUnderRankGuard(Rule):
         guard_line = self.get_metadata(PositionProvider, guard.node).start.line
         evidence = [Evidence(self.source.display_path, guard_line, f"the rank guard: {where}")]
         evidence += self._split_evidence(guard, guard_line)
+        if collective.defined_in is not None:
+            path, line = collective.defined_in
+            evidence.append(Evidence(path, line, f"{_call_label(collective.call)} enters the collective here"))
         kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
         if gathered:
             kind = "per-rank-data"
