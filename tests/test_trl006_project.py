@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from trllint.core.source import SourceFile
-from trllint.rules.trl006_collective_under_rank_guard.project_helpers import ENTERS_A_COLLECTIVE
+from trllint.rules.trl006_collective_under_rank_guard.rule import ENTERS_A_COLLECTIVE
 from trllint.semantic.model import SemanticModel
 
 HELPERS = """

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -24,17 +24,27 @@ from trllint.rule.base import AnyOf
 from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import COLLECTIVE_NAMES
+from .collectives import COLLECTIVE_NAMES, Collective
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
-
-    from .rule import CollectiveUnderRankGuard
 
 # What a module must spell to hold a function that enters a collective: a collective's name, or
 # `initialize` for the forward of an engine `deepspeed.initialize` made there. A module that spells
 # none is never parsed for ENTERS_A_COLLECTIVE.
 SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize")
+
+
+class FunctionReader(Protocol):
+    """What this module asks of the rule (CollectiveUnderRankGuard): how it reads a function."""
+
+    @property
+    def module_function_names(self) -> frozenset[str]: ...
+    def bind(self, model: SemanticModel, *, project: bool) -> None: ...
+    def enters_collective(self, function: cst.FunctionDef) -> Collective | None: ...
+    def helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None: ...
+    def get_metadata(self, key: Any, node: cst.CSTNode) -> Any: ...
+    def release(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -47,14 +57,11 @@ class EnteredCollective:
     backends: frozenset[Backend] | None  # the backends under which it is one (None: every backend)
 
 
-def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
+def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAnswer:
     """``f`` -> {label, line, backends} for each top-level function of the module that enters a
-    collective with no rank guard of its own; the others are left out."""
-    # The rule's own reading of a function (its collectives, its guards, its backend tests),
-    # bound to this module with no question to the project, so that it reads one level only.
-    from .rule import CollectiveUnderRankGuard
-
-    rule = CollectiveUnderRankGuard(model.source)
+    collective with no rank guard of its own; the others are left out. ``rule``: the rule's own
+    reading of a function (its collectives, its guards, its backend tests), bound here to the
+    module with no question to the project, so that it reads one level only."""
     rule.bind(model, project=False)
     answer: ModuleAnswer = {}
     try:
@@ -77,16 +84,12 @@ def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
     return answer
 
 
-# Which functions of a module enter a collective on every rank that calls them, and under which
-# backends. The version changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 1, _entered_collectives)
-
-
 class ProjectHelpers:
     """The linted file's calls of functions defined in other modules of its project."""
 
-    def __init__(self, rule: CollectiveUnderRankGuard, model: SemanticModel) -> None:
+    def __init__(self, rule: FunctionReader, model: SemanticModel, fact: ModuleFact) -> None:
         self._view = project_view(model)
+        self._fact = fact  # the rule's ENTERS_A_COLLECTIVE
         self._local = rule.module_function_names
         self._answers: dict[str, EnteredCollective | None] = {}
 
@@ -108,7 +111,7 @@ class ProjectHelpers:
         definition = self._view.function_spelling(name, SPELLS_A_COLLECTIVE)
         if definition is None:
             return None
-        answer = self._view.fact(definition, ENTERS_A_COLLECTIVE, deep_if=SPELLS_A_COLLECTIVE)
+        answer = self._view.fact(definition, self._fact, deep_if=SPELLS_A_COLLECTIVE)
         entered = None if answer is None else answer.get(definition.name)
         if not entered:
             return None

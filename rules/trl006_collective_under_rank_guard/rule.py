@@ -30,6 +30,7 @@ from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Reached, Rule
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_reaches
+from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 from .collectives import (
     AUTOMATIC_NAMING,
@@ -41,7 +42,7 @@ from .collectives import (
 )
 from .guard_syntax import exit_of, single_assignments, tests_holding_at
 from .hoisting import hoist_fix, run_by
-from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, display_path
+from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, display_path, entered_collectives
 
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
@@ -124,7 +125,7 @@ class CollectiveUnderRankGuard(Rule):
         self._body_calls: dict[int, list[cst.Call]] = {}
         module = model.source.module
         self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-        self._project = ProjectHelpers(self, model) if project else None
+        self._project = ProjectHelpers(self, model, ENTERS_A_COLLECTIVE) if project else None
 
     @property
     def module_function_names(self) -> frozenset[str]:
@@ -480,6 +481,15 @@ class CollectiveUnderRankGuard(Rule):
 
     def _code(self, node: cst.CSTNode) -> str:
         return " ".join(self.source.module.code_for_node(node).split())
+
+
+def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
+    return entered_collectives(CollectiveUnderRankGuard(model.source), model)
+
+
+# Which functions of a module enter a collective on every rank that calls them, and under which
+# backends (project_helpers.py). The version changes whenever the rule would read a module differently.
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 1, _entered_collectives)
 
 
 def _call_label(call: cst.Call) -> str:
