@@ -144,7 +144,8 @@ class CollectiveUnderRankGuard(Rule):
         if inner is None:
             return None
         label = f"{_call_label(call)}() (it calls {inner.label})"
-        return Collective(call, label, f"call:{function.name.value}", "never", self.helper_backends(function))
+        backends = self.helper_backends(function)
+        return Collective(call, label, f"call:{function.name.value}", "never", backends, inner.defined_in)
 
     def _project_collective(self, call: cst.Call) -> Collective | None:
         """A call of a function of another module of the project that enters a collective."""
@@ -420,6 +421,11 @@ class CollectiveUnderRankGuard(Rule):
         automatic = names_checkpoints_automatically(self.source) if collective.kind == "save_state" else None
         described = f"{collective.label} (a collective: automatic checkpoint naming)" if automatic else collective.described
         message = f"{described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
+        if collective.defined_in is not None and guard.how != "decorator" and self._traced_guard(guard):
+            # A function of another module under a test that names no ranks, only a value traced
+            # to a rank read through calls (`resume = find_checkpoint(output_dir, logger)` with a
+            # logger made for this rank): the finding would stand on two modules and a guess.
+            return
         launch = launch_of(self.model, collective.call)
         if not launch.multi_process:
             return  # one process (a notebook no launcher starts): there is no other rank to wait for
@@ -456,6 +462,12 @@ class CollectiveUnderRankGuard(Rule):
                 message = f"{message} ({launch.unknown_message(backends)})"
         fix = hoist_fix(self, collective, guard.node) if guard.how == "if" and not gathered else None
         self.report(collective.call, message, fix=fix, evidence=tuple(evidence), kind=kind)
+
+    def _traced_guard(self, guard: Guard) -> bool:
+        """The guard's test is no rank test that says which ranks pass (``is_main_process``,
+        ``rank == 0``, a name bound to one): its split is traced through other values."""
+        test = guard.node.test if isinstance(guard.node, (cst.If, cst.IfExp)) else None
+        return test is None or guard_key(self.model, test) is None
 
     def _split_evidence(self, guard: Guard, guard_line: int) -> list[Evidence]:
         """The line that makes the ranks differ, where it is not the guard's own: the assignment
