@@ -41,6 +41,12 @@ def save_after_exit(model, path):
 
 def write(state, path):
     torch.save(state, path)
+
+
+def write_and_sync(state, path, synchronize=True):
+    torch.save(state, path)
+    if synchronize:
+        dist.barrier()
 """
 
 
@@ -65,3 +71,4 @@ def test_a_function_that_guards_its_collective_or_does_rank_local_work_is_left_o
     assert "save_on_main" not in answer  # under its own rank test
     assert "save_after_exit" not in answer  # after its own per-rank exit
     assert "write" not in answer  # torch.save: this rank's own work
+    assert "write_and_sync" not in answer  # its caller may switch the barrier off

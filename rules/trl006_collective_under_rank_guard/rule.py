@@ -176,11 +176,27 @@ class CollectiveUnderRankGuard(Rule):
             found = None
             for call in self._calls_run_by(function):
                 collective = self.collective_or_entering_call(call)
-                if collective is not None and self.guard_of(collective) is None:
-                    found = collective
-                    break
+                if collective is None or self.guard_of(collective) is not None:
+                    continue
+                if (self._project is None or collective.defined_in is not None) and self._caller_chooses(call, function):
+                    # A function read across modules, whose collective its caller switches off
+                    # (`if synchronize: barrier()`, called with synchronize=False): not proven entered.
+                    continue
+                found = collective
+                break
             self._entering[key] = found
         return self._entering[key]
+
+    def _caller_chooses(self, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """``call`` runs in ``function`` under an ``if`` on one of its parameters."""
+        params = function.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        for ancestor in self.context.ancestors(call):
+            if ancestor is function:
+                return False
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and walk.identifiers(ancestor.test) & names:
+                return True
+        return False
 
     def _calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The calls that run when ``function`` runs, read once: both questions below ask them."""
@@ -501,7 +517,7 @@ def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
 
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py). The version changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 1, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 2, _entered_collectives)
 
 
 def _call_label(call: cst.Call) -> str:
