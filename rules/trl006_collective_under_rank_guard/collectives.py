@@ -117,6 +117,14 @@ COLLECTIVE_NAMES = frozenset(
 )
 
 
+def call_label(call: cst.Call) -> str:
+    """How a message names what ``call`` calls: ``accelerator.save_state``, ``save_checkpoint``."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return f"{cst.Module([]).code_for_node(func.value)}.{func.attr.value}"
+    return cst.Module([]).code_for_node(func)
+
+
 def named_like_collective(call: cst.Call) -> bool:
     """The cheap first question: is the called name one a collective may have?"""
     func = call.func

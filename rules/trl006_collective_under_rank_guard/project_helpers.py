@@ -24,7 +24,7 @@ from trllint.rule.base import AnyOf
 from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import COLLECTIVE_NAMES, Collective
+from .collectives import COLLECTIVE_NAMES, Collective, call_label
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -90,8 +90,18 @@ class ProjectHelpers:
     def __init__(self, rule: FunctionReader, model: SemanticModel, fact: ModuleFact) -> None:
         self._view = project_view(model)
         self._fact = fact  # the rule's ENTERS_A_COLLECTIVE
+        self._linted = model.source
         self._local = rule.module_function_names
         self._answers: dict[str, EnteredCollective | None] = {}
+
+    def collective_of(self, call: cst.Call) -> Collective | None:
+        """``call`` as a collective, when the project function it lands on enters one."""
+        entered = self.entered_by(call)
+        if entered is None:
+            return None
+        where = display_path(entered.path, self._linted.display_path, self._linted.path)
+        label = f"{call_label(call)}() (it calls {entered.label}, at {where}:{entered.line})"
+        return Collective(call, label, f"call:{call_label(call)}", "never", entered.backends, (where, entered.line))
 
     def entered_by(self, call: cst.Call) -> EnteredCollective | None:
         """The collective the project function ``call`` lands on enters, or None (not a project

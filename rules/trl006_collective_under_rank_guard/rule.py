@@ -34,15 +34,16 @@ from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 from .collectives import (
     AUTOMATIC_NAMING,
+    call_label,
     COLLECTIVE_NAMES,
     Collective,
     collective_of,
     engines_from_initialize,
     names_checkpoints_automatically,
 )
-from .guard_syntax import exit_of, single_assignments, tests_holding_at
+from .guard_syntax import exit_of, single_assignments, tests_holding_at, under_parameter_test
 from .hoisting import hoist_fix, run_by
-from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, display_path, entered_collectives
+from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collectives
 
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
@@ -139,23 +140,13 @@ class CollectiveUnderRankGuard(Rule):
             return collective
         function = self._own_function(call)
         if function is None:
-            return self._project_collective(call)
+            return self._project.collective_of(call) if self._project is not None else None
         inner = self.enters_collective(function)
         if inner is None:
             return None
-        label = f"{_call_label(call)}() (it calls {inner.label})"
+        label = f"{call_label(call)}() (it calls {inner.label})"
         backends = self.helper_backends(function)
         return Collective(call, label, f"call:{function.name.value}", "never", backends, inner.defined_in)
-
-    def _project_collective(self, call: cst.Call) -> Collective | None:
-        """A call of a function of another module of the project that enters a collective."""
-        entered = self._project.entered_by(call) if self._project is not None else None
-        if entered is None:
-            return None
-        where = display_path(entered.path, self.source.display_path, self.source.path)
-        label = f"{_call_label(call)}() (it calls {entered.label}, at {where}:{entered.line})"
-        name = _call_label(call)
-        return Collective(call, label, f"call:{name}", "never", entered.backends, (where, entered.line))
 
     def _own_function(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call lands on: a module function, or a method of ``self``'s class."""
@@ -178,7 +169,8 @@ class CollectiveUnderRankGuard(Rule):
                 collective = self.collective_or_entering_call(call)
                 if collective is None or self.guard_of(collective) is not None:
                     continue
-                if (self._project is None or collective.defined_in is not None) and self._caller_chooses(call, function):
+                across_modules = self._project is None or collective.defined_in is not None
+                if across_modules and under_parameter_test(call, function, self.context):
                     # A function read across modules, whose collective its caller switches off
                     # (`if synchronize: barrier()`, called with synchronize=False): not proven entered.
                     continue
@@ -186,17 +178,6 @@ class CollectiveUnderRankGuard(Rule):
                 break
             self._entering[key] = found
         return self._entering[key]
-
-    def _caller_chooses(self, call: cst.Call, function: cst.FunctionDef) -> bool:
-        """``call`` runs in ``function`` under an ``if`` on one of its parameters."""
-        params = function.params
-        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-        for ancestor in self.context.ancestors(call):
-            if ancestor is function:
-                return False
-            if isinstance(ancestor, (cst.If, cst.IfExp)) and walk.identifiers(ancestor.test) & names:
-                return True
-        return False
 
     def _calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The calls that run when ``function`` runs, read once: both questions below ask them."""
@@ -450,7 +431,7 @@ class CollectiveUnderRankGuard(Rule):
         evidence += self._split_evidence(guard, guard_line)
         if collective.defined_in is not None:
             path, line = collective.defined_in
-            evidence.append(Evidence(path, line, f"{_call_label(collective.call)} enters the collective here"))
+            evidence.append(Evidence(path, line, f"{call_label(collective.call)} enters the collective here"))
         kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
         if gathered:
             kind = "per-rank-data"
@@ -518,13 +499,6 @@ def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py). The version changes whenever the rule would read a module differently.
 ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 2, _entered_collectives)
-
-
-def _call_label(call: cst.Call) -> str:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return f"{cst.Module([]).code_for_node(func.value)}.{func.attr.value}"
-    return cst.Module([]).code_for_node(func)
 
 
 def _made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
