@@ -14,6 +14,8 @@ from trllint.core.source import SourceFile
 from trllint.facts.in_place_reductions import NAMES_AN_IN_PLACE_COLLECTIVE, REDUCES_IN_PLACE
 from trllint.rules.trl003_deepspeed_initialize_none.forwarding import CALLS_A_SINK, FORWARDS_TO_DEEPSPEED
 from trllint.rules.trl004_ungathered_metric.metric_buffers import NAMES_A_METRIC_BUFFER, REDUCES_STORED_METRICS
+from trllint.rules.trl006_collective_under_rank_guard.project_helpers import SPELLS_A_COLLECTIVE
+from trllint.rules.trl006_collective_under_rank_guard.rule import ENTERS_A_COLLECTIVE
 from trllint.semantic.model import SemanticModel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,6 +23,7 @@ GATED = [
     (REDUCES_IN_PLACE, NAMES_AN_IN_PLACE_COLLECTIVE),
     (REDUCES_STORED_METRICS, NAMES_A_METRIC_BUFFER),
     (FORWARDS_TO_DEEPSPEED, CALLS_A_SINK),
+    (ENTERS_A_COLLECTIVE, SPELLS_A_COLLECTIVE),
 ]
 
 

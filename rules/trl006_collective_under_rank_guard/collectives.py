@@ -97,6 +97,8 @@ class Collective:
     # A function of the file that enters collectives ("call:" kinds): the backends under which
     # it enters one (None: under every backend), from the collectives it reaches and its own tests.
     helper_backends: frozenset[Backend] | None = None
+    # A function of another module of the project: where it enters the collective (path, line).
+    defined_in: tuple[str, int] | None = None
 
     @property
     def backends(self) -> frozenset[Backend] | None:
@@ -113,6 +115,14 @@ class Collective:
 COLLECTIVE_NAMES = frozenset(
     {*ACCELERATOR_METHODS, *ACCELERATE_FUNCTIONS, *TORCH_COLLECTIVES, "save_model", "save_checkpoint"}
 )
+
+
+def call_label(call: cst.Call) -> str:
+    """How a message names what ``call`` calls: ``accelerator.save_state``, ``save_checkpoint``."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return f"{cst.Module([]).code_for_node(func.value)}.{func.attr.value}"
+    return cst.Module([]).code_for_node(func)
 
 
 def named_like_collective(call: cst.Call) -> bool:

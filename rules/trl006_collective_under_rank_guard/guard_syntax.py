@@ -1,5 +1,5 @@
 """What the code around a collective says, read from its syntax: the tests of the ifs that hold it,
-the names its function binds once, and how a block ends."""
+whether one tests a parameter, the names its function binds once, and how a block ends."""
 
 from __future__ import annotations
 
@@ -23,6 +23,18 @@ def tests_holding_at(call: cst.Call, function: cst.FunctionDef, context: NodeCon
             tests.append(ancestor.test)
         child = ancestor
     return tests
+
+
+def under_parameter_test(call: cst.Call, function: cst.FunctionDef, context: NodeContext) -> bool:
+    """``call`` runs in ``function`` under an ``if`` on one of its parameters (either side)."""
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for ancestor in context.ancestors(call):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and walk.identifiers(ancestor.test) & names:
+            return True
+    return False
 
 
 def single_assignments(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:

@@ -27,19 +27,23 @@ from trllint.facts.rank_reads import RANK_MARKERS
 from trllint.facts.rank_split import RankSplit, Split, rank_split
 from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator
 from trllint.core.cst.names import assigned_names
-from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Rule
+from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Reached, Rule
 from trllint.semantic.model import SemanticModel
+from trllint.semantic.project.file_view import project_reaches
+from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 from .collectives import (
     AUTOMATIC_NAMING,
+    call_label,
     COLLECTIVE_NAMES,
     Collective,
     collective_of,
     engines_from_initialize,
     names_checkpoints_automatically,
 )
-from .guard_syntax import exit_of, single_assignments, tests_holding_at
+from .guard_syntax import exit_of, single_assignments, tests_holding_at, under_parameter_test
 from .hoisting import hoist_fix, run_by
+from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collectives
 
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
@@ -47,6 +51,8 @@ COLLECTIVE_MARKERS = (
     "deepspeed.initialize",
 )
 _BUILTINS = frozenset(dir(builtins))
+# A function of another module of the project that the file calls may enter a collective.
+_HELPER_ENTERS = Reached(SPELLS_A_COLLECTIVE, calls=True)
 
 
 @dataclass(frozen=True)
@@ -80,29 +86,28 @@ class CollectiveUnderRankGuard(Rule):
     }
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
-    # Then the code's own calls: no call of a collective's name, no finding (check_module's first question).
+    # Then the code's own calls: no call of a collective's name, no finding (check_module's first
+    # question), unless a module of the project it calls spells one (the costly part, asked last).
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
-        AnyOf(*COLLECTIVE_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
-        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize"),
+        AnyOf(*COLLECTIVE_MARKERS, _HELPER_ENTERS),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", _HELPER_ENTERS),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
     def check_module(self, model: SemanticModel) -> None:
-        if called_names(model).isdisjoint(COLLECTIVE_NAMES) and not engines_from_initialize(model.context):
+        if (
+            called_names(model).isdisjoint(COLLECTIVE_NAMES)
+            and not engines_from_initialize(model.context)
+            and not project_reaches(model, SPELLS_A_COLLECTIVE)
+        ):
             return  # no collective, so no call of this file's functions enters one either
         if not runs_distributed(self.source) and not launch_of(model).shown(MULTI_PROCESS):
             # Neither imports nor a launch say several processes (a Trainer script that a
             # `deepspeed` command starts, or that builds TrainingArguments(deepspeed=...), does).
             return
-        # What the questions below and the hoisting fix read (hoisting.py: rule.context, rule.model).
-        self.context = model.context
-        self._entering: dict[int, Collective | None] = {}
-        self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
-        self._body_calls: dict[int, list[cst.Call]] = {}
-        module = model.source.module
-        self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        self.bind(model, project=True)
         for call in calls_in(model):
             collective = self.collective_or_entering_call(call)
             if collective is None:
@@ -110,6 +115,22 @@ class CollectiveUnderRankGuard(Rule):
             guard = self.guard_of(collective)
             if guard is not None:
                 self._report(collective, guard)
+
+    def bind(self, model: SemanticModel, *, project: bool) -> None:
+        """Set what the questions below and the hoisting fix read (hoisting.py: rule.context,
+        rule.model); with ``project``, a call of a function of another module of the project is
+        read from that module's ``ENTERS_A_COLLECTIVE``."""
+        self.context = model.context
+        self._entering: dict[int, Collective | None] = {}
+        self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
+        self._body_calls: dict[int, list[cst.Call]] = {}
+        module = model.source.module
+        self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+        self._project = ProjectHelpers(self, model, ENTERS_A_COLLECTIVE) if project else None
+
+    @property
+    def module_function_names(self) -> frozenset[str]:
+        return frozenset(self._module_functions)
 
     # ---- what is a collective --------------------------------------------------------------
 
@@ -119,12 +140,13 @@ class CollectiveUnderRankGuard(Rule):
             return collective
         function = self._own_function(call)
         if function is None:
-            return None
-        inner = self._enters_collective(function)
+            return self._project.collective_of(call) if self._project is not None else None
+        inner = self.enters_collective(function)
         if inner is None:
             return None
-        label = f"{_call_label(call)}() (it calls {inner.label})"
-        return Collective(call, label, f"call:{function.name.value}", "never", self._helper_backends(function))
+        label = f"{call_label(call)}() (it calls {inner.label})"
+        backends = self.helper_backends(function)
+        return Collective(call, label, f"call:{function.name.value}", "never", backends, inner.defined_in)
 
     def _own_function(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call lands on: a module function, or a method of ``self``'s class."""
@@ -137,7 +159,7 @@ class CollectiveUnderRankGuard(Rule):
                 return self.model.class_facts(cls).methods.get(func.attr.value)
         return None
 
-    def _enters_collective(self, function: cst.FunctionDef) -> Collective | None:
+    def enters_collective(self, function: cst.FunctionDef) -> Collective | None:
         """A collective that every caller of ``function`` enters (none of its own guards in front)."""
         key = id(function)
         if key not in self._entering:
@@ -145,9 +167,15 @@ class CollectiveUnderRankGuard(Rule):
             found = None
             for call in self._calls_run_by(function):
                 collective = self.collective_or_entering_call(call)
-                if collective is not None and self.guard_of(collective) is None:
-                    found = collective
-                    break
+                if collective is None or self.guard_of(collective) is not None:
+                    continue
+                across_modules = self._project is None or collective.defined_in is not None
+                if across_modules and under_parameter_test(call, function, self.context):
+                    # A function read across modules, whose collective its caller switches off
+                    # (`if synchronize: barrier()`, called with synchronize=False): not proven entered.
+                    continue
+                found = collective
+                break
             self._entering[key] = found
         return self._entering[key]
 
@@ -160,7 +188,7 @@ class CollectiveUnderRankGuard(Rule):
             self._body_calls[key] = list(known) if known is not None else run_by(function.body)
         return self._body_calls[key]
 
-    def _helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None:
+    def helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None:
         """The backends under which ``function`` enters a collective (None: under every backend):
         each collective it reaches with no rank guard of its own is one under its own backends
         (``save_state``: DeepSpeed or FSDP), narrowed by the function's tests around it (``if
@@ -390,12 +418,20 @@ class CollectiveUnderRankGuard(Rule):
         automatic = names_checkpoints_automatically(self.source) if collective.kind == "save_state" else None
         described = f"{collective.label} (a collective: automatic checkpoint naming)" if automatic else collective.described
         message = f"{described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
+        if collective.defined_in is not None and guard.how != "decorator" and self._traced_guard(guard):
+            # A function of another module under a test that names no ranks, only a value traced
+            # to a rank read through calls (`resume = find_checkpoint(output_dir, logger)` with a
+            # logger made for this rank): the finding would stand on two modules and a guess.
+            return
         launch = launch_of(self.model, collective.call)
         if not launch.multi_process:
             return  # one process (a notebook no launcher starts): there is no other rank to wait for
         guard_line = self.get_metadata(PositionProvider, guard.node).start.line
         evidence = [Evidence(self.source.display_path, guard_line, f"the rank guard: {where}")]
         evidence += self._split_evidence(guard, guard_line)
+        if collective.defined_in is not None:
+            path, line = collective.defined_in
+            evidence.append(Evidence(path, line, f"{call_label(collective.call)} enters the collective here"))
         kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
         if gathered:
             kind = "per-rank-data"
@@ -424,6 +460,12 @@ class CollectiveUnderRankGuard(Rule):
         fix = hoist_fix(self, collective, guard.node) if guard.how == "if" and not gathered else None
         self.report(collective.call, message, fix=fix, evidence=tuple(evidence), kind=kind)
 
+    def _traced_guard(self, guard: Guard) -> bool:
+        """The guard's test is no rank test that says which ranks pass (``is_main_process``,
+        ``rank == 0``, a name bound to one): its split is traced through other values."""
+        test = guard.node.test if isinstance(guard.node, (cst.If, cst.IfExp)) else None
+        return test is None or guard_key(self.model, test) is None
+
     def _split_evidence(self, guard: Guard, guard_line: int) -> list[Evidence]:
         """The line that makes the ranks differ, where it is not the guard's own: the assignment
         that bound a rank test the guard reads by name, or this rank's data it tests."""
@@ -450,11 +492,13 @@ class CollectiveUnderRankGuard(Rule):
         return " ".join(self.source.module.code_for_node(node).split())
 
 
-def _call_label(call: cst.Call) -> str:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return f"{cst.Module([]).code_for_node(func.value)}.{func.attr.value}"
-    return cst.Module([]).code_for_node(func)
+def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
+    return entered_collectives(CollectiveUnderRankGuard(model.source), model)
+
+
+# Which functions of a module enter a collective on every rank that calls them, and under which
+# backends (project_helpers.py). The version changes whenever the rule would read a module differently.
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 2, _entered_collectives)
 
 
 def _made_in(branch: cst.CSTNode, call: cst.Call) -> bool:

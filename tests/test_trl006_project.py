@@ -1,0 +1,74 @@
+"""TRL006 across modules: a function of another module of the project that enters a collective.
+
+The module that defines it is read as the rule reads a function of the linted file: a collective
+its body reaches with no rank guard of its own, and the backends under which it is one. A call of
+it under a rank guard is then a collective under that guard.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from trllint.core.source import SourceFile
+from trllint.rules.trl006_collective_under_rank_guard.rule import ENTERS_A_COLLECTIVE
+from trllint.semantic.model import SemanticModel
+
+HELPERS = """
+import torch
+import torch.distributed as dist
+
+
+def synchronized_save(model, path):
+    torch.save(model.state_dict(), path)
+    dist.barrier()
+
+
+def full_state(accelerator, model):
+    return accelerator.get_state_dict(model)
+
+
+def save_on_main(accelerator, model, path):
+    if accelerator.is_main_process:
+        dist.barrier()
+
+
+def save_after_exit(model, path):
+    if dist.get_rank() != 0:
+        return
+    dist.barrier()
+
+
+def write(state, path):
+    torch.save(state, path)
+
+
+def write_and_sync(state, path, synchronize=True):
+    torch.save(state, path)
+    if synchronize:
+        dist.barrier()
+"""
+
+
+def _answer(tmp_path: Path, text: str) -> dict:
+    path = tmp_path / "helpers.py"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    source = SourceFile.from_bytes(path.read_bytes(), str(path))
+    try:
+        return ENTERS_A_COLLECTIVE.compute(SemanticModel.of(source))
+    finally:
+        source.release()
+
+
+def test_a_function_that_enters_a_collective_on_every_rank_is_named_with_its_backends(tmp_path: Path):
+    answer = _answer(tmp_path, HELPERS)
+    assert answer["synchronized_save"] == {"label": "dist.barrier", "line": 8, "backends": None}
+    assert answer["full_state"] == {"label": "accelerator.get_state_dict", "line": 12, "backends": ["FSDP", "ZERO3"]}
+
+
+def test_a_function_that_guards_its_collective_or_does_rank_local_work_is_left_out(tmp_path: Path):
+    answer = _answer(tmp_path, HELPERS)
+    assert "save_on_main" not in answer  # under its own rank test
+    assert "save_after_exit" not in answer  # after its own per-rank exit
+    assert "write" not in answer  # torch.save: this rank's own work
+    assert "write_and_sync" not in answer  # its caller may switch the barrier off
