@@ -7,6 +7,7 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names
+from trllint.core.source import SourceFile
 from trllint.semantic.context import NodeContext
 
 _EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
@@ -69,3 +70,8 @@ def exit_of(block: cst.BaseSuite) -> str | None:
     if isinstance(last, cst.SimpleStatementLine) and last.body:
         last = last.body[-1]
     return _EXITS.get(type(last))
+
+
+def code_of(source: SourceFile, node: cst.CSTNode) -> str:
+    """The node's code on one line, as a message quotes it."""
+    return " ".join(source.module.code_for_node(node).split())

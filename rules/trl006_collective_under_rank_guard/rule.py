@@ -41,7 +41,8 @@ from .collectives import (
     engines_from_initialize,
     names_checkpoints_automatically,
 )
-from .guard_syntax import exit_of, single_assignments, tests_holding_at, under_parameter_test
+from .split_evidence import split_evidence
+from .guard_syntax import code_of, exit_of, single_assignments, tests_holding_at, under_parameter_test
 from .hoisting import hoist_fix, run_by
 from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collectives
 
@@ -256,7 +257,7 @@ class CollectiveUnderRankGuard(Rule):
                     and not any(self._met_after_exit(inner, collective.kind) for inner in exits_after)
                     and not _made_in(child, collective.call)
                 ):
-                    return Guard(ancestor, "if" if in_body else "else", self._code(ancestor.test), split)
+                    return Guard(ancestor, "if" if in_body else "else", code_of(self.source, ancestor.test), split)
                 if isinstance(ancestor, cst.If) and in_body and exit_of(ancestor.body) is not None:
                     exits_after.append(ancestor)
                 if isinstance(ancestor, cst.If) and (in_body or child is ancestor.orelse):
@@ -341,7 +342,7 @@ class CollectiveUnderRankGuard(Rule):
         """``not x`` true is ``x`` false: one spelling per test, for comparing tests by their code."""
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, value = test.expression, not value
-        return self._code(test), value
+        return code_of(self.source, test), value
 
     def _early_exit_before(
         self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, kind: str, holds: set[tuple[str, bool]]
@@ -364,7 +365,7 @@ class CollectiveUnderRankGuard(Rule):
             # a `return` on it reads a parameter's name, no proof of what callers pass.
             split = rank_split(self.model, statement.test, statement, data=exit_kind != "return")
             if split is not None:
-                return Guard(statement, "exit", f"if {self._code(statement.test)}: {exit_kind}", split)
+                return Guard(statement, "exit", f"if {code_of(self.source, statement.test)}: {exit_kind}", split)
         return None
 
     def _denied_where_it_runs(
@@ -428,7 +429,7 @@ class CollectiveUnderRankGuard(Rule):
             return  # one process (a notebook no launcher starts): there is no other rank to wait for
         guard_line = self.get_metadata(PositionProvider, guard.node).start.line
         evidence = [Evidence(self.source.display_path, guard_line, f"the rank guard: {where}")]
-        evidence += self._split_evidence(guard, guard_line)
+        evidence += split_evidence(self.source, self._line_of, guard.split, guard_line)
         if collective.defined_in is not None:
             path, line = collective.defined_in
             evidence.append(Evidence(path, line, f"{call_label(collective.call)} enters the collective here"))
@@ -460,36 +461,14 @@ class CollectiveUnderRankGuard(Rule):
         fix = hoist_fix(self, collective, guard.node) if guard.how == "if" and not gathered else None
         self.report(collective.call, message, fix=fix, evidence=tuple(evidence), kind=kind)
 
+    def _line_of(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
     def _traced_guard(self, guard: Guard) -> bool:
         """The guard's test is no rank test that says which ranks pass (``is_main_process``,
         ``rank == 0``, a name bound to one): its split is traced through other values."""
         test = guard.node.test if isinstance(guard.node, (cst.If, cst.IfExp)) else None
         return test is None or guard_key(self.model, test) is None
-
-    def _split_evidence(self, guard: Guard, guard_line: int) -> list[Evidence]:
-        """The line that makes the ranks differ, where it is not the guard's own: the assignment
-        that bound a rank test the guard reads by name, or this rank's data it tests."""
-        if guard.split is None:
-            return []
-        origin = guard.split.origin
-        line = self.get_metadata(PositionProvider, origin).start.line
-        if line == guard_line:
-            return []
-        if isinstance(origin, cst.FunctionDef):
-            said = f"the ranks part here: `{origin.name.value}` takes this rank's own data"
-        else:
-            # A loop or a `with` binds the name in its header: show that, not its body.
-            code = (
-                f"for {self._code(origin.target)} in {self._code(origin.iter)}"
-                if isinstance(origin, cst.For)
-                else self._code(origin.with_changes(body=cst.IndentedBlock([])) if isinstance(origin, cst.With) else origin)
-            )
-            code = code if len(code) <= 60 else code[:57] + "..."
-            said = f"the ranks part here: `{code}` {guard.split.kind.value}"
-        return [Evidence(self.source.display_path, line, said)]
-
-    def _code(self, node: cst.CSTNode) -> str:
-        return " ".join(self.source.module.code_for_node(node).split())
 
 
 def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
