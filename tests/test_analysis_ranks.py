@@ -91,6 +91,25 @@ def test_names_assigned_from_rank_tests_and_indexes():
         assert not facts.splits_ranks(cst.parse_expression(test)), test
 
 
+def test_what_a_function_handed_the_rank_returns_is_not_the_rank():
+    facts = facts_of(
+        """
+        local_rank = int(os.environ["LOCAL_RANK"])
+        shard = local_rank % 8
+        node = int(local_rank) // 8
+        logger = create_logger(output_dir, dist_rank=dist.get_rank(), name=model_name)
+        resume_file = auto_resume_helper(output_dir, logger)
+        device = torch.device("cuda", local_rank)
+        """
+    )
+    for test in ("local_rank == 0", "shard == 0", "node == 0", "shard"):
+        assert facts.splits_ranks(cst.parse_expression(test)), test
+    # A logger made for this rank, and what a helper finds with it, are no rank: a test of them
+    # is not proven to part the ranks.
+    for test in ("resume_file", "logger", "resume_file is not None", "device"):
+        assert not facts.splits_ranks(cst.parse_expression(test)), test
+
+
 def test_a_name_bound_another_way_too_is_not_followed():
     # `step` is a rank index in the loader only through a checkpoint placed on the rank's device;
     # the training loop binds the same name with `for`, as each binding form below binds a name.
@@ -120,11 +139,12 @@ def test_a_name_bound_another_way_too_is_not_followed():
         chosen = (picked := dist.get_rank())
         """
     )
-    for test in ("step == total", "main", "first", "failed"):
+    # What a function made from the rank (a device) is not the rank: a test of it is no proof.
+    for test in ("step == total", "main", "first", "failed", "device == 0"):
         assert not facts.splits_ranks(cst.parse_expression(test)), test
     # A name every binding of which is a rank read is still followed; a comprehension's target
     # is the comprehension's own name, not the one outside it.
-    for test in ("rank == 0", "lead", "chosen == 0", "device == 0"):
+    for test in ("rank == 0", "lead", "chosen == 0"):
         assert facts.splits_ranks(cst.parse_expression(test)), test
 
 
@@ -235,10 +255,10 @@ def test_where_a_value_is_placed_is_not_its_rank():
         shard = load_shard(path, device=device, index=int(os.environ["LOCAL_RANK"]))
         """
     )
-    for test in ("start_step == 0", "ckpt['step'] > 10", "batch.numel() > 0"):
+    # What a function returns when handed the rank (this rank's shard) is this rank's data, not
+    # the rank: a test of it is the rank flow's question (per-rank data), not a proven rank test.
+    for test in ("start_step == 0", "ckpt['step'] > 10", "batch.numel() > 0", "shard == 0"):
         assert not facts.splits_ranks(cst.parse_expression(test)), test
-    # An argument that is the rank itself still makes the value the rank's own.
-    assert facts.splits_ranks(cst.parse_expression("shard == 0"))
 
 
 def test_only_rank_tests():

@@ -157,19 +157,26 @@ class RankFacts:
             return len(parts) > 1 and parts[-2].endswith("args")  # args, training_args, self.args
         return parts[-1] in RANK_PREDICATES or name in self._predicate_names
 
-    def reads_rank_index(self, node: cst.CSTNode, shadowed: frozenset[str] = frozenset()) -> bool:
+    def reads_rank_index(
+        self, node: cst.CSTNode, shadowed: frozenset[str] = frozenset(), *, through_calls: bool = True
+    ) -> bool:
         """True when ``node`` reads this process's rank anywhere inside it. A name a comprehension
         binds is its own (``{rank: [] for rank in range(world_size)}`` iterates over every rank,
-        the same on each, and holds no process's rank)."""
+        the same on each, and holds no process's rank). ``through_calls=False``: not in a call's
+        arguments, but for a conversion (``int(rank)``)."""
         if shadowed and isinstance(node, cst.Name) and node.value in shadowed:
             return False
         if self.is_rank_index(node):
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
+        if not through_calls and isinstance(node, cst.Call) and dotted_name(node.func) not in _CONVERSIONS:
+            return False
         if isinstance(node, COMPREHENSIONS):
             shadowed = shadowed | _comprehension_targets(node)
-        return any(self.reads_rank_index(child, shadowed) for child in _read_children(node))
+        return any(
+            self.reads_rank_index(child, shadowed, through_calls=through_calls) for child in _read_children(node)
+        )
 
     def is_rank_index(self, node: cst.CSTNode) -> bool:
         """True when ``node`` itself is this process's rank (not something built from it):
@@ -289,6 +296,18 @@ class RankFacts:
             names_a_rank(name) or name in self._index_tails or name in self._predicate_tails for name in names
         )
 
+    def _holds_the_rank(self, value: cst.BaseExpression) -> bool:
+        """``dist.get_rank()``, ``int(os.environ["RANK"])``, ``rank % 8``: the rank or arithmetic
+        on it, not a test on it, nor what a function handed it returns (a logger made for it)."""
+        tests = (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)
+        return not isinstance(value, tests) and self.reads_rank_index(value, through_calls=False)
+
+    def _binds_a_rank_test(self, value: cst.BaseExpression) -> bool:
+        """``rank == 0``, ``is_main_process()``: a test some ranks pass, not a call handed the rank."""
+        if isinstance(value, cst.Call) and not self.is_rank_predicate(value):
+            return False
+        return self.splits_ranks(value)
+
     def _follow_assignments(self, statements: list[cst.CSTNode]) -> None:
         assignments: dict[str, list[cst.BaseExpression | None]] = {}  # None: a value not known
 
@@ -338,9 +357,9 @@ class RankFacts:
                 if len(known_values) == len(values) and all(
                     self._may_test_ranks(mentioned[id(v)]) for v in known_values
                 ):
-                    if all(_is_index_value(v) and self.reads_rank_index(v) for v in known_values):
+                    if all(self._holds_the_rank(v) for v in known_values):
                         self._add_index(name)
-                    elif all(self.splits_ranks(v) for v in known_values):
+                    elif all(self._binds_a_rank_test(v) for v in known_values):
                         self._predicate_names.add(name)
                         self._predicate_tails.add(name.rsplit(".", 1)[-1])
             if len(self._index_names) + len(self._predicate_names) == known:
@@ -424,11 +443,8 @@ def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) 
     return disable is not None and ranks.splits_ranks(disable.value)
 
 
-def _is_index_value(value: cst.BaseExpression) -> bool:
-    """`dist.get_rank()`, `int(os.environ["RANK"])`, `args.local_rank`: the rank itself, not a test on it."""
-    if isinstance(value, cst.Call) and dotted_name(value.func) in ("int", "str") and value.args:
-        value = value.args[0].value
-    return not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
+# Builtins that turn the rank into the rank in another type.
+_CONVERSIONS = frozenset({"int", "str", "float"})
 
 
 def _rank_text(node: cst.BaseExpression) -> str | None:
