@@ -42,23 +42,31 @@ def _git(folder: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-@pytest.fixture
-def mirror(tmp_path: Path) -> tuple[Path, str, str]:
-    """A mirror folder holding acme+trainer/repo, whose last commit fixes a TRL001 bug."""
+def _mirror_of(tmp_path: Path, buggy: dict[str, str], fixed: dict[str, str]) -> tuple[Path, str, str]:
+    """A mirror folder holding acme+trainer/repo: a commit of the files ``buggy`` names (path ->
+    text), then one that rewrites those ``fixed`` names; returns it, the parent and the fix."""
     work = tmp_path / "work"
-    (work / "src").mkdir(parents=True)
+    work.mkdir(parents=True)
     _git(work, "init", "-q")
-    (work / "src" / "train.py").write_text(BUGGY)
-    _git(work, "add", ".")
-    _git(work, "commit", "-qm", "buggy")
-    parent = _git(work, "rev-parse", "HEAD")
-    (work / "src" / "train.py").write_text(FIXED)
-    _git(work, "commit", "-qam", "fix")
-    fix = _git(work, "rev-parse", "HEAD")
+    commits = []
+    for step, files in (("buggy", buggy), ("fix", fixed)):
+        for path, text in files.items():
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_text(text)
+        _git(work, "add", ".")
+        _git(work, "commit", "-qm", step)
+        commits.append(_git(work, "rev-parse", "HEAD"))
+    parent, fix = commits
     mirror = tmp_path / "mirror"
     (mirror / "acme+trainer").mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirror / "acme+trainer" / "repo")], check=True)
     return mirror, parent, fix
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> tuple[Path, str, str]:
+    """A mirror folder holding acme+trainer/repo, whose last commit fixes a TRL001 bug."""
+    return _mirror_of(tmp_path, {"src/train.py": BUGGY}, {"src/train.py": FIXED})
 
 
 def _pairs(tmp_path: Path, parent: str, fix: str, lines: list[int]) -> Path:
@@ -161,24 +169,14 @@ LAUNCH = "accelerate launch --config_file configs/fsdp.yaml src/train.py\n"
 def fsdp_mirror(tmp_path: Path) -> tuple[Path, str, str]:
     """A project whose launch (a config and a script beside the trainer) is FSDP; its last commit
     places the reference model. Its own [tool.trllint] would ignore the rule."""
-    work = tmp_path / "fsdp-work"
-    (work / "src").mkdir(parents=True)
-    (work / "configs").mkdir()
-    _git(work, "init", "-q")
-    (work / "src" / "train.py").write_text(FSDP_BUGGY)
-    (work / "configs" / "fsdp.yaml").write_text(FSDP_CONFIG)
-    (work / "train.sh").write_text(LAUNCH)
-    (work / "pyproject.toml").write_text('[project]\nname = "dpo"\n\n[tool.trllint]\nignore = ["TRL002"]\n')
-    _git(work, "add", ".")
-    _git(work, "commit", "-qm", "buggy")
-    parent = _git(work, "rev-parse", "HEAD")
-    (work / "src" / "train.py").write_text(FSDP_BUGGY.replace("evaluation_mode=True)", "evaluation_mode=True, device_placement=True)"))
-    _git(work, "commit", "-qam", "fix")
-    fix = _git(work, "rev-parse", "HEAD")
-    mirror = tmp_path / "fsdp-mirror"
-    (mirror / "acme+trainer").mkdir(parents=True)
-    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(mirror / "acme+trainer" / "repo")], check=True)
-    return mirror, parent, fix
+    buggy = {
+        "src/train.py": FSDP_BUGGY,
+        "configs/fsdp.yaml": FSDP_CONFIG,
+        "train.sh": LAUNCH,
+        "pyproject.toml": '[project]\nname = "dpo"\n\n[tool.trllint]\nignore = ["TRL002"]\n',
+    }
+    placed = FSDP_BUGGY.replace("evaluation_mode=True)", "evaluation_mode=True, device_placement=True)")
+    return _mirror_of(tmp_path, buggy, {"src/train.py": placed})
 
 
 def test_in_its_project_the_launch_proves_the_finding_the_file_alone_does_not(tmp_path, fsdp_mirror):
