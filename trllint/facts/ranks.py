@@ -456,7 +456,7 @@ def _rank_text(node: cst.BaseExpression) -> str | None:
     if modulus and isinstance(node, cst.BinaryOperation):
         inner = _rank_text(node.left)
         return f"{inner} % {modulus}" if inner is not None else None
-    if isinstance(node, cst.Call) and dotted_name(node.func) in ("int", "str") and len(node.args) == 1:
+    if isinstance(node, cst.Call) and dotted_name(node.func) in _CONVERSIONS and len(node.args) == 1:
         node = node.args[0].value
     variable = rank_variable(node)
     return variable if variable is not None else _text(node)

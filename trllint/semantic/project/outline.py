@@ -214,8 +214,11 @@ def _top_level_line(text: str, position: int) -> int:
 
 
 # Between two names of a dotted chain: spaces, line breaks, a backslash continuation, a comment.
-_CHAIN_GAP = r"(?:\s|\\\n|#[^\n]*\n)*"
+_COMMENT = r"#[^\n]*\n"
+_CHAIN_GAP = rf"(?:\s|\\\n|{_COMMENT})*"
 _NAME = r"[^\W\d]\w*"
+# After the first name: the rest of the chain, then the call's parenthesis (`(utils.save)(` too).
+_CALLED_CHAIN = rf"((?:{_CHAIN_GAP}\.{_CHAIN_GAP}{_NAME})*)(?:{_CHAIN_GAP}\))*{_CHAIN_GAP}\("
 
 
 def spelled_dotted_names(text: str, heads: frozenset[str] | set[str]) -> set[str]:
@@ -225,13 +228,12 @@ def spelled_dotted_names(text: str, heads: frozenset[str] | set[str]) -> set[str
     decides), so a prefilter asked of it lets through every file the calls could."""
     if not heads:
         return set()
-    pattern = re.compile(
-        r"(?<![\w.])(" + "|".join(map(re.escape, sorted(heads))) + r")\b((?:" + _CHAIN_GAP + r"\." + _CHAIN_GAP + _NAME + r")*)(?:" + _CHAIN_GAP + r"\))*" + _CHAIN_GAP + r"\("
-    )
-    found: set[str] = set()
-    for match in pattern.finditer(text):
-        found.add(".".join([match.group(1)] + re.findall(_NAME, re.sub(r"#[^\n]*\n", "", match.group(2)))))
-    return found
+    first = "|".join(map(re.escape, sorted(heads)))
+    pattern = re.compile(rf"(?<![\w.])({first})\b{_CALLED_CHAIN}")
+    return {
+        ".".join([match.group(1), *re.findall(_NAME, re.sub(_COMMENT, "", match.group(2)))])
+        for match in pattern.finditer(text)
+    }
 
 
 def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | None = None) -> set[str]:
