@@ -169,34 +169,38 @@ def materialise(pin: Pin, mirror: Path | None, sources: Path) -> Path:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "archive", "--format=tar", pin.version,
-         *([pin.folder_in_repo] if pin.folder_in_repo else [])],
-        capture_output=True,
-    )
-    if archive.returncode == 0:
-        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
-    else:
-        # A snapshot may lack big blobs (data files, LFS): write out the blobs it has, one by one.
-        missing = _write_blobs(git_dir, pin, root)
-        if missing is None:
-            shutil.rmtree(root)
-            raise SystemExit(f"git archive of {pin.name}@{pin.version} failed: "
-                             f"{archive.stderr.decode(errors='replace')}")
-        for path in missing:
-            print(f"not in the snapshot, left out: {pin.folder}/{path}", file=sys.stderr)
+    missing = write_tree(git_dir, pin.version, root, pin.folder_in_repo)
+    if missing is None:
+        shutil.rmtree(root)
+        raise SystemExit(f"git archive of {pin.name}@{pin.version} failed: the commit cannot be read")
+    for path in missing:
+        print(f"not in the snapshot, left out: {pin.folder}/{path}", file=sys.stderr)
     _own_work_tree(root)
     marker.write_text(wanted)
     return root
 
 
-def _write_blobs(git_dir: Path, pin: Pin, root: Path) -> list[str] | None:
-    """Write every regular file of the pinned tree that the git directory holds; the paths it lacks.
+def write_tree(git_dir: Path, commit: str, root: Path, folder: str = "") -> list[str] | None:
+    """Write ``commit``'s tree (its ``folder`` only, if one is named) under ``root``; the paths the
+    snapshot lacks, left out. None when the commit itself cannot be read. (The recall benchmark
+    writes each pair's project with it too.)"""
+    archive = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit, *([folder] if folder else [])],
+        capture_output=True,
+    )
+    if archive.returncode == 0:
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+        return []
+    # A snapshot may lack big blobs (data files, LFS): write out the blobs it has, one by one.
+    return _write_blobs(git_dir, commit, folder, root)
+
+
+def _write_blobs(git_dir: Path, commit: str, folder: str, root: Path) -> list[str] | None:
+    """Write every regular file of the tree that the git directory holds; the paths it lacks.
 
     None when the commit itself cannot be read."""
     listing = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", "--full-tree", pin.version,
-         *([pin.folder_in_repo] if pin.folder_in_repo else [])],
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", "--full-tree", commit, *([folder] if folder else [])],
         capture_output=True,
     )
     if listing.returncode != 0:

@@ -70,7 +70,8 @@ def _own_split_of(name: str) -> str:
     return "test" if hashlib.sha256(name.encode("utf-8")).hexdigest()[0] < "8" else "dev"
 
 
-def _precision_split_of():
+def _precision_run():
+    """The precision benchmark's script, whose split rule and snapshot reading this one shares."""
     path = REPO / "benchmarks" / "precision" / "run.py"
     spec = importlib.util.spec_from_file_location("precision_run", path)
     if spec is None or spec.loader is None:
@@ -82,10 +83,11 @@ def _precision_split_of():
     except Exception:  # noqa: BLE001 - a file that cannot be imported has no rule to offer
         del sys.modules[spec.name]
         return None
-    return getattr(module, "split_of", None)
+    return module
 
 
-split_of = _precision_split_of() or _own_split_of
+PRECISION = _precision_run()
+split_of = getattr(PRECISION, "split_of", None) or _own_split_of
 
 
 @dataclass(frozen=True)
@@ -185,21 +187,10 @@ def materialise(root: Path, gitdir: Path, commit: str, paths: list[str]) -> None
 def materialise_project(root: Path, gitdir: Path, commit: str) -> None:
     """The whole tree of ``commit`` under ``root``, its trllint configuration emptied."""
     root.mkdir(parents=True, exist_ok=True)
-    git = ["git", f"--git-dir={gitdir}"]
-    # A snapshot may lack its largest blobs (weights, images): left out, as the precision
-    # benchmark's snapshots leave them.
-    listed = subprocess.run([*git, "ls-tree", "-r", "-z", commit], capture_output=True)
-    if listed.returncode != 0:
-        raise LookupError(f"git ls-tree {commit[:12]}: {listed.stderr.decode(errors='replace').strip()}")
-    blobs = [entry.split(b"\t", 1) for entry in listed.stdout.split(b"\0") if entry]
-    names = {head.split()[2]: path for head, path in blobs if head.split()[1] == b"blob"}
-    checked = subprocess.run([*git, "cat-file", "--batch-check"], input=b"\n".join(names) + b"\n", capture_output=True)
-    missing = [names[line.split()[0]] for line in checked.stdout.splitlines() if line.endswith(b" missing")]
-    excluded = [":(exclude,literal)" + path.decode(errors="surrogateescape") for path in missing]
-    archive = subprocess.run([*git, "archive", commit, "--", ".", *excluded], capture_output=True)
-    if archive.returncode != 0:
-        raise LookupError(f"git archive {commit[:12]}: {archive.stderr.decode(errors='replace').strip()}")
-    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    # A snapshot may lack its largest blobs (weights, images): left out, as the precision benchmark
+    # leaves them.
+    if PRECISION is None or PRECISION.write_tree(gitdir, commit, root) is None:
+        raise LookupError(f"cannot write out {commit[:12]} from {gitdir}")
     config = root / "pyproject.toml"
     text = config.read_text(encoding="utf-8", errors="replace") if config.is_file() else ""
     # A project's own [tool.trllint] would change what runs; other tools' sections are kept (the
