@@ -110,11 +110,11 @@ class CollectiveUnderRankGuard(Rule):
             return
         self.bind(model, project=True)
         for call in calls_in(model):
-            collective = self.collective_or_entering_call(call)
-            if collective is None:
-                continue
-            guard = self.guard_of(collective)
-            if guard is not None:
+            # Whether a guard stands before the call is asked first: what a call of another module
+            # enters costs a read of that module.
+            collective = self.collective_or_entering_call(call) if self._guard(call, None) else None
+            guard = self.guard_of(collective) if collective is not None else None
+            if collective is not None and guard is not None:
                 self._report(collective, guard)
 
     def bind(self, model: SemanticModel, *, project: bool) -> None:
@@ -230,14 +230,21 @@ class CollectiveUnderRankGuard(Rule):
 
     def guard_of(self, collective: Collective) -> Guard | None:
         """The innermost rank guard that keeps some ranks from ``collective``, or None."""
-        child: cst.CSTNode = collective.call
+        return self._guard(collective.call, collective)
+
+    def _guard(self, call: cst.Call, collective: Collective | None) -> Guard | None:
+        """``guard_of``; with no ``collective``, the innermost guard before the checks that need
+        one (its backends, the other ranks meeting it elsewhere), each of which only clears a
+        guard: None here is None for whatever the call enters."""
+        child: cst.CSTNode = call
+        kind = collective.kind if collective is not None else None
         # The ifs between the collective and the guard whose body leaves after it (`if fresh:
         # all_gather(...); continue`): the ranks that do not take that way may meet the same
         # collective further on, as the ranks outside the guard do.
         exits_after: list[cst.If] = []
         # What holds wherever the collective runs: (a test's code, its value), one per if passed.
         holds: set[tuple[str, bool]] = set()
-        for ancestor in self.context.ancestors(collective.call):
+        for ancestor in self.context.ancestors(call):
             if isinstance(ancestor, (cst.Lambda, cst.ClassDef)):
                 return None  # runs when called, not here
             if isinstance(ancestor, cst.FunctionDef):
@@ -249,13 +256,13 @@ class CollectiveUnderRankGuard(Rule):
                 # name the function gathers (`if images is not None: gather_object(images)`); the
                 # backends matter on the body's side only (`if is_main or distributed_type ==
                 # DEEPSPEED:` lets every rank in under DeepSpeed).
-                backends = collective.backends if in_body else None
+                backends = collective.backends if in_body and collective is not None else None
                 split = rank_split(self.model, ancestor.test, ancestor, backends, data=False, gathered=True)
                 if (
                     split is not None
-                    and not self._paired(ancestor, in_body, collective.kind)
-                    and not any(self._met_after_exit(inner, collective.kind) for inner in exits_after)
-                    and not _made_in(child, collective.call)
+                    and (kind is None or not self._paired(ancestor, in_body, kind))
+                    and (kind is None or not any(self._met_after_exit(inner, kind) for inner in exits_after))
+                    and not _made_in(child, call)
                 ):
                     return Guard(ancestor, "if" if in_body else "else", code_of(self.source, ancestor.test), split)
                 if isinstance(ancestor, cst.If) and in_body and exit_of(ancestor.body) is not None:
@@ -263,7 +270,7 @@ class CollectiveUnderRankGuard(Rule):
                 if isinstance(ancestor, cst.If) and (in_body or child is ancestor.orelse):
                     holds.add(self._fact_of(ancestor.test, in_body))
             if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
-                exit_guard = self._early_exit_before(ancestor, child, collective.kind, holds)
+                exit_guard = self._early_exit_before(ancestor, child, kind, holds)
                 if exit_guard is not None:
                     return exit_guard
             child = ancestor
@@ -342,10 +349,10 @@ class CollectiveUnderRankGuard(Rule):
         """``not x`` true is ``x`` false: one spelling per test, for comparing tests by their code."""
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test, value = test.expression, not value
-        return code_of(self.source, test), value
+        return self.model.once((code_of, test), lambda: code_of(self.source, test)), value
 
     def _early_exit_before(
-        self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, kind: str, holds: set[tuple[str, bool]]
+        self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, kind: str | None, holds: set[tuple[str, bool]]
     ) -> Guard | None:
         """``if not is_main: return`` (or a per-rank ``continue``/``break``) earlier in ``block``.
         An exit that needs a test the collective's own ifs deny is never taken where it runs
@@ -357,7 +364,7 @@ class CollectiveUnderRankGuard(Rule):
             if not isinstance(statement, cst.If) or statement.orelse is not None:
                 continue
             exit_kind = exit_of(statement.body)
-            if exit_kind is None or self.enters_kind(statement.body, kind):
+            if exit_kind is None or (kind is not None and self.enters_kind(statement.body, kind)):
                 continue
             if self._denied_where_it_runs(statement.test, holds, block.body[index + 1 :], child):
                 continue

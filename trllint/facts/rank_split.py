@@ -83,6 +83,19 @@ def rank_split(
     With ``data`` False only a read of the rank counts: a rule whose prefilter needs a rank marker
     in the file asks so. ``gathered`` (by default as ``data``) counts a name the function gathers,
     the narrowest proof of per-rank data, on its own."""
+    # Asked of each `if` once per call beneath it: one answer per file.
+    key = (rank_split, test, at, backends, data, gathered)
+    return model.once(key, lambda: _rank_split(model, test, at, backends, data, gathered))
+
+
+def _rank_split(
+    model: SemanticModel,
+    test: cst.BaseExpression,
+    at: cst.CSTNode,
+    backends: frozenset[Backend] | None,
+    data: bool,
+    gathered: bool | None,
+) -> RankSplit | None:
     if backends is not None:
         backends = backends - backends_named(test)
         if not backends:
@@ -173,10 +186,11 @@ def _gathered_name(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNo
     if not read:
         return None
     scope = model.context.enclosing_function(at) or model.source.module
-    flow = rank_flows(model).flow(scope)
-    for call, name in _gathers_in(model, scope):
-        if name not in read:
-            continue
+    gathers = [(call, name) for call, name in _gathers_in(model, scope) if name in read]
+    if not gathers:
+        return None
+    flow = rank_flows(model).flow(scope)  # the cost, so read only for a gather of a name the test reads
+    for call, name in gathers:
         statement = _statement_of(model, call)
         binding = flow.binding(name, at)
         if binding is None or statement is None or flow.binding(name, statement) is not binding:
