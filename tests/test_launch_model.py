@@ -481,6 +481,24 @@ def test_another_file_is_told_every_multi_process_command_and_config(project):
     assert not launch.possible(SHARDED) and launch.multi_process and launch.only(DDP)
 
 
+def test_a_docs_page_in_mdx_is_read_as_markdown(project):
+    write(project, {
+        "docs/source/quickstart.md": "```bash\npython -m pkg.train --steps 10\n```\n",
+        "docs/source/multi_gpu.mdx": (
+            "<Tip>Several GPUs:</Tip>\n\n```bash\naccelerate launch --multi_gpu --num_processes=4 \\\n"
+            "  src/pkg/train.py --steps 10\n```\n"
+        ),
+    })
+    launch = launch_at(source_of(project / "src" / "pkg" / "train.py", SAVE))
+    assert launch.possible(DDP) and launch.possible(ONE)
+    assert launch.shown(DDP) == (
+        Evidence(
+            "docs/source/multi_gpu.mdx", 4,
+            "`accelerate launch --multi_gpu --num_processes=4 src/pkg/train.py --steps 10` runs it under DDP",
+        ),
+    )
+
+
 def test_a_project_without_launch_files_is_unknown(project):
     launch = launch_at(source_of(project / "train.py", SAVE))
     assert not launch.closed and launch.facts == ()

@@ -32,6 +32,8 @@ from trllint.facts.launch.configs import ConfigVerdict, read_deepspeed_json, rea
 from trllint.semantic.project.resolution import PROJECT_MARKERS
 
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".mk")
+# Docs whose code blocks hold launch commands; Hugging Face's docs are MDX.
+_MARKDOWN_SUFFIXES = (".md", ".mdx")
 _MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 _SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "dist-packages", "__pycache__", "wandb", "mlruns"})
 # Bounds of one project's walk: entries looked at, files read, and the size of a file read.
@@ -134,13 +136,14 @@ def project_launch(root: Path) -> ProjectLaunch:
     for relative, (path, verdict) in sorted(jsons.items()):
         project.configs.append(LaunchFact(verdict.backends, (Evidence(shown(path), verdict.line, verdict.message),)))
     for path, text in shell:
-        for command in launch_commands(text, markdown=path.suffix == ".md"):
+        for command in launch_commands(text, markdown=path.suffix in _MARKDOWN_SUFFIXES):
             project.commands.append(resolver.command_fact(path, command))
     return project
 
 
 def _launch_files(root: Path) -> list[Path]:
-    return [path for path in _project_files(root, (".yaml", ".yml", ".json", ".md", *_SHELL_SUFFIXES)) if path.stat().st_size <= MAX_FILE_BYTES]
+    suffixes = (".yaml", ".yml", ".json", *_MARKDOWN_SUFFIXES, *_SHELL_SUFFIXES)
+    return [path for path in _project_files(root, suffixes) if path.stat().st_size <= MAX_FILE_BYTES]
 
 
 def _project_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
@@ -333,7 +336,7 @@ def _short(text: str, limit: int = 100) -> str:
 # DPO with ``use_vllm``): a project that installs vLLM for offline inference never meets it.
 TRL_VLLM_GENERATION = "trl-vllm-generation"
 _VLLM_FLAG = re.compile(rb"\buse_vllm\b\s*[:=]\s*(?:True|true|1)\b|--use_vllm\b(?!\s*(?:=\s*)?(?:False|false|0)\b)|\bvllm_mode\b")
-_VLLM_FILES = (".py", ".yaml", ".yml", ".sh", ".bash", ".slurm", ".sbatch", ".md", ".ipynb")
+_VLLM_FILES = (".py", ".yaml", ".yml", ".sh", ".bash", ".slurm", ".sbatch", *_MARKDOWN_SUFFIXES, ".ipynb")
 
 
 # Where the flag is TRL's: a Python file (or notebook) that imports TRL, or any other file of a
@@ -380,7 +383,7 @@ def trl_vllm_generation(root: Path) -> Evidence | None:
                 recipes.append((path, _generation_at(path, data, match.start())))
             continue
         flagged_commands = False
-        for command in launch_commands(data.decode("utf-8", "replace"), markdown=path.suffix == ".md"):
+        for command in launch_commands(data.decode("utf-8", "replace"), markdown=path.suffix in _MARKDOWN_SUFFIXES):
             trl_program = _imports_trl_at(root, path.parent, command.program)
             for written in (*command.positional, *command.arguments.values()):
                 if written.endswith((".yaml", ".yml")):
