@@ -1,5 +1,6 @@
 """What the code around a collective says, read from its syntax: the tests of the ifs that hold it,
-whether one tests a parameter, the names its function binds once, and how a block ends."""
+whether one tests a parameter, the names its function binds once, how a block ends, and what runs
+when a node runs (its calls, its ifs, what it assigns)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,33 @@ from trllint.core.source import SourceFile
 from trllint.semantic.context import NodeContext
 
 _EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
+_OWN_SCOPES = walk.node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: bool = False) -> list:
+    """The calls (or nodes of ``kinds``) that run when ``node`` runs, in source order; with
+    ``nested``, those in the functions and lambdas defined there too."""
+    # Asked of whole functions, helper after helper: types by set membership, not isinstance
+    # (trllint.core.cst.walk.node_types).
+    return walk.of_types(node, walk.node_types(*kinds), frozenset() if nested else _OWN_SCOPES)
+
+
+def ifs_in(scope: cst.CSTNode) -> list[cst.If]:
+    return run_by(scope, kinds=(cst.If,))
+
+
+def made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
+    """True when the object the call is made on is created in ``branch`` (``fake = Trainer(...)``):
+    only the ranks that run the branch have it, so no other rank is waited for."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    while isinstance(receiver, cst.Attribute):
+        receiver = receiver.value
+    if not isinstance(receiver, cst.Name) or receiver.value == "self":
+        return False
+    for node in run_by(branch, kinds=(cst.Assign,)):
+        if any(receiver.value in assigned_names(t.target) for t in node.targets):
+            return True
+    return False
 
 
 def tests_holding_at(call: cst.Call, function: cst.FunctionDef, context: NodeContext) -> list[cst.BaseExpression]:

@@ -37,6 +37,8 @@ from trllint.facts.rank_split import differs_by_rank
 from trllint.rule.base import Edit, Fix
 from trllint.rule.edits import HoistContext, hoisted_above_rank_guard, names_read, read_outside
 
+from .guard_syntax import run_by
+
 if TYPE_CHECKING:
     from trllint.semantic.context import NodeContext
 
@@ -128,17 +130,6 @@ def _some_ranks_only(rule: CollectiveRule, call: cst.Call, scope: cst.CSTNode) -
 
 
 # Scopes of their own: what they hold does not run when the code around them runs.
-_OWN_SCOPES = walk.node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-def run_by(node: cst.CSTNode, *, kinds: tuple[type, ...] = (cst.Call,), nested: bool = False) -> list:
-    """The calls (or nodes of ``kinds``) that run when ``node`` runs, in source order; with
-    ``nested``, those in the functions and lambdas defined there too."""
-    # Asked of whole functions, helper after helper: types by set membership, not isinstance
-    # (trllint.core.cst.walk.node_types).
-    return walk.of_types(node, walk.node_types(*kinds), frozenset() if nested else _OWN_SCOPES)
-
-
 def _names_bound_under_rank_tests(rule: CollectiveRule, scope: cst.CSTNode, moved: cst.CSTNode) -> set[str]:
     """Names some ranks may not have bound (the statement being moved set aside)."""
     bound: set[str] = set()

@@ -103,14 +103,22 @@ class ProjectHelpers:
         label = f"{call_label(call)}() (it calls {entered.label}, at {where}:{entered.line})"
         return Collective(call, label, f"call:{call_label(call)}", "never", entered.backends, (where, entered.line))
 
-    def entered_by(self, call: cst.Call) -> EnteredCollective | None:
-        """The collective the project function ``call`` lands on enters, or None (not a project
-        function, or one that enters none; unknown is none)."""
+    def imported_name(self, call: cst.Call) -> str | None:
+        """The name ``call`` calls when the file imports it (a function of another module of
+        the project, maybe), else None; nothing is read to answer."""
         name = call_name(call)
         if name is None or self._view is None:
             return None
         head = name.partition(".")[0]
         if head in ("self", "cls") or head in self._local or head not in self._view.imports:
+            return None
+        return name
+
+    def entered_by(self, call: cst.Call) -> EnteredCollective | None:
+        """The collective the project function ``call`` lands on enters, or None (not a project
+        function, or one that enters none; unknown is none)."""
+        name = self.imported_name(call)
+        if name is None:
             return None
         if name not in self._answers:
             self._answers[name] = self._entered(name)

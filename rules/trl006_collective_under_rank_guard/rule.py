@@ -42,8 +42,10 @@ from .collectives import (
     names_checkpoints_automatically,
 )
 from .split_evidence import split_evidence
-from .guard_syntax import code_of, exit_of, single_assignments, tests_holding_at, under_parameter_test
-from .hoisting import hoist_fix, run_by
+from .guard_syntax import (
+    code_of, exit_of, ifs_in, made_in, run_by, single_assignments, tests_holding_at, under_parameter_test,
+)
+from .hoisting import hoist_fix
 from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collectives
 
 COLLECTIVE_MARKERS = (
@@ -110,9 +112,7 @@ class CollectiveUnderRankGuard(Rule):
             return
         self.bind(model, project=True)
         for call in calls_in(model):
-            # Whether a guard stands before the call is asked first: what a call of another module
-            # enters costs a read of that module.
-            collective = self.collective_or_entering_call(call) if self._guard(call, None) else None
+            collective = self.collective_or_entering_call(call, guarded_only=True)
             guard = self.guard_of(collective) if collective is not None else None
             if collective is not None and guard is not None:
                 self._report(collective, guard)
@@ -135,11 +135,18 @@ class CollectiveUnderRankGuard(Rule):
 
     # ---- what is a collective --------------------------------------------------------------
 
-    def collective_or_entering_call(self, call: cst.Call) -> Collective | None:
+    def collective_or_entering_call(self, call: cst.Call, *, guarded_only: bool = False) -> Collective | None:
+        """``call`` as a collective: one itself, or a call of a function that enters one. With
+        ``guarded_only``, a function no rank guard stands before the call of is not read (what a
+        function enters costs a read of its body, or of another module): no finding either way."""
         collective = collective_of(call, self.context)
         if collective is not None:
             return collective
         function = self._own_function(call)
+        if function is None and (self._project is None or self._project.imported_name(call) is None):
+            return None
+        if guarded_only and self._guard(call, None) is None:
+            return None
         if function is None:
             return self._project.collective_of(call) if self._project is not None else None
         inner = self.enters_collective(function)
@@ -262,7 +269,7 @@ class CollectiveUnderRankGuard(Rule):
                     split is not None
                     and (kind is None or not self._paired(ancestor, in_body, kind))
                     and (kind is None or not any(self._met_after_exit(inner, kind) for inner in exits_after))
-                    and not _made_in(child, call)
+                    and not made_in(child, call)
                 ):
                     return Guard(ancestor, "if" if in_body else "else", code_of(self.source, ancestor.test), split)
                 if isinstance(ancestor, cst.If) and in_body and exit_of(ancestor.body) is not None:
@@ -295,7 +302,7 @@ class CollectiveUnderRankGuard(Rule):
             return False
         runs_on = key[1] if in_body else ALL_RANKS - key[1]
         scope = self.context.enclosing_function(test_node) or self.source.module
-        for sibling in _ifs_in(scope):
+        for sibling in ifs_in(scope):
             sibling_key = guard_key(self.model, sibling.test) if sibling is not test_node else None
             if sibling_key is None or sibling_key[0] != key[0]:
                 continue
@@ -486,20 +493,3 @@ def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
 # backends (project_helpers.py). The version changes whenever the rule would read a module differently.
 ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 2, _entered_collectives)
 
-
-def _made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
-    """True when the object the call is made on is created in ``branch`` (``fake = Trainer(...)``):
-    only the ranks that run the branch have it, so no other rank is waited for."""
-    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    while isinstance(receiver, cst.Attribute):
-        receiver = receiver.value
-    if not isinstance(receiver, cst.Name) or receiver.value == "self":
-        return False
-    for node in run_by(branch, kinds=(cst.Assign,)):
-        if any(receiver.value in assigned_names(t.target) for t in node.targets):
-            return True
-    return False
-
-
-def _ifs_in(scope: cst.CSTNode) -> list[cst.If]:
-    return run_by(scope, kinds=(cst.If,))

@@ -182,11 +182,12 @@ def _gathered_name(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNo
     """A gather in ``at``'s function that is handed a plain name ``test`` reads,
     bound to the same value there as at ``at`` (``all_images = gather_object(images) if images is
     not None else None``), else None."""
-    read = {node.value for node in _names_read(test) if isinstance(node, cst.Name)}
-    if not read:
-        return None
     scope = model.context.enclosing_function(at) or model.source.module
-    gathers = [(call, name) for call, name in _gathers_in(model, scope) if name in read]
+    gathers = _gathers_in(model, scope)  # one walk per scope; most gather nothing
+    if not gathers:
+        return None
+    read = {node.value for node in _names_read(test) if isinstance(node, cst.Name)}
+    gathers = [(call, name) for call, name in gathers if name in read]
     if not gathers:
         return None
     flow = rank_flows(model).flow(scope)  # the cost, so read only for a gather of a name the test reads
