@@ -72,3 +72,48 @@ def test_a_function_that_guards_its_collective_or_does_rank_local_work_is_left_o
     assert "save_after_exit" not in answer  # after its own per-rank exit
     assert "write" not in answer  # torch.save: this rank's own work
     assert "write_and_sync" not in answer  # its caller may switch the barrier off
+
+
+FORWARDS = """
+import torch
+import torch.distributed as dist
+
+scorer = torch.nn.Linear(8, 8)
+
+
+def _forward(model, batch):
+    return model(batch)
+
+
+def logprobs(model, batch, temperature=1.0):
+    return _forward(model, batch) / temperature
+
+
+def generate_for(tokenizer, model, prompts):
+    return model.module.generate(**tokenizer(prompts))
+
+
+def score(batch):
+    return scorer(batch)
+
+
+def logprobs_on_main(model, batch):
+    if dist.get_rank() == 0:
+        return model(batch)
+
+
+def maybe_logprobs(model, batch, enabled=False):
+    if enabled:
+        return model(batch)
+"""
+
+
+def test_a_function_that_runs_a_forward_of_its_parameter_names_it_by_position(tmp_path: Path):
+    answer = _answer(tmp_path, FORWARDS)
+    # A forward of a DeepSpeed engine is a collective under ZeRO-3: the caller's argument decides.
+    assert answer["_forward"] == {"label": "model(...)", "line": 9, "backends": ["ZERO3"], "forwards": [0, "model"]}
+    assert answer["logprobs"] == {"label": "model(...)", "line": 9, "backends": ["ZERO3"], "forwards": [0, "model"]}
+    assert answer["generate_for"]["forwards"] == [1, "model"]
+    assert "score" not in answer  # a model of the module's own, not the caller's
+    assert "logprobs_on_main" not in answer  # under its own rank test
+    assert "maybe_logprobs" not in answer  # its caller may switch the forward off

@@ -164,17 +164,23 @@ def _engine_forward(call: cst.Call, context: NodeContext) -> Collective | None:
     """A forward (or ``generate``) of an engine ``deepspeed.initialize`` returned: ``engine(batch)``,
     ``engine.forward(...)``, ``engine.module.generate(...)``. Under ZeRO-3 every rank's forward
     gathers each layer's parameters from the others."""
+    name = forwarded(call)
+    if name is None or name not in engines_from_initialize(context):
+        return None
+    label = call_name(call) or name
+    return Collective(call, f"{label} (a forward of a DeepSpeed engine)", "engine_forward", "never")
+
+
+def forwarded(call: cst.Call) -> str | None:
+    """What ``call`` runs a forward of, when it is one: ``model`` for ``model(batch)``,
+    ``model.forward(...)``, ``model.generate(...)`` and ``model.module.generate(...)``."""
     func = call.func
     receiver: cst.BaseExpression = func
     if isinstance(func, cst.Attribute) and func.attr.value in ("forward", "generate"):
         receiver = func.value
         if isinstance(receiver, cst.Attribute) and receiver.attr.value == "module":
             receiver = receiver.value
-    name = dotted_name(receiver)
-    if name is None or name not in engines_from_initialize(context):
-        return None
-    label = call_name(call) or name
-    return Collective(call, f"{label} (a forward of a DeepSpeed engine)", "engine_forward", "never")
+    return dotted_name(receiver)
 
 
 def _kind(method: str) -> str:

@@ -5,7 +5,9 @@ where ``save_checkpoint`` calls ``accelerator.get_state_dict``: the call enters 
 the ranks that make it only. The module that defines the function is read as the rule reads a
 function of the linted file (``CollectiveUnderRankGuard.enters_collective``: a collective its body
 reaches with no rank guard of its own, and the backends under which it is one), one level deep:
-a function there that calls into a third module is not followed.
+a function there that calls into a third module is not followed. A function that runs a forward
+of a model it is handed (``compute_logprobs(engine, batch)``) enters a collective when the caller
+hands it a DeepSpeed engine: under ZeRO-3 the forward gathers each layer's parameters.
 """
 
 from __future__ import annotations
@@ -18,15 +20,17 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from dataclasses import dataclass
-from trllint.core.cst.names import call_name
+from trllint.core.cst.names import argument, call_name, dotted_name
 from trllint.facts.launch.backends import Backend
 from trllint.rule.base import AnyOf
 from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import COLLECTIVE_NAMES, Collective, call_label
+from .collectives import COLLECTIVE_NAMES, Collective, call_label, engines_from_initialize, forwarded
+from .guard_syntax import under_parameter_test
 
 if TYPE_CHECKING:
+    from trllint.semantic.context import NodeContext
     from trllint.semantic.model import SemanticModel
 
 # What a module must spell to hold a function that enters a collective: a collective's name, or
@@ -41,8 +45,13 @@ class FunctionReader(Protocol):
     @property
     def module_function_names(self) -> frozenset[str]: ...
     def bind(self, model: SemanticModel, *, project: bool) -> None: ...
+    @property
+    def context(self) -> NodeContext: ...
     def enters_collective(self, function: cst.FunctionDef) -> Collective | None: ...
     def helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None: ...
+    def calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]: ...
+    def own_function(self, call: cst.Call) -> cst.FunctionDef | None: ...
+    def guard_of(self, collective: Collective) -> Any: ...
     def get_metadata(self, key: Any, node: cst.CSTNode) -> Any: ...
     def release(self) -> None: ...
 
@@ -55,6 +64,9 @@ class EnteredCollective:
     path: Path  # the module that defines the function
     line: int  # the collective's line there
     backends: frozenset[Backend] | None  # the backends under which it is one (None: every backend)
+    # The parameter whose forward it runs (position, name): a collective only when the caller
+    # hands it a DeepSpeed engine.
+    forwards: tuple[int, str] | None = None
 
 
 def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAnswer:
@@ -70,6 +82,14 @@ def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAns
                 continue
             name = statement.name.value
             inner = rule.enters_collective(statement)
+            forward = forwarded_parameter(rule, statement) if inner is None else None
+            if forward is not None:
+                position, parameter, call = forward
+                line = rule.get_metadata(PositionProvider, call).start.line
+                backends = [Backend.ZERO3.name]  # a forward of an engine gathers its layers under ZeRO-3
+                forwards = [position, parameter]
+                answer[name] = {"label": f"{parameter}(...)", "line": line, "backends": backends, "forwards": forwards}
+                continue
             if inner is None:
                 answer.pop(name, None)  # a later definition of the name wins, as Python binds it
                 continue
@@ -84,6 +104,30 @@ def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAns
     return answer
 
 
+def forwarded_parameter(
+    rule: FunctionReader, function: cst.FunctionDef, seen: frozenset[int] = frozenset()
+) -> tuple[int, str, cst.Call] | None:
+    """The parameter of ``function`` that every call of it runs a forward of (``model(batch)``,
+    ``model.generate(...)``, with no rank guard of its own and no test of a parameter around it),
+    itself or through a function of the same module it is handed to: its position, its name and
+    the forward's call. Under ZeRO-3 that forward is a collective when the parameter is an engine."""
+    parameters = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    for call in rule.calls_run_by(function):
+        name = forwarded(call)
+        found = (call, name) if name in parameters else None
+        callee = rule.own_function(call) if found is None else None
+        if callee is not None and id(callee) not in seen:
+            inner = forwarded_parameter(rule, callee, seen | {id(function)})
+            handed = argument(call, inner[1], inner[0]) if inner is not None else None
+            if inner is not None and handed is not None and isinstance(handed.value, cst.Name):
+                found = (inner[2], handed.value.value) if handed.value.value in parameters else None
+        if found is None or under_parameter_test(call, function, rule.context):
+            continue
+        if rule.guard_of(Collective(call, call_label(call), "engine_forward", "never")) is None:
+            return parameters.index(found[1]), found[1], found[0]
+    return None
+
+
 class ProjectHelpers:
     """The linted file's calls of functions defined in other modules of its project."""
 
@@ -91,6 +135,7 @@ class ProjectHelpers:
         self._view = project_view(model)
         self._fact = fact  # the rule's ENTERS_A_COLLECTIVE
         self._linted = model.source
+        self._context = model.context
         self._local = rule.module_function_names
         self._answers: dict[str, EnteredCollective | None] = {}
 
@@ -101,6 +146,13 @@ class ProjectHelpers:
             return None
         where = display_path(entered.path, self._linted.display_path, self._linted.path)
         label = f"{call_label(call)}() (it calls {entered.label}, at {where}:{entered.line})"
+        if entered.forwards is not None:
+            position, parameter = entered.forwards
+            handed = argument(call, parameter, position)
+            engine = dotted_name(handed.value) if handed is not None else None
+            if engine is None or engine not in engines_from_initialize(self._context):
+                return None  # a forward of a model: a collective only on a DeepSpeed engine
+            label = f"{call_label(call)}() (it runs a forward of {engine}, a DeepSpeed engine, at {where}:{entered.line})"
         return Collective(call, label, f"call:{call_label(call)}", "never", entered.backends, (where, entered.line))
 
     def imported_name(self, call: cst.Call) -> str | None:
@@ -134,11 +186,13 @@ class ProjectHelpers:
         if not entered:
             return None
         backends = entered["backends"]
+        forwards = entered.get("forwards")
         return EnteredCollective(
             entered["label"],
             definition.path,
             entered["line"],
             None if backends is None else frozenset(Backend[backend] for backend in backends),
+            (forwards[0], forwards[1]) if forwards is not None else None,
         )
 
 

@@ -142,7 +142,7 @@ class CollectiveUnderRankGuard(Rule):
         collective = collective_of(call, self.context)
         if collective is not None:
             return collective
-        function = self._own_function(call)
+        function = self.own_function(call)
         if function is None and (self._project is None or self._project.imported_name(call) is None):
             return None
         if guarded_only and self._guard(call, None) is None:
@@ -156,7 +156,7 @@ class CollectiveUnderRankGuard(Rule):
         backends = self.helper_backends(function)
         return Collective(call, label, f"call:{function.name.value}", "never", backends, inner.defined_in)
 
-    def _own_function(self, call: cst.Call) -> cst.FunctionDef | None:
+    def own_function(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this file a call lands on: a module function, or a method of ``self``'s class."""
         func = call.func
         if isinstance(func, cst.Name):
@@ -173,7 +173,7 @@ class CollectiveUnderRankGuard(Rule):
         if key not in self._entering:
             self._entering[key] = None  # recursion reads as no collective
             found = None
-            for call in self._calls_run_by(function):
+            for call in self.calls_run_by(function):
                 collective = self.collective_or_entering_call(call)
                 if collective is None or self.guard_of(collective) is not None:
                     continue
@@ -187,7 +187,7 @@ class CollectiveUnderRankGuard(Rule):
             self._entering[key] = found
         return self._entering[key]
 
-    def _calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]:
+    def calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The calls that run when ``function`` runs, read once: both questions below ask them."""
         key = id(function)
         if key not in self._body_calls:
@@ -207,7 +207,7 @@ class CollectiveUnderRankGuard(Rule):
         self._backends_of_helpers[key] = None  # recursion: under every backend
         values = single_assignments(function)
         found: frozenset[Backend] = frozenset()
-        for call in self._calls_run_by(function):
+        for call in self.calls_run_by(function):
             collective = self.collective_or_entering_call(call)
             if collective is None or self.guard_of(collective) is not None:
                 continue
@@ -345,7 +345,7 @@ class CollectiveUnderRankGuard(Rule):
         """True when ``node`` calls something that is neither a known collective, nor a function
         of this file, nor a Python builtin."""
         for call in run_by(node, nested=True):
-            if collective_of(call, self.context) is not None or self._own_function(call) is not None:
+            if collective_of(call, self.context) is not None or self.own_function(call) is not None:
                 continue
             if isinstance(call.func, cst.Name) and call.func.value in _BUILTINS:
                 continue
@@ -491,5 +491,5 @@ def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
 
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py). The version changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 2, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 3, _entered_collectives)
 
