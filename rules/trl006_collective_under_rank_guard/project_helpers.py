@@ -20,17 +20,16 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from dataclasses import dataclass
-from trllint.core.cst.names import argument, call_name, dotted_name
+from trllint.core.cst.names import call_name
 from trllint.facts.launch.backends import Backend
 from trllint.rule.base import AnyOf
 from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import COLLECTIVE_NAMES, Collective, call_label, engines_from_initialize, forwarded
-from .guard_syntax import under_parameter_test
+from .collectives import COLLECTIVE_NAMES, Collective, call_label
+from .forwards import FORWARD_BACKENDS, FunctionBody, forwarded_parameter, handed_engine
 
 if TYPE_CHECKING:
-    from trllint.semantic.context import NodeContext
     from trllint.semantic.model import SemanticModel
 
 # What a module must spell to hold a function that enters a collective: a collective's name, or
@@ -39,19 +38,14 @@ if TYPE_CHECKING:
 SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize")
 
 
-class FunctionReader(Protocol):
+class FunctionReader(FunctionBody, Protocol):
     """What this module asks of the rule (CollectiveUnderRankGuard): how it reads a function."""
 
     @property
     def module_function_names(self) -> frozenset[str]: ...
     def bind(self, model: SemanticModel, *, project: bool) -> None: ...
-    @property
-    def context(self) -> NodeContext: ...
     def enters_collective(self, function: cst.FunctionDef) -> Collective | None: ...
     def helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None: ...
-    def calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]: ...
-    def own_function(self, call: cst.Call) -> cst.FunctionDef | None: ...
-    def guard_of(self, collective: Collective) -> Any: ...
     def get_metadata(self, key: Any, node: cst.CSTNode) -> Any: ...
     def release(self) -> None: ...
 
@@ -86,7 +80,7 @@ def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAns
             if forward is not None:
                 position, parameter, call = forward
                 line = rule.get_metadata(PositionProvider, call).start.line
-                backends = [Backend.ZERO3.name]  # a forward of an engine gathers its layers under ZeRO-3
+                backends = sorted(backend.name for backend in FORWARD_BACKENDS)
                 forwards = [position, parameter]
                 answer[name] = {"label": f"{parameter}(...)", "line": line, "backends": backends, "forwards": forwards}
                 continue
@@ -102,30 +96,6 @@ def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAns
     finally:
         rule.release()
     return answer
-
-
-def forwarded_parameter(
-    rule: FunctionReader, function: cst.FunctionDef, seen: frozenset[int] = frozenset()
-) -> tuple[int, str, cst.Call] | None:
-    """The parameter of ``function`` that every call of it runs a forward of (``model(batch)``,
-    ``model.generate(...)``, with no rank guard of its own and no test of a parameter around it),
-    itself or through a function of the same module it is handed to: its position, its name and
-    the forward's call. Under ZeRO-3 that forward is a collective when the parameter is an engine."""
-    parameters = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
-    for call in rule.calls_run_by(function):
-        name = forwarded(call)
-        found = (call, name) if name in parameters else None
-        callee = rule.own_function(call) if found is None else None
-        if callee is not None and id(callee) not in seen:
-            inner = forwarded_parameter(rule, callee, seen | {id(function)})
-            handed = argument(call, inner[1], inner[0]) if inner is not None else None
-            if inner is not None and handed is not None and isinstance(handed.value, cst.Name):
-                found = (inner[2], handed.value.value) if handed.value.value in parameters else None
-        if found is None or under_parameter_test(call, function, rule.context):
-            continue
-        if rule.guard_of(Collective(call, call_label(call), "engine_forward", "never")) is None:
-            return parameters.index(found[1]), found[1], found[0]
-    return None
 
 
 class ProjectHelpers:
@@ -147,10 +117,8 @@ class ProjectHelpers:
         where = display_path(entered.path, self._linted.display_path, self._linted.path)
         label = f"{call_label(call)}() (it calls {entered.label}, at {where}:{entered.line})"
         if entered.forwards is not None:
-            position, parameter = entered.forwards
-            handed = argument(call, parameter, position)
-            engine = dotted_name(handed.value) if handed is not None else None
-            if engine is None or engine not in engines_from_initialize(self._context):
+            engine = handed_engine(call, entered.forwards, self._context)
+            if engine is None:
                 return None  # a forward of a model: a collective only on a DeepSpeed engine
             label = f"{call_label(call)}() (it runs a forward of {engine}, a DeepSpeed engine, at {where}:{entered.line})"
         return Collective(call, label, f"call:{call_label(call)}", "never", entered.backends, (where, entered.line))

@@ -46,6 +46,7 @@ from .guard_syntax import (
     code_of, exit_of, ifs_in, made_in, run_by, single_assignments, tests_holding_at, under_parameter_test,
 )
 from .hoisting import hoist_fix
+from .forwards import engine_forward_call
 from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collectives
 
 COLLECTIVE_MARKERS = (
@@ -151,7 +152,7 @@ class CollectiveUnderRankGuard(Rule):
             return self._project.collective_of(call) if self._project is not None else None
         inner = self.enters_collective(function)
         if inner is None:
-            return None
+            return engine_forward_call(self, call, function)
         label = f"{call_label(call)}() (it calls {inner.label})"
         backends = self.helper_backends(function)
         return Collective(call, label, f"call:{function.name.value}", "never", backends, inner.defined_in)

@@ -1,0 +1,87 @@
+"""A function that runs a forward of the model it is handed (``compute_logprobs(engine, batch)``).
+
+Under ZeRO-3 a DeepSpeed engine's forward gathers each layer's parameters from every rank, so a
+call of such a function enters a collective when the caller hands it an engine
+``deepspeed.initialize`` returned. The function is read as the rule reads one (its guards, the
+tests of its parameters), and through the functions of its module it hands the model to.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import libcst as cst
+
+from trllint.core.cst.names import argument, dotted_name
+from trllint.facts.launch.backends import Backend
+
+from .collectives import Collective, call_label, engines_from_initialize, forwarded
+from .guard_syntax import under_parameter_test
+
+if TYPE_CHECKING:
+    from trllint.semantic.context import NodeContext
+
+# A forward of an engine is a collective under ZeRO-3 only.
+FORWARD_BACKENDS = frozenset({Backend.ZERO3})
+
+
+class FunctionBody(Protocol):
+    """What this module asks of the rule (CollectiveUnderRankGuard): how it reads a function."""
+
+    @property
+    def context(self) -> NodeContext: ...
+    def calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]: ...
+    def own_function(self, call: cst.Call) -> cst.FunctionDef | None: ...
+    def guard_of(self, collective: Collective) -> Any: ...
+
+
+def forwarded_parameter(
+    rule: FunctionBody, function: cst.FunctionDef, seen: frozenset[int] = frozenset()
+) -> tuple[int, str, cst.Call] | None:
+    """The parameter of ``function`` that every call of it runs a forward of (``model(batch)``,
+    ``model.generate(...)``, with no rank guard of its own and no test of a parameter around it),
+    itself or through a function of the same module it is handed to: its position, its name and
+    the forward's call. Under ZeRO-3 that forward is a collective when the parameter is an engine."""
+    parameters = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
+    for call in rule.calls_run_by(function):
+        name = forwarded(call)
+        found = (call, name) if name in parameters and name not in ("self", "cls") else None
+        callee = rule.own_function(call) if found is None else None
+        if callee is not None and id(callee) not in seen:
+            inner = forwarded_parameter(rule, callee, seen | {id(function)})
+            handed = _handed(call, (inner[0], inner[1])) if inner is not None else None
+            if inner is not None and handed is not None and isinstance(handed.value, cst.Name):
+                found = (inner[2], handed.value.value) if handed.value.value in parameters else None
+        if found is None or under_parameter_test(call, function, rule.context):
+            continue
+        if rule.guard_of(Collective(call, call_label(call), "engine_forward", "never")) is None:
+            return parameters.index(found[1]), found[1], found[0]
+    return None
+
+
+def handed_engine(call: cst.Call, forwards: tuple[int, str], context: NodeContext) -> str | None:
+    """The DeepSpeed engine ``call`` hands the function at the parameter it runs a forward of
+    (``forwards``: its position and name), as the code names it; None for anything else."""
+    handed = _handed(call, forwards)
+    engine = dotted_name(handed.value) if handed is not None else None
+    return engine if engine is not None and engine in engines_from_initialize(context) else None
+
+
+def engine_forward_call(rule: FunctionBody, call: cst.Call, function: cst.FunctionDef) -> Collective | None:
+    """``call`` of ``function``, a function of the linted file, as a collective: when it hands
+    the function an engine whose forward the function runs."""
+    forward = forwarded_parameter(rule, function)
+    engine = handed_engine(call, (forward[0], forward[1]), rule.context) if forward is not None else None
+    if engine is None:
+        return None
+    label = f"{call_label(call)}() (it runs a forward of {engine}, a DeepSpeed engine)"
+    return Collective(call, label, f"call:{function.name.value}", "never", FORWARD_BACKENDS)
+
+
+def _handed(call: cst.Call, forwards: tuple[int, str]) -> cst.Arg | None:
+    """The argument ``call`` passes for the parameter at ``forwards`` (position, name); a call of
+    ``self.method(...)`` binds the method's first parameter itself."""
+    position, name = forwards
+    func = call.func
+    bound = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+    return argument(call, name, position - 1 if bound else position)
