@@ -114,8 +114,10 @@ class CollectiveUnderRankGuard(Rule):
         self.bind(model, project=True)
         for call in calls_in(model):
             collective = self.collective_or_entering_call(call, guarded_only=True)
-            guard = self.guard_of(collective) if collective is not None else None
-            if collective is not None and guard is not None:
+            if collective is None:
+                continue
+            guard = self.guard_of(collective)
+            if guard is not None:
                 self._report(collective, guard)
 
     def bind(self, model: SemanticModel, *, project: bool) -> None:
