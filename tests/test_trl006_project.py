@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from trllint.core.source import SourceFile
-from trllint.rules.trl006_collective_under_rank_guard.rule import ENTERS_A_COLLECTIVE
+from trllint.rules.trl006_collective_under_rank_guard.rule import ENTERS_A_COLLECTIVE, FORWARDS_A_PARAMETER
 from trllint.semantic.model import SemanticModel
 
 HELPERS = """
@@ -109,11 +109,20 @@ def maybe_logprobs(model, batch, enabled=False):
 
 
 def test_a_function_that_runs_a_forward_of_its_parameter_names_it_by_position(tmp_path: Path):
-    answer = _answer(tmp_path, FORWARDS)
+    path = tmp_path / "helpers.py"
+    path.write_text(textwrap.dedent(FORWARDS), encoding="utf-8")
+    source = SourceFile.from_bytes(path.read_bytes(), str(path))
+    try:
+        model = SemanticModel.of(source)
+        answer = FORWARDS_A_PARAMETER.compute(model)
+        entered = ENTERS_A_COLLECTIVE.compute(model)
+    finally:
+        source.release()
     # A forward of a DeepSpeed engine is a collective under ZeRO-3: the caller's argument decides.
-    assert answer["_forward"] == {"label": "model(...)", "line": 9, "backends": ["ZERO3"], "forwards": [0, "model"]}
-    assert answer["logprobs"] == {"label": "model(...)", "line": 9, "backends": ["ZERO3"], "forwards": [0, "model"]}
-    assert answer["generate_for"]["forwards"] == [1, "model"]
+    assert answer["_forward"] == {"position": 0, "parameter": "model", "line": 9}
+    assert answer["logprobs"] == {"position": 0, "parameter": "model", "line": 9}  # through _forward
+    assert answer["generate_for"]["position"] == 1
     assert "score" not in answer  # a model of the module's own, not the caller's
     assert "logprobs_on_main" not in answer  # under its own rank test
     assert "maybe_logprobs" not in answer  # its caller may switch the forward off
+    assert entered == {}  # no collective of its own: which model it runs is the caller's

@@ -3,7 +3,9 @@
 Under ZeRO-3 a DeepSpeed engine's forward gathers each layer's parameters from every rank, so a
 call of such a function enters a collective when the caller hands it an engine
 ``deepspeed.initialize`` returned. The function is read as the rule reads one (its guards, the
-tests of its parameters), and through the functions of its module it hands the model to.
+tests of its parameters), and through the functions of its module it hands the model to. Asked
+only of a call that hands an engine: of a function of the linted file, or of another module of
+the project (``trl006.forwards-a-parameter``, which no token gates: a forward spells none).
 """
 
 from __future__ import annotations
@@ -11,52 +13,93 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from trllint.core.cst.names import argument, dotted_name
 from trllint.facts.launch.backends import Backend
+from trllint.semantic.project.summaries import ModuleAnswer
 
 from .collectives import Collective, call_label, engines_from_initialize, forwarded
 from .guard_syntax import under_parameter_test
 
 if TYPE_CHECKING:
     from trllint.semantic.context import NodeContext
+    from trllint.semantic.model import SemanticModel
 
 # A forward of an engine is a collective under ZeRO-3 only.
 FORWARD_BACKENDS = frozenset({Backend.ZERO3})
 
 
-class FunctionBody(Protocol):
-    """What this module asks of the rule (CollectiveUnderRankGuard): how it reads a function."""
+class FunctionReader(Protocol):
+    """What the rule's readings of a function ask of it (CollectiveUnderRankGuard)."""
 
     @property
     def context(self) -> NodeContext: ...
+    @property
+    def model(self) -> SemanticModel: ...
+    def bind(self, model: SemanticModel, *, project: bool) -> None: ...
     def calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]: ...
     def own_function(self, call: cst.Call) -> cst.FunctionDef | None: ...
     def guard_of(self, collective: Collective) -> Any: ...
+    def get_metadata(self, key: Any, node: cst.CSTNode) -> Any: ...
+    def release(self) -> None: ...
 
 
-def forwarded_parameter(
-    rule: FunctionBody, function: cst.FunctionDef, seen: frozenset[int] = frozenset()
-) -> tuple[int, str, cst.Call] | None:
+def forwarded_parameter(rule: FunctionReader, function: cst.FunctionDef) -> tuple[int, str, cst.Call] | None:
     """The parameter of ``function`` that every call of it runs a forward of (``model(batch)``,
     ``model.generate(...)``, with no rank guard of its own and no test of a parameter around it),
-    itself or through a function of the same module it is handed to: its position, its name and
-    the forward's call. Under ZeRO-3 that forward is a collective when the parameter is an engine."""
+    itself or through a function of the same file it is handed to: its position, its name and
+    the forward's call. Read once per function and file."""
+    known: dict[int, tuple[int, str, cst.Call] | None] = rule.model.once((forwarded_parameter,), dict)
+    key = id(function)
+    if key not in known:
+        known[key] = None  # recursion reads as no forward
+        known[key] = _forwarded_parameter(rule, function)
+    return known[key]
+
+
+def _forwarded_parameter(rule: FunctionReader, function: cst.FunctionDef) -> tuple[int, str, cst.Call] | None:
     parameters = [param.name.value for param in (*function.params.posonly_params, *function.params.params)]
     for call in rule.calls_run_by(function):
         name = forwarded(call)
         found = (call, name) if name in parameters and name not in ("self", "cls") else None
         callee = rule.own_function(call) if found is None else None
-        if callee is not None and id(callee) not in seen:
-            inner = forwarded_parameter(rule, callee, seen | {id(function)})
-            handed = _handed(call, (inner[0], inner[1])) if inner is not None else None
-            if inner is not None and handed is not None and isinstance(handed.value, cst.Name):
-                found = (inner[2], handed.value.value) if handed.value.value in parameters else None
+        inner = forwarded_parameter(rule, callee) if callee is not None else None
+        handed = _handed(call, (inner[0], inner[1])) if inner is not None else None
+        if inner is not None and handed is not None and isinstance(handed.value, cst.Name):
+            found = (inner[2], handed.value.value) if handed.value.value in parameters else None
         if found is None or under_parameter_test(call, function, rule.context):
             continue
         if rule.guard_of(Collective(call, call_label(call), "engine_forward", "never")) is None:
             return parameters.index(found[1]), found[1], found[0]
     return None
+
+
+def forwarded_parameters(rule: FunctionReader, model: SemanticModel) -> ModuleAnswer:
+    """``f`` -> {position, parameter, line} for each top-level function of the module that runs a
+    forward of a parameter (``forwarded_parameter``); the others are left out."""
+    rule.bind(model, project=False)
+    answer: ModuleAnswer = {}
+    try:
+        for statement in model.source.module.body:
+            if not isinstance(statement, cst.FunctionDef):
+                continue
+            forward = forwarded_parameter(rule, statement)
+            if forward is None:
+                answer.pop(statement.name.value, None)  # a later definition of the name wins
+                continue
+            position, parameter, call = forward
+            line = rule.get_metadata(PositionProvider, call).start.line
+            answer[statement.name.value] = {"position": position, "parameter": parameter, "line": line}
+    finally:
+        rule.release()
+    return answer
+
+
+def hands_an_engine(call: cst.Call, context: NodeContext) -> bool:
+    """``call`` passes a DeepSpeed engine ``deepspeed.initialize`` returned (the cheap question first)."""
+    engines = engines_from_initialize(context)
+    return bool(engines) and any(dotted_name(arg.value) in engines for arg in call.args)
 
 
 def handed_engine(call: cst.Call, forwards: tuple[int, str], context: NodeContext) -> str | None:
@@ -67,9 +110,11 @@ def handed_engine(call: cst.Call, forwards: tuple[int, str], context: NodeContex
     return engine if engine is not None and engine in engines_from_initialize(context) else None
 
 
-def engine_forward_call(rule: FunctionBody, call: cst.Call, function: cst.FunctionDef) -> Collective | None:
+def engine_forward_call(rule: FunctionReader, call: cst.Call, function: cst.FunctionDef) -> Collective | None:
     """``call`` of ``function``, a function of the linted file, as a collective: when it hands
     the function an engine whose forward the function runs."""
+    if not hands_an_engine(call, rule.context):
+        return None
     forward = forwarded_parameter(rule, function)
     engine = handed_engine(call, (forward[0], forward[1]), rule.context) if forward is not None else None
     if engine is None:

@@ -6,8 +6,7 @@ the ranks that make it only. The module that defines the function is read as the
 function of the linted file (``CollectiveUnderRankGuard.enters_collective``: a collective its body
 reaches with no rank guard of its own, and the backends under which it is one), one level deep:
 a function there that calls into a third module is not followed. A function that runs a forward
-of a model it is handed (``compute_logprobs(engine, batch)``) enters a collective when the caller
-hands it a DeepSpeed engine: under ZeRO-3 the forward gathers each layer's parameters.
+of the model it is handed is read by ``forwards.py``'s own fact, asked when the call hands it an engine.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 from .collectives import COLLECTIVE_NAMES, Collective, call_label
-from .forwards import FORWARD_BACKENDS, FunctionBody, forwarded_parameter, handed_engine
+from .forwards import FORWARD_BACKENDS, FunctionReader, handed_engine, hands_an_engine
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -38,16 +37,13 @@ if TYPE_CHECKING:
 SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize")
 
 
-class FunctionReader(FunctionBody, Protocol):
-    """What this module asks of the rule (CollectiveUnderRankGuard): how it reads a function."""
+class EnteringReader(FunctionReader, Protocol):
+    """What this module asks of the rule besides how it reads a function: what a function enters."""
 
     @property
     def module_function_names(self) -> frozenset[str]: ...
-    def bind(self, model: SemanticModel, *, project: bool) -> None: ...
     def enters_collective(self, function: cst.FunctionDef) -> Collective | None: ...
     def helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None: ...
-    def get_metadata(self, key: Any, node: cst.CSTNode) -> Any: ...
-    def release(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -58,12 +54,9 @@ class EnteredCollective:
     path: Path  # the module that defines the function
     line: int  # the collective's line there
     backends: frozenset[Backend] | None  # the backends under which it is one (None: every backend)
-    # The parameter whose forward it runs (position, name): a collective only when the caller
-    # hands it a DeepSpeed engine.
-    forwards: tuple[int, str] | None = None
 
 
-def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAnswer:
+def entered_collectives(rule: EnteringReader, model: SemanticModel) -> ModuleAnswer:
     """``f`` -> {label, line, backends} for each top-level function of the module that enters a
     collective with no rank guard of its own; the others are left out. ``rule``: the rule's own
     reading of a function (its collectives, its guards, its backend tests), bound here to the
@@ -76,14 +69,6 @@ def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAns
                 continue
             name = statement.name.value
             inner = rule.enters_collective(statement)
-            forward = forwarded_parameter(rule, statement) if inner is None else None
-            if forward is not None:
-                position, parameter, call = forward
-                line = rule.get_metadata(PositionProvider, call).start.line
-                backends = sorted(backend.name for backend in FORWARD_BACKENDS)
-                forwards = [position, parameter]
-                answer[name] = {"label": f"{parameter}(...)", "line": line, "backends": backends, "forwards": forwards}
-                continue
             if inner is None:
                 answer.pop(name, None)  # a later definition of the name wins, as Python binds it
                 continue
@@ -101,9 +86,10 @@ def entered_collectives(rule: FunctionReader, model: SemanticModel) -> ModuleAns
 class ProjectHelpers:
     """The linted file's calls of functions defined in other modules of its project."""
 
-    def __init__(self, rule: FunctionReader, model: SemanticModel, fact: ModuleFact) -> None:
+    def __init__(self, rule: EnteringReader, model: SemanticModel, fact: ModuleFact, forwards: ModuleFact) -> None:
         self._view = project_view(model)
         self._fact = fact  # the rule's ENTERS_A_COLLECTIVE
+        self._forwards = forwards  # and its FORWARDS_A_PARAMETER
         self._linted = model.source
         self._context = model.context
         self._local = rule.module_function_names
@@ -113,15 +99,27 @@ class ProjectHelpers:
         """``call`` as a collective, when the project function it lands on enters one."""
         entered = self.entered_by(call)
         if entered is None:
-            return None
+            return self._engine_forward(call)
         where = display_path(entered.path, self._linted.display_path, self._linted.path)
         label = f"{call_label(call)}() (it calls {entered.label}, at {where}:{entered.line})"
-        if entered.forwards is not None:
-            engine = handed_engine(call, entered.forwards, self._context)
-            if engine is None:
-                return None  # a forward of a model: a collective only on a DeepSpeed engine
-            label = f"{call_label(call)}() (it runs a forward of {engine}, a DeepSpeed engine, at {where}:{entered.line})"
         return Collective(call, label, f"call:{call_label(call)}", "never", entered.backends, (where, entered.line))
+
+    def _engine_forward(self, call: cst.Call) -> Collective | None:
+        """``call`` handing a DeepSpeed engine to a project function that runs its forward."""
+        name = self.imported_name(call)
+        if name is None or self._view is None or not hands_an_engine(call, self._context):
+            return None
+        definition = self._view.function(name)
+        if definition is None:
+            return None
+        answer = self._view.fact(definition, self._forwards)
+        found = answer.get(definition.name) if answer is not None else None
+        engine = handed_engine(call, (found["position"], found["parameter"]), self._context) if found else None
+        if not found or engine is None:
+            return None
+        where = display_path(definition.path, self._linted.display_path, self._linted.path)
+        label = f"{call_label(call)}() (it runs a forward of {engine}, a DeepSpeed engine, at {where}:{found['line']})"
+        return Collective(call, label, f"call:{call_label(call)}", "never", FORWARD_BACKENDS, (where, found["line"]))
 
     def imported_name(self, call: cst.Call) -> str | None:
         """The name ``call`` calls when the file imports it (a function of another module of
@@ -154,13 +152,11 @@ class ProjectHelpers:
         if not entered:
             return None
         backends = entered["backends"]
-        forwards = entered.get("forwards")
         return EnteredCollective(
             entered["label"],
             definition.path,
             entered["line"],
             None if backends is None else frozenset(Backend[backend] for backend in backends),
-            (forwards[0], forwards[1]) if forwards is not None else None,
         )
 
 

@@ -32,21 +32,14 @@ from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_reaches
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import (
-    AUTOMATIC_NAMING,
-    call_label,
-    COLLECTIVE_NAMES,
-    Collective,
-    collective_of,
-    engines_from_initialize,
-    names_checkpoints_automatically,
-)
+from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, Collective, call_label, collective_of
+from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .split_evidence import split_evidence
 from .guard_syntax import (
     code_of, exit_of, ifs_in, made_in, run_by, single_assignments, tests_holding_at, under_parameter_test,
 )
 from .hoisting import hoist_fix
-from .forwards import engine_forward_call
+from .forwards import engine_forward_call, forwarded_parameters
 from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collectives
 
 COLLECTIVE_MARKERS = (
@@ -130,7 +123,7 @@ class CollectiveUnderRankGuard(Rule):
         self._body_calls: dict[int, list[cst.Call]] = {}
         module = model.source.module
         self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-        self._project = ProjectHelpers(self, model, ENTERS_A_COLLECTIVE) if project else None
+        self._project = ProjectHelpers(self, model, ENTERS_A_COLLECTIVE, FORWARDS_A_PARAMETER) if project else None
 
     @property
     def module_function_names(self) -> frozenset[str]:
@@ -492,7 +485,12 @@ def _entered_collectives(model: SemanticModel) -> ModuleAnswer:
     return entered_collectives(CollectiveUnderRankGuard(model.source), model)
 
 
-# Which functions of a module enter a collective on every rank that calls them, and under which
-# backends (project_helpers.py). The version changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 3, _entered_collectives)
+def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
+    return forwarded_parameters(CollectiveUnderRankGuard(model.source), model)
 
+
+# Which functions of a module enter a collective on every rank that calls them, and under which
+# backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
+# changes whenever the rule would read a module differently.
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 3, _entered_collectives)
+FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)
