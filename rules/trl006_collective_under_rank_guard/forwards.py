@@ -10,7 +10,7 @@ the project (``trl006.forwards-a-parameter``, which no token gates: a forward sp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -75,25 +75,36 @@ def _forwarded_parameter(rule: FunctionReader, function: cst.FunctionDef) -> tup
     return None
 
 
-def forwarded_parameters(rule: FunctionReader, model: SemanticModel) -> ModuleAnswer:
-    """``f`` -> {position, parameter, line} for each top-level function of the module that runs a
-    forward of a parameter (``forwarded_parameter``); the others are left out."""
+def per_function(
+    rule: FunctionReader, model: SemanticModel, entry: Callable[[cst.FunctionDef], dict[str, Any] | None]
+) -> ModuleAnswer:
+    """``entry`` of each top-level function of the module, those with one (a later definition of
+    a name wins, as Python binds it), ``rule`` bound to the module with no question to the
+    project, so that it reads one level only."""
     rule.bind(model, project=False)
     answer: ModuleAnswer = {}
     try:
         for statement in model.source.module.body:
-            if not isinstance(statement, cst.FunctionDef):
-                continue
-            forward = forwarded_parameter(rule, statement)
-            if forward is None:
-                answer.pop(statement.name.value, None)  # a later definition of the name wins
-                continue
-            position, parameter, call = forward
-            line = rule.get_metadata(PositionProvider, call).start.line
-            answer[statement.name.value] = {"position": position, "parameter": parameter, "line": line}
+            if isinstance(statement, cst.FunctionDef):
+                answer[statement.name.value] = entry(statement)
     finally:
         rule.release()
-    return answer
+    return {name: found for name, found in answer.items() if found is not None}
+
+
+def forwarded_parameters(rule: FunctionReader, model: SemanticModel) -> ModuleAnswer:
+    """``f`` -> {position, parameter, line} for each top-level function of the module that runs a
+    forward of a parameter (``forwarded_parameter``)."""
+
+    def entry(function: cst.FunctionDef) -> dict[str, Any] | None:
+        forward = forwarded_parameter(rule, function)
+        if forward is None:
+            return None
+        position, parameter, call = forward
+        line = rule.get_metadata(PositionProvider, call).start.line
+        return {"position": position, "parameter": parameter, "line": line}
+
+    return per_function(rule, model, entry)
 
 
 def hands_an_engine(call: cst.Call, context: NodeContext) -> bool:

@@ -26,7 +26,7 @@ from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 from .collectives import COLLECTIVE_NAMES, Collective, call_label
-from .forwards import FORWARD_BACKENDS, FunctionReader, handed_engine, hands_an_engine
+from .forwards import FORWARD_BACKENDS, FunctionReader, handed_engine, hands_an_engine, per_function
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -58,29 +58,21 @@ class EnteredCollective:
 
 def entered_collectives(rule: EnteringReader, model: SemanticModel) -> ModuleAnswer:
     """``f`` -> {label, line, backends} for each top-level function of the module that enters a
-    collective with no rank guard of its own; the others are left out. ``rule``: the rule's own
-    reading of a function (its collectives, its guards, its backend tests), bound here to the
-    module with no question to the project, so that it reads one level only."""
-    rule.bind(model, project=False)
-    answer: ModuleAnswer = {}
-    try:
-        for statement in model.source.module.body:
-            if not isinstance(statement, cst.FunctionDef):
-                continue
-            name = statement.name.value
-            inner = rule.enters_collective(statement)
-            if inner is None:
-                answer.pop(name, None)  # a later definition of the name wins, as Python binds it
-                continue
-            backends = rule.helper_backends(statement)
-            answer[name] = {
-                "label": inner.label,
-                "line": rule.get_metadata(PositionProvider, inner.call).start.line,
-                "backends": None if backends is None else sorted(backend.name for backend in backends),
-            }
-    finally:
-        rule.release()
-    return answer
+    collective with no rank guard of its own. ``rule``: the rule's own reading of a function (its
+    collectives, its guards, its backend tests)."""
+
+    def entry(function: cst.FunctionDef) -> dict[str, Any] | None:
+        inner = rule.enters_collective(function)
+        if inner is None:
+            return None
+        backends = rule.helper_backends(function)
+        return {
+            "label": inner.label,
+            "line": rule.get_metadata(PositionProvider, inner.call).start.line,
+            "backends": None if backends is None else sorted(backend.name for backend in backends),
+        }
+
+    return per_function(rule, model, entry)
 
 
 class ProjectHelpers:
