@@ -76,6 +76,8 @@ DISTRIBUTED_MODULES = ("torch.distributed.", "deepspeed.comm.")
 _ENGINE_NAMES = ("deepspeed", "model_wrapped")
 
 
+# ZeRO-3 gathers each layer's parameters in a DeepSpeed engine's forward.
+ENGINE_FORWARD_BACKENDS = frozenset({Backend.ZERO3})
 # Calls that are collectives only under some backends (chosen outside the script: `accelerate
 # config`, the Trainer's arguments), and which: the launch model says whether the code runs so.
 # save_state also enters a barrier under any backend with automatic checkpoint naming.
@@ -83,7 +85,7 @@ SHARDED_ONLY: dict[str, frozenset[Backend]] = {
     "get_state_dict": SHARDED,
     "save_model": SHARDED,
     "save_state": DEEPSPEED | {Backend.FSDP},
-    "engine_forward": frozenset({Backend.ZERO3}),  # ZeRO-3 gathers each layer's parameters in the forward
+    "engine_forward": ENGINE_FORWARD_BACKENDS,
 }
 AUTOMATIC_NAMING = "automatic_checkpoint_naming"
 

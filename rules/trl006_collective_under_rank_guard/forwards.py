@@ -16,19 +16,14 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from trllint.core.cst.names import argument, dotted_name
-from trllint.facts.launch.backends import Backend
 from trllint.semantic.project.summaries import ModuleAnswer
 
-from .collectives import Collective, call_label, engines_from_initialize, forwarded
+from .collectives import ENGINE_FORWARD_BACKENDS, Collective, call_label, engines_from_initialize, forwarded
 from .guard_syntax import under_parameter_test
 
 if TYPE_CHECKING:
     from trllint.semantic.context import NodeContext
     from trllint.semantic.model import SemanticModel
-
-# A forward of an engine is a collective under ZeRO-3 only.
-FORWARD_BACKENDS = frozenset({Backend.ZERO3})
-
 
 class FunctionReader(Protocol):
     """What the rule's readings of a function ask of it (CollectiveUnderRankGuard)."""
@@ -131,7 +126,7 @@ def engine_forward_call(rule: FunctionReader, call: cst.Call, function: cst.Func
     if engine is None:
         return None
     label = f"{call_label(call)}() (it runs a forward of {engine}, a DeepSpeed engine)"
-    return Collective(call, label, f"call:{function.name.value}", "never", FORWARD_BACKENDS)
+    return Collective(call, label, f"call:{function.name.value}", "never", ENGINE_FORWARD_BACKENDS)
 
 
 def _handed(call: cst.Call, forwards: tuple[int, str]) -> cst.Arg | None:

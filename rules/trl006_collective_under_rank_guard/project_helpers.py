@@ -25,8 +25,8 @@ from trllint.rule.base import AnyOf
 from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import COLLECTIVE_NAMES, Collective, call_label
-from .forwards import FORWARD_BACKENDS, FunctionReader, handed_engine, hands_an_engine, per_function
+from .collectives import COLLECTIVE_NAMES, ENGINE_FORWARD_BACKENDS, Collective, call_label
+from .forwards import FunctionReader, handed_engine, hands_an_engine, per_function
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -111,7 +111,8 @@ class ProjectHelpers:
             return None
         where = display_path(definition.path, self._linted.display_path, self._linted.path)
         label = f"{call_label(call)}() (it runs a forward of {engine}, a DeepSpeed engine, at {where}:{found['line']})"
-        return Collective(call, label, f"call:{call_label(call)}", "never", FORWARD_BACKENDS, (where, found["line"]))
+        kind = f"call:{call_label(call)}"
+        return Collective(call, label, kind, "never", ENGINE_FORWARD_BACKENDS, (where, found["line"]))
 
     def imported_name(self, call: cst.Call) -> str | None:
         """The name ``call`` calls when the file imports it (a function of another module of
