@@ -134,3 +134,27 @@ def test_dataparallel_on_gpus_buggy_fails_fixed_runs(tmp_path):
     used = coefficients_used(repaired.stdout)
     assert len(used) == STEPS
     assert all(wrapper == "DataParallel" and value == CONFIGURED_COEF for _, wrapper, value in used)
+
+
+OWN_MEMBERS_READ = re.compile(r"TRL001 case=(\w+) rank=(\d+) step=(\d+) features=(\d+) labels=(\d+)")
+
+
+@pytest.mark.parametrize(("case", "unwrapped"), [("prepared", "accelerator.unwrap_model(model)"), ("helper", "tagger.module")])
+def test_own_members_through_ddp_on_cpu_buggy_fails_fixed_runs(tmp_path, case, unwrapped):
+    # scenario_own_members.py: the model's own method and attribute, read through a DDP that
+    # accelerator.prepare made (own-class-member-prepared) or a function of the script returned
+    # (own-member-wrapped-by-helper). The method's fix is unsafe (it runs outside the wrapper's
+    # forward), so --unsafe-fixes writes both.
+    buggy, fixed = buggy_and_fixed(RULE, CODE, tmp_path, unsafe=True, scenario="scenario_own_members.py")
+    assert f"{unwrapped}.encode(inputs)" in fixed.read_text()
+    assert f"{unwrapped}.num_labels" in fixed.read_text()
+
+    broken = accelerate_launch(buggy, CPU_DDP, script_args=("--case", case))
+    assert not broken.ok
+    assert "AttributeError: 'DistributedDataParallel' object has no attribute 'encode'" in broken.output, broken.output[-4000:]
+
+    repaired = accelerate_launch(fixed, CPU_DDP, script_args=("--case", case))
+    assert repaired.ok, repaired.output[-4000:]
+    reads = OWN_MEMBERS_READ.findall(repaired.output)
+    assert sorted((int(rank), int(step)) for _, rank, step, _, _ in reads) == [(r, s) for r in (0, 1) for s in range(2)]
+    assert all(read_case == case and features == "16" and labels == "4" for read_case, _, _, features, labels in reads)
