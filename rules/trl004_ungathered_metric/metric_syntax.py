@@ -116,15 +116,21 @@ def elements(value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
 
 def dotted_names_in(node: cst.CSTNode) -> list[str]:
     """The outermost dotted names read in ``node`` (``outputs.loss``, not ``outputs``)."""
+    return [dotted_name(read) or "" for read in dotted_reads(node)]
+
+
+def dotted_reads(node: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
+    """The nodes of the outermost dotted names read in ``node``; of ``model(x).loss``, its
+    receiver's and the attribute's name node."""
     if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) is not None:
-        return [dotted_name(node)]  # type: ignore[list-item]
-    if isinstance(node, cst.Attribute):  # model(x).loss: its receiver's names and the attribute
-        return [*dotted_names_in(node.value), node.attr.value]
+        return [node]
+    if isinstance(node, cst.Attribute):
+        return [*dotted_reads(node.value), node.attr]
     if isinstance(node, cst.Call):
-        found = [n for arg in node.args for n in dotted_names_in(arg.value)]
+        found = [n for arg in node.args for n in dotted_reads(arg.value)]
         receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-        return found + (dotted_names_in(receiver) if receiver is not None else [])
-    return [n for child in walk.syntax_children(node) for n in dotted_names_in(child)]
+        return found + (dotted_reads(receiver) if receiver is not None else [])
+    return [n for child in walk.syntax_children(node) for n in dotted_reads(child)]
 
 
 def attributes_read_by_sinks(scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list]) -> frozenset[str]:

@@ -7,23 +7,34 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import libcst as cst
+
+from trllint.core.cst import walk
 
 from trllint.core.cst.names import dotted_name
 from trllint.facts.rank_lattice import Rank
 from trllint.facts.scope_flow import RankFlow
 
-from .metric_syntax import dotted_names_in
+from .metric_syntax import dotted_names_in, dotted_reads
 
 
-def reduced_copy(flow: RankFlow, value: cst.BaseExpression, at: cst.CSTNode) -> str | None:
-    """The name of a value, global where ``value`` is logged (statement ``at``), that an earlier
-    statement of the scope made from one of ``value``'s per-rank names (``reduced_loss =
+class ReducedCopy(NamedTuple):
+    """A value's reduced copy: its name, and the logged per-rank name it was made from."""
+
+    name: str
+    source: str
+
+
+def reduced_copy(flow: RankFlow, value: cst.BaseExpression, at: cst.CSTNode) -> ReducedCopy | None:
+    """The value, global where ``value`` is logged (statement ``at``), that an earlier statement
+    of the scope made from one of ``value``'s per-rank names (``reduced_loss =
     reduce_mean(loss)``, or a copy all-reduced in place); None when there is none."""
     logged = {name for name in dotted_names_in(value) if flow.state_of_name(name, at) == Rank.PER_RANK}
     if not logged:
         return None
-    copies: dict[str, bool] = {}  # name -> still the copy the scope made of a logged name
+    copies: dict[str, str | None] = {}  # name -> the logged name it is still the scope's copy of
     for small, line in flow.statements:
         if line is at:
             break
@@ -36,9 +47,25 @@ def reduced_copy(flow: RankFlow, value: cst.BaseExpression, at: cst.CSTNode) -> 
             if name is not None:
                 # A later plain assignment rebinds it to something else; a collective writing
                 # into it, or `copy /= world_size`, keeps it the copy.
-                copies[name] = len(small.targets) == 1 and not logged.isdisjoint(_names_read(small.value))
-    found = [name for name, copy in copies.items() if copy and name not in logged and not _carried_on(flow, name)]
-    return next((name for name in found if flow.state_of_name(name, at) == Rank.GLOBAL), None)
+                read = sorted(logged & _names_read(small.value)) if len(small.targets) == 1 else []
+                copies[name] = read[0] if read else None
+    found = [
+        ReducedCopy(name, source) for name, source in copies.items() if source is not None and not _carried_on(flow, name)
+    ]
+    return next((copy for copy in found if flow.state_of_name(copy.name, at) == Rank.GLOBAL), None)
+
+
+def reads_to_rename(value: cst.BaseExpression, copy: ReducedCopy, flow: RankFlow, at: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The reads of the copy's source in ``value`` that logging the copy instead renames (``loss``
+    of ``loss.item()``); none when ``value`` reads another per-rank name too, which the renamed
+    value would still log."""
+    reads = dotted_reads(value)
+    names = [dotted_name(read) for read in reads]
+    if any(name != copy.source and flow.state_of_name(name or "", at) == Rank.PER_RANK for name in names):
+        return []
+    # ``model(x).loss``'s attribute name is no read of a variable ``loss``.
+    attributes = {id(node.attr) for node in walk.of_types(value, frozenset({cst.Attribute}))}
+    return [read for read, name in zip(reads, names) if name == copy.source and id(read) not in attributes]
 
 
 def _carried_on(flow: RankFlow, name: str) -> bool:

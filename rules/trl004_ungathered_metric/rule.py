@@ -29,7 +29,7 @@ from trllint.rule.base import LINE_LENGTH_SETTING, AllOf, AnyOf, Calls, Defines,
 from .devices import converts_to_numpy, made_on_cpu
 from .log_files import LOG_FILE_WORDS, log_file_values
 from .forwarding_loggers import REACHES_A_LOGGER, FileLoggers, file_loggers
-from .reduced_copies import reduced_copy, reduced_on_some_path
+from .reduced_copies import reads_to_rename, reduced_copy, reduced_on_some_path
 from .shard_evaluation import evaluated_by_some_ranks
 from .sink_calls import Logged, logged_arguments
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
@@ -58,13 +58,15 @@ from .metric_syntax import (
 
 
 class Unsafe(ReasonKind):
-    """Why the gather fix is not proven to work on every process group (the fact it misses)."""
+    """Why a fix is not proven to log the run's value on every process group (the fact it misses)."""
 
     ACCELERATOR_MAY_BE_NONE = "{missing}: the fixed code would gather through None where the original ran"
     MADE_ON_CPU = (
         "the value is made on the CPU by {factory}(...) with no device, and NCCL gathers GPU tensors only: "
         "make it on the accelerator's device first"
     )
+    # The copy the code made may be the ranks' sum: only the code's own division makes it a mean.
+    COPY_AS_MADE = "`{copy}` goes to the dashboard as the code made it: a sum over the ranks unless it was divided by their number"
 
 
 # Lightning has its own reduction: no accelerator to gather with.
@@ -417,7 +419,10 @@ class UngatheredMetric(Rule):
         copy = reduced_copy(flow, value, line)
         if copy is not None:
             # The code computed the ranks' value itself and logged the other one.
-            self.report(value, REDUCED_COPY.format(copy=copy), evidence=evidence, kind="reduced-copy-unlogged" + unknown)
+            renamed = [Edit(*self.span_of(read), copy.name) for read in reads_to_rename(value, copy, flow, line)]
+            fix = self.fix(*renamed, reason=Unsafe.COPY_AS_MADE.text(copy=copy.name)) if renamed else None
+            message = REDUCED_COPY.format(copy=copy.name)
+            self.report(value, message, fix=fix, evidence=evidence, kind="reduced-copy-unlogged" + unknown)
             return
         if evaluated_by_some_ranks(self.model, flow, value, line):
             self.report(value, EVALUATED_BY_SOME_RANKS, evidence=evidence, kind="shard-evaluated-by-some-ranks" + unknown)
