@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.runtime.conftest import gpu_count
-from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed
+from tests.runtime.launch import CPU_DDP, RULES, accelerate_launch, buggy_and_fixed, run_trllint
 
 RULE_FOLDER = "trl004_ungathered_metric"
 PER_DEVICE_BATCH_SIZE = 4  # as in scenario.py
@@ -82,3 +82,49 @@ def test_gpu_ranks_log_the_true_mean_only_after_the_fix(tmp_path):
     if count < 2:
         pytest.skip(f"needs at least 2 CUDA GPUs to have more than one rank; {count} visible")
     check_buggy_and_fixed(tmp_path, count, ("--multi_gpu", "--num_processes", str(count)), cpu=False)
+
+
+
+def _logged(script: Path, data: dict) -> dict:
+    data_path = script.parent / "data.json"
+    data_path.write_text(json.dumps(data))
+    out = script.parent / "logged.json"
+    run = accelerate_launch(script, CPU_DDP, script_args=("--data", str(data_path), "--out", str(out)))
+    assert run.ok, run.output[-4000:]
+    record = json.loads(out.read_text())
+    assert record["num_processes"] == 2 and record["logged"], record
+    return record["logged"][0]
+
+
+def test_reduced_copy_left_unlogged_on_cpu_logs_rank0_loss_until_fixed(tmp_path):
+    # scenario_reduced_copy.py: the loss is all-reduced for the console and the per-rank one is
+    # logged; the unsafe fix logs the copy, which the code divided into the ranks' mean.
+    data = make_data(2)
+    truth = first_step_truth(data, range(len(data["x"])))["train/loss"]
+    rank0 = first_step_truth(data, range(PER_DEVICE_BATCH_SIZE))["train/loss"]
+    assert truth != pytest.approx(rank0)
+    buggy, fixed = buggy_and_fixed(RULE_FOLDER, "TRL004", tmp_path, unsafe=True, scenario="scenario_reduced_copy.py")
+    assert '{"train/loss": reduced_loss.item()}' in fixed.read_text()
+
+    assert _logged(buggy, data)["train/loss"] == pytest.approx(rank0)
+    assert _logged(fixed, data)["train/loss"] == pytest.approx(truth)
+
+
+def test_shard_evaluated_by_rank0_on_cpu_logs_its_shard_only(tmp_path):
+    # scenario_shard_evaluated.py: the main process alone evaluates the loader a
+    # DistributedSampler cuts by rank (rank 0 holds the even examples) and logs that as the run's
+    # validation loss. The rule offers no fix (the evaluation must move to every rank and be
+    # all-reduced): the launch shows that the number logged is rank 0's half of the set.
+    data = make_data(2)
+    whole = first_step_truth(data, range(len(data["x"])))["train/loss"]
+    rank0_shard = first_step_truth(data, range(0, len(data["x"]), 2))["train/loss"]
+    assert whole != pytest.approx(rank0_shard)
+    scenario = tmp_path / "scenario.py"
+    scenario.write_text((RULES / RULE_FOLDER / "scenario_shard_evaluated.py").read_text())
+    linted = run_trllint("--no-cache", "--preview", "--select", "TRL004", "--format", "json", str(scenario))
+    found = [f for f in json.loads(linted.stdout) if f["kind"].startswith("shard-evaluated-by-some-ranks")]
+    assert len(found) == 1 and found[0]["fix"] is None, linted.stdout
+
+    logged = _logged(scenario, data)
+    assert logged["val/loss"] == pytest.approx(rank0_shard)
+    assert logged["val/loss"] != pytest.approx(whole)
