@@ -152,15 +152,24 @@ def run_trllint(*args: str, cwd: Path | None = None, stdin: str | None = None) -
 
 
 def buggy_and_fixed(
-    rule_folder: str, code: str, tmp_path: Path, *, unsafe: bool = False, scenario: str = "scenario.py"
+    rule_folder: str,
+    code: str,
+    tmp_path: Path,
+    *,
+    unsafe: bool = False,
+    scenario: str = "scenario.py",
+    modules: tuple[str, ...] = (),
 ) -> tuple[Path, Path]:
-    """Copies of a scenario: ``buggy/`` as written, ``fixed/`` after ``trllint --fix``."""
+    """Copies of a scenario: ``buggy/`` as written, ``fixed/`` after ``trllint --fix``;
+    ``modules``: the scenario's own modules in the rule folder, copied beside it under their names."""
     source = scenario_path(rule_folder, scenario)
     buggy = tmp_path / "buggy" / "scenario.py"
     fixed = tmp_path / "fixed" / "scenario.py"
     for target in (buggy, fixed):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, target)
+        for module in modules:
+            shutil.copy(scenario_path(rule_folder, module), target.parent / module)
     # --preview: a preview rule (TRL006) is selected only with it, and a stable rule's preview
     # findings are then fixed and proven too.
     selection = ("--no-cache", "--preview", "--select", code)

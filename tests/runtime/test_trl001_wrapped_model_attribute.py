@@ -158,3 +158,23 @@ def test_own_members_through_ddp_on_cpu_buggy_fails_fixed_runs(tmp_path, case, u
     reads = OWN_MEMBERS_READ.findall(repaired.output)
     assert sorted((int(rank), int(step)) for _, rank, step, _, _ in reads) == [(r, s) for r in (0, 1) for s in range(2)]
     assert all(read_case == case and features == "16" and labels == "4" for read_case, _, _, features, labels in reads)
+
+
+def test_own_members_through_a_project_modules_ddp_on_cpu_buggy_fails_fixed_runs(tmp_path):
+    # scenario_wrapped_elsewhere.py: the wrap is made in the project's other module
+    # (own-member-wrapped-elsewhere); the fixed reads go through model.module.
+    buggy, fixed = buggy_and_fixed(
+        RULE, CODE, tmp_path, scenario="scenario_wrapped_elsewhere.py", modules=("scenario_wrapped_elsewhere_dist.py",)
+    )
+    assert "model.module.backbone.parameters()" in fixed.read_text()
+    assert "model.module.num_classes" in fixed.read_text()
+
+    broken = accelerate_launch(buggy, CPU_DDP)
+    assert not broken.ok
+    assert "AttributeError: 'DistributedDataParallel' object has no attribute 'backbone'" in broken.output, broken.output[-4000:]
+
+    repaired = accelerate_launch(fixed, CPU_DDP)
+    assert repaired.ok, repaired.output[-4000:]
+    reads = re.findall(r"TRL001 rank=(\d+) step=(\d+) classes=(\d+)", repaired.output)
+    assert sorted((int(rank), int(step)) for rank, step, _ in reads) == [(r, s) for r in (0, 1) for s in range(2)]
+    assert all(classes == "3" for _, _, classes in reads)
