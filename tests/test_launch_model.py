@@ -499,6 +499,21 @@ def test_a_docs_page_in_mdx_is_read_as_markdown(project):
     )
 
 
+def test_another_programs_launch_shows_a_script_only_several_processes(project):
+    # diffusers' examples: one README launches its script with a DeepSpeed config; a sibling
+    # script no command names may run under anything, so that config shows it no backend.
+    write(project, {
+        "examples/a/README.md": "```bash\naccelerate launch --config_file=ds2.yaml train_a.py\n```\n",
+        "examples/a/ds2.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\nnum_processes: 2\n",
+    })
+    script = launch_at(source_of(project / "examples" / "b" / "train_b.py", SAVE + '\n\nif __name__ == "__main__":\n    save(None)\n'))
+    assert script.shown(DEEPSPEED) == () and script.possible(ZERO12) and not script.possible(ZERO3)
+    assert [e.path for e in script.shown(MULTI_PROCESS)] == ["examples/a/README.md", "examples/a/ds2.yaml"]
+    # A module those programs may import keeps them as its launches.
+    module = launch_at(source_of(project / "examples" / "b" / "helpers.py", SAVE))
+    assert [e.path for e in module.shown(DEEPSPEED)] == ["examples/a/README.md", "examples/a/ds2.yaml"]
+
+
 def test_a_project_without_launch_files_is_unknown(project):
     launch = launch_at(source_of(project / "train.py", SAVE))
     assert not launch.closed and launch.facts == ()

@@ -84,8 +84,11 @@ class LaunchFact:
     ``entry``: the program a launch command starts, as the command spells it relative to the
     project (``examples/train.py``); None for a fact that holds for the project (a configuration
     file no command names) or for the file it was read from (the code's own ``Accelerator(
-    deepspeed_plugin=...)``)."""
+    deepspeed_plugin=...)``). ``shows``: the backends it is evidence of, where that is less than
+    ``backends`` says (None: ``backends``): another program's launch shows a script only that
+    the project runs on several processes."""
 
     backends: frozenset[Backend]
     evidence: tuple[Evidence, ...]  # the command, then the configuration it names
     entry: str | None = None
+    shows: frozenset[Backend] | None = None

@@ -15,7 +15,8 @@ Where the facts come from:
 
 - a file that launch commands name: those commands (and the configs they name), closed;
 - any other file of a project: every multi-process command and every config of the project
-  (the file may be a module the launched programs import), closed when there is one;
+  (the file may be a module the launched programs import), closed when there is one; for a
+  script, another program's command and the configs it names show only several processes;
 - a notebook: one process (closed), except in a function ``notebook_launcher`` starts (and the
   notebook functions it calls), which run in its processes;
 - always, the file's own code: the launches it builds or handles, and those it cannot run under
@@ -62,7 +63,7 @@ class Launch:
         nothing else. Empty when none shows it."""
         evidence: list[Evidence] = []
         for fact in self.facts:
-            if fact.backends <= backends:
+            if (fact.backends if fact.shows is None else fact.shows) <= backends:
                 evidence.extend(e for e in fact.evidence if e not in evidence)
         return tuple(evidence)
 
@@ -144,7 +145,29 @@ def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:
         return _excluding((*named, *own), code, closed=True)
     shared = [fact for fact in project.commands if fact.backends != frozenset({Backend.ONE_PROCESS})]
     shared += project.configs
+    if _is_a_program(model.source.module):
+        # A script no command names is started in a way the project does not show. Other
+        # programs' launches, and the configs they name, bound what it may run under, as for a
+        # module those programs import; they show only that the project runs on several processes.
+        named = {e.path for fact in project.commands for e in fact.evidence[1:]}
+        shared = [
+            replace(fact, shows=fact.backends | MULTI_PROCESS) if fact.entry is not None or fact.evidence[0].path in named else fact
+            for fact in shared
+        ]
     return _excluding((*shared, *own), code, closed=bool(shared))
+
+
+def _is_a_program(module: cst.Module) -> bool:
+    """The file runs as a program of its own: a top-level ``if __name__ == "__main__":``."""
+    for statement in module.body:
+        test = statement.test if isinstance(statement, cst.If) else None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            sides = (test.left, test.comparisons[0].comparator)
+            names = {side.value for side in sides if isinstance(side, cst.Name)}
+            strings = {side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)}
+            if names == {"__name__"} and strings == {"__main__"}:
+                return True
+    return False
 
 
 def _notebook_launch(model: SemanticModel, code: CodeLaunch, node: cst.CSTNode | None) -> Launch:
