@@ -12,7 +12,6 @@ from typing import NamedTuple
 import libcst as cst
 
 from trllint.core.cst import walk
-
 from trllint.core.cst.names import dotted_name
 from trllint.facts.rank_lattice import Rank
 from trllint.facts.scope_flow import RankFlow
