@@ -149,9 +149,9 @@ def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:
         # A script no command names is started in a way the project does not show. Other
         # programs' launches, and the configs they name, bound what it may run under, as for a
         # module those programs import; they show only that the project runs on several processes.
-        named = {e.path for fact in project.commands for e in fact.evidence[1:]}
+        configs_named = {e.path for fact in project.commands for e in fact.evidence[1:]}
         shared = [
-            replace(fact, shows=fact.backends | MULTI_PROCESS) if fact.entry is not None or fact.evidence[0].path in named else fact
+            replace(fact, shows=fact.backends | MULTI_PROCESS) if fact.entry is not None or fact.evidence[0].path in configs_named else fact
             for fact in shared
         ]
     return _excluding((*shared, *own), code, closed=bool(shared))
