@@ -216,7 +216,7 @@ class WrappedModelAttribute(Rule):
         if member in answered_by(wrapping) or is_written(self.model, node) or self._guarded_by_hasattr(node):
             return
         receiver = self.source.module.code_for_node(node.value)
-        if member in written_on_wrapper(self.model, receiver) or unwrapped_at(self.model, node):
+        if member in written_on_wrapper(self.model, self.wrapping, receiver) or unwrapped_at(self.model, node):
             return
         if wrapping.conditional and in_an_else_arm(self.model, node):
             return  # the arm that handles the model the branch left bare

@@ -20,6 +20,7 @@ from trllint.core.cst.names import dotted_name
 from trllint.facts.wrapping import ACCELERATE, Wrapping
 from trllint.semantic.context import methods_of
 from trllint.semantic.model import SemanticModel
+from trllint.rules.trl001_wrapped_model_attribute.binding_pass import WrappingFacts
 
 TABLE = Path(__file__).with_name("wrapper_members.toml")
 
@@ -73,18 +74,18 @@ def is_written(model: SemanticModel, read: cst.Attribute) -> bool:
     return isinstance(parent, cst.Del)
 
 
-def written_on_wrapper(model: SemanticModel, receiver: str) -> frozenset[str]:
-    """The attributes the file sets on ``receiver`` (``model.step_count = 0``): the wrapper has them."""
+def written_on_wrapper(model: SemanticModel, facts: WrappingFacts, receiver: str) -> frozenset[str]:
+    """The attributes the file sets on ``receiver`` while it holds the wrapper (``model.step_count = 0``
+    after the wrap): the wrapper has them. One set on the bare model before the wrap
+    (``model.names = classes`` then ``model = DDP(model)``) is the model's own, which the wrapper
+    does not forward. The binding pass met every such write as a read of a wrapped model."""
 
     def compute() -> dict[str, set[str]]:
         found: dict[str, set[str]] = {}
-        for node in model.assignments:
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            for target in targets:
-                if isinstance(target, cst.Attribute):
-                    owner = dotted_name(target.value)
-                    if owner is not None:
-                        found.setdefault(owner, set()).add(target.attr.value)
+        for node, _ in facts.other_reads.values():
+            owner = dotted_name(node.value)
+            if owner is not None and is_written(model, node):
+                found.setdefault(owner, set()).add(node.attr.value)
         return found
 
     return frozenset(model.once((written_on_wrapper,), compute).get(receiver, ()))
