@@ -222,6 +222,23 @@ def test_the_sealed_test_split_leaves_every_other_pin_where_its_hash_put_it():
     assert len({p.folder for p in others + sealed}) == len(others + sealed)  # no two share a cache folder
 
 
+def test_every_pin_of_the_declared_dev_batch_is_dev_and_decided_nowhere_else():
+    here = _SCRIPT.parent
+    batch = precision_run.read_repo_pins(here / "repos-dev.txt")
+    assert len({p.name for p in batch}) == len(batch) >= 40
+    assert {p.split for p in batch} == {"dev"}
+    # Declared dev whatever its hash: a batch must not move a project the hash or another file placed.
+    others = (
+        precision_run.read_pins(here / "packages.txt") + precision_run.read_repo_pins(here / "repos.txt")
+        + precision_run.read_repo_pins(here / "repos-test.txt")
+    )
+    assert not {p.name.lower() for p in batch} & {p.name.lower() for p in others}
+    recall_projects = set(re.findall(r'^repo = "([^"]+)"', (here.parent / "recall" / "pairs.toml").read_text(), re.M))
+    assert not {p.name.lower() for p in batch} & {r.lower() for r in recall_projects}
+    assert any(hashlib.sha256(p.name.encode()).hexdigest()[0] < "8" for p in batch)  # the declaration decides
+    assert len({p.folder for p in others + batch}) == len(others + batch)  # no two share a cache folder
+
+
 def test_list_shows_the_sealed_test_split(capsys):
     assert precision_run.main(["--list", "--split", "test", "--packages", "karpathy/nanochat"]) == 0
     assert capsys.readouterr().out.startswith("test\tkarpathy/nanochat\t")

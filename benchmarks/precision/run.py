@@ -7,7 +7,7 @@
    (skipped for a package whose wheel or sdist is already there or in ``--downloads DIR``);
    unpack each into ``<cache>/src/<name>-<version>/`` (a wheel as is; an sdist below its top
    ``name-version/`` folder);
-2. write every repository commit pinned in ``repos.txt`` and ``repos-test.txt``
+2. write every repository commit pinned in ``repos.txt``, ``repos-test.txt`` and ``repos-dev.txt``
    (``owner/name@<commit>[:folder]``) out of
    its git directory under ``--mirror DIR`` (``DIR/owner+name/repo`` or ``DIR/owner+name``) with
    ``git archive <commit> [folder] | tar -x`` into ``<cache>/src/owner+name-<commit[:12]>/``;
@@ -24,7 +24,7 @@
 
 The split (``split_of``) is by project and fixed: the nineteen releases the rules were tuned on
 are dev by declaration; every repository of ``repos-test.txt`` (the sealed test split) is test by
-declaration; every other project is test when the first hex digit of the SHA-256 of its name
+declaration, and every repository of ``repos-dev.txt`` dev; every other project is test when the first hex digit of the SHA-256 of its name
 (the PyPI name, or ``owner/name``, as written in the pin file) is 0-7, else dev.
 
 Exit 1 while any finding is unlabelled. Not in CI: it downloads.
@@ -73,26 +73,27 @@ DECLARED_DEV = frozenset({
     "torchtune", "nemo-aligner", "liger-kernel",
 })
 SPLITS = ("dev", "test")
-# Repositories declared test before any of them was linted, whatever their hash; none is in the
-# other pin files, so the split of every project pinned there stays as the hash decides.
+# Repositories declared test (or dev) before any of them was linted, whatever their hash; none is
+# in another pin file, so the split of every project pinned there stays as the hash decides.
 TEST_PINS = HERE / "repos-test.txt"
+DEV_PINS = HERE / "repos-dev.txt"
 # In a --snapshot folder: [commit, dirty] of the checkout that linted (what --rescore reports).
 SNAPSHOT_COMMIT = "_linted_at.json"
 
 
 def split_of(name: str) -> str:
     """The project's split, decided once: never change this rule or a project's name."""
-    if name in DECLARED_DEV:
+    if name in DECLARED_DEV or name in pinned_in(DEV_PINS):
         return "dev"
-    if name in declared_test():
+    if name in pinned_in(TEST_PINS):
         return "test"
     return "test" if hashlib.sha256(name.encode("utf-8")).hexdigest()[0] < "8" else "dev"
 
 
 @functools.cache
-def declared_test() -> frozenset[str]:
-    """The names pinned in ``repos-test.txt``: the sealed test split."""
-    return frozenset(pin.name for pin in read_repo_pins(TEST_PINS))
+def pinned_in(declaration: Path) -> frozenset[str]:
+    """The names a declaration file pins (``repos-test.txt``: the sealed test split)."""
+    return frozenset(pin.name for pin in read_repo_pins(declaration))
 
 
 @dataclass(frozen=True)
@@ -458,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print every pin with its split, lint nothing")
     parser.add_argument("--mirror", type=Path,
                         help="a folder of git directories, DIR/owner+name/repo or DIR/owner+name, holding the "
-                             "commits of repos.txt and repos-test.txt (without it, repositories not already in "
+                             "commits of repos.txt, repos-test.txt and repos-dev.txt (without it, repositories not already in "
                              "the cache fail)")
     parser.add_argument("--downloads", type=Path, help="a folder of wheels and sdists to read first")
     parser.add_argument("--cache", type=Path, default=HERE / "cache", help="git-ignored work folder")
@@ -478,7 +479,10 @@ def main(argv: list[str] | None = None) -> int:
                              "the committed one is results.json beside this script); its recall is kept")
     args = parser.parse_args(argv)
 
-    every_pin = read_pins(HERE / "packages.txt") + read_repo_pins(HERE / "repos.txt") + read_repo_pins(TEST_PINS)
+    every_pin = (
+        read_pins(HERE / "packages.txt") + read_repo_pins(HERE / "repos.txt")
+        + read_repo_pins(TEST_PINS) + read_repo_pins(DEV_PINS)
+    )
     pins = select_pins(every_pin, args.split, args.packages)
     if args.list:
         for pin in pins:
