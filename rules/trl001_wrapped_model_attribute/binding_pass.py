@@ -25,7 +25,7 @@ from trllint.facts.wrapping import (
     wrapping_made_by,
 )
 from trllint.rules.trl001_wrapped_model_attribute.library_bases import LibraryBase, library_base
-from trllint.facts.returned_wrappers import returned_wrapping, returns_a_wrapper
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping, returns_a_wrapper
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:

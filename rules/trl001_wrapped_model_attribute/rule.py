@@ -42,7 +42,7 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
     wrapping_facts,
 )
 from trllint.rules.trl001_wrapped_model_attribute.library_bases import LIBRARY_TRAINER_NAMES
-from trllint.facts.returned_wrappers import SPELLS_A_WRAPPER
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
 from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import (
     answered_by,
     defined_by_own_class,

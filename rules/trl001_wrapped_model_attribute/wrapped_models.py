@@ -38,7 +38,7 @@ from trllint.facts.wrapping import (
     Wrapping,
 )
 from trllint.rules.trl001_wrapped_model_attribute.library_bases import LIBRARY_TRAINER_NAMES
-from trllint.facts.returned_wrappers import SPELLS_A_WRAPPER
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
 from trllint.rules.trl001_wrapped_model_attribute.binding_pass import BindingPass, ClassNames, WrappingFacts
 from trllint.semantic.context import DEFAULT_STEP_METHODS, methods_of
 from trllint.semantic.model import SemanticModel

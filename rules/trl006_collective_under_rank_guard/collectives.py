@@ -21,10 +21,7 @@ from dataclasses import dataclass
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.launch.backends import DEEPSPEED, SHARDED, Backend, describe
 from trllint.semantic.context import NodeContext, is_trainer_class
-from trllint.core.cst import walk
-from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, last_attribute
-from trllint.facts.returned_wrappers import returns_a_wrapper
-from trllint.facts.wrapping import wrapping_made_by
+from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.core.source import SourceFile
 
@@ -90,7 +87,6 @@ SHARDED_ONLY: dict[str, frozenset[Backend]] = {
     "save_state": DEEPSPEED | {Backend.FSDP},
     "engine_forward": ENGINE_FORWARD_BACKENDS,
 }
-DDP_CLASS = "DistributedDataParallel"
 AUTOMATIC_NAMING = "automatic_checkpoint_naming"
 
 
@@ -141,8 +137,7 @@ def named_like_collective(call: cst.Call) -> bool:
 def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     """The collective ``call`` enters, or None when it is none (or not known to be one)."""
     if not named_like_collective(call):
-        # Each answer below needs a called name in COLLECTIVE_NAMES; a forward needs none.
-        return _engine_forward(call, context) or _ddp_forward(call, context)
+        return _engine_forward(call, context)  # each answer below needs a called name in COLLECTIVE_NAMES
     name = call_name(call)
     if name is None:
         return None
@@ -176,77 +171,6 @@ def _engine_forward(call: cst.Call, context: NodeContext) -> Collective | None:
         return None
     label = call_name(call) or name
     return Collective(call, f"{label} (a forward of a DeepSpeed engine)", "engine_forward", "never")
-
-
-def _ddp_forward(call: cst.Call, context: NodeContext) -> Collective | None:
-    """A forward of a ``DistributedDataParallel`` wrapper the same function made (``model(batch)``,
-    ``model.forward(...)``). With ``broadcast_buffers=True``, the default, the wrapper broadcasts
-    the module's buffers from rank 0 before a forward: before every forward with gradients on, and
-    before the first one under ``torch.no_grad()`` after those, so an evaluation on one rank leaves
-    the others' next broadcast unmatched. ``model.module(batch)`` runs the bare module."""
-    func = call.func
-    receiver = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-    name = dotted_name(receiver)
-    if name is None or (_holder(call, name, context), name) not in ddp_wrappers(context):
-        return None
-    label = call_name(call) or name
-    return Collective(call, f"{label} (a forward of DistributedDataParallel: it broadcasts the module's buffers)", "ddp_forward", "never")
-
-
-def ddp_wrappers(context: NodeContext) -> frozenset[tuple[int, str]]:
-    """(id of the function, or of the class for ``self.`` attributes, or 0 at module level; name)
-    for each name bound to a ``DistributedDataParallel`` that broadcasts buffers: made in place
-    (``model = DDP(model, device_ids=[rank])``) or by a function of the file that returns one
-    (``model = wrap_model(model)``). A name the same function also rebinds to ``.module`` is left out."""
-    return SemanticModel.of(context.source).once((ddp_wrappers,), lambda: _ddp_wrappers(context))
-
-
-def _ddp_wrappers(context: NodeContext) -> frozenset[tuple[int, str]]:
-    model = SemanticModel.of(context.source)
-    imports = model.imports
-    functions = {s.name.value: s for s in model.source.module.body if isinstance(s, cst.FunctionDef)}
-    wrapped: set[tuple[int, str]] = set()
-    unwrapped: set[tuple[int, str]] = set()
-    for node in model.assignments:  # the file's assignments, from the walk every rule shares
-        value = node.value
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        names = [name for target in targets if (name := dotted_name(target)) is not None]
-        if not names or value is None:
-            continue
-        if isinstance(value, cst.Attribute) and value.attr.value == "module":
-            unwrapped.update((_holder(node, name, context), name) for name in names)
-        elif isinstance(value, cst.Call) and _makes_ddp(value, imports, functions):
-            wrapped.update((_holder(node, name, context), name) for name in names)
-    return frozenset(wrapped - unwrapped)
-
-
-def _makes_ddp(call: cst.Call, imports: ImportMap, functions: dict[str, cst.FunctionDef]) -> bool:
-    """``DistributedDataParallel(...)`` that broadcasts buffers, or a call of a function of the
-    file that returns one and makes none that does not."""
-    made = wrapping_made_by(call, imports, set())
-    if made is not None:
-        return len(made) == 1 and made[0] is not None and made[0].wrapper == DDP_CLASS and _broadcasts_buffers(call)
-    function = functions.get(call_name(call) or "")
-    if function is None:
-        return False
-    returned = returns_a_wrapper(function, imports)
-    if returned is None or returned.wrapper != DDP_CLASS:
-        return False
-    return all(_broadcasts_buffers(inner) for inner in walk.of_types(function, frozenset({cst.Call})))
-
-
-def _broadcasts_buffers(call: cst.Call) -> bool:
-    flag = argument(call, "broadcast_buffers")
-    return not (flag is not None and isinstance(flag.value, cst.Name) and flag.value.value == "False")
-
-
-def _holder(node: cst.CSTNode, name: str, context: NodeContext) -> int:
-    """Where ``name`` is bound at ``node``: its function, its class for a ``self.`` attribute, or 0."""
-    if name.startswith("self."):
-        cls = context.enclosing_class(node)
-        return id(cls) if cls is not None else 0
-    function = context.enclosing_function(node)
-    return id(function) if function is not None else 0
 
 
 def forwarded(call: cst.Call) -> str | None:

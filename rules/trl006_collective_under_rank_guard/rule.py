@@ -33,7 +33,7 @@ from trllint.semantic.project.file_view import project_reaches
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, Collective, call_label, collective_of
-from .collectives import DDP_CLASS, ddp_wrappers, engines_from_initialize, names_checkpoints_automatically
+from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .split_evidence import split_evidence
 from .guard_syntax import (
     code_of, exit_of, ifs_in, made_in, run_by, single_assignments, tests_holding_at, under_parameter_test,
@@ -45,7 +45,7 @@ from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collec
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
     "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes", "check_trigger",
-    "deepspeed.initialize", DDP_CLASS,
+    "deepspeed.initialize",
 )
 _BUILTINS = frozenset(dir(builtins))
 # A function of another module of the project that the file calls may enter a collective.
@@ -80,10 +80,6 @@ class CollectiveUnderRankGuard(Rule):
         "launch-unknown": FindingKind(
             "a call that is a collective only under backends no launch of the project shows", unproven=True
         ),
-        # Whether the module has buffers to broadcast (batch norm, rotary frequencies) is not shown.
-        "ddp-forward": FindingKind(
-            "a forward of a DistributedDataParallel the code made, which broadcasts the module's buffers"
-        ),
     }
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
@@ -93,7 +89,7 @@ class CollectiveUnderRankGuard(Rule):
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
         AnyOf(*COLLECTIVE_MARKERS, _HELPER_ENTERS),
-        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", DDP_CLASS, _HELPER_ENTERS),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", _HELPER_ENTERS),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
@@ -101,7 +97,6 @@ class CollectiveUnderRankGuard(Rule):
         if (
             called_names(model).isdisjoint(COLLECTIVE_NAMES)
             and not engines_from_initialize(model.context)
-            and not ddp_wrappers(model.context)
             and not project_reaches(model, SPELLS_A_COLLECTIVE)
         ):
             return  # no collective, so no call of this file's functions enters one either
@@ -431,8 +426,6 @@ class CollectiveUnderRankGuard(Rule):
         gathered = guard.split is not None and guard.split.kind is Split.GATHERED
         if gathered:
             remedy = "call it on every rank, with a placeholder (None, an empty list) where this rank has nothing"
-        if collective.kind == "ddp_forward":
-            remedy = "run the bare module on this rank (`.module`), which broadcasts nothing"
         automatic = names_checkpoints_automatically(self.source) if collective.kind == "save_state" else None
         described = f"{collective.label} (a collective: automatic checkpoint naming)" if automatic else collective.described
         message = f"{described} {where}: the other ranks never enter this collective and the job hangs; {remedy}"
@@ -453,8 +446,6 @@ class CollectiveUnderRankGuard(Rule):
         kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
         if gathered:
             kind = "per-rank-data"
-        elif collective.kind == "ddp_forward":
-            kind = "ddp-forward"
         backends = collective.backends
         # The backends under which the guard still parts the ranks: a disjunction that names
         # some (`if is_main or distributed_type == DEEPSPEED:`) lets every rank in under those.

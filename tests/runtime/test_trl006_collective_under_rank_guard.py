@@ -93,36 +93,3 @@ def test_a_hoist_that_changes_the_barrier_count_is_unsafe_and_still_hangs(tmp_pa
         ok, output, _ = launch(script)
         assert not ok, f"{script.parent.name}: the ranks' barrier counts were matched"
         assert "TRL006 rank=1 done" not in output or "TRL006 rank=0 done" not in output, output[-3000:]
-
-
-def test_a_ddp_forward_on_rank_zero_alone_waits_in_the_buffer_broadcast(tmp_path):
-    # scenario_ddp_forward.py: after three training steps, rank 0 alone runs a batch through the
-    # DDP wrapper under torch.no_grad(). The rule offers no fix; its message says to run the bare
-    # module, and the copy that does so finishes.
-    import json
-
-    from tests.runtime.launch import scenario_path
-
-    source = scenario_path(RULE_FOLDER, "scenario_ddp_forward.py").read_text()
-    buggy = tmp_path / "buggy" / "scenario.py"
-    bare = tmp_path / "bare" / "scenario.py"
-    forward = "predictions = model(torch.ones(4, 2))"
-    assert source.count(forward) == 1
-    for target, text in ((buggy, source), (bare, source.replace(forward, forward.replace("model(", "model.module(")))):
-        target.parent.mkdir()
-        target.write_text(text)
-    report = run_trllint("--no-cache", "--preview", "--select", "TRL006", "--format", "json", str(buggy))
-    found = json.loads(report.stdout)
-    assert [(f["kind"], f["fix"]) for f in found] == [("ddp-forward", None)], report.stdout
-    assert "`.module`" in found[0]["message"]
-    assert json.loads(run_trllint("--no-cache", "--preview", "--select", "TRL006", "--format", "json", str(bare)).stdout) == []
-
-    ok, output, out = launch(buggy)
-    assert not ok, "the buggy scenario finished: rank 0's buffer broadcast was met"
-    # Rank 0 waits in the wrapper's buffer broadcast, rank 1 in the barrier.
-    assert "_sync_buffers" in output and "dist.barrier()" in output, output[-4000:]
-    assert re.search(r"Timed out waiting \d+ms|Application timeout", output), output[-4000:]
-
-    ok, output, out = launch(bare)
-    assert ok, output[-4000:]
-    assert len(json.loads(out.read_text())["predictions"]) == 4  # the scenario writes JSON to --out
