@@ -14,7 +14,7 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.core.cst.names import ImportMap, assigned_names, dotted_name
 from trllint.core.prefilter import AllOf, AnyOf
-from trllint.facts.rank_lattice import IN_PLACE_COLLECTIVES, in_place_output
+from trllint.facts.rank_lattice import IN_PLACE_COLLECTIVES, written_tensor
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.summaries import ModuleFact
 
@@ -55,8 +55,8 @@ class _ReducedInBody(cst.CSTVisitor):
         self.rebound.update(assigned_names(node.target))
 
     def visit_Call(self, node: cst.Call) -> None:
-        output = in_place_output(node, self.imports)
-        name = dotted_name(output.value) if output is not None else None
+        written = written_tensor(node, self.imports)
+        name = dotted_name(written) if written is not None else None
         if name is not None:
             self.outputs.add(name)
 

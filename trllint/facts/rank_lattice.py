@@ -180,6 +180,28 @@ def in_place_output(call: cst.Call, imports: ImportMap) -> cst.Arg | None:
     return argument(call, *IN_PLACE_COLLECTIVES[method])
 
 
+def written_tensor(call: cst.Call, imports: ImportMap) -> cst.BaseExpression | None:
+    """The tensor a torch.distributed collective writes into (``in_place_output``), seen through
+    what hands over its own storage: ``t`` for ``dist.all_reduce(t)`` and for
+    ``dist.all_reduce(t.detach())``, ``dist.all_reduce(t.data)`` or ``dist.all_reduce(t.div_(n))``
+    (a view, or the tensor an in-place method returns). ``t.clone()`` is a copy: not ``t``."""
+    output = in_place_output(call, imports)
+    value = output.value if output is not None else None
+    while value is not None:
+        if isinstance(value, cst.Attribute) and value.attr.value == "data":
+            value = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and _returns_its_storage(value.func.attr.value):
+            value = value.func.value
+        else:
+            break
+    return value
+
+
+def _returns_its_storage(method: str) -> bool:
+    # `detach()` is a view; an in-place method (`div_`, `mul_`) returns the tensor it changed.
+    return method == "detach" or (method.endswith("_") and not method.startswith("_"))
+
+
 def method_or_function(call: cst.Call) -> str | None:
     if isinstance(call.func, cst.Attribute):
         return call.func.attr.value

@@ -18,7 +18,7 @@ from trllint.core.cst.names import ImportMap, assigned_names, assignment_targets
 from trllint.facts.rank_lattice import (
     GLOBAL_PARAMETERS,
     Rank,
-    in_place_output,
+    written_tensor,
     is_own_function_call,
     named_like_data,
 )
@@ -290,8 +290,8 @@ class ScopeBindings:
             self._bind(name, self._deferred(None, statement, False, state), order)
 
     def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
-        output = in_place_output(call, self._imports)
-        name = dotted_name(output.value) if output is not None else None
+        written = written_tensor(call, self._imports)
+        name = dotted_name(written) if written is not None else None
         if name is not None:
             self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
 
@@ -310,13 +310,16 @@ class ScopeBindings:
 
     def _bind_reduced_by_loop(self, loop: cst.For) -> None:
         """``for t in (correct, total): dist.all_reduce(t)``, ``for v in sums.values(): ...`` and
-        ``for k in sums: dist.all_reduce(sums[k])``: every element the loop visits is reduced in
+        ``for k in sums: dist.all_reduce(sums[k].detach())``: every element the loop visits is reduced in
         place, so after the loop each of the names (or the whole container) is global."""
         target = dotted_name(loop.target)
         if target is None:
             return
         reduced = self._reduced_in_place(loop.body)
         iterable = loop.iter
+        # `for key in sorted(logs.keys())`: the same elements, in another order.
+        while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("sorted", "list", "tuple") and len(iterable.args) == 1:
+            iterable = iterable.args[0].value
         names: list[str | None] = []
         if isinstance(iterable, (cst.Tuple, cst.List)) and target in reduced:
             names = [dotted_name(element.value) for element in iterable.elements]
@@ -347,10 +350,9 @@ class ScopeBindings:
                 if not isinstance(call, cst.Call):
                     continue
                 found.update(self._names_reduced_by_helper(call))
-                output = in_place_output(call, self._imports)
-                if output is None:
+                value = written_tensor(call, self._imports)
+                if value is None:
                     continue
-                value = output.value
                 if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
                     found.add(f"{dotted_name(value.value)}[{dotted_name(value.slice[0].slice.value)}]")
                 elif dotted_name(value) is not None:
