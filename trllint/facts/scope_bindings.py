@@ -272,6 +272,9 @@ class ScopeBindings:
     def _bind_loop_target(
         self, target: cst.BaseExpression, iterable: cst.BaseExpression, statement: cst.CSTNode, order: int
     ) -> None:
+        visited = self._elements_of(iterable, order)
+        if isinstance(visited, cst.Call) and call_name(visited) in ("enumerate", "zip"):
+            iterable = visited
         function = call_name(iterable) if isinstance(iterable, cst.Call) else None
         if (
             function in ("enumerate", "zip")
@@ -288,6 +291,33 @@ class ScopeBindings:
         state = partial(self._iterable_state, iterable, order)
         for name in assigned_names(target):
             self._bind(name, self._deferred(None, statement, False, state), order)
+
+    def _elements_of(self, iterable: cst.BaseExpression, order: int, hops: int = 4) -> cst.BaseExpression:
+        """What a loop over ``iterable`` visits, seen through a progress bar (``tqdm(enumerate(loader))``
+        visits what ``enumerate(loader)`` does), a name bound to one, and a rank test's choice
+        between a bar and the bare iterable (``tqdm(it) if is_main_process else it``): the same
+        elements on every rank. ``iterable`` itself where it is none of these."""
+        if hops == 0:
+            return iterable
+        if isinstance(iterable, cst.Name):
+            binding = self._lookup(iterable.value, order)
+            # A join of two arms has no one value until it is worked out: not asked while building.
+            if binding is None or binding._statement is None or binding._value is None:
+                return iterable
+            return self._elements_of(binding._value, order, hops - 1)
+        if isinstance(iterable, cst.IfExp):
+            body = self._elements_of(iterable.body, order, hops - 1)
+            orelse = self._elements_of(iterable.orelse, order, hops - 1)
+            code = cst.Module([]).code_for_node
+            return body if "".join(code(body).split()) == "".join(code(orelse).split()) else iterable
+        if isinstance(iterable, cst.Call) and self._is_progress_bar(iterable) and iterable.args and iterable.args[0].keyword is None:
+            return self._elements_of(iterable.args[0].value, order, hops - 1)
+        return iterable
+
+    def _is_progress_bar(self, call: cst.Call) -> bool:
+        spelled = call_name(call)
+        full = self._imports.resolve(spelled) or spelled or ""
+        return full == "tqdm" or (full.startswith("tqdm.") and full.endswith(".tqdm"))
 
     def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
         written = written_tensor(call, self._imports)
