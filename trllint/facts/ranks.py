@@ -436,8 +436,13 @@ def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst
     return frozenset(names)
 
 
+def is_progress_bar(value: cst.BaseExpression) -> bool:
+    """``tqdm(...)``, ``tqdm.auto.tqdm(...)``, ``trange(...)``: a bar over what it is handed."""
+    return isinstance(value, cst.Call) and last_attribute(dotted_name(value.func)) in ("tqdm", "trange")
+
+
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:
-    if not (isinstance(value, cst.Call) and last_attribute(dotted_name(value.func)) in ("tqdm", "trange")):
+    if not isinstance(value, cst.Call) or not is_progress_bar(value):
         return False
     disable = next((a for a in value.args if a.keyword is not None and a.keyword.value == "disable"), None)
     return disable is not None and ranks.splits_ranks(disable.value)

@@ -22,7 +22,7 @@ from trllint.facts.rank_lattice import (
     is_own_function_call,
     named_like_data,
 )
-from trllint.facts.ranks import RankFacts
+from trllint.facts.ranks import RankFacts, is_progress_bar
 
 
 class Binding:
@@ -310,14 +310,9 @@ class ScopeBindings:
             orelse = self._elements_of(iterable.orelse, order, hops - 1)
             code = cst.Module([]).code_for_node
             return body if "".join(code(body).split()) == "".join(code(orelse).split()) else iterable
-        if isinstance(iterable, cst.Call) and self._is_progress_bar(iterable) and iterable.args and iterable.args[0].keyword is None:
+        if isinstance(iterable, cst.Call) and is_progress_bar(iterable) and iterable.args and iterable.args[0].keyword is None:
             return self._elements_of(iterable.args[0].value, order, hops - 1)
         return iterable
-
-    def _is_progress_bar(self, call: cst.Call) -> bool:
-        spelled = call_name(call)
-        full = self._imports.resolve(spelled) or spelled or ""
-        return full == "tqdm" or (full.startswith("tqdm.") and full.endswith(".tqdm"))
 
     def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
         written = written_tensor(call, self._imports)
