@@ -24,8 +24,9 @@
 
 The split (``split_of``) is by project and fixed: the nineteen releases the rules were tuned on
 are dev by declaration; every repository of ``repos-test.txt`` (the sealed test split) is test by
-declaration, and every repository of ``repos-dev.txt`` dev; every other project is test when the first hex digit of the SHA-256 of its name
-(the PyPI name, or ``owner/name``, as written in the pin file) is 0-7, else dev.
+declaration, and every repository of ``repos-dev.txt`` dev; every other project is test when the
+first hex digit of the SHA-256 of its name (the PyPI name, or ``owner/name``, as written in the pin
+file) is 0-7, else dev.
 
 Exit 1 while any finding is unlabelled. Not in CI: it downloads.
 """
