@@ -291,6 +291,7 @@ def _last_state(code: str, function: str = "step") -> Rank:
 def test_reduced_in_place_by_a_loop_a_helper_or_a_broadcast():
     head = """
         import torch.distributed as dist
+        from tqdm import tqdm
 
         def mean_in_place(t):
             dist.all_reduce(t)
@@ -306,6 +307,10 @@ def test_reduced_in_place_by_a_loop_a_helper_or_a_broadcast():
         "for t in (total,):\n        dist.all_reduce(t)\n    log(correct / total)": Rank.PER_RANK,
         "for k in sums:\n        dist.all_reduce(sums[k])\n    log(sums)": Rank.GLOBAL,
         "for v in sums.values():\n        dist.all_reduce(v)\n    log(sums)": Rank.GLOBAL,
+        # The iterable in another spelling: a progress bar, a sorted copy, a name bound to either.
+        "for k in tqdm(sorted(sums)):\n        dist.all_reduce(sums[k])\n    log(sums)": Rank.GLOBAL,
+        "pair = (correct, total)\n    for t in pair:\n        dist.all_reduce(t)\n    log(correct / total)": Rank.GLOBAL,
+        "keys = list(batch)\n    for k in keys:\n        dist.all_reduce(sums[k])\n    log(sums)": Rank.PER_RANK,
         "mean_in_place(correct)\n    log(correct)": Rank.GLOBAL,
         "reduce_a_copy(correct)\n    log(correct)": Rank.PER_RANK,
         "dist.broadcast(correct, 0)\n    log(correct)": Rank.GLOBAL,

@@ -189,7 +189,7 @@ class ScopeBindings:
         before_body = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(getattr(statement, "body", None))
         if isinstance(statement, cst.For):
-            self._bind_reduced_by_loop(statement)
+            self._bind_reduced_by_loop(statement, order)
         if isinstance(statement, cst.Match):
             for case in statement.cases:
                 self._walk(case.body)
@@ -272,7 +272,7 @@ class ScopeBindings:
     def _bind_loop_target(
         self, target: cst.BaseExpression, iterable: cst.BaseExpression, statement: cst.CSTNode, order: int
     ) -> None:
-        visited = self._elements_of(iterable, order)
+        visited = self._spellings_of(iterable, order)[-1]
         if isinstance(visited, cst.Call) and call_name(visited) in ("enumerate", "zip"):
             iterable = visited
         function = call_name(iterable) if isinstance(iterable, cst.Call) else None
@@ -292,27 +292,33 @@ class ScopeBindings:
         for name in assigned_names(target):
             self._bind(name, self._deferred(None, statement, False, state), order)
 
-    def _elements_of(self, iterable: cst.BaseExpression, order: int, hops: int = 4) -> cst.BaseExpression:
-        """What a loop over ``iterable`` visits, seen through a progress bar (``tqdm(enumerate(loader))``
-        visits what ``enumerate(loader)`` does), a name bound to one, and a rank test's choice
-        between a bar and the bare iterable (``tqdm(it) if is_main_process else it``): the same
-        elements on every rank. ``iterable`` itself where it is none of these."""
-        if hops == 0:
-            return iterable
-        if isinstance(iterable, cst.Name):
-            binding = self._lookup(iterable.value, order)
-            # A join of two arms has no one value until it is worked out: not asked while building.
-            if binding is None or binding._statement is None or binding._value is None:
-                return iterable
-            return self._elements_of(binding._value, order, hops - 1)
-        if isinstance(iterable, cst.IfExp):
-            body = self._elements_of(iterable.body, order, hops - 1)
-            orelse = self._elements_of(iterable.orelse, order, hops - 1)
-            code = cst.Module([]).code_for_node
-            return body if "".join(code(body).split()) == "".join(code(orelse).split()) else iterable
-        if isinstance(iterable, cst.Call) and is_progress_bar(iterable) and iterable.args and iterable.args[0].keyword is None:
-            return self._elements_of(iterable.args[0].value, order, hops - 1)
-        return iterable
+    def _spellings_of(self, iterable: cst.BaseExpression, order: int, hops: int = 4) -> list[cst.BaseExpression]:
+        """``iterable`` and each other spelling of the elements a loop over it visits, outermost
+        first, the last the innermost: through a progress bar (``tqdm(enumerate(loader))`` visits
+        what ``enumerate(loader)`` does), a reordering copy (``sorted(logs)``, ``list(...)``,
+        ``tuple(...)``), a name bound to one of these, and a rank test's choice between a bar and the
+        bare iterable (``tqdm(it) if is_main_process else it``): the same elements on every rank."""
+        spellings = [iterable]
+        for _ in range(hops):
+            current = spellings[-1]
+            if isinstance(current, cst.Name):
+                binding = self._lookup(current.value, order)
+                # A join of two arms has no one value until it is worked out: not asked while building.
+                if binding is None or binding._statement is None or binding._value is None:
+                    break
+                spellings.append(binding._value)
+            elif isinstance(current, cst.IfExp):
+                body = self._spellings_of(current.body, order, hops - 1)[-1]
+                orelse = self._spellings_of(current.orelse, order, hops - 1)[-1]
+                code = cst.Module([]).code_for_node
+                if "".join(code(body).split()) != "".join(code(orelse).split()):
+                    break
+                spellings.append(body)
+            elif isinstance(current, cst.Call) and _visits_its_argument(current):
+                spellings.append(current.args[0].value)
+            else:
+                break
+        return spellings
 
     def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
         written = written_tensor(call, self._imports)
@@ -333,36 +339,37 @@ class ScopeBindings:
                 plain.append(arg)
         return [name for i in positions if i < len(plain) and (name := dotted_name(plain[i].value)) is not None]
 
-    def _bind_reduced_by_loop(self, loop: cst.For) -> None:
+    def _bind_reduced_by_loop(self, loop: cst.For, order: int) -> None:
         """``for t in (correct, total): dist.all_reduce(t)``, ``for v in sums.values(): ...`` and
-        ``for k in sums: dist.all_reduce(sums[k].detach())``: every element the loop visits is reduced in
-        place, so after the loop each of the names (or the whole container) is global."""
+        ``for k in sorted(sums): dist.all_reduce(sums[k].detach())``: every element the loop visits is
+        reduced in place, so after the loop each of the names (or the whole container) is global.
+        The loop's iterable is read in each of its spellings (``_spellings_of``), the first that
+        names what the body reduces deciding."""
         target = dotted_name(loop.target)
         if target is None:
             return
         reduced = self._reduced_in_place(loop.body)
-        iterable = loop.iter
-        # `for key in sorted(logs.keys())`: the same elements, in another order.
-        while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("sorted", "list", "tuple") and len(iterable.args) == 1:
-            iterable = iterable.args[0].value
         names: list[str | None] = []
-        if isinstance(iterable, (cst.Tuple, cst.List)) and target in reduced:
-            names = [dotted_name(element.value) for element in iterable.elements]
-        elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
-            container = dotted_name(iterable.func.value)
-            method = iterable.func.attr.value
-            if (method == "values" and target in reduced) or (method == "keys" and f"{container}[{target}]" in reduced):
-                names = [container]
-        elif f"{dotted_name(iterable)}[{target}]" in reduced:
-            names = [dotted_name(iterable)]
+        for iterable in self._spellings_of(loop.iter, order):
+            if isinstance(iterable, (cst.Tuple, cst.List)) and target in reduced:
+                names = [dotted_name(element.value) for element in iterable.elements]
+            elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+                container = dotted_name(iterable.func.value)
+                method = iterable.func.attr.value
+                if (method == "values" and target in reduced) or (method == "keys" and f"{container}[{target}]" in reduced):
+                    names = [container]
+            elif f"{dotted_name(iterable)}[{target}]" in reduced:
+                names = [dotted_name(iterable)]
+            if names:
+                break
         known = [name for name in names if name is not None]
         if not known or len(known) != len(names):
             return
         marker = cst.Pass()  # a statement of its own in the order: after the loop
         self._synthetic.append(marker)
-        order = self._next(marker)
+        after = self._next(marker)
         for name in known:
-            self._bind(name, Binding(None, Rank.GLOBAL, loop, False), order)
+            self._bind(name, Binding(None, Rank.GLOBAL, loop, False), after)
 
     def _reduced_in_place(self, body: cst.BaseSuite) -> set[str]:
         """What the loop body's own statements reduce in place: ``t`` for ``dist.all_reduce(t)``,
@@ -454,3 +461,11 @@ _LAZY_DEPTH = 24
 def _wider(body: Binding, other: Binding) -> tuple[Rank, Binding]:
     """After ``if``/``else``: the state either arm's binding may hold, and the arm that holds it."""
     return max(body.state, other.state), (body if body.state >= other.state else other)
+
+
+def _visits_its_argument(call: cst.Call) -> bool:
+    """A loop over ``call`` visits the elements of its first argument: a progress bar around it, or
+    a reordering copy of it (``sorted(logs)``, ``list(...)``, ``tuple(...)``)."""
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    return is_progress_bar(call) or (dotted_name(call.func) in ("sorted", "list", "tuple") and len(call.args) == 1)
