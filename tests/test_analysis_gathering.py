@@ -311,6 +311,11 @@ def test_reduced_in_place_by_a_loop_a_helper_or_a_broadcast():
         "for k in tqdm(sorted(sums)):\n        dist.all_reduce(sums[k])\n    log(sums)": Rank.GLOBAL,
         "pair = (correct, total)\n    for t in pair:\n        dist.all_reduce(t)\n    log(correct / total)": Rank.GLOBAL,
         "keys = list(batch)\n    for k in keys:\n        dist.all_reduce(sums[k])\n    log(sums)": Rank.PER_RANK,
+        # An element reduced in place is read reduced in the same turn, until its container or key is rebound.
+        "for k in sums:\n        dist.all_reduce(sums[k].detach())\n        log(sums[k] / 2)": Rank.GLOBAL,
+        "for k in sums:\n        dist.all_reduce(sums[k].clone())\n        log(sums[k] / 2)": Rank.PER_RANK,
+        "for k in sums:\n        dist.all_reduce(sums[k])\n        k = 'correct'\n        log(sums[k])": Rank.PER_RANK,
+        "for k in sums:\n        dist.all_reduce(sums[k])\n        sums = {'correct': correct}\n        log(sums[k])": Rank.PER_RANK,
         "mean_in_place(correct)\n    log(correct)": Rank.GLOBAL,
         "reduce_a_copy(correct)\n    log(correct)": Rank.PER_RANK,
         "dist.broadcast(correct, 0)\n    log(correct)": Rank.GLOBAL,

@@ -359,8 +359,11 @@ class UngatheredMetric(Rule):
     @staticmethod
     def _reduced_here(flow: RankFlow, name: str, line: cst.CSTNode) -> bool:
         """The dict the sink logs was rebound to a reduction of the ranks' dicts before it
-        (``info = self.accelerator.reduce(info, reduction="mean")``): every entry put in it
-        earlier is reduced with it."""
+        (``info = self.accelerator.reduce(info, reduction="mean")``), or each of its entries was
+        reduced in place (``for key in logs: dist.all_reduce(logs[key])``): every entry put in
+        it earlier is reduced with it."""
+        if flow.reduced_in_place(name, line):
+            return True
         binding = flow.binding(name, line)
         value = binding.value if binding is not None else None
         return isinstance(value, cst.Call) and binding is not None and binding.state == Rank.GLOBAL and any(

@@ -103,6 +103,7 @@ class ScopeBindings:
         self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
         self._lazy: list[Binding] = []  # bindings whose state is not worked out yet, in order made
+        self._reductions: set[int] = set()  # ids of the bindings an in-place collective made
         self._forced_upto = 0  # every lazy binding before this index is worked out
         self._depth = 0  # lazy bindings being worked out, one inside another
         self.statements: list[tuple[cst.CSTNode, cst.CSTNode]] = []  # (small statement, its line)
@@ -121,6 +122,13 @@ class ScopeBindings:
     def binding(self, name: str, at: cst.CSTNode | None) -> Binding | None:
         """The assignment of ``name`` that statement ``at`` reads."""
         return self._lookup(name, self._order.get(id(at), len(self._order) + 1))
+
+    def reduced_in_place(self, name: str, at: cst.CSTNode | None) -> bool:
+        """What ``name`` holds in statement ``at`` was last made by a collective that reduced it in
+        place: ``dist.all_reduce(t)``, a helper that does, or a loop that reduces each of its
+        elements (``for k in logs: dist.all_reduce(logs[k])``)."""
+        binding = self.binding(name, at)
+        return binding is not None and id(binding) in self._reductions
 
     # ---- how a state is worked out: the subclass's ---------------------------------------------
 
@@ -242,7 +250,7 @@ class ScopeBindings:
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             self._bind_collective_output(small.value, line, order)
             for name in self._names_reduced_by_helper(small.value):
-                self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
+                self._bind_reduced(name, line, order)
 
     def _bind_target(
         self, target: cst.BaseExpression, value: cst.BaseExpression, line: cst.CSTNode, order: int, plain: bool
@@ -322,9 +330,10 @@ class ScopeBindings:
 
     def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
         written = written_tensor(call, self._imports)
-        name = dotted_name(written) if written is not None else None
+        # `dist.all_reduce(logs[key].detach())` binds the element `logs[key]` (see `_reduced_element`).
+        name = (dotted_name(written) or element_name(written)) if written is not None else None
         if name is not None:
-            self._bind(name, Binding(None, Rank.GLOBAL, line, False), order)
+            self._bind_reduced(name, line, order)
 
     def _names_reduced_by_helper(self, call: cst.Call) -> list[str]:
         """The names a helper reduces in place (``all_reduce_mean(loss)``: see ``reduced_parameters``)."""
@@ -369,7 +378,12 @@ class ScopeBindings:
         self._synthetic.append(marker)
         after = self._next(marker)
         for name in known:
-            self._bind(name, Binding(None, Rank.GLOBAL, loop, False), after)
+            self._bind_reduced(name, loop, after)
+
+    def _bind_reduced(self, name: str, statement: cst.CSTNode, order: int) -> None:
+        binding = Binding(None, Rank.GLOBAL, statement, False)
+        self._reductions.add(id(binding))
+        self._bind(name, binding, order)
 
     def _reduced_in_place(self, body: cst.BaseSuite) -> set[str]:
         """What the loop body's own statements reduce in place: ``t`` for ``dist.all_reduce(t)``,
@@ -385,10 +399,9 @@ class ScopeBindings:
                 value = written_tensor(call, self._imports)
                 if value is None:
                     continue
-                if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
-                    found.add(f"{dotted_name(value.value)}[{dotted_name(value.slice[0].slice.value)}]")
-                elif dotted_name(value) is not None:
-                    found.add(dotted_name(value) or "")
+                name = dotted_name(value) or element_name(value)
+                if name is not None:
+                    found.add(name)
         return found
 
     def _bind(self, name: str, binding: Binding, order: int) -> None:
@@ -441,13 +454,34 @@ class ScopeBindings:
         binding._state, binding.resolve, binding.flow = state, None, None
 
     def _lookup(self, name: str, order: int) -> Binding | None:
+        entry = self._lookup_entry(name, order)
+        return entry[1] if entry is not None else None
+
+    def _lookup_entry(self, name: str, order: int) -> tuple[int, Binding] | None:
+        """The last binding of ``name`` made before statement ``order``, with the order it was made at."""
         # Bindings are made in statement order, so each name's list is sorted by order: a
         # binary search keeps a name assigned on every line of a long loop linear, not quadratic.
         bindings = self._bindings.get(name)
         if not bindings:
             return None
         before = bisect_left(bindings, order, key=_order_of)
-        return bindings[before - 1][1] if before else None
+        return bindings[before - 1] if before else None
+
+    def _reduced_element(self, node: cst.Subscript, order: int) -> Binding | None:
+        """The in-place collective on ``logs[key]`` that a read of ``logs[key]`` in statement
+        ``order`` sees: one made after the last binding of both ``logs`` and ``key`` (a rebound
+        container or key names another element)."""
+        element = element_name(node)
+        found = self._lookup_entry(element, order) if element is not None else None
+        if found is None:
+            return None
+        made, binding = found
+        index = node.slice[0].slice
+        for part in (node.value, index.value if isinstance(index, cst.Index) else None):
+            entry = self._lookup_entry(dotted_name(part) or "", order)
+            if entry is not None and entry[0] > made:
+                return None
+        return binding
 
 
 def _order_of(entry: tuple[int, Binding]) -> int:
@@ -469,3 +503,14 @@ def _visits_its_argument(call: cst.Call) -> bool:
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
         return False
     return is_progress_bar(call) or (dotted_name(call.func) in ("sorted", "list", "tuple") and len(call.args) == 1)
+
+
+def element_name(node: cst.BaseExpression) -> str | None:
+    """``logs[key]`` for a subscript of a dotted name by one dotted name, else None: the spelling
+    under which an in-place collective on an element of a container is bound."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    container = dotted_name(node.value)
+    key = dotted_name(index.value) if isinstance(index, cst.Index) else None
+    return f"{container}[{key}]" if container is not None and key is not None else None

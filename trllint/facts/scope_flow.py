@@ -191,6 +191,8 @@ class RankFlow(ScopeBindings):
             return self._state(node.value, order)
         if isinstance(node, cst.Subscript) and self._ranks.is_rank_index(node):
             return Rank.PER_RANK  # `os.environ["LOCAL_RANK"]`
+        if isinstance(node, cst.Subscript) and (reduced := self._reduced_element(node, order)) is not None:
+            return reduced.state  # `dist.all_reduce(logs[key].detach())` then `logs[key] / world_size`
         if isinstance(node, cst.Comparison) and self._ranks.agreed_by_every_rank(node):
             return Rank.NO_DATA  # `local_rank != -1`: the same answer on every rank
         if isinstance(node, cst.Comparison) and self._loader_exhausted(node, order):
