@@ -327,6 +327,10 @@ def test_the_config_is_found_beside_the_script_or_by_its_last_folders(project):
         ("accelerate launch --config_file $CONFIG train.py", ANY),
         ("accelerate launch --config_file missing.yaml train.py", ANY),
         ("torchrun --nproc_per_node 8 train.py", DDP),
+        ("torchrun --nnodes=1 --nproc_per_node=1 train.py", ONE),  # one process: a group of one
+        ("python -m torch.distributed.launch --nproc_per_node 1 train.py", ONE),
+        ("torchrun --nnodes 2 --nproc_per_node 1 train.py", DDP),  # one a node, on two nodes
+        ("torchrun --nproc-per-node 1 train.py --deepspeed ds_z3.json", ZERO3),  # an engine of one
         ("torchrun --nproc_per_node 8 train.py --deepspeed ds_z2.json", ZERO12),
         ("torchrun train.py --deepspeed --deepspeed_config ds_z3.json", ZERO3),
         ("torchrun train.py --fsdp 'full_shard auto_wrap'", FSDP),

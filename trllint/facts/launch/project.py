@@ -280,6 +280,11 @@ class _Resolver:
         if command.launcher == "python":
             return frozenset({Backend.ONE_PROCESS}), ()
         if command.launcher == "torchrun":
+            # `torchrun --nproc_per_node=1` on one node starts one process: a process group of
+            # one, where accelerate wraps nothing and a rank's value is the run's.
+            nodes = (command.option("--nnodes") or "1").strip()
+            if (command.option("--nproc_per_node") or "").strip() == "1" and nodes in ("1", "1:1"):
+                return frozenset({Backend.ONE_PROCESS}), ()
             return frozenset({Backend.DDP}), ()
         if command.launcher == "deepspeed":
             # The launcher only starts the processes: the program builds DeepSpeed when it is
