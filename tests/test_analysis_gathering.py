@@ -522,3 +522,27 @@ def test_a_function_also_handed_on_as_a_value_keeps_its_parameters_name_reading(
         assert _states_at_end(code.replace("HANDED", handed), ("outputs_dict",), "log_outputs") == {
             "outputs_dict": Rank.PER_RANK
         }, handed
+
+
+
+@pytest.mark.parametrize(
+    "imports, built, synced",
+    [
+        ("from torchmetrics import MeanMetric", "MeanMetric().to(batch['x'].device)", True),
+        ("import torchmetrics", "torchmetrics.classification.MulticlassAccuracy(num_classes=10)", True),
+        ("from torchmetrics import Metric\nclass Errors(Metric): pass", "Errors().cuda()", True),
+        # Named like one, but no torchmetrics class: its compute() talks to no other rank.
+        ("from mymetrics import MeanMetric", "MeanMetric().to(batch['x'].device)", False),
+        ("import torch\nclass Errors(torch.nn.Module): pass", "Errors().cuda()", False),
+    ],
+)
+def test_a_torchmetrics_metric_syncs_across_ranks_when_computed(imports, built, synced):
+    code = f"""
+{imports}
+
+def step(batch):
+    metric = {built}
+    metric.update(batch['loss'])
+    log(metric.compute())
+"""
+    assert (_last_state(code) == Rank.GLOBAL) is synced

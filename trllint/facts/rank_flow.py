@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from trllint.core.cst.names import COMPREHENSIONS, call_name, dotted_name
 from trllint.facts.function_callers import function_callers
 from trllint.facts.in_place_reductions import NAMES_AN_IN_PLACE_COLLECTIVE, REDUCES_IN_PLACE, reduced_parameters
-from trllint.facts.rank_lattice import LOCAL_COMPUTE_LIBRARIES, PER_RANK_LIBRARY_METHODS, Rank
+from trllint.facts.rank_lattice import LOCAL_COMPUTE_LIBRARIES, PER_RANK_LIBRARY_METHODS, SYNCING_METRIC_LIBRARIES, Rank
 from trllint.facts.ranks import rank_facts
 from trllint.facts.scope_flow import RankFlow
 from trllint.core.source import SourceFile
@@ -150,6 +150,26 @@ class FileRankFlows:
             lambda call: self.reduced_arguments(call, cls),
             self.returned_element,
             arguments_per_rank=arguments_per_rank,
+            builds_syncing_metric=self.builds_syncing_metric,
+        )
+
+    def builds_syncing_metric(self, call: cst.Call, depth: int = 4) -> bool:
+        """``call`` builds a metric object whose ``compute()`` syncs across ranks: a class of a
+        library in ``SYNCING_METRIC_LIBRARIES`` (``MeanMetric()``), or a class of this file
+        derived from one (``class MACELoss(Metric)``)."""
+        name = call_name(call)
+        return name is not None and self._is_syncing_metric_class(name, depth)
+
+    def _is_syncing_metric_class(self, name: str, depth: int) -> bool:
+        full = self.imports.resolve(name) or ""
+        if full.partition(".")[0] in SYNCING_METRIC_LIBRARIES:
+            return True
+        cls = self.classes.get(name)
+        if cls is None or depth == 0:
+            return False
+        return any(
+            (base := dotted_name(arg.value)) is not None and self._is_syncing_metric_class(base, depth - 1)
+            for arg in cls.bases
         )
 
     def returned_element(self, call: cst.Call, index: int, count: int) -> Rank | None:

@@ -100,6 +100,12 @@ LOCAL_COMPUTE_LIBRARIES = frozenset(
      "transformers", "trl", "peft", "accelerate", "deepspeed"}
 )
 
+# Libraries whose metric objects sync their states across ranks in ``compute()`` (torchmetrics'
+# ``Metric`` all-gathers each state and reduces it by its ``dist_reduce_fx`` before computing).
+SYNCING_METRIC_LIBRARIES = frozenset({"torchmetrics"})
+# Methods of a metric object that return the object itself (`MeanMetric().to(device)`).
+METRIC_RETURNS_ITSELF = frozenset({"to", "cuda", "cpu", "double", "float", "half", "set_dtype"})
+
 
 # Methods of TRL's trainers that return this rank's values, read from their source (trl 0.x-1.x):
 # a subclass calling them gets per-rank tensors. Any other inherited method is unknown.

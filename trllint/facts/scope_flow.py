@@ -20,6 +20,7 @@ from trllint.facts.rank_lattice import (
     NO_DATA_BUILTINS,
     SHAPE_READS,
     GLOBAL_PREFIX,
+    METRIC_RETURNS_ITSELF,
     SHARDING_SAMPLERS,
     Rank,
     data_parts,
@@ -50,8 +51,10 @@ class RankFlow(ScopeBindings):
         reduced_arguments: Callable[[cst.Call], list[int]] = lambda call: [],
         returned_element: Callable[[cst.Call, int, int], Rank | None] = lambda call, index, count: None,
         arguments_per_rank: bool = False,  # every parameter but `self`/`cls` holds this rank's data
+        builds_syncing_metric: Callable[[cst.Call], bool] = lambda call: False,
     ) -> None:
         self._returned_element = returned_element
+        self._builds_syncing_metric = builds_syncing_metric
         self._passed_to = passed_to
         self._is_project_call = is_project_call
         self._returns_global = returns_global
@@ -151,6 +154,8 @@ class RankFlow(ScopeBindings):
                 return Rank.NO_DATA  # `handle = dist.all_reduce(t, async_op=True)`: the data is `t`
             if method.lstrip("_") in GATHERING_CALLS:
                 return Rank.GLOBAL
+            if method == "compute" and self._syncing_metric(node, order):
+                return Rank.GLOBAL  # `metric.compute()` of a torchmetrics metric: synced across ranks
             if method.startswith(GLOBAL_PREFIX):
                 return Rank.GLOBAL  # `global_num_tokens_in_batch(batch)`: counted over every rank
             if method in SHARDING_SAMPLERS:
@@ -208,6 +213,16 @@ class RankFlow(ScopeBindings):
             return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
         # Operators, displays, subscripts, comprehensions: what their parts hold.
         return max((self._state(child, order) for child in syntax_children(node)), default=Rank.NO_DATA)
+
+    def _syncing_metric(self, call: cst.Call, order: int) -> bool:
+        """``call`` is ``metric.compute()`` on a name bound here to a metric object that syncs its
+        states across ranks (``metric = MeanMetric().to(device)``: see ``SYNCING_METRIC_LIBRARIES``)."""
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        binding = self._lookup(dotted_name(receiver) or "", order)
+        built = binding.value if binding is not None else None
+        while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and built.func.attr.value in METRIC_RETURNS_ITSELF:
+            built = built.func.value
+        return isinstance(built, cst.Call) and self._builds_syncing_metric(built)
 
     def _loader_exhausted(self, test: cst.Comparison, order: int) -> bool:
         """``batch is None`` after ``batch = next(iterator, None)``: the data runs out on every rank
