@@ -1,5 +1,6 @@
-"""Which functions reduce an argument in place across ranks: ``def all_reduce_mean(t):
-dist.all_reduce(t); t /= world_size`` leaves the caller's ``t`` global.
+"""What collectives reduce in place: which functions reduce an argument across ranks (``def
+all_reduce_mean(t): dist.all_reduce(t); t /= world_size`` leaves the caller's ``t`` global), and
+what a block of statements reduces (a loop's body).
 
 The rank flows read a call of such a function (of this file, or of another module of the project
 through ``REDUCES_IN_PLACE``) as making its argument global.
@@ -8,6 +9,7 @@ through ``REDUCES_IN_PLACE``) as making its argument global.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import libcst as cst
 
@@ -17,6 +19,43 @@ from trllint.core.prefilter import AllOf, AnyOf
 from trllint.facts.rank_lattice import IN_PLACE_COLLECTIVES, written_tensor
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.summaries import ModuleFact
+
+
+def reduced_in_block(
+    block: cst.BaseSuite, imports: ImportMap, reduced_by_helper: Callable[[cst.Call], list[str]]
+) -> set[str]:
+    """What the block's own statements reduce in place, by a collective or by a helper that does
+    (``reduced_by_helper``), as ``reduced_name`` spells it: ``t`` for ``dist.all_reduce(t)``,
+    ``sums[key]`` for ``dist.all_reduce(sums[key].detach())``."""
+    found: set[str] = set()
+    lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    for line in lines:
+        for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
+            call = small.value if isinstance(small, cst.Expr) else None
+            if not isinstance(call, cst.Call):
+                continue
+            found.update(reduced_by_helper(call))
+            written = written_tensor(call, imports)
+            name = reduced_name(written) if written is not None else None
+            if name is not None:
+                found.add(name)
+    return found
+
+
+def reduced_name(written: cst.BaseExpression) -> str | None:
+    """The name under which what a collective writes in place is bound: ``t``, ``self.loss``, or
+    an element of a container (``element_name``)."""
+    return dotted_name(written) or element_name(written)
+
+
+def element_name(node: cst.BaseExpression) -> str | None:
+    """``logs[key]`` for a subscript of a dotted name by one dotted name, else None."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    container = dotted_name(node.value)
+    key = dotted_name(index.value) if isinstance(index, cst.Index) else None
+    return f"{container}[{key}]" if container is not None and key is not None else None
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:

@@ -22,6 +22,7 @@ from trllint.facts.rank_lattice import (
     is_own_function_call,
     named_like_data,
 )
+from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name
 from trllint.facts.ranks import RankFacts, is_progress_bar
 
 
@@ -331,7 +332,7 @@ class ScopeBindings:
     def _bind_collective_output(self, call: cst.Call, line: cst.CSTNode, order: int) -> None:
         written = written_tensor(call, self._imports)
         # `dist.all_reduce(logs[key].detach())` binds the element `logs[key]` (see `_reduced_element`).
-        name = (dotted_name(written) or element_name(written)) if written is not None else None
+        name = reduced_name(written) if written is not None else None
         if name is not None:
             self._bind_reduced(name, line, order)
 
@@ -357,7 +358,7 @@ class ScopeBindings:
         target = dotted_name(loop.target)
         if target is None:
             return
-        reduced = self._reduced_in_place(loop.body)
+        reduced = reduced_in_block(loop.body, self._imports, self._names_reduced_by_helper)
         names: list[str | None] = []
         for iterable in self._spellings_of(loop.iter, order):
             if isinstance(iterable, (cst.Tuple, cst.List)) and target in reduced:
@@ -384,25 +385,6 @@ class ScopeBindings:
         binding = Binding(None, Rank.GLOBAL, statement, False)
         self._reductions.add(id(binding))
         self._bind(name, binding, order)
-
-    def _reduced_in_place(self, body: cst.BaseSuite) -> set[str]:
-        """What the loop body's own statements reduce in place: ``t`` for ``dist.all_reduce(t)``,
-        ``sums[key]`` for ``dist.all_reduce(sums[key])``."""
-        found: set[str] = set()
-        lines = body.body if isinstance(body, cst.IndentedBlock) else [body]
-        for line in lines:
-            for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
-                call = small.value if isinstance(small, cst.Expr) else None
-                if not isinstance(call, cst.Call):
-                    continue
-                found.update(self._names_reduced_by_helper(call))
-                value = written_tensor(call, self._imports)
-                if value is None:
-                    continue
-                name = dotted_name(value) or element_name(value)
-                if name is not None:
-                    found.add(name)
-        return found
 
     def _bind(self, name: str, binding: Binding, order: int) -> None:
         self._bindings.setdefault(name, []).append((order, binding))
@@ -503,14 +485,3 @@ def _visits_its_argument(call: cst.Call) -> bool:
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
         return False
     return is_progress_bar(call) or (dotted_name(call.func) in ("sorted", "list", "tuple") and len(call.args) == 1)
-
-
-def element_name(node: cst.BaseExpression) -> str | None:
-    """``logs[key]`` for a subscript of a dotted name by one dotted name, else None: the spelling
-    under which an in-place collective on an element of a container is bound."""
-    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
-        return None
-    index = node.slice[0].slice
-    container = dotted_name(node.value)
-    key = dotted_name(index.value) if isinstance(index, cst.Index) else None
-    return f"{container}[{key}]" if container is not None and key is not None else None
