@@ -168,12 +168,13 @@ class WrappedModelAttribute(Rule):
 
     def _check_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
         member = node.attr.value
-        if not wrapping.breaks(member) or self._guarded_by_hasattr(node):
+        given = self._handed_state_dict(node)
+        if not wrapping.breaks(member, given) or self._guarded_by_hasattr(node):
             return
         if unwrapped_at(self.model, node):
             return  # the other arm of a test for the wrapper: the model is bare here
         evidence: tuple[Evidence, ...] = ()
-        backends = wrapping.breaking_backends(member)
+        backends = wrapping.breaking_backends(member, given)
         if backends is not None:  # the launch chooses the wrapper
             launch = launch_of(self.model, node)
             if not launch.possible(backends):
@@ -208,6 +209,13 @@ class WrappedModelAttribute(Rule):
                 reason = Unsafe.NEIGHBOUR_STILL_WRAPPED.text(read=f"{receiver}.{neighbour.attr.value}", line=line)
                 fix = replace(fix, applicability="unsafe", reason=reason)
         self.report(node, message, fix=fix, evidence=evidence, kind=_kind_of(wrapping, evidence))
+
+    def _handed_state_dict(self, node: cst.Attribute) -> bool:
+        """``node`` is called with ``state_dict=`` (``model.save_pretrained(path, state_dict=full)``)."""
+        call = self.context.parent(node)
+        return isinstance(call, cst.Call) and call.func is node and any(
+            arg.keyword is not None and arg.keyword.value == "state_dict" for arg in call.args
+        )
 
     def _check_hidden_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
         """A member of the model's own (a submodule, a method, an attribute its ``__init__`` set)

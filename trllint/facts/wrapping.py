@@ -56,6 +56,9 @@ DEEPSPEED = "deepspeed"
 
 # FSDP forwards attribute reads to the wrapped module; these still fail on sharded parameters.
 _BROKEN_UNDER_FSDP = frozenset({"generate", "resize_token_embeddings", "save_pretrained", "push_to_hub"})
+# ... unless handed the whole state dict (`save_pretrained(path, state_dict=full)`): it then
+# writes those weights, not the sharded ones it holds.
+_WHOLE_WEIGHTS_HANDED = frozenset({"save_pretrained"})
 # A DeepSpeed engine forwards what it does not define itself; it defines ``config``.
 _SHADOWED_BY_DEEPSPEED = frozenset({"config"})
 
@@ -95,17 +98,18 @@ class Wrapping:
     # Made by a library trainer the class inherits from (TRL's PPOTrainer prepares self.model).
     library_base: bool = False
 
-    def breaks(self, member: str) -> bool:
-        """Whether reading ``member`` through this wrapper fails or reads the wrong object."""
+    def breaks(self, member: str, state_dict_given: bool = False) -> bool:
+        """Whether reading ``member`` through this wrapper fails or reads the wrong object;
+        ``state_dict_given``: the read is a call handed ``state_dict=``."""
         if member in self.missing_unwrapped:
             return False
         if self.kind == FSDP:
-            return member in _BROKEN_UNDER_FSDP
+            return _broken_under_fsdp(member, state_dict_given)
         if self.kind == DEEPSPEED:
             return member in _SHADOWED_BY_DEEPSPEED
         return member in HF_MODEL_MEMBERS
 
-    def breaking_backends(self, member: str) -> frozenset[Backend] | None:
+    def breaking_backends(self, member: str, state_dict_given: bool = False) -> frozenset[Backend] | None:
         """The backends under which reading ``member`` through this wrapping breaks, for a
         wrapping the launch chooses (accelerate's ``prepare``, the Trainer's step argument);
         None for a wrap the code makes itself (``DistributedDataParallel(...)``), whatever the launch.
@@ -119,7 +123,7 @@ class Wrapping:
             backends.add(Backend.DDP)
             if self.kind == STEP_ARGUMENT:
                 backends.add(Backend.ONE_PROCESS)
-        if member in _BROKEN_UNDER_FSDP:
+        if _broken_under_fsdp(member, state_dict_given):
             backends.add(Backend.FSDP)
         if member in _SHADOWED_BY_DEEPSPEED:
             backends.update(LAUNCH_DEEPSPEED)
@@ -190,3 +194,7 @@ def step_model_parameter(function: cst.FunctionDef) -> str | None:
     if "model" in names:
         return "model"
     return names[1] if len(names) > 1 else None
+
+
+def _broken_under_fsdp(member: str, state_dict_given: bool) -> bool:
+    return member in _BROKEN_UNDER_FSDP and not (state_dict_given and member in _WHOLE_WEIGHTS_HANDED)
