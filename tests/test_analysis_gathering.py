@@ -351,6 +351,23 @@ def test_counters_rates_and_an_exhausted_loader_hold_no_rank_data():
         assert _last_state(textwrap.dedent(code).replace("{body}", body)) == expected, body
 
 
+def test_a_collection_of_loaders_holds_the_same_loaders_and_names_on_every_rank():
+    code = """
+        def step(val_loaders, train_loader):
+            {body}
+    """
+    cases = {
+        "for name in sorted(val_loaders, key=len):\n        log(name)": Rank.NO_DATA,
+        "for name, loader in val_loaders.items():\n        log(name)": Rank.NO_DATA,
+        # A loop over one loader of the collection visits this rank's shard of it.
+        "for name, loader in val_loaders.items():\n        for batch in loader:\n            log(batch)": Rank.PER_RANK,
+        "for batch in val_loaders['qm9']:\n        log(batch)": Rank.PER_RANK,
+        "for batch in train_loader:\n        log(batch)": Rank.PER_RANK,
+    }
+    for body, expected in cases.items():
+        assert _last_state(textwrap.dedent(code).replace("{body}", body)) == expected, body
+
+
 def _states_at_end(code: str, names: tuple[str, ...], function: str = "step") -> dict[str, Rank]:
     _, flow = _flow(code, function)
     _, line = _last_value(flow)

@@ -481,7 +481,8 @@ def _wider(body: Binding, other: Binding) -> tuple[Rank, Binding]:
 
 def _visits_its_argument(call: cst.Call) -> bool:
     """A loop over ``call`` visits the elements of its first argument: a progress bar around it, or
-    a reordering copy of it (``sorted(logs)``, ``list(...)``, ``tuple(...)``)."""
+    a reordering copy of it (``sorted(logs, key=...)``, ``list(...)``, ``tuple(...)``)."""
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
         return False
-    return is_progress_bar(call) or (dotted_name(call.func) in ("sorted", "list", "tuple") and len(call.args) == 1)
+    only_keywords_after = all(arg.keyword is not None for arg in call.args[1:])
+    return is_progress_bar(call) or (dotted_name(call.func) in ("sorted", "list", "tuple") and only_keywords_after)

@@ -121,6 +121,11 @@ class RankFlow(ScopeBindings):
         return max((self._state(part, order) for part in data_parts(call)), default=Rank.NO_DATA)
 
     def _iterable_state(self, iterable: cst.BaseExpression, order: int) -> Rank:
+        if any(_names_loaders(spelling) for spelling in self._spellings_of(iterable, order)):
+            # `for name in sorted(val_loaders)`, `for name, loader in loaders.items()`: the loaders
+            # (or their names) of a collection, the same on every rank; a loop over one of them
+            # visits that rank's shard.
+            return Rank.NO_DATA
         # Each rank iterates its own shard of a (prepared) data loader.
         for node in names_in(iterable):
             if "loader" in node.lower():
@@ -256,3 +261,13 @@ class RankFlow(ScopeBindings):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Subtract, cst.Divide, cst.Multiply)):
             return self._reads_clock(node.left, order, depth + 1)  # `(time.time() - t0) / 60`, `... * 1000`
         return False
+
+
+def _names_loaders(iterable: cst.BaseExpression) -> bool:
+    """``iterable`` is a collection of data loaders, or its keys, values or items, by its name:
+    ``val_loaders``, ``self.dataloaders.keys()``."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+        if iterable.func.attr.value in ("keys", "values", "items"):
+            iterable = iterable.func.value
+    name = dotted_name(iterable)
+    return name is not None and name.rpartition(".")[2].lower().endswith("loaders")
