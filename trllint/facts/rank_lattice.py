@@ -226,3 +226,8 @@ def names_in(node: cst.CSTNode) -> list[str]:
     for child in syntax_children(node):
         found.extend(names_in(child))
     return found
+
+
+def is_progress_bar(value: cst.BaseExpression) -> bool:
+    """``tqdm(...)``, ``tqdm.auto.tqdm(...)``, ``trange(...)``: a bar over what it is handed."""
+    return isinstance(value, cst.Call) and last_attribute(dotted_name(value.func)) in ("tqdm", "trange")

@@ -29,6 +29,7 @@ from trllint.core.cst import walk
 from trllint.core.cst.names import COMPREHENSIONS, assigned_names, dotted_name, last_attribute
 from trllint.core.source import SourceFile
 from trllint.facts.loop_and_matrix_ranks import loop_rank_nodes, matrix_ranks
+from trllint.facts.rank_lattice import is_progress_bar
 from trllint.facts.rank_reads import (
     ARGUMENT_PREDICATES,
     MAIN_ONLY_DECORATORS,
@@ -434,11 +435,6 @@ def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst
         names.update(assigned_names(clause.target))
         clause = clause.inner_for_in
     return frozenset(names)
-
-
-def is_progress_bar(value: cst.BaseExpression) -> bool:
-    """``tqdm(...)``, ``tqdm.auto.tqdm(...)``, ``trange(...)``: a bar over what it is handed."""
-    return isinstance(value, cst.Call) and last_attribute(dotted_name(value.func)) in ("tqdm", "trange")
 
 
 def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) -> bool:

@@ -18,12 +18,13 @@ from trllint.core.cst.names import ImportMap, assigned_names, assignment_targets
 from trllint.facts.rank_lattice import (
     GLOBAL_PARAMETERS,
     Rank,
+    is_progress_bar,
     written_tensor,
     is_own_function_call,
     named_like_data,
 )
 from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name
-from trllint.facts.ranks import RankFacts, is_progress_bar
+from trllint.facts.ranks import RankFacts
 
 
 class Binding:
