@@ -17,7 +17,7 @@ from trllint.semantic.context import (
     step_methods,
 )
 from trllint.semantic.model import ClassFacts, SemanticModel
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, parameter_names
+from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, parameter_names
 from trllint.facts.accelerators import accelerator_in_scope, accelerator_may_be_none
 from trllint.rules.trl001_wrapped_model_attribute.neighbours import neighbour_through_wrapper
 from trllint.core.findings import Evidence
@@ -213,9 +213,7 @@ class WrappedModelAttribute(Rule):
     def _handed_state_dict(self, node: cst.Attribute) -> bool:
         """``node`` is called with ``state_dict=`` (``model.save_pretrained(path, state_dict=full)``)."""
         call = self.context.parent(node)
-        return isinstance(call, cst.Call) and call.func is node and any(
-            arg.keyword is not None and arg.keyword.value == "state_dict" for arg in call.args
-        )
+        return isinstance(call, cst.Call) and call.func is node and argument(call, "state_dict") is not None
 
     def _check_hidden_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
         """A member of the model's own (a submodule, a method, an attribute its ``__init__`` set)

@@ -55,7 +55,12 @@ def element_name(node: cst.BaseExpression) -> str | None:
     index = node.slice[0].slice
     container = dotted_name(node.value)
     key = dotted_name(index.value) if isinstance(index, cst.Index) else None
-    return f"{container}[{key}]" if container is not None and key is not None else None
+    return spelled_element(container, key) if container is not None and key is not None else None
+
+
+def spelled_element(container: str | None, key: str) -> str:
+    """How ``element_name`` spells element ``key`` of ``container``."""
+    return f"{container}[{key}]"
 
 
 def reduced_parameters(function: cst.FunctionDef, imports: ImportMap) -> list[int]:
@@ -95,7 +100,7 @@ class _ReducedInBody(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         written = written_tensor(node, self.imports)
-        name = dotted_name(written) if written is not None else None
+        name = reduced_name(written) if written is not None else None
         if name is not None:
             self.outputs.add(name)
 

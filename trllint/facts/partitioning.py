@@ -30,6 +30,7 @@ from trllint.core.cst.names import argument, call_name, declared_names, dotted_n
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import SHARDED, Backend
+from trllint.facts.rank_lattice import MODULE_RETURNS_ITSELF
 from trllint.semantic.model import SemanticModel, imports_of
 
 NEVER: frozenset[Backend] = frozenset()
@@ -37,11 +38,8 @@ FSDP_ONLY = frozenset({Backend.FSDP})
 
 # Libraries none of whose calls wraps a module it is handed or builds one under zero.Init.
 _NEVER_SHARDING_LIBRARIES = ("diffusers",)
-# Module methods that return the module itself (`m.to(device)` is `m`): followed like the name.
-_RETURNS_ITSELF = frozenset(
-    {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "type", "train", "eval", "requires_grad_", "apply"}
-)
-# Module methods that return parts of it (submodules): followed like the name too.
+# Module methods that return the module itself (MODULE_RETURNS_ITSELF) or parts of it (submodules,
+# these): followed like the name.
 _RETURNS_PARTS = frozenset({"get_submodule", "children", "modules", "named_children", "named_modules"})
 # Accelerator methods that read the module they are handed and wrap nothing.
 _ACCELERATOR_READERS = frozenset(
@@ -121,7 +119,7 @@ class _Follow:
             return "built"
         if isinstance(func, cst.Attribute):
             receiver = func.value
-            if isinstance(receiver, cst.Name) and receiver.value == name and func.attr.value in _RETURNS_ITSELF:
+            if isinstance(receiver, cst.Name) and receiver.value == name and func.attr.value in MODULE_RETURNS_ITSELF:
                 return "same"
             handed = value.args[0].value if value.args else None
             if isinstance(handed, cst.Name) and handed.value == name and is_accelerator(receiver, self.model.context):
@@ -154,7 +152,7 @@ class _Follow:
             if isinstance(parent, cst.Attribute) and parent.value is expression:
                 grand = context.parent(parent)
                 if isinstance(grand, cst.Call) and grand.func is parent:
-                    if parent.attr.value not in _RETURNS_ITSELF | _RETURNS_PARTS:
+                    if parent.attr.value not in MODULE_RETURNS_ITSELF | _RETURNS_PARTS:
                         return NEVER  # a method: its result (parameters(), a save) is no module
                     expression = grand
                     continue

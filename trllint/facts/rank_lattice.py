@@ -103,8 +103,11 @@ LOCAL_COMPUTE_LIBRARIES = frozenset(
 # Libraries whose metric objects sync their states across ranks in ``compute()`` (torchmetrics'
 # ``Metric`` all-gathers each state and reduces it by its ``dist_reduce_fx`` before computing).
 SYNCING_METRIC_LIBRARIES = frozenset({"torchmetrics"})
-# Methods of a metric object that return the object itself (`MeanMetric().to(device)`).
-METRIC_RETURNS_ITSELF = frozenset({"to", "cuda", "cpu", "double", "float", "half", "set_dtype"})
+# Module methods that return the module itself (`m.to(device)` is `m`; a torchmetrics metric is a
+# module too: `MeanMetric().to(device)`).
+MODULE_RETURNS_ITSELF = frozenset(
+    {"to", "cuda", "cpu", "float", "half", "bfloat16", "double", "type", "train", "eval", "requires_grad_", "apply"}
+)
 
 
 # Methods of TRL's trainers that return this rank's values, read from their source (trl 0.x-1.x):

@@ -23,7 +23,7 @@ from trllint.facts.rank_lattice import (
     is_own_function_call,
     named_like_data,
 )
-from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name
+from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name, spelled_element
 from trllint.facts.ranks import RankFacts
 
 
@@ -367,9 +367,9 @@ class ScopeBindings:
             elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
                 container = dotted_name(iterable.func.value)
                 method = iterable.func.attr.value
-                if (method == "values" and target in reduced) or (method == "keys" and f"{container}[{target}]" in reduced):
+                if (method == "values" and target in reduced) or (method == "keys" and spelled_element(container, target) in reduced):
                     names = [container]
-            elif f"{dotted_name(iterable)}[{target}]" in reduced:
+            elif spelled_element(dotted_name(iterable), target) in reduced:
                 names = [dotted_name(iterable)]
             if names:
                 break

@@ -20,7 +20,7 @@ from trllint.facts.rank_lattice import (
     NO_DATA_BUILTINS,
     SHAPE_READS,
     GLOBAL_PREFIX,
-    METRIC_RETURNS_ITSELF,
+    MODULE_RETURNS_ITSELF,
     SHARDING_SAMPLERS,
     Rank,
     data_parts,
@@ -225,7 +225,7 @@ class RankFlow(ScopeBindings):
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
         binding = self._lookup(dotted_name(receiver) or "", order)
         built = binding.value if binding is not None else None
-        while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and built.func.attr.value in METRIC_RETURNS_ITSELF:
+        while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and built.func.attr.value in MODULE_RETURNS_ITSELF:
             built = built.func.value
         return isinstance(built, cst.Call) and self._builds_syncing_metric(built)
 
