@@ -84,6 +84,35 @@ def test_in_place_all_reduce_and_loop_counters():
     assert flow.state(value, line) == Rank.GLOBAL
 
 
+
+@pytest.mark.parametrize(
+    "imports, reduce",
+    [
+        ("import torch.distributed as dist", "dist.all_reduce(total)"),
+        ("import torch", "torch.distributed.all_reduce(total)"),
+        ("import deepspeed", "deepspeed.comm.all_reduce(total, op=deepspeed.comm.ReduceOp.AVG)"),
+        ("from deepspeed import comm", "comm.all_reduce(total)"),
+        ("import deepspeed", "deepspeed.comm.all_reduce(total.clone())"),
+    ],
+)
+def test_a_reduction_of_torch_distributed_api_in_place(imports, reduce):
+    """torch.distributed's collectives, spelled through ``dist``, ``torch.distributed`` or
+    ``deepspeed.comm`` (the same API), reduce their tensor in place; a ``.clone()`` is a copy."""
+    _, flow = _flow(
+        f"""
+        {imports}
+
+        def step(loader):
+            total = 0
+            for batch in loader:
+                total += batch.sum()
+            {reduce}
+            log(total.item())
+        """
+    )
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == (Rank.PER_RANK if "clone" in reduce else Rank.GLOBAL)
+
 def test_gather_sites_go_before_the_last_reduction_or_into_the_assignment():
     _, flow = _flow(
         """

@@ -20,6 +20,7 @@ import libcst as cst
 from dataclasses import dataclass
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.launch.backends import DEEPSPEED, SHARDED, Backend, describe
+from trllint.facts.rank_lattice import is_torch_distributed
 from trllint.semantic.context import NodeContext, is_trainer_class
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
 from trllint.semantic.model import SemanticModel, imports_of
@@ -71,7 +72,6 @@ TORCH_COLLECTIVES: dict[str, int] = {
     "all_to_all_single": 4,
 }
 TORCH_BARRIERS = ("barrier", "monitored_barrier")
-DISTRIBUTED_MODULES = ("torch.distributed.", "deepspeed.comm.")
 # Names under which code holds a DeepSpeed engine (the Trainer keeps it as `deepspeed` and `model_wrapped`).
 _ENGINE_NAMES = ("deepspeed", "model_wrapped")
 
@@ -144,7 +144,7 @@ def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     method = last_attribute(name) or ""
     full = imports_of(context.source).resolve(name) or name
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-    if full.startswith(DISTRIBUTED_MODULES) or name.split(".")[0] == "dist":
+    if is_torch_distributed(full) or is_torch_distributed(name):
         if method not in TORCH_COLLECTIVES or argument(call, "group", TORCH_COLLECTIVES[method]) is not None:
             return None
         hoist: Hoist = "safe" if method in TORCH_BARRIERS else "never"

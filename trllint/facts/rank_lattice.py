@@ -171,14 +171,20 @@ def is_own_function_call(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in ("self", "cls")
 
 
+# The modules of torch.distributed's collectives: deepspeed.comm offers the same API.
+DISTRIBUTED_MODULES = ("torch.distributed.", "deepspeed.comm.")
+
+
 def is_torch_distributed(name: str | None) -> bool:
-    # `dist.all_reduce(t)`, `torch.distributed.all_reduce(t)`: the usual spellings.
-    return name is not None and (name.startswith("torch.distributed.") or name.split(".")[0] == "dist")
+    """A name of torch.distributed's API: ``torch.distributed.all_reduce``, its copy in
+    ``deepspeed.comm``, or the usual alias ``dist.all_reduce``."""
+    return name is not None and (name.startswith(DISTRIBUTED_MODULES) or name.split(".")[0] == "dist")
 
 
 def in_place_output(call: cst.Call, imports: ImportMap) -> cst.Arg | None:
     """The argument a torch.distributed collective writes its result into (``t`` of
-    ``dist.all_reduce(t)``), or None when ``call`` is no such collective. Spelled through
+    ``dist.all_reduce(t)``, ``deepspeed.comm.all_reduce(t)``), or None when ``call`` is no such
+    collective. Spelled through
     ``dist``, a project's re-export of torch.distributed (``from nanotron import distributed as
     dist``) counts too. Such a call returns no data: None, or a handle with ``async_op=True``."""
     spelled = call_name(call)

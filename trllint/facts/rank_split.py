@@ -43,7 +43,7 @@ from trllint.facts.branches import earlier_siblings
 from trllint.facts.launch.backends import Backend
 from trllint.facts.launch.branches import backends_named
 from trllint.facts.rank_flow import rank_flows
-from trllint.facts.rank_lattice import Rank, names_in
+from trllint.facts.rank_lattice import Rank, is_torch_distributed, names_in
 from trllint.facts.ranks import rank_facts, splits_ranks
 from trllint.semantic.model import SemanticModel
 
@@ -259,7 +259,7 @@ def _is_gather(model: SemanticModel, call: cst.Call, method: str) -> bool:
     if name is None:
         return False
     full = model.imports.resolve(name) or name
-    if full.startswith(("torch.distributed.", "deepspeed.comm.")) or name.split(".")[0] == "dist":
+    if is_torch_distributed(full) or is_torch_distributed(name):
         return method in _TORCH_GATHERS
     if full.startswith("accelerate."):
         return method in _ACCELERATE_GATHERS
