@@ -80,6 +80,8 @@ class _Scope:
     branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
     # Names bound to an instance of a plain nn.Module class of this file: that class's name.
     plain: dict[str, str] = field(default_factory=dict)
+    # The functions defined in this function's body, by name (module-level ones: BindingPass.functions).
+    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
 
 class BindingPass(cst.CSTVisitor):
@@ -124,6 +126,8 @@ class BindingPass(cst.CSTVisitor):
         self.classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.scopes[-1].function is not None:
+            self.scopes[-1].functions[node.name.value] = node
         cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
         scope = _Scope(node, cls)
         if cls is not None and node.name.value != "__init__":
@@ -139,9 +143,9 @@ class BindingPass(cst.CSTVisitor):
                 scope.bindings[parameter] = wrapping
                 self.facts.parameters.setdefault((id(node), parameter), wrapping)
         for name in parameter_names(node.params):
+            # A parameter is the function's own name: it hides an enclosing function's binding.
             received = self.facts.parameters.get((id(node), name))
-            if received is not None:
-                scope.bindings[name] = received
+            scope.bindings[name] = received if received is not None else scope.bindings.get(name)
         if cls is not None and is_trainer_class(cls):
             for attribute in TRAINER_WRAPPED_ATTRIBUTES:
                 scope.bindings.setdefault(attribute, Wrapping(STEP_ARGUMENT, f"Trainer's {attribute}"))
@@ -322,7 +326,9 @@ class BindingPass(cst.CSTVisitor):
             if wrapping is not None and key not in self.facts.parameters and parameter in parameter_names(callee.params):
                 self.facts.parameters[key] = wrapping
                 if id(callee) in self.visited:
-                    self.stale.add(id(callee))
+                    # A nested function is walked again with the function that holds it (its closure).
+                    nested = self._nested_function(call_name(node))
+                    self.stale.add(id(self.scopes[1].function) if nested else id(callee))
 
     def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef | None, bool]:
         name = call_name(call)
@@ -332,8 +338,15 @@ class BindingPass(cst.CSTVisitor):
         if name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
             return self._methods_of(scope.cls).get(name[5:]), True
         if "." not in name:
-            return self.functions.get(name), False
+            return self._nested_function(name) or self.functions.get(name), False
         return None, False
+
+    def _nested_function(self, name: str | None) -> cst.FunctionDef | None:
+        """The function of this name that an enclosing function's body defines, if any."""
+        for scope in reversed(self.scopes):
+            if name in scope.functions:
+                return scope.functions[name]
+        return None
 
     def _local_wrapper(self, call: cst.Call) -> Wrapping | None:
         """The wrapping a call of a module-level function of this file returns
