@@ -17,6 +17,7 @@ import libcst as cst
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute, matches
 from dataclasses import dataclass
 from trllint.facts.bindings import bound_value
+from trllint.facts.rank_lattice import DATA_LOADERS
 from trllint.facts.ranks import reads_rank
 from trllint.semantic.model import SemanticModel
 
@@ -24,7 +25,6 @@ TORCH_SAMPLER = ("torch.utils.data.DistributedSampler", "torch.utils.data.distri
 # torch's DistributedSampler and its kin (DistributedBucketSampler, DistributedWeightedSampler...):
 # each picks this rank's indexes from num_replicas / rank.
 _DISTRIBUTED_SAMPLER = re.compile(r"^Distributed\w*Sampler$")
-LOADERS = frozenset({"DataLoader", "StatefulDataLoader"})
 # Tests that tell a distributed run from one process as accelerate sets it up (`DistributedSampler(d)
 # if accelerator.num_processes > 1 else None`): the sampler arm is the one every multi-process run
 # takes. Not a user's flag (`args.distributed`, `args.ddp`) nor `args.local_rank != -1`, which
@@ -66,7 +66,7 @@ class ShardingFacts:
         if isinstance(expr, (cst.Name, cst.Attribute)):
             bound = self._bound(expr, at)
             return self.loader_sharding(bound[0], bound[1], depth + 1) if bound else None
-        if not isinstance(expr, cst.Call) or last_attribute(call_name(expr)) not in LOADERS:
+        if not isinstance(expr, cst.Call) or last_attribute(call_name(expr)) not in DATA_LOADERS:
             return None
         for how, position in (("sampler", 3), ("batch_sampler", 4)):
             arg = argument(expr, how, position)

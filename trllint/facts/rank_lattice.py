@@ -127,6 +127,9 @@ GLOBAL_PREFIX = "global_"
 # Samplers that hand each rank its own shard of a data set: a loader built on one yields this
 # rank's data, whatever its name.
 SHARDING_SAMPLERS = frozenset({"DistributedSampler"})
+# torch's data loaders (and torchdata's resumable one): a sampler or the data set decides which
+# examples each rank reads.
+DATA_LOADERS = frozenset({"DataLoader", "StatefulDataLoader"})
 # A loss function by its name (`dpo_loss`, `self._loss_fn`, `compute_loss`, `loss_func`): it
 # reduces over the batch it is handed, never across ranks (a collective is matched by name first).
 _LOSS_FUNCTION = re.compile(r"(?:^|_)(?:loss|criterion)(?:_?fn|_func|_function)?$")

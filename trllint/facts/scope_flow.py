@@ -12,10 +12,11 @@ from typing import Callable
 
 import libcst as cst
 
-from trllint.core.cst.names import ImportMap, call_name, dotted_name
+from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, is_none, last_attribute
 from trllint.core.cst.walk import syntax_children
 from trllint.facts.rank_lattice import (
     CLOCKS,
+    DATA_LOADERS,
     GATHERING_CALLS,
     NO_DATA_BUILTINS,
     SHAPE_READS,
@@ -126,6 +127,14 @@ class RankFlow(ScopeBindings):
             # (or their names) of a collection, the same on every rank; a loop over one of them
             # visits that rank's shard.
             return Rank.NO_DATA
+        whole = self._unsharded_loader(iterable, order)
+        if whole is not None:
+            # Every rank reads the same examples in the same order: a rank's own data only where
+            # the data set itself is cut by rank (`dataset.shard(num_shards=n, index=rank)`).
+            loader, built_at = whole
+            dataset = argument(loader, "dataset", 0)
+            per_rank = dataset is not None and self._state(dataset.value, built_at) == Rank.PER_RANK
+            return Rank.PER_RANK if per_rank else Rank.NO_DATA
         # Each rank iterates its own shard of a (prepared) data loader.
         for node in names_in(iterable):
             if "loader" in node.lower():
@@ -228,6 +237,21 @@ class RankFlow(ScopeBindings):
         while isinstance(built, cst.Call) and isinstance(built.func, cst.Attribute) and built.func.attr.value in MODULE_RETURNS_ITSELF:
             built = built.func.value
         return isinstance(built, cst.Call) and self._builds_syncing_metric(built)
+
+    def _unsharded_loader(self, iterable: cst.BaseExpression, order: int) -> tuple[cst.Call, int] | None:
+        """The ``DataLoader(...)`` call the name ``iterable`` is bound to here, and the order of
+        its statement, when it is given no sampler, no batch sampler and no shuffle
+        (``DataLoader(valid_set, sampler=None)``): it reads its whole data set in order, the same
+        on every rank. A loader prepared or wrapped after it is bound again, and is not this call."""
+        binding = self._lookup(dotted_name(iterable) or "", order)
+        loader = binding.value if binding is not None else None
+        if not isinstance(loader, cst.Call) or last_attribute(call_name(loader)) not in DATA_LOADERS:
+            return None
+        for keyword, position in (("shuffle", 2), ("sampler", 3), ("batch_sampler", 4)):
+            given = argument(loader, keyword, position)
+            if given is not None and not (is_none(given.value) or (isinstance(given.value, cst.Name) and given.value.value == "False")):
+                return None
+        return loader, self._order.get(id(binding.statement), order)
 
     def _loader_exhausted(self, test: cst.Comparison, order: int) -> bool:
         """``batch is None`` after ``batch = next(iterator, None)``: the data runs out on every rank
