@@ -90,6 +90,7 @@ def test_a_caught_bug_and_a_silent_fix(tmp_path, mirror, capsys):
     [row] = json.loads(out.read_text())
     assert row["caught"] is True and row["fix_silent"] is True
     assert row["parent_lines"] == [10] and row["fix_lines"] == []
+    assert row["caught_kinds"] == ["prepared-launch-unknown"]
     assert row["split"] == "dev"  # "trl" is one of the projects the rules were tuned on
     assert "| TRL001 | 1 / 1, 1 |" in capsys.readouterr().out
 
@@ -101,7 +102,7 @@ def test_a_finding_far_from_the_bug_lines_does_not_count(tmp_path, mirror):
                      "--json", str(out)])
     [row] = json.loads(out.read_text())
     assert row["parent_lines"] == [10]
-    assert row["caught"] is False
+    assert row["caught"] is False and row["caught_kinds"] == []
 
 
 def test_a_missing_snapshot_is_an_error_not_a_miss(tmp_path, mirror, capsys):

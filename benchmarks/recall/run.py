@@ -116,6 +116,7 @@ class Outcome:
     parent_lines: list[int] = field(default_factory=list)  # the rule's findings on the parent file
     fix_lines: list[int] = field(default_factory=list)  # ... and on the fixed file
     fix_region: tuple[int, int] = (0, 0)  # where the bug lines went in the fixed file
+    caught_kinds: list[str] = field(default_factory=list)  # the finding kinds near a bug line
     error: str = ""
 
 
@@ -228,7 +229,7 @@ def evaluate(pair: Pair, mirror: Path, workdir: Path, previews: tuple[bool, ...]
         return outcomes
     paths = [pair.path, *pair.context]
     try:
-        sides: dict[tuple[str, bool], list[int]] = {}
+        sides: dict[tuple[str, bool], list[dict]] = {}
         for side, commit in (("parent", pair.parent), ("fix", pair.fix)):
             root = workdir / pair.id / side
             if in_project:
@@ -237,7 +238,7 @@ def evaluate(pair: Pair, mirror: Path, workdir: Path, previews: tuple[bool, ...]
                 materialise(root, gitdir, commit, paths)
             for preview in previews:
                 found = [f for f in lint(root, preview, [pair.path]) if f["code"] == pair.code and f["path"] == pair.path]
-                sides[side, preview] = sorted({f["line"] for f in found})
+                sides[side, preview] = found
         parent_text = (workdir / pair.id / "parent" / pair.path).read_text(encoding="utf-8")
         fix_text = (workdir / pair.id / "fix" / pair.path).read_text(encoding="utf-8")
     except (LookupError, RuntimeError, json.JSONDecodeError, OSError, subprocess.CalledProcessError) as exc:
@@ -248,8 +249,12 @@ def evaluate(pair: Pair, mirror: Path, workdir: Path, previews: tuple[bool, ...]
         shutil.rmtree(workdir / pair.id, ignore_errors=True)  # a project tree is large: one at a time
     region = fix_region(parent_text, fix_text, pair.lines)
     for outcome, preview in zip(outcomes, previews):
-        outcome.parent_lines, outcome.fix_lines = sides["parent", preview], sides["fix", preview]
-        outcome.caught = any(near(outcome.parent_lines, line, line) for line in pair.lines)
+        parent, fixed = sides["parent", preview], sides["fix", preview]
+        outcome.parent_lines = sorted({f["line"] for f in parent})
+        outcome.fix_lines = sorted({f["line"] for f in fixed})
+        outcome.caught_kinds = sorted({f.get("kind", "") for f in parent
+                                       if any(near([f["line"]], line, line) for line in pair.lines)})
+        outcome.caught = bool(outcome.caught_kinds)
         outcome.fix_region = region
         outcome.fix_silent = not near(outcome.fix_lines, *region)
     return outcomes
@@ -360,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps([
             {"id": o.pair.id, "split": o.pair.split, "code": o.pair.code, "caught": o.caught,
              "fix_silent": o.fix_silent, "parent_lines": o.parent_lines, "fix_lines": o.fix_lines,
-             "fix_region": list(o.fix_region), "error": o.error}
+             "fix_region": list(o.fix_region), "caught_kinds": o.caught_kinds, "error": o.error}
             for o in outcomes
         ], indent=2) + "\n", encoding="utf-8")
     if errors:
