@@ -113,6 +113,62 @@ def test_a_reduction_of_torch_distributed_api_in_place(imports, reduce):
     value, line = _last_value(flow)
     assert flow.state(value, line) == (Rank.PER_RANK if "clone" in reduce else Rank.GLOBAL)
 
+
+@pytest.mark.parametrize("reduce, reduced", [
+    ("dist.all_reduce(total), dist.all_reduce(count)", True),
+    ("dist.all_reduce(count), print(total)", False),
+])
+def test_in_place_reductions_written_as_one_tuple_statement(reduce, reduced):
+    """``dist.all_reduce(a), dist.all_reduce(b)``: each call of the tuple runs, under a test too."""
+    _, flow = _flow(
+        f"""
+        import torch.distributed as dist
+
+        def step(loader, distributed):
+            total, count = 0, 0
+            for batch in loader:
+                total += batch.sum()
+                count += batch.numel()
+            if distributed:
+                {reduce}
+            log(total.item())
+        """
+    )
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == (Rank.GLOBAL if reduced else Rank.PER_RANK)
+
+
+def test_a_loop_over_a_loader_with_no_sampler_reads_the_same_data_on_every_rank():
+    """No sampler, batch sampler or shuffle: the whole set, in order, on each rank; a sampler,
+    a shuffle or a data set cut by rank makes it this rank's."""
+    _, flow = _flow(
+        """
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+
+        def step(valid_set, rank):
+            whole_loader = DataLoader(valid_set, batch_size=4, sampler=None)
+            sampled_loader = DataLoader(valid_set, batch_size=4, sampler=DistributedSampler(valid_set))
+            shuffled_loader = DataLoader(valid_set, batch_size=4, shuffle=True)
+            cut_loader = DataLoader(valid_set.shard(num_shards=8, index=rank), batch_size=4)
+            for a in whole_loader:
+                pass
+            for b in sampled_loader:
+                pass
+            for c in shuffled_loader:
+                pass
+            for d in cut_loader:
+                pass
+            log(a)
+        """
+    )
+    _, line = _last_value(flow)
+    assert flow.binding("a", line).state == Rank.NO_DATA
+    assert flow.binding("b", line).state == Rank.PER_RANK
+    assert flow.binding("c", line).state == Rank.PER_RANK
+    assert flow.binding("d", line).state == Rank.PER_RANK
+
+
 def test_gather_sites_go_before_the_last_reduction_or_into_the_assignment():
     _, flow = _flow(
         """

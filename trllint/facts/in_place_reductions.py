@@ -31,15 +31,26 @@ def reduced_in_block(
     lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
     for line in lines:
         for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
-            call = small.value if isinstance(small, cst.Expr) else None
-            if not isinstance(call, cst.Call):
-                continue
-            found.update(reduced_by_helper(call))
-            written = written_tensor(call, imports)
-            name = reduced_name(written) if written is not None else None
-            if name is not None:
-                found.add(name)
+            for call in statement_calls(small):
+                found.update(reduced_by_helper(call))
+                written = written_tensor(call, imports)
+                name = reduced_name(written) if written is not None else None
+                if name is not None:
+                    found.add(name)
     return found
+
+
+def statement_calls(small: cst.BaseSmallStatement) -> list[cst.Call]:
+    """The calls an expression statement makes for their effect: ``f(x)``, and each call of a
+    tuple of them (``dist.all_reduce(a), dist.all_reduce(b)``)."""
+    if not isinstance(small, cst.Expr):
+        return []
+    value = small.value
+    if isinstance(value, cst.Call):
+        return [value]
+    if isinstance(value, cst.Tuple):
+        return [element.value for element in value.elements if isinstance(element.value, cst.Call)]
+    return []
 
 
 def reduced_name(written: cst.BaseExpression) -> str | None:

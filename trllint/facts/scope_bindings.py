@@ -23,7 +23,7 @@ from trllint.facts.rank_lattice import (
     is_own_function_call,
     named_like_data,
 )
-from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name, spelled_element
+from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name, spelled_element, statement_calls
 from trllint.facts.ranks import RankFacts
 
 
@@ -249,10 +249,11 @@ class ScopeBindings:
             if name is not None:
                 joined = partial(self._joined_state, small.target, small.value, order)
                 self._bind(name, self._deferred(small.value, line, False, joined), order)
-        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            self._bind_collective_output(small.value, line, order)
-            for name in self._names_reduced_by_helper(small.value):
-                self._bind_reduced(name, line, order)
+        else:
+            for call in statement_calls(small):
+                self._bind_collective_output(call, line, order)
+                for name in self._names_reduced_by_helper(call):
+                    self._bind_reduced(name, line, order)
 
     def _bind_target(
         self, target: cst.BaseExpression, value: cst.BaseExpression, line: cst.CSTNode, order: int, plain: bool
