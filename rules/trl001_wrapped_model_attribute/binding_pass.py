@@ -71,6 +71,19 @@ def _from_project(attribute: list[Any], owner: str) -> Wrapping:
     return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional), other_module=True)
 
 
+def _tuple_of(value: cst.BaseExpression | None, made: list[Wrapping | None] | None) -> list[Wrapping | None] | None:
+    """What each element holds, when ``value`` returns a tuple of wrapped objects: the unpacked
+    elements of ``deepspeed.initialize(...)``, or ``accelerator.prepare(a, b, ...)`` of several."""
+    if made is None or not isinstance(value, cst.Call):
+        return None
+    if len(made) > 1:
+        return made
+    arguments = [a for a in value.args if a.keyword is None]
+    if made[0] is not None and made[0].kind == ACCELERATE and len(arguments) > 1 and not any(a.star for a in arguments):
+        return made * len(arguments)
+    return None
+
+
 @dataclass
 class _Scope:
     function: cst.FunctionDef | None
@@ -80,6 +93,9 @@ class _Scope:
     branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
     # Names bound to an instance of a plain nn.Module class of this file: that class's name.
     plain: dict[str, str] = field(default_factory=dict)
+    # Names bound to the whole tuple a call of several wraps returned (`results = accelerator.prepare(
+    # model, optimizer)`): what each element holds, read by `results[0]`.
+    tuples: dict[str, list[Wrapping | None]] = field(default_factory=dict)
     # The functions defined in this function's body, by name (module-level ones: BindingPass.functions).
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
@@ -186,6 +202,15 @@ class BindingPass(cst.CSTVisitor):
         if made is None and isinstance(value, cst.Call) and self.project_bases.project is not None:
             returned = returned_wrapping(self.project_bases.project, value)  # a helper of the project wraps
             made = None if returned is None else [returned]
+        if made is None and isinstance(value, cst.Subscript):
+            element = self._tuple_element(value)
+            made = None if element is None else [element]
+        for name in assigned_names(target):
+            scope.tuples.pop(name, None)
+        elements = _tuple_of(value, made)
+        if isinstance(target, cst.Name) and elements is not None:
+            scope.tuples[target.value] = elements
+            made = None  # the name holds the tuple, not a model
         if isinstance(value, cst.Call) and matches(self.imports.resolve(call_name(value)), "accelerate.Accelerator", "Accelerator"):
             scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
         lacking = self._plain_instances(target, value, made)
@@ -203,6 +228,22 @@ class BindingPass(cst.CSTVisitor):
                 # `x = deepspeed.initialize(...)` binds the whole tuple, not the engine.
                 wrapping = made[0] if len(made) == 1 else None
             self._set(scope, name, wrapping, lacking.get(name))
+
+    def _tuple_element(self, value: cst.Subscript) -> Wrapping | None:
+        """What ``results[0]`` holds, when ``results`` is bound to the tuple a call of several
+        wraps returned."""
+        name = dotted_name(value.value)
+        index = value.slice[0].slice if len(value.slice) == 1 else None
+        if name is None or not isinstance(index, cst.Index) or not isinstance(index.value, cst.Integer):
+            return None
+        for scope in reversed(self.scopes):
+            if name in scope.tuples:
+                made = scope.tuples[name]
+                position = int(index.value.value)
+                return made[position] if position < len(made) else None
+            if name in scope.bindings:
+                return None  # this scope's own name, bound to something else
+        return None
 
     def _plain_instances(
         self, target: cst.BaseExpression, value: cst.BaseExpression | None, made: list[Wrapping | None] | None
