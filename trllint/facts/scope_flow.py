@@ -245,7 +245,7 @@ class RankFlow(ScopeBindings):
         on every rank. A loader prepared or wrapped after it is bound again, and is not this call."""
         binding = self._lookup(dotted_name(iterable) or "", order)
         loader = binding.value if binding is not None else None
-        if not isinstance(loader, cst.Call) or last_attribute(call_name(loader)) not in DATA_LOADERS:
+        if binding is None or not isinstance(loader, cst.Call) or last_attribute(call_name(loader)) not in DATA_LOADERS:
             return None
         for keyword, position in (("shuffle", 2), ("sampler", 3), ("batch_sampler", 4)):
             given = argument(loader, keyword, position)
