@@ -16,7 +16,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from trllint.core.cst.names import dotted_name
+from trllint.core.cst.names import argument, dotted_name
 from trllint.facts.wrapping import ACCELERATE, Wrapping
 from trllint.semantic.context import methods_of
 from trllint.semantic.model import SemanticModel
@@ -92,8 +92,9 @@ def written_on_wrapper(model: SemanticModel, facts: WrappingFacts, receiver: str
 
 
 def shown_a_module(model: SemanticModel, receiver: str) -> bool:
-    """The file treats ``receiver`` as an ``nn.Module``: it calls ``.parameters()``, ``.train()``,
-    ``.requires_grad_()`` and the like on it, or binds it from ``from_pretrained``. What accelerate
+    """The file treats ``receiver`` as an ``nn.Module``: it calls ``.parameters()``,
+    ``.requires_grad_()`` and the like on it, unwraps it (``accelerator.unwrap_model(receiver)``),
+    or binds it from ``from_pretrained``. What accelerate
     prepares may be an optimizer, a loader or a scheduler, whose attributes it forwards."""
 
     def compute() -> frozenset[str]:
@@ -107,6 +108,12 @@ def shown_a_module(model: SemanticModel, receiver: str) -> bool:
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_CALLS:
                 owner = dotted_name(func.value)
+                if owner is not None:
+                    names.add(owner)
+            elif isinstance(func, cst.Attribute) and func.attr.value == "unwrap_model":
+                # `accelerator.unwrap_model(network)`: the code itself takes the model out of it.
+                unwrapped = argument(call, "model", 0)
+                owner = dotted_name(unwrapped.value) if unwrapped is not None else None
                 if owner is not None:
                     names.add(owner)
             elif isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":

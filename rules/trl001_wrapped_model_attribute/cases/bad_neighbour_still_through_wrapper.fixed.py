@@ -12,7 +12,7 @@ class Sampler:
         config.max_new_tokens = 32
         # The model class's own method, hidden by DDP as well: unwrapping the line above alone
         # would leave this one failing.
-        return self.model.generate_batch(batch, config)
+        return self.accelerator.unwrap_model(self.model).generate_batch(batch, config)
 
     def vocab_size(self):
         # Only members the rule repairs, and members a wrapper answers itself: the fix stays safe.
