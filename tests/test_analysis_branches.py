@@ -233,3 +233,33 @@ def test_a_divergence_shows_its_text():
         "the number of iterations of `for ... in batches` may differ per rank"
     )
     assert RankDivergence(Divergence.EXCEPT_CLAUSE).text == "it runs only on ranks that raised"
+
+
+def test_a_name_set_only_under_a_rank_test_parts_the_ranks():
+    """The other ranks keep the value the name held before the rank test; a broadcast after it, or
+    an assignment on every rank, makes every rank hold the same again."""
+    answers = divergence_by_marker(
+        """
+        import torch.distributed as dist
+
+        def check(deadline, now):
+            reason = None
+            if dist.get_rank() == 0:
+                if now > deadline:
+                    reason = "time limit"
+            if reason is not None:
+                mark("set-on-rank-zero")
+            shared = [reason]
+            dist.broadcast_object_list(shared, src=0)
+            if shared[0] is not None:
+                mark("broadcast")
+            reason = str(now)
+            if reason:
+                mark("set-again-on-every-rank")
+        """
+    )
+    assert answers == {
+        "set-on-rank-zero": RankDivergence(Divergence.RANK_GUARD, "reason is not None"),
+        "broadcast": None,
+        "set-again-on-every-rank": None,
+    }

@@ -477,6 +477,8 @@ class CollectiveUnderRankGuard(Rule):
     def _traced_guard(self, guard: Guard) -> bool:
         """The guard's test is no rank test that says which ranks pass (``is_main_process``,
         ``rank == 0``, a name bound to one): its split is traced through other values."""
+        if guard.split is not None and guard.split.kind is Split.SET_ON_SOME_RANKS:
+            return False  # the name is set in this function, under a rank test it shows
         test = guard.node.test if isinstance(guard.node, (cst.If, cst.IfExp)) else None
         return test is None or guard_key(self.model, test) is None
 

@@ -14,7 +14,7 @@ import re
 
 import libcst as cst
 
-from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, last_attribute
+from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, last_attribute, matches
 from trllint.core.cst.walk import syntax_children
 from trllint.facts.rank_reads import PLACEMENT_KEYWORDS, PLACEMENT_METHODS
 
@@ -52,6 +52,8 @@ IN_PLACE_COLLECTIVES = {
     "all_gather_object": ("object_list", 0),
     "gather": ("gather_list", 1),
 }
+# accelerate's wrapper of torch's broadcast_object_list: it too fills the list in place.
+ACCELERATE_IN_PLACE = ("accelerate.utils.broadcast_object_list", "accelerate.utils.operations.broadcast_object_list")
 # Reads of shape or placement, not of data: the same kind of thing on every rank.
 SHAPE_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndim", "ndimension", "device", "dtype"})
 NO_DATA_BUILTINS = frozenset({"len", "range", "isinstance", "hasattr", "type", "str", "repr", "print"})
@@ -193,6 +195,8 @@ def in_place_output(call: cst.Call, imports: ImportMap) -> cst.Arg | None:
     spelled = call_name(call)
     full = imports.resolve(spelled) or spelled
     method = last_attribute(full)
+    if matches(full, *ACCELERATE_IN_PLACE):
+        return argument(call, "object_list", 0)
     if method not in IN_PLACE_COLLECTIVES or not (is_torch_distributed(full) or is_torch_distributed(spelled)):
         return None
     return argument(call, *IN_PLACE_COLLECTIVES[method])

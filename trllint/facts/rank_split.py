@@ -5,6 +5,8 @@ A condition differs between ranks only where the code proves it:
 - it reads this process's rank or tests it (``accelerator.is_main_process``, ``local_rank == 0``,
   ``dist.get_rank()``, ``accelerator.process_index``, a name the file binds to one of them:
   ``trllint.facts.ranks``);
+- or it reads a name whose value was set under such a test (``cancel_reason = "time limit"`` in
+  ``if rank == 0:``), which the other ranks never set;
 - or it reads data proven per-rank: this rank's batch, loss or outputs, what a loader yields it
   (``trllint.facts.rank_flow``), through the scope's assignments;
 - or it reads a name the same function hands, as it stands, to a gather (``gather_object(images)``,
@@ -52,6 +54,7 @@ class Split(enum.Enum):
     """Why a condition parts the ranks."""
 
     RANK = "reads this process's rank"
+    SET_ON_SOME_RANKS = "is set under a test of the rank: the other ranks keep what it held before"
     DATA = "reads this rank's own data"
     GATHERED = "reads a value each rank holds its own of, and may lack: the code gathers it from every rank"
 
@@ -102,6 +105,9 @@ def _rank_split(
             return None
     if splits_ranks(model, test):
         return RankSplit(Split.RANK, _rank_origin(model, test, at), backends)
+    assigned = _assigned_under_rank_test(model, test, at)
+    if assigned is not None:
+        return RankSplit(Split.SET_ON_SOME_RANKS, assigned, backends)
     gather = _gathered_name(model, test, at) if (data if gathered is None else gathered) else None
     if not data:
         return RankSplit(Split.GATHERED, gather, backends) if gather is not None else None
@@ -147,6 +153,28 @@ def _rank_origin(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode
         if value is not None and (facts.splits_ranks(value) or facts.reads_rank(value)):
             return binding.statement  # type: ignore[union-attr]
     return test
+
+
+def _assigned_under_rank_test(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> cst.CSTNode | None:
+    """The assignment a name ``test`` reads got its value from, when it sits under a test of the
+    rank that ``at`` is not under (``cancel_reason = "time limit"`` in ``if rank == 0:``): the
+    other ranks hold what the name held before. Only the test's own names: a value handed to a
+    call first (``flag = broadcast(flag)``) may be what every rank agrees on."""
+    scope = model.context.enclosing_function(at) or model.source.module
+    flow = rank_flows(model).flow(scope)
+    around_at = set(map(id, model.context.ancestors(at)))
+    for node in _names_read(test):
+        name = dotted_name(node)
+        binding = flow.binding(name, at) if name is not None else None
+        if binding is None or binding.value is None:
+            continue  # a parameter, a loop or `with` target: bound on every rank alike
+        statement = binding.statement
+        for ancestor in model.context.ancestors(statement):
+            if ancestor is scope or id(ancestor) in around_at:
+                break
+            if isinstance(ancestor, cst.If) and splits_ranks(model, ancestor.test):
+                return statement
+    return None
 
 
 def _data_origin(model: SemanticModel, test: cst.BaseExpression, at: cst.CSTNode) -> cst.CSTNode:
