@@ -648,3 +648,47 @@ def step(batch):
     log(metric.compute())
 """
     assert (_last_state(code) == Rank.GLOBAL) is synced
+
+
+@pytest.mark.parametrize(
+    "fill, state",
+    [
+        ("history.append(acc.item())", Rank.PER_RANK),
+        ("history.extend([acc.item()])", Rank.PER_RANK),
+        ("history.append(len(batch))", Rank.NO_DATA),
+    ],
+)
+def test_a_list_filled_with_this_ranks_values_holds_them(fill, state):
+    _, flow = _flow(
+        f"""
+        def step(loader):
+            history = []
+            for batch in loader:
+                acc = batch.float().mean()
+                {fill}
+            log(sum(history) / len(history))
+        """
+    )
+    value, line = _last_value(flow)
+    assert flow.state(value, line) == state
+
+
+def test_an_element_written_into_a_tensor_but_not_into_a_dict():
+    """``accs[k] = acc.item()`` fills a tensor; a dict's entries are the metric buffers' to follow."""
+    _, flow = _flow(
+        """
+        import torch
+
+        def step(loader):
+            accs = torch.zeros(8)
+            metrics = {}
+            for k, batch in enumerate(loader):
+                acc = batch.float().mean()
+                accs[k] = acc.item()
+                metrics["acc"] = acc.item()
+            log(accs.mean())
+        """
+    )
+    _, line = _last_value(flow)
+    assert flow.state_of_name("accs", line) == Rank.PER_RANK
+    assert flow.state_of_name("metrics", line) == Rank.NO_DATA
