@@ -150,7 +150,7 @@ class WrappedModelAttribute(Rule):
         # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
         # cheap part first: `Reached` costs CPython's parse of the file, and the modules' outlines.
         # A helper of the project may make the wrapper (`model = setup_ddp(model)`).
-        # The code may also unwrap a model itself (`unwrap_model(m)`, `m.module`) and read it bare elsewhere.
+        # The code may also unwrap a model itself (`unwrap_model(m)`) and read through it elsewhere.
         AnyOf(*WRAPPING_MARKERS, *UNWRAP_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, setting="training-step-methods"),
         # The name of what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base
         # class in another module binds a wrapped attribute.

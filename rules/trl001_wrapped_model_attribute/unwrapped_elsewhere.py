@@ -1,7 +1,7 @@
 """Models the code itself unwraps in one place and reads through in another (TRL001's fact).
 
-``self.accelerator.unwrap_model(self.model)`` (any ``unwrap_model`` call) or a read of
-``model.module`` says, by the code's own account, that the name may hold a wrapper there. A read
+``self.accelerator.unwrap_model(self.model)`` (any ``unwrap_model`` call) says, by the code's own
+account, that the name may hold a wrapper there. A read
 of a member no DDP wrapper forwards (``self.model.max_seq``, ``self.model.set_attn_processor(...)``)
 on the same name elsewhere in the same scope then fails under DDP. The scope is the function for a
 parameter the function never rebinds, and the class's methods (``__init__`` aside, which runs
@@ -11,21 +11,20 @@ whether a launch runs several processes, the code does not show: the rule asks t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import argument, assigned_names, dotted_name, parameter_names
-from trllint.core.prefilter import Calls, Reads
+from trllint.core.prefilter import Calls
 from trllint.semantic.context import methods_of
 from trllint.semantic.model import SemanticModel
 
 _UNWRAP = "unwrap_model"
-# What a file that unwraps a model spells, and the names its code reads for it (the prefilter's).
-UNWRAP_MARKERS = (_UNWRAP, re.compile(r"\.\s*module\b"))
-UNWRAPS_IN_CODE = (Calls(_UNWRAP), Reads("module"))
+# What a file that unwraps a model spells, and the name its code calls for it (the prefilter's).
+UNWRAP_MARKERS = (_UNWRAP,)
+UNWRAPS_IN_CODE = (Calls(_UNWRAP),)
 _NODES = frozenset({cst.Attribute, cst.Call, cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.With})
 
 
@@ -34,7 +33,7 @@ class Unwrapped:
     """Where the code takes the model a name holds out of its wrapper."""
 
     receiver: str  # ``model``, ``self.model``
-    node: cst.CSTNode  # the unwrap call, or the ``.module`` read
+    node: cst.CSTNode  # the unwrap call
 
 
 def unwrapped_elsewhere(model: SemanticModel) -> list[tuple[cst.Attribute, Unwrapped]]:
@@ -79,17 +78,17 @@ def _in_function(function: cst.FunctionDef, attributes: dict[str, Unwrapped]) ->
 
 
 def _unwraps(function: cst.FunctionDef) -> dict[str, Unwrapped]:
-    """The names ``function`` unwraps: handed to an ``unwrap_model`` call, or read as ``name.module``."""
+    """The names ``function`` hands to an ``unwrap_model`` call. (A read of ``x.module`` is no
+    such proof: a source file, a spec and a syntax tree have a ``module`` too.)"""
     found: dict[str, Unwrapped] = {}
-    for node in walk.of_types(function, frozenset({cst.Call, cst.Attribute})):
-        if isinstance(node, cst.Call):
-            func = node.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-            handed = argument(node, "model", 0) if name == _UNWRAP else None
-            receiver = dotted_name(handed.value) if handed is not None else None
-        else:
-            receiver = dotted_name(node.value) if node.attr.value == "module" else None
-        if receiver is not None and (receiver.count(".") == 0 or (receiver.startswith("self.") and receiver.count(".") == 1)):
+    for node in walk.of_types(function, frozenset({cst.Call})):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        handed = argument(node, "model", 0) if name == _UNWRAP else None
+        receiver = dotted_name(handed.value) if handed is not None else None
+        if receiver is None or receiver in ("self", "cls"):
+            continue
+        if receiver.count(".") == 0 or (receiver.startswith("self.") and receiver.count(".") == 1):
             found.setdefault(receiver, Unwrapped(receiver, node))
     return found
 

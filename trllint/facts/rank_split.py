@@ -304,23 +304,30 @@ def _statement_of(model: SemanticModel, node: cst.CSTNode) -> cst.CSTNode | None
 
 def _names_read(test: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
     """The names and dotted names ``test`` reads, outermost first (``self.is_main`` before ``self``)."""
-    found: list[cst.Name | cst.Attribute] = []
+    names = _NamesRead()
+    test.visit(names)
+    return names.found
 
-    class Names(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if dotted_name(node) is not None:
-                found.append(node)
-                return False
-            return True
 
-        def visit_Name(self, node: cst.Name) -> None:
-            found.append(node)
+class _NamesRead(cst.CSTVisitor):
+    """``_names_read``'s walk. A class of the module, not one made per call: a class is a reference
+    cycle, which would keep the tree it walked alive until the collector runs."""
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Name | cst.Attribute] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if dotted_name(node) is not None:
+            self.found.append(node)
             return False
+        return True
 
-    test.visit(Names())
-    return found
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.append(node)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 # ---- whether every rank reaches a node (where a fix may insert a collective) ----------------------
