@@ -27,17 +27,6 @@ from trllint.facts.in_place_reductions import element_name, reduced_in_block, re
 from trllint.facts.ranks import RankFacts
 
 
-# Methods that put their (last) argument into the list, deque or set they are called on.
-_FILLING_METHODS = frozenset({"append", "appendleft", "extend", "insert", "add"})
-_DICT_BUILDERS = frozenset({"dict", "defaultdict", "OrderedDict", "Counter"})
-
-
-def _builds_a_dict(value: cst.BaseExpression) -> bool:
-    if isinstance(value, (cst.Dict, cst.DictComp)):
-        return True
-    return isinstance(value, cst.Call) and (call_name(value) or "").rpartition(".")[2] in _DICT_BUILDERS
-
-
 class Binding:
     """One assignment of a name, in a flow.
 
@@ -252,8 +241,6 @@ class ScopeBindings:
             plain = len(targets) == 1 and isinstance(targets[0], (cst.Name, cst.Attribute))
             for target in targets:
                 self._bind_target(target, small.value, line, order, plain)
-                if isinstance(target, cst.Subscript):
-                    self._bind_filled(target.value, small.value, line, order)
             if isinstance(small.value, cst.Call):
                 # `handle = dist.all_reduce(x, async_op=True)`: the collective writes into `x` all the same.
                 self._bind_collective_output(small.value, line, order)
@@ -267,22 +254,6 @@ class ScopeBindings:
                 self._bind_collective_output(call, line, order)
                 for name in self._names_reduced_by_helper(call):
                     self._bind_reduced(name, line, order)
-                func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in _FILLING_METHODS and call.args:
-                    self._bind_filled(func.value, call.args[-1].value, line, order)
-
-    def _bind_filled(self, container: cst.BaseExpression, element: cst.BaseExpression, line: cst.CSTNode, order: int) -> None:
-        """``history.append(acc)``, ``losses[k] = loss.item()``: the container now holds the element
-        too, so it holds what either holds. A dict's entries are the metric buffers' to follow
-        (``metrics["loss"] = ...`` is reported where it is written)."""
-        name = dotted_name(container)
-        if name is None:
-            return
-        before = self._lookup(name, order)
-        if before is not None and before._value is not None and _builds_a_dict(before._value):
-            return
-        joined = partial(self._joined_state, container, element, order)
-        self._bind(name, self._deferred(element, line, False, joined), order)
 
     def _bind_target(
         self, target: cst.BaseExpression, value: cst.BaseExpression, line: cst.CSTNode, order: int, plain: bool
