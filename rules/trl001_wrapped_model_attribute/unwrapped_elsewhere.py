@@ -1,6 +1,6 @@
 """Models the code itself unwraps in one place and reads through in another (TRL001's fact).
 
-``self.accelerator.unwrap_model(self.model)`` (any ``unwrap_model`` call) says, by the code's own
+``self.accelerator.unwrap_model(self.model)`` (an ``unwrap_model`` method) says, by the code's own
 account, that the name may hold a wrapper there. A read
 of a member no DDP wrapper forwards (``self.model.max_seq``, ``self.model.set_attn_processor(...)``)
 on the same name elsewhere in the same scope then fails under DDP. The scope is the function for a
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import argument, assigned_names, dotted_name, parameter_names
+from trllint.core.cst.names import ImportMap, argument, assigned_names, dotted_name, last_attribute, parameter_names
 from trllint.core.prefilter import Calls
 from trllint.semantic.context import methods_of
 from trllint.semantic.model import SemanticModel
@@ -47,7 +47,7 @@ def _compute(model: SemanticModel) -> list[tuple[cst.Attribute, Unwrapped]]:
     for statement in model.source.module.body:
         if isinstance(statement, cst.FunctionDef):
             found.extend(_in_function(statement, {}))
-        elif isinstance(statement, cst.ClassDef):
+        elif isinstance(statement, cst.ClassDef) and not _keeps_its_model_bare(statement, model.imports):
             methods = [m for m in methods_of(statement).values()]
             attributes: dict[str, Unwrapped] = {}
             for method in methods:
@@ -57,6 +57,19 @@ def _compute(model: SemanticModel) -> list[tuple[cst.Attribute, Unwrapped]]:
             for method in methods:
                 found.extend(_in_function(method, {} if method.name.value == "__init__" else attributes))
     return found
+
+
+def _keeps_its_model_bare(cls: cst.ClassDef, imports: ImportMap) -> bool:
+    """transformers' ``Trainer``, or a class built on it or on TRL's: it keeps ``self.model`` bare
+    (``self.model_wrapped`` is the wrapper), so its unwraps of ``self.model`` are defensive."""
+    if cls.name.value == "Trainer":
+        return True
+    for base in cls.bases:
+        spelled = dotted_name(base.value) or ""
+        full = imports.resolve(spelled) or spelled
+        if full.split(".", 1)[0] in ("transformers", "trl") or last_attribute(full) in ("Trainer", "Seq2SeqTrainer"):
+            return True
+    return False
 
 
 def _in_function(function: cst.FunctionDef, attributes: dict[str, Unwrapped]) -> list[tuple[cst.Attribute, Unwrapped]]:
@@ -78,12 +91,15 @@ def _in_function(function: cst.FunctionDef, attributes: dict[str, Unwrapped]) ->
 
 
 def _unwraps(function: cst.FunctionDef) -> dict[str, Unwrapped]:
-    """The names ``function`` hands to an ``unwrap_model`` call. (A read of ``x.module`` is no
-    such proof: a source file, a spec and a syntax tree have a ``module`` too.)"""
+    """The names ``function`` hands to an accelerator's ``unwrap_model`` method
+    (``accelerator.unwrap_model(m)``, ``self.accelerator.unwrap_model(m)``, or a class's own
+    ``self.unwrap_model(m)``). Not a library's ``unwrap_model(m)`` function, which projects call
+    on whatever they hold, wrapped or not (transformers' Trainer, Ultralytics, Megatron); nor a
+    read of ``x.module``: a source file, a spec and a syntax tree have a ``module`` too."""
     found: dict[str, Unwrapped] = {}
     for node in walk.of_types(function, frozenset({cst.Call})):
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        name = func.attr.value if isinstance(func, cst.Attribute) else None
         handed = argument(node, "model", 0) if name == _UNWRAP else None
         receiver = dotted_name(handed.value) if handed is not None else None
         if receiver is None or receiver in ("self", "cls"):
