@@ -43,14 +43,7 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
 )
 from trllint.rules.trl001_wrapped_model_attribute.library_bases import LIBRARY_TRAINER_NAMES
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
-from trllint.rules.trl001_wrapped_model_attribute.unwrapped_elsewhere import (
-    UNWRAP_MARKERS,
-    UNWRAPS_IN_CODE,
-    Unwrapped,
-    unwrapped_elsewhere,
-)
 from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import (
-    DDP_CLASS,
     answered_by,
     defined_by_own_class,
     in_an_else_arm,
@@ -136,11 +129,6 @@ class WrappedModelAttribute(Rule):
             "a member the file's own nn.Module class defines, through accelerator.prepare, where no launch shows DDP",
             unproven=True,
         ),
-        # The code unwraps the name in one place and reads a member DDP does not forward through it
-        # in another: the code's own account that it may be wrapped, with no wrap or launch shown.
-        "unwrapped-elsewhere": FindingKind(
-            "a member DDP does not forward, read on a model the code unwraps elsewhere in the same scope", unproven=True
-        ),
     }
     # Something that can wrap a model: every finding reads a member through one.
     prefilter = AllOf(
@@ -150,8 +138,7 @@ class WrappedModelAttribute(Rule):
         # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
         # cheap part first: `Reached` costs CPython's parse of the file, and the modules' outlines.
         # A helper of the project may make the wrapper (`model = setup_ddp(model)`).
-        # The code may also unwrap a model itself (`unwrap_model(m)`) and read through it elsewhere.
-        AnyOf(*WRAPPING_MARKERS, *UNWRAP_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, setting="training-step-methods"),
+        AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, setting="training-step-methods"),
         # The name of what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base
         # class in another module binds a wrapped attribute.
         AnyOf(
@@ -159,7 +146,6 @@ class WrappedModelAttribute(Rule):
             LIBRARY_TRAINER_NAMES,  # a library trainer base prepares the model
             Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS),
             _HELPER_WRAPS,
-            *UNWRAPS_IN_CODE,
             setting="training-step-methods",
         ),
     )
@@ -179,9 +165,6 @@ class WrappedModelAttribute(Rule):
             self._check_read(read, wrapping)
         for read, wrapping in self.wrapping.other_reads.values():
             self._check_hidden_read(read, wrapping)
-        for read, unwrapped in unwrapped_elsewhere(self.model):
-            if id(read) not in self.wrapping.reads and id(read) not in self.wrapping.other_reads:
-                self._check_read_unwrapped_elsewhere(read, unwrapped)
 
     def _check_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
         member = node.attr.value
@@ -271,23 +254,6 @@ class WrappedModelAttribute(Rule):
         advice = f"read it from {unwrapped}" if unwrapped else "read it from accelerator.unwrap_model(...)"
         message = f"{receiver}.{member} through {through(wrapping)}, which does not forward it (AttributeError); {advice}"
         self.report(node, message, fix=fix, evidence=evidence, kind=kind)
-
-    def _check_read_unwrapped_elsewhere(self, node: cst.Attribute, unwrapped: Unwrapped) -> None:
-        """A member no DDP wrapper answers, read on a name the code unwraps elsewhere."""
-        member = node.attr.value
-        if member in answered_by(Wrapping(DATA_PARALLEL, "", wrapper=DDP_CLASS)) or is_written(self.model, node):
-            return
-        if self._guarded_by_hasattr(node) or unwrapped_at(self.model, node) or in_an_else_arm(self.model, node):
-            return
-        if not launch_of(self.model, node).possible(_DDP):
-            return  # DeepSpeed's engine and FSDP forward the read; one process wraps nothing
-        line = self.get_metadata(PositionProvider, unwrapped.node).start.line
-        shown = self.source.module.code_for_node(unwrapped.node)
-        message = (
-            f"{unwrapped.receiver}.{member}, while line {line} unwraps {unwrapped.receiver} (`{shown}`): "
-            "through a DDP wrapper the read fails (AttributeError); read it from the unwrapped model"
-        )
-        self.report(node, message, kind="unwrapped-elsewhere")
 
     # ---- what is not a finding ----------------------------------------------------------
 
