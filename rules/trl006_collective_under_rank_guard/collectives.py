@@ -22,8 +22,7 @@ from trllint.facts.accelerators import is_accelerator
 from trllint.facts.launch.backends import DEEPSPEED, SHARDED, Backend, describe
 from trllint.facts.rank_lattice import is_torch_distributed
 from trllint.semantic.context import NodeContext, is_trainer_class
-from trllint.core.cst import walk
-from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, last_attribute
+from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.core.source import SourceFile
 
@@ -166,64 +165,12 @@ def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
 def _engine_forward(call: cst.Call, context: NodeContext) -> Collective | None:
     """A forward (or ``generate``) of an engine ``deepspeed.initialize`` returned: ``engine(batch)``,
     ``engine.forward(...)``, ``engine.module.generate(...)``. Under ZeRO-3 every rank's forward
-    gathers each layer's parameters from the others. Or a forward of a DDP wrapper the file
-    makes (``ddp_forward``)."""
+    gathers each layer's parameters from the others."""
     name = forwarded(call)
     if name is None or name not in engines_from_initialize(context):
-        return _ddp_forward(call, context)
-    label = call_name(call) or name
-    return Collective(call, f"{label} (a forward of a DeepSpeed engine)", "engine_forward", "never")
-
-
-def _ddp_forward(call: cst.Call, context: NodeContext) -> Collective | None:
-    """``model(batch)`` or ``model.forward(...)`` of a name the file binds to
-    ``DistributedDataParallel(...)`` (itself, or through a function of the file that returns
-    one): DDP's forward first broadcasts the model's buffers from rank 0 (``broadcast_buffers``,
-    on unless passed False), a collective. ``model.module(...)`` is the bare model's."""
-    func = call.func
-    receiver = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-    name = dotted_name(receiver)
-    if name is None or name not in ddp_wrappers(context):
         return None
     label = call_name(call) or name
-    return Collective(call, f"{label} (a forward of a DDP wrapper: it broadcasts the model's buffers)", "ddp_forward", "never")
-
-
-def ddp_wrappers(context: NodeContext) -> frozenset[str]:
-    """Names the file binds to a ``DistributedDataParallel(...)`` that broadcasts its buffers, or to
-    what a function of the file returning one gives back (``model = wrap_model(model)``)."""
-    return SemanticModel.of(context.source).once((ddp_wrappers,), lambda: _ddp_names(context.source))
-
-
-def _ddp_names(source: SourceFile) -> frozenset[str]:
-    model = SemanticModel.of(source)
-    imports = model.imports
-    module = source.module
-    wrappers = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef) and _returns_ddp(s, imports)}
-    names: set[str] = set()
-    for node in model.assignments:  # the file's assignments, from the walk every rule shares
-        call = node.value
-        if not (isinstance(node, cst.Assign) and isinstance(call, cst.Call)):
-            continue
-        if _builds_ddp(call, imports) or call_name(call) in wrappers:
-            names.update(n for target in node.targets if (n := dotted_name(target.target)) is not None)
-    return frozenset(names)
-
-
-def _builds_ddp(call: cst.Call, imports: ImportMap) -> bool:
-    full = imports.resolve(call_name(call)) or call_name(call) or ""
-    if last_attribute(full) != "DistributedDataParallel":
-        return False
-    buffers = argument(call, "broadcast_buffers")
-    return buffers is None or not (isinstance(buffers.value, cst.Name) and buffers.value.value == "False")
-
-
-def _returns_ddp(function: cst.FunctionDef, imports: ImportMap) -> bool:
-    """``function``'s own statements return ``DistributedDataParallel(...)``."""
-    for statement in walk.statements(function.body, into_definitions=False):
-        if isinstance(statement, cst.Return) and isinstance(statement.value, cst.Call) and _builds_ddp(statement.value, imports):
-            return True
-    return False
+    return Collective(call, f"{label} (a forward of a DeepSpeed engine)", "engine_forward", "never")
 
 
 def forwarded(call: cst.Call) -> str | None:

@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
 # What a module must spell to hold a function that enters a collective: a collective's name, or
-# `initialize` (`DistributedDataParallel`) for the forward of an engine (a DDP wrapper) made there.
-# A module that spells none is never parsed for ENTERS_A_COLLECTIVE.
-SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize", "DistributedDataParallel")
+# `initialize` for the forward of an engine `deepspeed.initialize` made there. A module that spells
+# none is never parsed for ENTERS_A_COLLECTIVE.
+SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize")
 
 
 class EnteringReader(FunctionReader, Protocol):

@@ -33,7 +33,7 @@ from trllint.semantic.project.file_view import project_reaches
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, Collective, call_label, collective_of
-from .collectives import ddp_wrappers, engines_from_initialize, names_checkpoints_automatically
+from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .split_evidence import split_evidence
 from .guard_syntax import (
     code_of, exit_of, ifs_in, made_in, run_by, single_assignments, tests_holding_at, under_parameter_test,
@@ -80,9 +80,6 @@ class CollectiveUnderRankGuard(Rule):
         "launch-unknown": FindingKind(
             "a call that is a collective only under backends no launch of the project shows", unproven=True
         ),
-        "ddp-forward": FindingKind(
-            "a forward of a DDP wrapper the code makes, which broadcasts the model's buffers from rank 0 first"
-        ),
     }
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
@@ -91,8 +88,8 @@ class CollectiveUnderRankGuard(Rule):
     prefilter = AllOf(
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
-        AnyOf(*COLLECTIVE_MARKERS, "DistributedDataParallel", _HELPER_ENTERS),
-        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", Calls("DistributedDataParallel"), _HELPER_ENTERS),
+        AnyOf(*COLLECTIVE_MARKERS, _HELPER_ENTERS),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", _HELPER_ENTERS),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
@@ -100,7 +97,6 @@ class CollectiveUnderRankGuard(Rule):
         if (
             called_names(model).isdisjoint(COLLECTIVE_NAMES)
             and not engines_from_initialize(model.context)
-            and not ddp_wrappers(model.context)
             and not project_reaches(model, SPELLS_A_COLLECTIVE)
         ):
             return  # no collective, so no call of this file's functions enters one either
@@ -450,8 +446,6 @@ class CollectiveUnderRankGuard(Rule):
         kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
         if gathered:
             kind = "per-rank-data"
-        elif collective.kind == "ddp_forward":
-            kind = "ddp-forward"
         backends = collective.backends
         # The backends under which the guard still parts the ranks: a disjunction that names
         # some (`if is_main or distributed_type == DEEPSPEED:`) lets every rank in under those.
@@ -500,5 +494,5 @@ def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
 # changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 4, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 3, _entered_collectives)
 FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)
