@@ -17,7 +17,7 @@ import libcst as cst
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute, matches
 from dataclasses import dataclass
 from trllint.facts.bindings import bound_value
-from trllint.facts.rank_lattice import DATA_LOADERS
+from trllint.facts.rank_lattice import DATA_LOADERS, LOADER_ARGUMENTS
 from trllint.facts.ranks import reads_rank
 from trllint.semantic.model import SemanticModel
 
@@ -68,14 +68,14 @@ class ShardingFacts:
             return self.loader_sharding(bound[0], bound[1], depth + 1) if bound else None
         if not isinstance(expr, cst.Call) or last_attribute(call_name(expr)) not in DATA_LOADERS:
             return None
-        for how, position in (("sampler", 3), ("batch_sampler", 4)):
-            arg = argument(expr, how, position)
+        for how in ("sampler", "batch_sampler"):
+            arg = argument(expr, how, LOADER_ARGUMENTS[how])
             if arg is None:
                 continue
             made_by = self.sampler_by_rank(arg.value, expr, depth + 1)
             if made_by is not None:
                 return Sharding(how, arg.value, made_by, expr, arg)
-        arg = argument(expr, "dataset", 0)
+        arg = argument(expr, "dataset", LOADER_ARGUMENTS["dataset"])
         if arg is not None:
             made_by = self.dataset_by_rank(arg.value, expr, depth + 1)
             if made_by is not None:

@@ -31,7 +31,7 @@ def reduced_in_block(
     lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
     for line in lines:
         for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
-            for call in statement_calls(small):
+            for call in expression_statement_calls(small):
                 found.update(reduced_by_helper(call))
                 written = written_tensor(call, imports)
                 name = reduced_name(written) if written is not None else None
@@ -40,7 +40,7 @@ def reduced_in_block(
     return found
 
 
-def statement_calls(small: cst.BaseSmallStatement) -> list[cst.Call]:
+def expression_statement_calls(small: cst.BaseSmallStatement) -> list[cst.Call]:
     """The calls an expression statement makes for their effect: ``f(x)``, and each call of a
     tuple of them (``dist.all_reduce(a), dist.all_reduce(b)``)."""
     if not isinstance(small, cst.Expr):

@@ -132,6 +132,8 @@ SHARDING_SAMPLERS = frozenset({"DistributedSampler"})
 # torch's data loaders (and torchdata's resumable one): a sampler or the data set decides which
 # examples each rank reads.
 DATA_LOADERS = frozenset({"DataLoader", "StatefulDataLoader"})
+# Where a loader call takes what decides the examples each rank reads: keyword and position.
+LOADER_ARGUMENTS = {"dataset": 0, "shuffle": 2, "sampler": 3, "batch_sampler": 4}
 # A loss function by its name (`dpo_loss`, `self._loss_fn`, `compute_loss`, `loss_func`): it
 # reduces over the batch it is handed, never across ranks (a collective is matched by name first).
 _LOSS_FUNCTION = re.compile(r"(?:^|_)(?:loss|criterion)(?:_?fn|_func|_function)?$")

@@ -23,7 +23,7 @@ from trllint.facts.rank_lattice import (
     is_own_function_call,
     named_like_data,
 )
-from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name, spelled_element, statement_calls
+from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name, spelled_element, expression_statement_calls
 from trllint.facts.ranks import RankFacts
 
 
@@ -250,7 +250,7 @@ class ScopeBindings:
                 joined = partial(self._joined_state, small.target, small.value, order)
                 self._bind(name, self._deferred(small.value, line, False, joined), order)
         else:
-            for call in statement_calls(small):
+            for call in expression_statement_calls(small):
                 self._bind_collective_output(call, line, order)
                 for name in self._names_reduced_by_helper(call):
                     self._bind_reduced(name, line, order)

@@ -17,6 +17,7 @@ from trllint.core.cst.walk import syntax_children
 from trllint.facts.rank_lattice import (
     CLOCKS,
     DATA_LOADERS,
+    LOADER_ARGUMENTS,
     GATHERING_CALLS,
     NO_DATA_BUILTINS,
     SHAPE_READS,
@@ -132,7 +133,7 @@ class RankFlow(ScopeBindings):
             # Every rank reads the same examples in the same order: a rank's own data only where
             # the data set itself is cut by rank (`dataset.shard(num_shards=n, index=rank)`).
             loader, built_at = whole
-            dataset = argument(loader, "dataset", 0)
+            dataset = argument(loader, "dataset", LOADER_ARGUMENTS["dataset"])
             per_rank = dataset is not None and self._state(dataset.value, built_at) == Rank.PER_RANK
             return Rank.PER_RANK if per_rank else Rank.NO_DATA
         # Each rank iterates its own shard of a (prepared) data loader.
@@ -247,8 +248,8 @@ class RankFlow(ScopeBindings):
         loader = binding.value if binding is not None else None
         if binding is None or not isinstance(loader, cst.Call) or last_attribute(call_name(loader)) not in DATA_LOADERS:
             return None
-        for keyword, position in (("shuffle", 2), ("sampler", 3), ("batch_sampler", 4)):
-            given = argument(loader, keyword, position)
+        for keyword in ("shuffle", "sampler", "batch_sampler"):
+            given = argument(loader, keyword, LOADER_ARGUMENTS[keyword])
             if given is not None and not (is_none(given.value) or (isinstance(given.value, cst.Name) and given.value.value == "False")):
                 return None
         return loader, self._order.get(id(binding.statement), order)
