@@ -518,6 +518,37 @@ def test_another_programs_launch_shows_a_script_only_several_processes(project):
     assert [e.path for e in module.shown(DEEPSPEED)] == ["examples/a/README.md", "examples/a/ds2.yaml"]
 
 
+def test_a_config_no_command_names_shows_an_unnamed_script_only_several_processes(project):
+    # LMFlow: ZeRO-3 configs at the root serve recipes of other programs; a script in another
+    # folder that no command starts is not shown to run under them.
+    write(project, {"configs/zero3.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"})
+    script = launch_at(source_of(project / "experimental" / "train.py", SAVE + '\n\nif __name__ == "__main__":\n    save(None)\n'))
+    assert script.shown(SHARDED) == () and script.possible(ZERO3)
+    assert [e.path for e in script.shown(MULTI_PROCESS)] == ["configs/zero3.yaml"]
+    # A module no launched program imports keeps the config as its launch.
+    module = launch_at(source_of(project / "experimental" / "helpers.py", SAVE))
+    assert [e.path for e in module.shown(SHARDED)] == ["configs/zero3.yaml"]
+
+
+def test_a_module_a_launched_program_imports_is_told_that_programs_commands(project):
+    # LMFlow: a text-to-image tuner imported by the script its folder launches under DDP; the
+    # project's FSDP launch of another program is not how the tuner runs.
+    write(project, {
+        "scripts/run_finetune.sh": "accelerate launch --use_fsdp examples/finetune.py\n",
+        "contrib/t2i/run.sh": "accelerate launch --multi_gpu finetune_t2i.py\n",
+        "contrib/t2i/finetune_t2i.py": "from tuner import Tuner\n\nif __name__ == '__main__':\n    Tuner()\n",
+        "contrib/t2i/tuner.py": SAVE,
+        "contrib/t2i/other.py": SAVE,
+        "examples/finetune.py": "import sys\n",
+    })
+    tuner = launch_at(source_of(project / "contrib" / "t2i" / "tuner.py", SAVE))
+    assert tuner.closed and union(tuner) == DDP and not tuner.possible(FSDP)
+    assert [e.path for e in tuner.shown(DDP)] == ["contrib/t2i/run.sh"]
+    # A module no launched program imports is told every launch of the project.
+    other = launch_at(source_of(project / "contrib" / "t2i" / "other.py", SAVE))
+    assert other.possible(FSDP) and other.possible(DDP)
+
+
 def test_a_project_without_launch_files_is_unknown(project):
     launch = launch_at(source_of(project / "train.py", SAVE))
     assert not launch.closed and launch.facts == ()
