@@ -549,6 +549,28 @@ def test_a_module_a_launched_program_imports_is_told_that_programs_commands(proj
     assert other.possible(FSDP) and other.possible(DDP)
 
 
+def test_an_if_that_names_backends_rules_the_others_out_at_the_code_it_holds(project):
+    # llamafactory's PPO save: the engine's own method, read only where the run is DeepSpeed's or FSDP's.
+    write(project, {"run.sh": "accelerate launch --multi_gpu train.py\n"})
+    code = """
+    def save(self):
+        if self.is_fsdp_enabled or self.is_deepspeed_enabled:
+            self.model.save_checkpoint(self.output_dir)
+        self.model.save_pretrained(self.output_dir)
+    """
+    source = source_of(project / "trainer.py", code)
+    inside = launch_at(source, "self.model.save_checkpoint(self.output_dir)")
+    assert not inside.possible(DDP) and not inside.possible(ONE) and inside.possible(FSDP)
+    # The DDP launch is no launch of it; the code's own handling of FSDP and DeepSpeed is.
+    assert [e.path for e in inside.shown(ANY)] == ["trainer.py", "trainer.py"]
+    outside = launch_at(source, "self.model.save_pretrained(self.output_dir)")
+    assert outside.possible(DDP) and [e.path for e in outside.shown(DDP)] == ["run.sh"]
+    # An `or` with a test that names no backend holds anywhere: nothing is ruled out.
+    either = launch_at(source_of(project / "trainer.py", code.replace("self.is_fsdp_enabled", "self.args.save_full")),
+                       "self.model.save_checkpoint(self.output_dir)")
+    assert either.possible(DDP)
+
+
 def test_a_project_without_launch_files_is_unknown(project):
     launch = launch_at(source_of(project / "train.py", SAVE))
     assert not launch.closed and launch.facts == ()

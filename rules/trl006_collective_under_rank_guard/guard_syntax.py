@@ -41,19 +41,6 @@ def made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
     return False
 
 
-def tests_holding_at(call: cst.Call, function: cst.FunctionDef, context: NodeContext) -> list[cst.BaseExpression]:
-    """The tests of the ifs in ``function`` whose body holds ``call``: true wherever it runs."""
-    tests: list[cst.BaseExpression] = []
-    child: cst.CSTNode = call
-    for ancestor in context.ancestors(call):
-        if ancestor is function:
-            break
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.body:
-            tests.append(ancestor.test)
-        child = ancestor
-    return tests
-
-
 def under_parameter_test(call: cst.Call, function: cst.FunctionDef, context: NodeContext) -> bool:
     """``call`` runs in ``function`` under an ``if`` on one of its parameters (either side)."""
     params = function.params

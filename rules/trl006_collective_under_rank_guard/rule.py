@@ -18,7 +18,7 @@ from trllint.core.cst import walk
 from trllint.core.findings import Evidence
 from dataclasses import dataclass
 from trllint.facts.launch.backends import MULTI_PROCESS, Backend
-from trllint.facts.launch.branches import backends_required
+from trllint.facts.launch.branches import backends_required, tests_holding_at
 from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import called_names, calls_in
 from trllint.semantic.context import CONTEXT_METADATA
@@ -36,7 +36,7 @@ from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, Collective, call_la
 from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .split_evidence import split_evidence
 from .guard_syntax import (
-    code_of, exit_of, ifs_in, made_in, run_by, single_assignments, tests_holding_at, under_parameter_test,
+    code_of, exit_of, ifs_in, made_in, run_by, single_assignments, under_parameter_test,
 )
 from .hoisting import hoist_fix
 from .forwards import engine_forward_call, forwarded_parameters
@@ -210,7 +210,7 @@ class CollectiveUnderRankGuard(Rule):
             backends = collective.backends
             if collective.kind == "save_state" and names_checkpoints_automatically(self.source) is not None:
                 backends = None  # a barrier under every backend
-            for test in tests_holding_at(call, function, self.context):
+            for test in tests_holding_at(call, self.context):
                 required = backends_required(test, values.get)
                 if required is not None:
                     backends = required if backends is None else backends & required

@@ -36,6 +36,7 @@ from trllint.facts.branches import Knowledge, holds_at
 from trllint.facts.launch.backends import BACKEND_FLAGS, DISTRIBUTED_TYPE_BACKENDS, Backend, backends_of_flag
 
 if TYPE_CHECKING:
+    from trllint.semantic.context import NodeContext
     from trllint.semantic.model import SemanticModel
 
 WRAPPER_CLASSES = frozenset(
@@ -190,3 +191,28 @@ def _required(
         return None if left is None or right is None else left | right  # every side must name them
     named = backends_named(test)
     return named or None
+
+
+def tests_holding_at(node: cst.CSTNode, context: NodeContext) -> list[cst.BaseExpression]:
+    """The tests of the ifs of the function (or module) that holds ``node`` whose body holds it:
+    true wherever it runs."""
+    tests: list[cst.BaseExpression] = []
+    child: cst.CSTNode = node
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            break
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.body:
+            tests.append(ancestor.test)
+        child = ancestor
+    return tests
+
+
+def backends_required_at(model: SemanticModel, node: cst.CSTNode) -> frozenset[Backend] | None:
+    """The backends the code at ``node`` can run under, where the ifs that hold it name them
+    (the body of ``if self.is_fsdp_enabled or self.is_deepspeed_enabled:``); None where none does."""
+    required: frozenset[Backend] | None = None
+    for test in tests_holding_at(node, model.context):
+        named = backends_required(test)
+        if named is not None:
+            required = named if required is None else required & named
+    return required

@@ -22,7 +22,9 @@ Where the facts come from:
   notebook functions it calls), which run in its processes;
 - always, the file's own code: the launches it builds or handles, and those it cannot run under
   (``code.py``: two models in one ``accelerator.prepare`` rule DeepSpeed out, whatever config the
-  project ships); a fact left with no backend is dropped.
+  project ships); a fact left with no backend is dropped;
+- at a node, the ifs that hold it: where their tests name backends (``if self.is_fsdp_enabled
+  or self.is_deepspeed_enabled:``, ``branches.py``), the others are ruled out there.
 
 Nothing is imported or run: configs, scripts and code are read as text.
 """
@@ -40,6 +42,7 @@ from trllint.core.findings import Evidence
 from trllint.core.positions import positions_of
 from trllint.facts.launch import LAUNCH_SOURCES
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
+from trllint.facts.launch.branches import backends_required_at
 from trllint.facts.launch.code import CodeLaunch, code_launch
 from trllint.semantic.project.file_view import project_view
 
@@ -79,18 +82,29 @@ class Launch:
         """The code may run in several processes."""
         return self.possible(MULTI_PROCESS)
 
+    def within(self, backends: frozenset[Backend]) -> Launch:
+        """The launch of code that runs only under ``backends``: the others are ruled out, and a
+        fact that allows none of them is no launch of it. What the facts show is unchanged (the
+        code naming a backend does not show that any launch uses it)."""
+        excluded = self.excluded | (ANY - backends)
+        return Launch(tuple(fact for fact in self.facts if fact.backends - excluded), self.closed, excluded)
+
     def unknown_message(self, backends: frozenset[Backend]) -> str:
         """How a preview finding says on which launch it depends."""
         return f"no launch config or script of the project says whether it runs under {describe(backends)}"
 
 
 def launch_of(model: SemanticModel, node: cst.CSTNode | None = None) -> Launch:
-    """How the code at ``node`` (else the file's top level) may run."""
+    """How the code at ``node`` (else the file's top level) may run: the file's launch, within
+    the backends the ifs that hold the node name (``if self.is_deepspeed_enabled:``)."""
     source = model.source
     code = model.once((code_launch,), lambda: _code_of(model))
     if source.display_path.endswith(NOTEBOOK_SUFFIX):
-        return _notebook_launch(model, code, node)
-    return model.once((launch_of,), lambda: _file_launch(model, code))
+        launch = _notebook_launch(model, code, node)
+    else:
+        launch = model.once((launch_of,), lambda: _file_launch(model, code))
+    required = backends_required_at(model, node) if node is not None else None
+    return launch if required is None else launch.within(required)
 
 
 def launch_dependencies(model: SemanticModel) -> dict[str, str]:
