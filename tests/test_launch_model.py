@@ -849,6 +849,11 @@ def test_json_and_sarif_carry_the_evidence(cli_project, cli):
         ("args.deepspeed", DEEPSPEED),
         ('bool(getattr(self.config, "use_fsdp", False))', FSDP),
         ("accelerator.is_main_process or config.use_deepspeed or config.use_fsdp", DEEPSPEED | FSDP),
+        # A program's own engine switch compared with a backend's name (SLAM-LLM's CosyVoice trainer).
+        ('info_dict["train_engine"] == "torch_ddp"', DDP),
+        ("'deepspeed' == args.strategy", DEEPSPEED),
+        ('args.train_engine != "deepspeed"', frozenset()),
+        ('args.dataset == "fsdp_logs"', frozenset()),
         # Not a switch that says the backend runs.
         ("is_deepspeed_available()", frozenset()),
         ("args.deepspeed_available", frozenset()),

@@ -19,7 +19,7 @@ from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import called_names, calls_in
 from trllint.facts.launch.backends import SHARDED, describe
-from trllint.facts.launch.branches import backends_named
+from trllint.facts.launch.branches import backends_possible_at
 from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.rank_reads import RANK_MARKERS
@@ -141,16 +141,7 @@ class ShardedGenerateOutOfStep(Rule):
 
     def _sharding_ruled_out_here(self, call: cst.Call) -> bool:
         """The call sits where a backend test says neither ZeRO-3 nor FSDP runs."""
-        child: cst.CSTNode = call
-        for ancestor in self.model.context.ancestors(call):
-            if isinstance(ancestor, cst.FunctionDef):
-                return False
-            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
-                named = backends_named(ancestor.test)
-                if named and ((child is ancestor.body) != bool(named & SHARDED)):
-                    return True  # the body of a test for another backend, or the else of a sharded one
-            child = ancestor
-        return False
+        return not backends_possible_at(self.model, call) & SHARDED
 
     def _rank_guard(self, call: cst.Call) -> tuple[str, cst.CSTNode | None] | None:
         """Why some ranks may not reach ``call`` in its function, and the ``if`` that decides (the

@@ -20,7 +20,7 @@ from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.rank_split import rank_divergence
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import DEEPSPEED, Backend
-from trllint.facts.launch.branches import backends_named
+from trllint.facts.launch.branches import backends_possible_at
 from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import main_only_decorator
@@ -131,17 +131,7 @@ class Zero3CheckpointWithoutStateDict(Rule):
     def _params_whole_here(self, call: cst.Call) -> bool:
         """The call runs where ZeRO-3 is known off (a backend test's other arm) or where the
         parameters are gathered (``with deepspeed.zero.GatheredParameters(...):``)."""
-        if params_gathered_at(self.model, call):
-            return True
-        child: cst.CSTNode = call
-        for ancestor in self.model.context.ancestors(call):
-            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
-                named = backends_named(ancestor.test)
-                in_body = child is ancestor.body
-                if named and (Backend.ZERO3 not in named if in_body else Backend.ZERO3 in named):
-                    return True
-            child = ancestor
-        return False
+        return params_gathered_at(self.model, call) or Backend.ZERO3 not in backends_possible_at(self.model, call)
 
     # ---- the finding and its fix ------------------------------------------------------------
 

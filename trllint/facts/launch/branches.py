@@ -17,7 +17,8 @@ model is bare, and reading a model member there is correct.
 
 A test *names backends* when it is true exactly under them: ``accelerator.distributed_type ==
 DistributedType.DEEPSPEED``, ``is_deepspeed_zero3_enabled()``, ``self.is_fsdp_enabled``, a
-program's own switch named after a backend (``config.use_fsdp``, ``args.deepspeed``). The
+program's own switch named after a backend (``config.use_fsdp``, ``args.deepspeed``) or compared
+with a backend's name (``train_engine == "torch_ddp"``). The
 diffusers examples fixed their ``save_state`` hang under DeepSpeed with ``if
 accelerator.is_main_process or accelerator.distributed_type == DistributedType.DEEPSPEED:``: under
 the backends such an ``or`` names, every rank enters. ``backends_required`` asks the other way:
@@ -33,7 +34,7 @@ import libcst as cst
 
 from trllint.core.cst.names import call_name, dotted_name, last_attribute, read_through
 from trllint.facts.branches import Knowledge, holds_at
-from trllint.facts.launch.backends import BACKEND_FLAGS, DISTRIBUTED_TYPE_BACKENDS, Backend, backends_of_flag
+from trllint.facts.launch.backends import ANY, BACKEND_FLAGS, DEEPSPEED, DISTRIBUTED_TYPE_BACKENDS, Backend, backends_of_flag
 
 if TYPE_CHECKING:
     from trllint.semantic.context import NodeContext
@@ -44,6 +45,13 @@ WRAPPER_CLASSES = frozenset(
 )
 # A process group exists: true wherever DDP wraps (DistributedDataParallel needs one).
 _PROCESS_GROUP_TESTS = frozenset({"dist.is_initialized", "torch.distributed.is_initialized"})
+# The names a program's engine switch gives a backend (`--train_engine torch_ddp`, `strategy: deepspeed`).
+ENGINE_NAMES: dict[str, frozenset[Backend]] = {
+    "ddp": frozenset({Backend.DDP}),
+    "torch_ddp": frozenset({Backend.DDP}),
+    "deepspeed": DEEPSPEED,
+    "fsdp": frozenset({Backend.FSDP}),
+}
 _PROCESS_COUNTS = ("num_processes", "world_size", "n_gpu", "num_gpus", "_n_gpu", "WORLD_SIZE")
 
 
@@ -156,6 +164,11 @@ def backends_named(test: cst.BaseExpression) -> frozenset[Backend]:
         target = test.comparisons[0]
         if _distributed_type(test.left) and isinstance(target.operator, (cst.Equal, cst.Is)):
             return DISTRIBUTED_TYPE_BACKENDS.get(last_attribute(dotted_name(target.comparator) or "") or "", frozenset())
+        if isinstance(target.operator, cst.Equal):
+            # A program's own choice of engine, compared with a backend's name (`train_engine == "torch_ddp"`).
+            sides = (test.left, target.comparator)
+            words = {side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)}
+            return frozenset().union(*(ENGINE_NAMES.get(str(word).lower(), frozenset()) for word in words))
         return frozenset()
     if isinstance(test, cst.Call):
         # A call is a known flag only (`is_deepspeed_zero3_enabled()`): `is_deepspeed_available()`
@@ -196,15 +209,7 @@ def _required(
 def tests_holding_at(node: cst.CSTNode, context: NodeContext) -> list[cst.BaseExpression]:
     """The tests of the ifs of the function (or module) that holds ``node`` whose body holds it:
     true wherever it runs."""
-    tests: list[cst.BaseExpression] = []
-    child: cst.CSTNode = node
-    for ancestor in context.ancestors(node):
-        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
-            break
-        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is ancestor.body:
-            tests.append(ancestor.test)
-        child = ancestor
-    return tests
+    return [test for test, in_body in _arms_holding(node, context) if in_body]
 
 
 def backends_required_at(model: SemanticModel, node: cst.CSTNode) -> frozenset[Backend] | None:
@@ -216,3 +221,30 @@ def backends_required_at(model: SemanticModel, node: cst.CSTNode) -> frozenset[B
         if named is not None:
             required = named if required is None else required & named
     return required
+
+
+def backends_possible_at(model: SemanticModel, node: cst.CSTNode) -> frozenset[Backend]:
+    """:func:`backends_required_at`, less the backends named by the tests whose other arm holds
+    ``node`` (the ``else`` of ``if is_deepspeed_zero3_enabled():``): a test false taken to rule
+    its backends out, which the launch model does not do (transformers' ``is_fsdp_enabled()`` is
+    false under FSDP without CPU-RAM-efficient loading); the checkpoint rules ask it."""
+    required = backends_required_at(model, node)
+    possible = ANY if required is None else required
+    for test, in_body in _arms_holding(node, model.context):
+        if not in_body:
+            possible = possible - backends_named(test)
+    return possible
+
+
+def _arms_holding(node: cst.CSTNode, context: NodeContext) -> list[tuple[cst.BaseExpression, bool]]:
+    """The ifs of the function (or module) that hold ``node``: each test, and whether its body
+    (else another arm) holds the node."""
+    arms: list[tuple[cst.BaseExpression, bool]] = []
+    child: cst.CSTNode = node
+    for ancestor in context.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            break
+        if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
+            arms.append((ancestor.test, child is ancestor.body))
+        child = ancestor
+    return arms

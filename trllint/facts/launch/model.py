@@ -23,8 +23,9 @@ Where the facts come from:
 - always, the file's own code: the launches it builds or handles, and those it cannot run under
   (``code.py``: two models in one ``accelerator.prepare`` rule DeepSpeed out, whatever config the
   project ships); a fact left with no backend is dropped;
-- at a node, the ifs that hold it: where their tests name backends (``if self.is_fsdp_enabled
-  or self.is_deepspeed_enabled:``, ``branches.py``), the others are ruled out there.
+- at a node, the ifs whose body holds it: where their tests name backends (``if
+  self.is_fsdp_enabled or self.is_deepspeed_enabled:``, ``branches.py``), the others are ruled
+  out there.
 
 Nothing is imported or run: configs, scripts and code are read as text.
 """
@@ -96,7 +97,7 @@ class Launch:
 
 def launch_of(model: SemanticModel, node: cst.CSTNode | None = None) -> Launch:
     """How the code at ``node`` (else the file's top level) may run: the file's launch, within
-    the backends the ifs that hold the node name (``if self.is_deepspeed_enabled:``)."""
+    the backends the ifs whose body holds the node name (``if self.is_deepspeed_enabled:``)."""
     source = model.source
     code = model.once((code_launch,), lambda: _code_of(model))
     if source.display_path.endswith(NOTEBOOK_SUFFIX):
