@@ -1,8 +1,9 @@
 """Which calls are collectives: operations every rank of the job must enter, in the same order.
 
 accelerate's ``Accelerator`` methods and ``accelerate.utils`` functions, ``torch.distributed``
-(and ``deepspeed.comm``, the same API), a DeepSpeed engine's ``save_checkpoint`` and the
-Trainer's ``save_model`` (collective under DeepSpeed and FSDP: it gathers the shards).
+(and ``deepspeed.comm``, the same API), a DTensor's ``full_tensor()`` (FSDP2's parameters), a
+DeepSpeed engine's ``save_checkpoint`` and the Trainer's ``save_model`` (collective under
+DeepSpeed and FSDP: it gathers the shards).
 
 How a hoisted copy behaves on the ranks that skipped the call until now decides its fix:
 ``safe`` where the call returns a new value or only synchronises, and writes files from the main
@@ -114,8 +115,10 @@ class Collective:
         return f"{self.label} (a collective under {describe(under)})" if under else self.label
 
 
+# A DTensor's whole value (FSDP2, tensor parallelism): an all-gather of its shards over its mesh.
+DTENSOR_GATHER = "full_tensor"
 COLLECTIVE_NAMES = frozenset(
-    {*ACCELERATOR_METHODS, *ACCELERATE_FUNCTIONS, *TORCH_COLLECTIVES, "save_model", "save_checkpoint"}
+    {*ACCELERATOR_METHODS, *ACCELERATE_FUNCTIONS, *TORCH_COLLECTIVES, "save_model", "save_checkpoint", DTENSOR_GATHER}
 )
 
 
@@ -153,6 +156,8 @@ def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
         return Collective(call, name, _kind(method), ACCELERATE_FUNCTIONS[method])
     if receiver is None:
         return None
+    if method == DTENSOR_GATHER and not call.args:
+        return Collective(call, name, DTENSOR_GATHER, "safe")  # returns a new tensor on every rank
     if method in ACCELERATOR_METHODS and is_accelerator(receiver, context):
         return Collective(call, name, _kind(method), ACCELERATOR_METHODS[method])
     if method == "save_model" and _is_trainer(receiver, call, context):

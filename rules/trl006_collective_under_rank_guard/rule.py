@@ -45,7 +45,7 @@ from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collec
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
     "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes", "check_trigger",
-    "deepspeed.initialize",
+    "full_tensor", "deepspeed.initialize",
 )
 _BUILTINS = frozenset(dir(builtins))
 # A function of another module of the project that the file calls may enter a collective.
