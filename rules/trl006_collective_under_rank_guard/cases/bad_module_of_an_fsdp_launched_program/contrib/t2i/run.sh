@@ -1,0 +1,1 @@
+accelerate launch --config_file=./fsdp.yaml finetune_t2i.py --model_type unet

@@ -1,0 +1,1 @@
+accelerate launch --config_file configs/ddp.yaml examples/finetune.py --model llama

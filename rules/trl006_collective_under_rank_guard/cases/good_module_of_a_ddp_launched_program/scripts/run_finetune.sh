@@ -1,0 +1,1 @@
+accelerate launch --config_file configs/fsdp.yaml examples/finetune.py --model llama
