@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import assigned_names
+from trllint.core.cst.names import assigned_names, parameters
 from trllint.core.source import SourceFile
 from trllint.semantic.context import NodeContext
 
@@ -51,6 +51,28 @@ def under_parameter_test(call: cst.Call, function: cst.FunctionDef, context: Nod
         if isinstance(ancestor, (cst.If, cst.IfExp)) and walk.identifiers(ancestor.test) & names:
             return True
     return False
+
+
+def switched_off(call: cst.Call, function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters of ``function`` that ``call`` passes a false constant (``False``, ``None``,
+    ``0``), by keyword or by position (a ``self.f(...)`` call skips ``self``)."""
+    named = parameters(function.params)
+    if isinstance(call.func, cst.Attribute) and named and named[0].name.value in ("self", "cls"):
+        named = named[1:]
+    off: set[str] = set()
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            break
+        name = arg.keyword.value if arg.keyword is not None else (named[position].name.value if position < len(named) else None)
+        if name is not None and _false_constant(arg.value):
+            off.add(name)
+    return frozenset(off)
+
+
+def _false_constant(value: cst.BaseExpression) -> bool:
+    return (isinstance(value, cst.Name) and value.value in ("False", "None")) or (
+        isinstance(value, cst.Integer) and value.evaluated_value == 0
+    )
 
 
 def single_assignments(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:

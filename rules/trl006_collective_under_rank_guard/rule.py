@@ -36,7 +36,7 @@ from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, Collective, call_la
 from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .split_evidence import split_evidence
 from .guard_syntax import (
-    code_of, exit_of, ifs_in, made_in, run_by, single_assignments, under_parameter_test,
+    code_of, exit_of, ifs_in, made_in, run_by, single_assignments, switched_off, under_parameter_test,
 )
 from .hoisting import hoist_fix
 from .forwards import engine_forward_call, forwarded_parameters
@@ -118,7 +118,7 @@ class CollectiveUnderRankGuard(Rule):
         rule.model); with ``project``, a call of a function of another module of the project is
         read from that module's ``ENTERS_A_COLLECTIVE``."""
         self.context = model.context
-        self._entering: dict[int, Collective | None] = {}
+        self._entering: dict[tuple[int, frozenset[str]], Collective | None] = {}
         self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
         self._body_calls: dict[int, list[cst.Call]] = {}
         module = model.source.module
@@ -145,7 +145,7 @@ class CollectiveUnderRankGuard(Rule):
             return None
         if function is None:
             return self._project.collective_of(call) if self._project is not None else None
-        inner = self.enters_collective(function)
+        inner = self.enters_collective(function, switched_off(call, function))
         if inner is None:
             return engine_forward_call(self, call, function)
         label = f"{call_label(call)}() (it calls {inner.label})"
@@ -163,9 +163,11 @@ class CollectiveUnderRankGuard(Rule):
                 return self.model.class_facts(cls).methods.get(func.attr.value)
         return None
 
-    def enters_collective(self, function: cst.FunctionDef) -> Collective | None:
-        """A collective that every caller of ``function`` enters (none of its own guards in front)."""
-        key = id(function)
+    def enters_collective(self, function: cst.FunctionDef, off: frozenset[str] = frozenset()) -> Collective | None:
+        """A collective that every caller of ``function`` enters (none of its own guards in front);
+        with ``off``, the parameters a call passes a false constant: what runs only under ``if
+        <one of them>:`` is not entered (``self.save(save_full=False)``)."""
+        key = (id(function), off)
         if key not in self._entering:
             self._entering[key] = None  # recursion reads as no collective
             found = None
@@ -177,6 +179,8 @@ class CollectiveUnderRankGuard(Rule):
                 if across_modules and under_parameter_test(call, function, self.context):
                     # A function read across modules, whose collective its caller switches off
                     # (`if synchronize: barrier()`, called with synchronize=False): not proven entered.
+                    continue
+                if off and any(isinstance(test, cst.Name) and test.value in off for test in tests_holding_at(call, self.context)):
                     continue
                 found = collective
                 break
