@@ -530,25 +530,6 @@ def test_a_config_no_command_names_shows_an_unnamed_script_only_several_processe
     assert [e.path for e in module.shown(SHARDED)] == ["configs/zero3.yaml"]
 
 
-def test_a_module_a_launched_program_imports_is_told_that_programs_commands(project):
-    # LMFlow: a text-to-image tuner imported by the script its folder launches under DDP; the
-    # project's FSDP launch of another program is not how the tuner runs.
-    write(project, {
-        "scripts/run_finetune.sh": "accelerate launch --use_fsdp examples/finetune.py\n",
-        "contrib/t2i/run.sh": "accelerate launch --multi_gpu finetune_t2i.py\n",
-        "contrib/t2i/finetune_t2i.py": "from tuner import Tuner\n\nif __name__ == '__main__':\n    Tuner()\n",
-        "contrib/t2i/tuner.py": SAVE,
-        "contrib/t2i/other.py": SAVE,
-        "examples/finetune.py": "import sys\n",
-    })
-    tuner = launch_at(source_of(project / "contrib" / "t2i" / "tuner.py", SAVE))
-    assert tuner.closed and union(tuner) == DDP and not tuner.possible(FSDP)
-    assert [e.path for e in tuner.shown(DDP)] == ["contrib/t2i/run.sh"]
-    # A module no launched program imports is told every launch of the project.
-    other = launch_at(source_of(project / "contrib" / "t2i" / "other.py", SAVE))
-    assert other.possible(FSDP) and other.possible(DDP)
-
-
 def test_an_if_that_names_backends_rules_the_others_out_at_the_code_it_holds(project):
     # llamafactory's PPO save: the engine's own method, read only where the run is DeepSpeed's or FSDP's.
     write(project, {"run.sh": "accelerate launch --multi_gpu train.py\n"})

@@ -14,10 +14,9 @@ all there is (``closed``). A backend is
 Where the facts come from:
 
 - a file that launch commands name: those commands (and the configs they name), closed;
-- a module the programs of launch commands import at their top level: those commands, closed;
 - any other file of a project: every multi-process command and every config of the project
-  (the file may be a module the launched programs import further down), closed when there is
-  one; for a script, they show only several processes (no command says how it is started);
+  (the file may be a module the launched programs import), closed when there is one; for a
+  script, they show only several processes (no command says how it is started);
 - a notebook: one process (closed), except in a function ``notebook_launcher`` starts (and the
   notebook functions it calls), which run in its processes;
 - always, the file's own code: the launches it builds or handles, and those it cannot run under
@@ -45,10 +44,8 @@ from trllint.facts.launch import LAUNCH_SOURCES
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
 from trllint.facts.launch.branches import backends_required_at
 from trllint.facts.launch.code import CodeLaunch, code_launch
-from trllint.semantic.project.file_view import project_view
 
 if TYPE_CHECKING:
-    from trllint.facts.launch.project import ProjectLaunch
     from trllint.semantic.model import SemanticModel
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -161,26 +158,14 @@ def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:
     named = project.commands_for(path)
     if named:
         return _excluding((*named, *own), code, closed=True)
-    is_a_program = _is_a_program(model.source.module)
-    importing = [] if is_a_program else _commands_importing(model, project)
-    if importing:
-        return _excluding((*importing, *own), code, closed=True)
     shared = [fact for fact in project.commands if fact.backends != frozenset({Backend.ONE_PROCESS})]
     shared += project.configs
-    if is_a_program:
+    if _is_a_program(model.source.module):
         # A script no command names is started in a way the project does not show. Other
         # programs' launches and the project's configs bound what it may run under, as for a
         # module those programs import; they show only that the project runs on several processes.
         shared = [replace(fact, shows=fact.backends | MULTI_PROCESS) for fact in shared]
     return _excluding((*shared, *own), code, closed=bool(shared))
-
-
-def _commands_importing(model: SemanticModel, project: ProjectLaunch) -> list[LaunchFact]:
-    """The launch commands whose program imports this module: they say how it runs."""
-    view = project_view(model) if project.programs else None
-    if view is None:
-        return []
-    return [fact for fact, program in project.programs if program != view.path and view.imported_by(program)]
 
 
 def _is_a_program(module: cst.Module) -> bool:

@@ -58,9 +58,6 @@ class ProjectLaunch:
     configs: list[LaunchFact] = field(default_factory=list)
     # Every launch file read, relative path -> content hash: a cached result holds while they do.
     read: dict[str, str] = field(default_factory=dict)
-    # The commands whose program is a file of the project, with that file: a module such a
-    # program imports runs as that command runs it.
-    programs: list[tuple[LaunchFact, Path]] = field(default_factory=list)
 
     @property
     def digest(self) -> str:
@@ -140,11 +137,7 @@ def project_launch(root: Path) -> ProjectLaunch:
         project.configs.append(LaunchFact(verdict.backends, (Evidence(shown(path), verdict.line, verdict.message),)))
     for path, text in shell:
         for command in launch_commands(text, markdown=path.suffix in _MARKDOWN_SUFFIXES):
-            fact = resolver.command_fact(path, command)
-            project.commands.append(fact)
-            program = resolver.program_file(path, command.program)
-            if program is not None:
-                project.programs.append((fact, program))
+            project.commands.append(resolver.command_fact(path, command))
     return project
 
 
@@ -259,16 +252,6 @@ class _Resolver:
         absolute = written.startswith("/")
         matches = [entry for relative, entry in table.items() if _same_ending(parts, list(relative.parts), absolute=absolute)]
         return matches[0] if len(matches) == 1 else None
-
-    def program_file(self, near: Path, written: str | None) -> Path | None:
-        """The Python file of the project a command started in ``near``'s folder (or at the root) runs."""
-        if not written or not written.endswith(".py") or "$" in written or "{" in written:
-            return None
-        for base in (near.parent, self.root):
-            candidate = (base / written).resolve()
-            if candidate.is_file() and candidate.is_relative_to(self.root.resolve()):
-                return candidate
-        return None
 
     def _deepspeed_json(self, written: str, near: Path) -> tuple[frozenset[Backend], tuple[Evidence, ...]]:
         found = self._find(written, near, self.jsons)

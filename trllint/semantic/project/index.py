@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from trllint.core.prefilter import AnyOf
 from trllint.semantic.project.buffers import keep_buffer
 from trllint.semantic.project.modules import ProjectIndex
 from trllint.semantic.project.resolution import project_of_folder
@@ -21,7 +20,7 @@ from trllint.semantic.project.resolution import project_of_folder
 if TYPE_CHECKING:
     import libcst as cst
 
-    from trllint.core.prefilter import AllOf
+    from trllint.core.prefilter import AllOf, AnyOf
     from trllint.core.source import SourceFile
     from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
@@ -161,18 +160,6 @@ class ProjectView:
         ``definition.name`` up in it, or the key the fact files it under); None when that module
         cannot be parsed."""
         return self.index.fact(definition.path, fact, deep_if, self.parsed)
-
-    def imported_by(self, program: Path) -> bool:
-        """The project file ``program`` imports this file at its top level (``from helpers import
-        Tuner`` beside it, ``from pkg import helpers``)."""
-        self.consulted[program] = self.index.content_hash(program) or ""
-        name = self.path.parent.name if self.path.name == "__init__.py" else self.path.stem
-        if not self.index.spells(program, AnyOf(name)):
-            return False
-        outline = self._outline(program)
-        return outline is not None and any(
-            (found := self.index.resolve(program, ref)) is not None and found[0] == self.path for ref in outline.imports.values()
-        )
 
     def release(self) -> None:
         """Drop the modules parsed for this file's questions (the file is done)."""

@@ -1,1 +1,0 @@
-accelerate launch --config_file configs/ddp.yaml examples/finetune.py --model llama

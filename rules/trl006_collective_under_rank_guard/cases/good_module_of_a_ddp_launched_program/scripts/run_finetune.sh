@@ -1,1 +1,0 @@
-accelerate launch --config_file configs/fsdp.yaml examples/finetune.py --model llama
