@@ -5,10 +5,13 @@ The scenario trains a one-feature regression on two CPU ranks (four examples eac
 ``if accelerator.is_main_process:``, totals the examples with ``accelerator.reduce`` and saves the
 model. The test computes the weights that two steps of SGD over the whole set give (DDP averages
 the two ranks' gradients: the mean over each step's four examples) without torch, and compares.
+``scenario_full_tensor.py`` shards a model with FSDP2 and assembles its DTensors on rank 0 alone
+(a hang) or on every rank (the model one process would have).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -93,3 +96,43 @@ def test_a_hoist_that_changes_the_barrier_count_is_unsafe_and_still_hangs(tmp_pa
         ok, output, _ = launch(script)
         assert not ok, f"{script.parent.name}: the ranks' barrier counts were matched"
         assert "TRL006 rank=1 done" not in output or "TRL006 rank=0 done" not in output, output[-3000:]
+
+
+def test_cpu_fsdp2_full_tensor_on_rank_zero_hangs_and_every_rank_assembling_works(tmp_path):
+    # FSDP2's parameters are DTensors: full_tensor() all-gathers the shards from every rank.
+    torch = pytest.importorskip("torch")
+    if not hasattr(pytest.importorskip("torch.distributed.fsdp"), "fully_shard"):
+        pytest.skip("FSDP2 (fully_shard) needs torch 2.6 or later")
+    from tests.runtime.launch import scenario_path
+
+    script = tmp_path / "scenario_full_tensor.py"
+    script.write_text(scenario_path(RULE_FOLDER, "scenario_full_tensor.py").read_text())
+    report = run_trllint("--no-cache", "--preview", "--select", "TRL006", "--format", "json", str(script))
+    lines = script.read_text().splitlines()
+    # The rank-0 assembly is flagged, as a collective under every backend; the every-rank one is not.
+    flagged = [(lines[f["line"] - 2].strip(), f["kind"]) for f in json.loads(report.stdout)]
+    assert flagged == [("if dist.get_rank() == 0:", "collective")]
+
+    def run(*extra: str) -> tuple[bool, str, Path]:
+        out = tmp_path / f"saved{'-'.join(extra)}.pt"
+        args = ("--out", str(out), "--timeout", str(GROUP_TIMEOUT_S), *extra)
+        launched = accelerate_launch(script, CPU_DDP, script_args=args, timeout=LAUNCH_TIMEOUT_S)
+        return launched.ok, launched.output, out
+
+    ok, output, out = run("--on-rank-zero")
+    assert not ok, "rank 0 assembled the parameters alone: its all-gather was met"
+    assert re.search(r"Timed out waiting \d+ms for (recv|send) operation to complete", output), output[-4000:]
+    assert not out.exists()
+
+    ok, output, out = run()
+    assert ok, output[-4000:]
+    # The two ranks' shards make the model one process would have after the same step.
+    torch.manual_seed(0)
+    reference = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    reference(torch.ones(2, 4)).sum().backward()
+    optimizer.step()
+    saved = torch.load(out)
+    assert saved.keys() == reference.state_dict().keys()
+    for name, tensor in reference.state_dict().items():
+        assert torch.allclose(saved[name], tensor, atol=1e-6), name
