@@ -164,9 +164,8 @@ class CollectiveUnderRankGuard(Rule):
         return None
 
     def enters_collective(self, function: cst.FunctionDef, off: frozenset[str] = frozenset()) -> Collective | None:
-        """A collective that every caller of ``function`` enters (none of its own guards in front);
-        with ``off``, the parameters a call passes a false constant: what runs only under ``if
-        <one of them>:`` is not entered (``self.save(save_full=False)``)."""
+        """A collective that every caller of ``function`` enters (none of its own guards in front),
+        but for one only under ``if p:`` with ``p`` in ``off`` (``self.save(save_full=False)``)."""
         key = (id(function), off)
         if key not in self._entering:
             self._entering[key] = None  # recursion reads as no collective
@@ -180,8 +179,8 @@ class CollectiveUnderRankGuard(Rule):
                     # A function read across modules, whose collective its caller switches off
                     # (`if synchronize: barrier()`, called with synchronize=False): not proven entered.
                     continue
-                if off and any(isinstance(test, cst.Name) and test.value in off for test in tests_holding_at(call, self.context)):
-                    continue
+                if off and any(isinstance(t, cst.Name) and t.value in off for t in tests_holding_at(call, self.context)):
+                    continue  # the caller passes a false constant for the parameter tested
                 found = collective
                 break
             self._entering[key] = found
