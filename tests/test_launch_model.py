@@ -525,7 +525,7 @@ def test_a_config_no_command_names_shows_an_unnamed_script_only_several_processe
     script = launch_at(source_of(project / "experimental" / "train.py", SAVE + '\n\nif __name__ == "__main__":\n    save(None)\n'))
     assert script.shown(SHARDED) == () and script.possible(ZERO3)
     assert [e.path for e in script.shown(MULTI_PROCESS)] == ["configs/zero3.yaml"]
-    # A module no launched program imports keeps the config as its launch.
+    # A module (no `__main__`) keeps the config as its launch.
     module = launch_at(source_of(project / "experimental" / "helpers.py", SAVE))
     assert [e.path for e in module.shown(SHARDED)] == ["configs/zero3.yaml"]
 
@@ -550,6 +550,36 @@ def test_an_if_that_names_backends_rules_the_others_out_at_the_code_it_holds(pro
     either = launch_at(source_of(project / "trainer.py", code.replace("self.is_fsdp_enabled", "self.args.save_full")),
                        "self.model.save_checkpoint(self.output_dir)")
     assert either.possible(DDP)
+
+
+def test_a_branch_no_launch_of_the_project_runs_is_unknown_not_ruled_out(project):
+    # The program's own switch for DeepSpeed, under a torchrun (DDP) launch: how that branch runs
+    # is not shown, and it may run on several processes.
+    write(project, {"run.sh": "torchrun --nproc_per_node 4 train.py\n"})
+    code = """
+    def save(args, model):
+        if args.deepspeed:
+            model.save_checkpoint(args.output_dir)
+    """
+    inside = launch_at(source_of(project / "train.py", code), "model.save_checkpoint(args.output_dir)")
+    assert not inside.closed and inside.facts == () and inside.multi_process
+    assert inside.possible(DEEPSPEED) and not inside.possible(DDP) and inside.shown(DEEPSPEED) == ()
+
+
+def test_the_configs_of_a_project_show_the_backend_of_its_one_program(project):
+    write(project, {
+        "configs/zero3.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n",
+        "train.py": SAVE + '\n\nif __name__ == "__main__":\n    save(None)\n',
+        "pkg/utils.py": "def helper():\n    return 1\n",
+    })
+    script = project / "train.py"
+    launch = launch_at(source_of(script, script.read_text()))
+    assert [e.path for e in launch.shown(SHARDED)] == ["configs/zero3.yaml"]
+    # A second program: the config no longer says whose it is.
+    write(project, {"tools/convert.py": 'if __name__ == "__main__":\n    print(1)\n'})
+    project_module.project_programs.cache_clear()
+    again = launch_at(source_of(script, script.read_text()))
+    assert again.shown(SHARDED) == () and [e.path for e in again.shown(MULTI_PROCESS)] == ["configs/zero3.yaml"]
 
 
 def test_a_project_without_launch_files_is_unknown(project):
@@ -835,6 +865,8 @@ def test_json_and_sarif_carry_the_evidence(cli_project, cli):
         ("'deepspeed' == args.strategy", DEEPSPEED),
         ('args.train_engine != "deepspeed"', frozenset()),
         ('args.dataset == "fsdp_logs"', frozenset()),
+        ('accelerator.distributed_type == "DEEPSPEED"', DEEPSPEED),  # the enum member's value
+        ('args.launcher == "deepspeed"', frozenset()),  # the launcher may run DDP
         # Not a switch that says the backend runs.
         ("is_deepspeed_available()", frozenset()),
         ("args.deepspeed_available", frozenset()),

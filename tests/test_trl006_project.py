@@ -10,7 +10,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import libcst as cst
+import pytest
+
 from trllint.core.source import SourceFile
+from trllint.rules.trl006_collective_under_rank_guard.guard_syntax import switched_off
 from trllint.rules.trl006_collective_under_rank_guard.rule import ENTERS_A_COLLECTIVE, FORWARDS_A_PARAMETER
 from trllint.semantic.model import SemanticModel
 
@@ -126,3 +130,33 @@ def test_a_function_that_runs_a_forward_of_its_parameter_names_it_by_position(tm
     assert "logprobs_on_main" not in answer  # under its own rank test
     assert "maybe_logprobs" not in answer  # its caller may switch the forward off
     assert entered == {}  # no collective of its own: which model it runs is the caller's
+
+
+# ---- a parameter a caller switches off (guard_syntax.switched_off) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "definition, call, off",
+    [
+        ("def save(d, sync=True): pass", "save('x', sync=False)", {"sync"}),
+        ("def save(d, sync=True): pass", "save('x', False)", {"sync"}),
+        ("def save(d, sync=True): pass", "save('x', 0)", {"sync"}),
+        ("def save(d, sync=True): pass", "save('x', None)", {"sync"}),
+        ("def save(d, sync=True): pass", "save('x', flag)", set()),  # not a constant
+        ("def save(d, sync=True): pass", "save(False)", {"d"}),
+        # a method called on an object: the first parameter is self, not the first argument's
+        ("def save(self, full=True): pass", "self.save(False)", {"full"}),
+        ("def save(self, full=True): pass", "trainer.save(False)", {"full"}),
+        # a keyword-only parameter takes no positional argument; after *args, positions are unknown
+        ("def save(d, *extra, sync=True): pass", "save('x', None)", set()),
+        ("def save(d, *, sync=True): pass", "save('x', sync=False)", {"sync"}),
+        ("def save(d, sync=True): pass", "save(*args, False)", set()),
+        ("def save(d, sync=True): pass", "save(*args, sync=False)", {"sync"}),
+        # bound again in the function: the constant is not what the test reads
+        ("def save(d, sync=True):\n    sync = sync or d\n", "save('x', False)", set()),
+    ],
+)
+def test_switched_off(definition, call, off):
+    function = cst.parse_module(definition).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    assert switched_off(cst.parse_expression(call), function) == off

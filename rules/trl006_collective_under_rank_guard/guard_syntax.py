@@ -1,6 +1,6 @@
-"""What the code around a collective says, read from its syntax: the tests of the ifs that hold it,
-whether one tests a parameter, the names its function binds once, how a block ends, and what runs
-when a node runs (its calls, its ifs, what it assigns)."""
+"""What the code around a collective says, read from its syntax: whether an if that holds it tests
+a parameter (or one a caller switched off), the names its function binds once, how a block ends,
+and what runs when a node runs (its calls, its ifs, what it assigns)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names, parameters
+from trllint.facts.launch.branches import tests_holding_at
 from trllint.core.source import SourceFile
 from trllint.semantic.context import NodeContext
 
@@ -55,24 +56,51 @@ def under_parameter_test(call: cst.Call, function: cst.FunctionDef, context: Nod
 
 def switched_off(call: cst.Call, function: cst.FunctionDef) -> frozenset[str]:
     """The parameters of ``function`` that ``call`` passes a false constant (``False``, ``None``,
-    ``0``), by keyword or by position (a ``self.f(...)`` call skips ``self``)."""
-    named = parameters(function.params)
-    if isinstance(call.func, cst.Attribute) and named and named[0].name.value in ("self", "cls"):
-        named = named[1:]
+    ``0``), by keyword or by position (a ``self.f(...)`` call skips ``self``), and that the
+    function never binds again (``sync = sync or step % 100 == 0``)."""
+    params = function.params
+    positional = [*params.posonly_params, *params.params]
+    if isinstance(call.func, cst.Attribute) and positional and positional[0].name.value in ("self", "cls"):
+        positional = positional[1:]
+    keywords = {param.name.value for param in parameters(params)}
     off: set[str] = set()
-    for position, arg in enumerate(call.args):
-        if arg.star:
-            break
-        name = arg.keyword.value if arg.keyword is not None else (named[position].name.value if position < len(named) else None)
-        if name is not None and _false_constant(arg.value):
-            off.add(name)
-    return frozenset(off)
+    position = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value in keywords and _false_constant(arg.value):
+                off.add(arg.keyword.value)
+        elif arg.star:
+            position = len(positional)  # where the later ones land is not known
+        else:
+            if position < len(positional) and _false_constant(arg.value):
+                off.add(positional[position].name.value)
+            position += 1
+    return frozenset(off - _bound_in(function)) if off else frozenset()
+
+
+def runs_only_when_on(call: cst.Call, off: frozenset[str], context: NodeContext) -> bool:
+    """``call`` runs only in the body of ``if p:``, ``p`` one of the parameters ``off`` (a caller
+    passed them a false constant)."""
+    return bool(off) and any(isinstance(test, cst.Name) and test.value in off for test in tests_holding_at(call, context))
 
 
 def _false_constant(value: cst.BaseExpression) -> bool:
     return (isinstance(value, cst.Name) and value.value in ("False", "None")) or (
         isinstance(value, cst.Integer) and value.evaluated_value == 0
     )
+
+
+def _bound_in(function: cst.FunctionDef) -> set[str]:
+    """The names ``function``'s own statements bind (assignments, loop and ``with`` targets)."""
+    names: set[str] = set()
+    for node in walk.statements(function.body, into_definitions=False):
+        if isinstance(node, cst.Assign):
+            names.update(n for target in node.targets for n in assigned_names(target.target))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            names.update(assigned_names(node.target))
+        elif isinstance(node, cst.With):
+            names.update(n for item in node.items if item.asname is not None for n in assigned_names(item.asname.name))
+    return names
 
 
 def single_assignments(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:

@@ -36,7 +36,7 @@ from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, Collective, call_la
 from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .split_evidence import split_evidence
 from .guard_syntax import (
-    code_of, exit_of, ifs_in, made_in, run_by, single_assignments, switched_off, under_parameter_test,
+    code_of, exit_of, ifs_in, made_in, run_by, runs_only_when_on, single_assignments, switched_off, under_parameter_test,
 )
 from .hoisting import hoist_fix
 from .forwards import engine_forward_call, forwarded_parameters
@@ -119,7 +119,7 @@ class CollectiveUnderRankGuard(Rule):
         read from that module's ``ENTERS_A_COLLECTIVE``."""
         self.context = model.context
         self._entering: dict[tuple[int, frozenset[str]], Collective | None] = {}
-        self._backends_of_helpers: dict[int, frozenset[Backend] | None] = {}
+        self._backends_of_helpers: dict[tuple[int, frozenset[str]], frozenset[Backend] | None] = {}
         self._body_calls: dict[int, list[cst.Call]] = {}
         module = model.source.module
         self._module_functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
@@ -145,11 +145,12 @@ class CollectiveUnderRankGuard(Rule):
             return None
         if function is None:
             return self._project.collective_of(call) if self._project is not None else None
-        inner = self.enters_collective(function, switched_off(call, function))
+        off = switched_off(call, function)
+        inner = self.enters_collective(function, off)
         if inner is None:
             return engine_forward_call(self, call, function)
         label = f"{call_label(call)}() (it calls {inner.label})"
-        backends = self.helper_backends(function)
+        backends = self.helper_backends(function, off)
         return Collective(call, label, f"call:{function.name.value}", "never", backends, inner.defined_in)
 
     def own_function(self, call: cst.Call) -> cst.FunctionDef | None:
@@ -179,8 +180,8 @@ class CollectiveUnderRankGuard(Rule):
                     # A function read across modules, whose collective its caller switches off
                     # (`if synchronize: barrier()`, called with synchronize=False): not proven entered.
                     continue
-                if off and any(isinstance(t, cst.Name) and t.value in off for t in tests_holding_at(call, self.context)):
-                    continue  # the caller passes a false constant for the parameter tested
+                if runs_only_when_on(call, off, self.context):
+                    continue
                 found = collective
                 break
             self._entering[key] = found
@@ -195,12 +196,13 @@ class CollectiveUnderRankGuard(Rule):
             self._body_calls[key] = list(known) if known is not None else run_by(function.body)
         return self._body_calls[key]
 
-    def helper_backends(self, function: cst.FunctionDef) -> frozenset[Backend] | None:
+    def helper_backends(self, function: cst.FunctionDef, off: frozenset[str] = frozenset()) -> frozenset[Backend] | None:
         """The backends under which ``function`` enters a collective (None: under every backend):
         each collective it reaches with no rank guard of its own is one under its own backends
         (``save_state``: DeepSpeed or FSDP), narrowed by the function's tests around it (``if
-        distributed and all_ranks_save:`` with ``all_ranks_save = use_deepspeed or use_fsdp``)."""
-        key = id(function)
+        distributed and all_ranks_save:`` with ``all_ranks_save = use_deepspeed or use_fsdp``);
+        ``off`` as for :meth:`enters_collective`."""
+        key = (id(function), off)
         if key in self._backends_of_helpers:
             return self._backends_of_helpers[key]
         self._backends_of_helpers[key] = None  # recursion: under every backend
@@ -208,7 +210,7 @@ class CollectiveUnderRankGuard(Rule):
         found: frozenset[Backend] = frozenset()
         for call in self.calls_run_by(function):
             collective = self.collective_or_entering_call(call)
-            if collective is None or self.guard_of(collective) is not None:
+            if collective is None or self.guard_of(collective) is not None or runs_only_when_on(call, off, self.context):
                 continue
             backends = collective.backends
             if collective.kind == "save_state" and names_checkpoints_automatically(self.source) is not None:
@@ -497,5 +499,5 @@ def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
 # changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 3, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 5, _entered_collectives)
 FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)

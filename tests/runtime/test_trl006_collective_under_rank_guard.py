@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed, run_trllint
+from tests.runtime.launch import CPU_DDP, accelerate_launch, buggy_and_fixed, run_trllint, scenario_path
 
 RULE_FOLDER = "trl006_collective_under_rank_guard"
 # As in scenario.py: the data, two examples per rank per step, SGD from zero.
@@ -78,8 +78,6 @@ def test_a_hoist_that_changes_the_barrier_count_is_unsafe_and_still_hangs(tmp_pa
     # the hoist of the second of rank 0's two barriers used to be labelled safe. It is
     # unsafe now: --fix leaves the file, and what --unsafe-fixes writes still hangs (rank 0 enters
     # two barriers, the others one), which is why.
-    from tests.runtime.launch import scenario_path
-
     source = scenario_path(RULE_FOLDER, "scenario_hoist_count.py")
     written = tmp_path / "written" / "scenario.py"
     hoisted = tmp_path / "hoisted" / "scenario.py"
@@ -103,15 +101,20 @@ def test_cpu_fsdp2_full_tensor_on_rank_zero_hangs_and_every_rank_assembling_work
     torch = pytest.importorskip("torch")
     if not hasattr(pytest.importorskip("torch.distributed.fsdp"), "fully_shard"):
         pytest.skip("FSDP2 (fully_shard) needs torch 2.6 or later")
-    from tests.runtime.launch import scenario_path
-
     script = tmp_path / "scenario_full_tensor.py"
     script.write_text(scenario_path(RULE_FOLDER, "scenario_full_tensor.py").read_text())
     report = run_trllint("--no-cache", "--preview", "--select", "TRL006", "--format", "json", str(script))
     lines = script.read_text().splitlines()
-    # The rank-0 assembly is flagged, as a collective under every backend; the every-rank one is not.
-    flagged = [(lines[f["line"] - 2].strip(), f["kind"]) for f in json.loads(report.stdout)]
-    assert flagged == [("if dist.get_rank() == 0:", "collective")]
+    # The rank-0 assembly is flagged, as a collective under every backend, with its rank guard as
+    # evidence; the every-rank one is not.
+    flagged = [(lines[f["line"] - 1].strip(), f["kind"], f["evidence"][0]["message"]) for f in json.loads(report.stdout)]
+    assert flagged == [
+        (
+            "state = {name: tensor.full_tensor() for name, tensor in model.state_dict().items()}",
+            "collective",
+            "the rank guard: under `if dist.get_rank() == 0:`",
+        )
+    ]
 
     def run(*extra: str) -> tuple[bool, str, Path]:
         out = tmp_path / f"saved{'-'.join(extra)}.pt"

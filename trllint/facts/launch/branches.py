@@ -34,7 +34,14 @@ import libcst as cst
 
 from trllint.core.cst.names import call_name, dotted_name, last_attribute, read_through
 from trllint.facts.branches import Knowledge, holds_at
-from trllint.facts.launch.backends import ANY, BACKEND_FLAGS, DEEPSPEED, DISTRIBUTED_TYPE_BACKENDS, Backend, backends_of_flag
+from trllint.facts.launch.backends import (
+    ANY,
+    BACKEND_FLAGS,
+    DISTRIBUTED_TYPE_BACKENDS,
+    ENGINE_SWITCH_VALUES,
+    Backend,
+    backends_of_flag,
+)
 
 if TYPE_CHECKING:
     from trllint.semantic.context import NodeContext
@@ -45,13 +52,6 @@ WRAPPER_CLASSES = frozenset(
 )
 # A process group exists: true wherever DDP wraps (DistributedDataParallel needs one).
 _PROCESS_GROUP_TESTS = frozenset({"dist.is_initialized", "torch.distributed.is_initialized"})
-# The names a program's engine switch gives a backend (`--train_engine torch_ddp`, `strategy: deepspeed`).
-ENGINE_NAMES: dict[str, frozenset[Backend]] = {
-    "ddp": frozenset({Backend.DDP}),
-    "torch_ddp": frozenset({Backend.DDP}),
-    "deepspeed": DEEPSPEED,
-    "fsdp": frozenset({Backend.FSDP}),
-}
 _PROCESS_COUNTS = ("num_processes", "world_size", "n_gpu", "num_gpus", "_n_gpu", "WORLD_SIZE")
 
 
@@ -162,13 +162,20 @@ def backends_named(test: cst.BaseExpression) -> frozenset[Backend]:
         return backends_named(test.left) | backends_named(test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
-        if _distributed_type(test.left) and isinstance(target.operator, (cst.Equal, cst.Is)):
-            return DISTRIBUTED_TYPE_BACKENDS.get(last_attribute(dotted_name(target.comparator) or "") or "", frozenset())
-        if isinstance(target.operator, cst.Equal):
-            # A program's own choice of engine, compared with a backend's name (`train_engine == "torch_ddp"`).
-            sides = (test.left, target.comparator)
-            words = {side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)}
-            return frozenset().union(*(ENGINE_NAMES.get(str(word).lower(), frozenset()) for word in words))
+        if not isinstance(target.operator, (cst.Equal, cst.Is)):
+            return frozenset()
+        sides = (test.left, target.comparator)
+        words = [str(side.evaluated_value) for side in sides if isinstance(side, cst.SimpleString)]
+        named = next((side for side in sides if not isinstance(side, cst.SimpleString)), None)
+        if named is None:
+            return frozenset()
+        if _distributed_type(named):  # `== DistributedType.DEEPSPEED`, or the member's value `== "DEEPSPEED"`
+            member = words[0].upper() if words else last_attribute(dotted_name(target.comparator) or "") or ""
+            return DISTRIBUTED_TYPE_BACKENDS.get(member, frozenset())
+        if words and isinstance(target.operator, cst.Equal) and "launcher" not in (dotted_name(named) or "").lower():
+            # A program's own choice of engine (`train_engine == "torch_ddp"`); not a launcher's
+            # name (the `deepspeed` launcher may run DDP).
+            return ENGINE_SWITCH_VALUES.get(words[0].lower(), frozenset())
         return frozenset()
     if isinstance(test, cst.Call):
         # A call is a known flag only (`is_deepspeed_zero3_enabled()`): `is_deepspeed_available()`
@@ -227,7 +234,7 @@ def backends_possible_at(model: SemanticModel, node: cst.CSTNode) -> frozenset[B
     """:func:`backends_required_at`, less the backends named by the tests whose other arm holds
     ``node`` (the ``else`` of ``if is_deepspeed_zero3_enabled():``): a test false taken to rule
     its backends out, which the launch model does not do (transformers' ``is_fsdp_enabled()`` is
-    false under FSDP without CPU-RAM-efficient loading); the checkpoint rules ask it."""
+    false under FSDP without CPU-RAM-efficient loading); TRL007 and TRL008 ask it."""
     required = backends_required_at(model, node)
     possible = ANY if required is None else required
     for test, in_body in _arms_holding(node, model.context):

@@ -82,10 +82,12 @@ class Launch:
 
     def within(self, backends: frozenset[Backend]) -> Launch:
         """The launch of code that runs only under ``backends``: the others are ruled out, and a
-        fact that allows none of them is no launch of it. What the facts show is unchanged (the
-        code naming a backend does not show that any launch uses it)."""
+        fact that allows none of them is no launch of it; where none is left, how the code runs
+        is unknown (the program has a switch for a backend no launch file shows). What the facts
+        show is unchanged (the code naming a backend does not show that any launch uses it)."""
         excluded = self.excluded | (ANY - backends)
-        return Launch(tuple(fact for fact in self.facts if fact.backends - excluded), self.closed, excluded)
+        kept = tuple(fact for fact in self.facts if fact.backends - excluded)
+        return Launch(kept, self.closed and bool(kept), excluded)
 
     def unknown_message(self, backends: frozenset[Backend]) -> str:
         """How a preview finding says on which launch it depends."""
@@ -151,7 +153,7 @@ def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:
     path = model.source.path
     if path is None:  # standard input, a case held in memory: only the code speaks
         return _excluding(tuple(own), code, closed=False)
-    from trllint.facts.launch.project import project_launch
+    from trllint.facts.launch.project import project_launch, project_programs
 
     root = model.once((_project_root,), lambda: _project_root(model))
     project = project_launch(root)
@@ -163,8 +165,10 @@ def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:
     if _is_a_program(model.source.module):
         # A script no command names is started in a way the project does not show. Other
         # programs' launches and the project's configs bound what it may run under, as for a
-        # module those programs import; they show only that the project runs on several processes.
-        shared = [replace(fact, shows=fact.backends | MULTI_PROCESS) for fact in shared]
+        # module those programs import; they show only that the project runs on several
+        # processes. Where it is the project's one program, its configs are its own.
+        only_program = any(fact.entry is None for fact in shared) and project_programs(root) == [path.resolve()]
+        shared = [fact if only_program and fact.entry is None else replace(fact, shows=fact.backends | MULTI_PROCESS) for fact in shared]
     return _excluding((*shared, *own), code, closed=bool(shared))
 
 

@@ -141,6 +141,23 @@ def project_launch(root: Path) -> ProjectLaunch:
     return project
 
 
+# A program of its own: a top-level `if __name__ == "__main__":`.
+_MAIN_TEST = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
+
+
+@lru_cache(maxsize=64)
+def project_programs(root: Path) -> list[Path]:
+    """The project's Python files that run as programs of their own, within the walk's bounds."""
+    programs: list[Path] = []
+    for path in _project_files(root, (".py",)):
+        try:
+            if path.stat().st_size <= MAX_FILE_BYTES and _MAIN_TEST.search(path.read_bytes()):
+                programs.append(path.resolve())
+        except OSError:
+            continue
+    return programs
+
+
 def _launch_files(root: Path) -> list[Path]:
     suffixes = (".yaml", ".yml", ".json", *_MARKDOWN_SUFFIXES, *_SHELL_SUFFIXES)
     return [path for path in _project_files(root, suffixes) if path.stat().st_size <= MAX_FILE_BYTES]
@@ -447,4 +464,5 @@ def forget_launch_files() -> None:
     of its digests) must see the files as they are now, not as an earlier run in this process
     read them (the tests' in-process CLI, an editor integration)."""
     project_launch.cache_clear()
+    project_programs.cache_clear()
     trl_vllm_generation.cache_clear()
