@@ -32,7 +32,7 @@ from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_reaches
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, Collective, call_label, collective_of
+from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, DTENSOR_GATHER, Collective, call_label, collective_of
 from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .split_evidence import split_evidence
 from .guard_syntax import (
@@ -173,19 +173,22 @@ class CollectiveUnderRankGuard(Rule):
             found = None
             for call in self.calls_run_by(function):
                 collective = self.collective_or_entering_call(call)
-                if collective is None or self.guard_of(collective) is not None:
-                    continue
-                across_modules = self._project is None or collective.defined_in is not None
-                if across_modules and under_parameter_test(call, function, self.context):
-                    # A function read across modules, whose collective its caller switches off
-                    # (`if synchronize: barrier()`, called with synchronize=False): not proven entered.
-                    continue
-                if runs_only_when_on(call, off, self.context):
-                    continue
-                found = collective
-                break
+                if collective is not None and self._entered_by_every_call(call, function, collective, off):
+                    found = collective
+                    break
             self._entering[key] = found
         return self._entering[key]
+
+    def _entered_by_every_call(self, call: cst.Call, function: cst.FunctionDef, collective: Collective, off: frozenset[str]) -> bool:
+        """``collective`` (run by ``call`` in ``function``) is entered whenever a caller that
+        switches ``off`` those parameters runs the function: no guard of its own, and no test of a
+        parameter the caller decides (`if synchronize: barrier()` read across modules; a
+        DTensor's `full_tensor()` under `isinstance(tensor, DTensor)`: which mesh, if any, is the
+        caller's)."""
+        if self.guard_of(collective) is not None or runs_only_when_on(call, off, self.context):
+            return False
+        across_modules = self._project is None or collective.defined_in is not None
+        return not ((across_modules or collective.kind == DTENSOR_GATHER) and under_parameter_test(call, function, self.context))
 
     def calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The calls that run when ``function`` runs, read once: both questions below ask them."""
@@ -210,7 +213,7 @@ class CollectiveUnderRankGuard(Rule):
         found: frozenset[Backend] = frozenset()
         for call in self.calls_run_by(function):
             collective = self.collective_or_entering_call(call)
-            if collective is None or self.guard_of(collective) is not None or runs_only_when_on(call, off, self.context):
+            if collective is None or not self._entered_by_every_call(call, function, collective, off):
                 continue
             backends = collective.backends
             if collective.kind == "save_state" and names_checkpoints_automatically(self.source) is not None:
@@ -499,5 +502,5 @@ def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
 # changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 5, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 6, _entered_collectives)
 FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)

@@ -4,6 +4,7 @@ DTensor, and full_tensor() collects its shards from every rank of the mesh."""
 import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor import DTensor
 from transformers import AutoModelForCausalLM
 
 
@@ -29,3 +30,16 @@ def save_every_rank_assembles(model, output_path):
     state = {name: tensor.full_tensor() for name, tensor in model.state_dict().items()}
     if dist.get_rank() == 0:
         torch.save(state, output_path)
+
+
+def _unshard_if_dtensor(tensor):
+    # Megatron's helper: whether it is handed a DTensor, and over which mesh, is its caller's.
+    if isinstance(tensor, DTensor):
+        return tensor.full_tensor()
+    return tensor
+
+
+def allreduce_embedding_grads(weight, embedding_group):
+    if dist.get_rank() in dist.get_process_group_ranks(embedding_group):
+        grad = _unshard_if_dtensor(weight.main_grad)
+        dist.all_reduce(grad, group=embedding_group)
