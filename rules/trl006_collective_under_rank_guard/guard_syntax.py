@@ -4,6 +4,8 @@ and what runs when a node runs (its calls, its ifs, what it assigns)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from trllint.core.cst import walk
@@ -91,39 +93,35 @@ def _false_constant(value: cst.BaseExpression) -> bool:
 
 
 def _bound_in(function: cst.FunctionDef) -> set[str]:
-    """The names ``function``'s own statements bind (assignments, loop and ``with`` targets)."""
-    names: set[str] = set()
-    for node in walk.statements(function.body, into_definitions=False):
-        if isinstance(node, cst.Assign):
-            names.update(n for target in node.targets for n in assigned_names(target.target))
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
-            names.update(assigned_names(node.target))
-        elif isinstance(node, cst.With):
-            names.update(n for item in node.items if item.asname is not None for n in assigned_names(item.asname.name))
-    return names
+    """The names ``function``'s own statements bind."""
+    return {name for _, names in _bindings(function) for name in names}
 
 
 def single_assignments(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     """The plain names ``function`` binds once, by a plain assignment, with their values."""
     values: dict[str, cst.BaseExpression] = {}
     bound_again: set[str] = set()
-    for node in walk.statements(function.body, into_definitions=False):
-        names: list[str] = []
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and len(node.targets) == 1:
-                    name = target.target.value
-                    if name in values:
-                        bound_again.add(name)
-                    values[name] = node.value
-                else:
-                    names += assigned_names(target.target)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
-            names += assigned_names(node.target)
-        elif isinstance(node, cst.With):
-            names += [n for item in node.items if item.asname is not None for n in assigned_names(item.asname.name)]
-        bound_again.update(names)
+    for node, names in _bindings(function):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            if name in values:
+                bound_again.add(name)
+            values[name] = node.value
+        else:
+            bound_again.update(names)
     return {name: value for name, value in values.items() if name not in bound_again}
+
+
+def _bindings(function: cst.FunctionDef) -> Iterator[tuple[cst.CSTNode, list[str]]]:
+    """Each of ``function``'s own statements that binds names, with them: assignments (augmented
+    and annotated too), loop and ``with`` targets."""
+    for node in walk.statements(function.body, into_definitions=False):
+        if isinstance(node, cst.Assign):
+            yield node, [name for target in node.targets for name in assigned_names(target.target)]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            yield node, assigned_names(node.target)
+        elif isinstance(node, cst.With):
+            yield node, [name for item in node.items if item.asname is not None for name in assigned_names(item.asname.name)]
 
 
 def exit_of(block: cst.BaseSuite) -> str | None:

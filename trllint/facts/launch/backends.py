@@ -42,18 +42,18 @@ BACKEND_FLAGS: dict[str, frozenset[Backend]] = {
     "is_deepspeed_zero3_enabled": frozenset({Backend.ZERO3}),
     "is_fsdp_enabled": frozenset({Backend.FSDP}),
 }
-# The values a program's own engine switch gives a backend (`train_engine == "torch_ddp"`).
-ENGINE_SWITCH_VALUES: dict[str, frozenset[Backend]] = {
-    "ddp": frozenset({Backend.DDP}),
-    "torch_ddp": frozenset({Backend.DDP}),
-    "deepspeed": DEEPSPEED,
-    "fsdp": frozenset({Backend.FSDP}),
-}
 # A program's own switch for a backend, named after it (`args.use_fsdp`, `config.fsdp_enable`,
 # `self.is_deepspeed`, `args.deepspeed`, `use_deepspeed_optimizer`): set when the program runs
 # under that backend, as a flag of the Trainer is. Not `deepspeed_available` (installed, not in use)
 # nor `disable_fsdp`: only a flag that says the backend is on.
 _FLAG_BACKENDS = {"deepspeed": DEEPSPEED, "fsdp": frozenset({Backend.FSDP})}
+# The values a program's own engine switch gives a backend (`train_engine == "torch_ddp"`): the
+# flags' names, and DDP's.
+ENGINE_SWITCH_VALUES: dict[str, frozenset[Backend]] = {
+    **_FLAG_BACKENDS,
+    "ddp": frozenset({Backend.DDP}),
+    "torch_ddp": frozenset({Backend.DDP}),
+}
 _FLAG_ON = re.compile(r"^(?:(?:use|is|using|enable|with)_)?(deepspeed|fsdp)(?:_(?:enable|enabled|on|optimizer))?$")
 
 

@@ -167,7 +167,7 @@ def _file_launch(model: SemanticModel, code: CodeLaunch) -> Launch:
         # programs' launches and the project's configs bound what it may run under, as for a
         # module those programs import; they show only that the project runs on several
         # processes. Where it is the project's one program, its configs are its own.
-        only_program = any(fact.entry is None for fact in shared) and project_programs(root) == [path.resolve()]
+        only_program = any(fact.entry is None for fact in shared) and project_programs(root) == (path.resolve(),)
         shared = [fact if only_program and fact.entry is None else replace(fact, shows=fact.backends | MULTI_PROCESS) for fact in shared]
     return _excluding((*shared, *own), code, closed=bool(shared))
 

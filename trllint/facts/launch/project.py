@@ -141,21 +141,27 @@ def project_launch(root: Path) -> ProjectLaunch:
     return project
 
 
-# A program of its own: a top-level `if __name__ == "__main__":`.
-_MAIN_TEST = re.compile(rb"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
+# The text of a top-level `if __name__ == "__main__":` (either order, in parentheses or not): the
+# launch model's test of a program (model.py), read from text so that no other file is parsed. A
+# match inside a string counts too, which only ever makes a file less often the one program.
+_MAIN_TEST = re.compile(rb"^if\s*\(?\s*(?:__name__\s*==\s*(['\"])__main__\1|(['\"])__main__\2\s*==\s*__name__)\s*\)?\s*:", re.M)
 
 
 @lru_cache(maxsize=64)
-def project_programs(root: Path) -> list[Path]:
-    """The project's Python files that run as programs of their own, within the walk's bounds."""
+def project_programs(root: Path) -> tuple[Path, ...] | None:
+    """The project's Python files that run as programs of their own; None where the walk stopped
+    at its bounds (a program may lie beyond them)."""
+    files = _project_files(root, (".py",))
+    if len(files) >= MAX_FILES_READ:
+        return None
     programs: list[Path] = []
-    for path in _project_files(root, (".py",)):
+    for path in files:
         try:
             if path.stat().st_size <= MAX_FILE_BYTES and _MAIN_TEST.search(path.read_bytes()):
                 programs.append(path.resolve())
         except OSError:
             continue
-    return programs
+    return tuple(programs)
 
 
 def _launch_files(root: Path) -> list[Path]:
