@@ -1,4 +1,4 @@
-"""trllint.facts.branches: which tests, branches and early exits prove FSDP off; which ranks reach a node."""
+"""trllint.facts.branches and backend_tests: which tests, branches and early exits prove FSDP off; which ranks reach a node."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import textwrap
 
 import libcst as cst
 import pytest
-from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from trllint.facts.branches import fsdp_knowledge, fsdp_known_off, rules_out_fsdp
+from trllint.facts.branches import proves
+from trllint.facts.launch.backend_tests import backends_possible_at, possible_under, rules_out
+from trllint.facts.launch.backends import Backend
 from trllint.facts.rank_split import Divergence, RankDivergence, rank_divergence
-from trllint.semantic.context import NodeContext
 from trllint.semantic.model import SemanticModel
 from trllint.core.source import SourceFile
 
@@ -24,7 +24,7 @@ def expression(code: str) -> cst.BaseExpression:
     [
         ("self.is_fsdp_enabled", True, False),
         ("trainer.is_fsdp_enabled", True, False),
-        ("is_fsdp_enabled()", None, None),  # transformers' function: False under plain FSDP too
+        ("is_fsdp_enabled()", True, None),  # transformers' function: False under plain FSDP too
         ("self.accelerator.distributed_type == DistributedType.FSDP", True, False),
         ("DistributedType.FSDP == accelerator.state.distributed_type", True, False),
         ("accelerator.distributed_type != DistributedType.FSDP", False, True),
@@ -34,20 +34,26 @@ def expression(code: str) -> cst.BaseExpression:
         ("accelerator.distributed_type != DistributedType.NO", None, False),
         ("accelerator.distributed_type in (DistributedType.FSDP, DistributedType.DEEPSPEED)", None, False),
         ("accelerator.distributed_type in [DistributedType.MULTI_GPU, DistributedType.NO]", False, None),
-        ("accelerator.distributed_type not in {DistributedType.FSDP}", False, None),
+        ("accelerator.distributed_type not in {DistributedType.FSDP}", False, True),
         ("accelerator.distributed_type in modes", None, None),
         ('getattr(self.accelerator.state, "fsdp_plugin", None) is not None', True, False),
         ("self.accelerator.state.fsdp_plugin is None", False, True),
         ("self.accelerator.is_fsdp2", None, None),  # False is FSDP1 or no FSDP
-        ("self.args.fsdp", None, None),  # FSDP may come from the launcher, not the arguments
+        ("self.args.fsdp", True, False),  # a program's own switch, as the Trainer's flag
     ],
 )
 def test_knowledge_of_single_tests(test, when_true, when_false):
-    assert fsdp_knowledge(expression(test)) == (when_true, when_false)
+    """What a single test says of FSDP: True (on), False (off) or None (either), when true and when false."""
+
+    def fsdp(possible):
+        return None if Backend.FSDP in possible and len(possible) > 1 else Backend.FSDP in possible
+
+    possible_when_true, possible_when_false = possible_under(expression(test))
+    assert (fsdp(possible_when_true), fsdp(possible_when_false)) == (when_true, when_false)
 
 
 @pytest.mark.parametrize(
-    "test, outcome, rules_out",
+    "test, outcome, fsdp_ruled_out",
     [
         ("not self.is_fsdp_enabled", True, True),
         ("not self.is_fsdp_enabled", False, False),
@@ -59,25 +65,22 @@ def test_knowledge_of_single_tests(test, when_true, when_false):
         ("self.is_deepspeed_enabled", False, False),
     ],
 )
-def test_compound_tests(test, outcome, rules_out):
-    assert rules_out_fsdp(expression(test), outcome=outcome) is rules_out
+def test_compound_tests(test, outcome, fsdp_ruled_out):
+    assert proves(expression(test), outcome, rules_out(Backend.FSDP)) is fsdp_ruled_out
 
 
 def known_off_by_marker(code: str) -> dict[str, bool]:
-    """fsdp_known_off for each call ``mark("label")`` in ``code``."""
-    text = textwrap.dedent(code)
-    source = SourceFile(text=text, display_path="case.py")
-    wrapper = MetadataWrapper(source.module, unsafe_skip_copy=True)
-    parents = wrapper.resolve(ParentNodeProvider)
-    context = NodeContext(lambda node: parents.get(node), source)
+    """Whether FSDP is ruled out at each call ``mark("label")`` in ``code``."""
+    source = SourceFile(text=textwrap.dedent(code), display_path="case.py")
+    model = SemanticModel.of(source)
     answers: dict[str, bool] = {}
 
     class Marks(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             if isinstance(node.func, cst.Name) and node.func.value == "mark":
-                answers[node.args[0].value.evaluated_value] = fsdp_known_off(node, context)
+                answers[node.args[0].value.evaluated_value] = Backend.FSDP not in backends_possible_at(model, node)
 
-    wrapper.module.visit(Marks())
+    source.module.visit(Marks())
     return answers
 
 
@@ -132,7 +135,7 @@ def test_branches_and_early_exits():
         """
     )
     assert answers == {
-        "deepspeed": False,
+        "deepspeed": True,  # DeepSpeed runs there, not FSDP
         "fsdp": False,
         "elif-else": True,
         "after-chain": False,

@@ -16,7 +16,7 @@ from trllint.core.findings import Evidence
 from trllint.core.source import SourceFile
 from trllint.facts.launch import project as project_module
 from trllint.facts.launch.backends import ANY, DEEPSPEED, MULTI_PROCESS, SHARDED, Backend, LaunchFact, deepspeed_stage, describe
-from trllint.facts.launch.branches import backends_named, backends_required
+from trllint.facts.launch.backend_tests import backends_named, backends_required
 from trllint.facts.launch.commands import launch_commands
 from trllint.facts.launch.configs import read_deepspeed_json, read_yaml_config
 from trllint.facts.launch.model import Launch, launch_of
@@ -844,7 +844,7 @@ def test_json_and_sarif_carry_the_evidence(cli_project, cli):
     assert related[2]["message"]["text"] == "accelerate config: distributed_type FSDP"
 
 
-# ---- branches that name backends (facts/launch/branches.py) ---------------------------------
+# ---- branches that name backends (facts/launch/backend_tests.py) ---------------------------------
 
 
 @pytest.mark.parametrize(
@@ -863,7 +863,8 @@ def test_json_and_sarif_carry_the_evidence(cli_project, cli):
         # A program's own engine switch compared with a backend's name (SLAM-LLM's CosyVoice trainer).
         ('info_dict["train_engine"] == "torch_ddp"', DDP),
         ("'deepspeed' == args.strategy", DEEPSPEED),
-        ('args.train_engine != "deepspeed"', frozenset()),
+        # The switch is exact: not DeepSpeed's name, true under every other backend.
+        ('args.train_engine != "deepspeed"', ANY - DEEPSPEED),
         ('args.dataset == "fsdp_logs"', frozenset()),
         ('accelerator.distributed_type == "DEEPSPEED"', DEEPSPEED),  # the enum member's value
         ('args.launcher == "deepspeed"', frozenset()),  # the launcher may run DDP
@@ -871,7 +872,7 @@ def test_json_and_sarif_carry_the_evidence(cli_project, cli):
         ("is_deepspeed_available()", frozenset()),
         ("args.deepspeed_available", frozenset()),
         ("args.disable_fsdp", frozenset()),
-        ("not args.use_fsdp", frozenset()),
+        ("not args.use_fsdp", ANY - FSDP),  # and the switch off under every other
         ("args.fsdp_version == 2", frozenset()),
     ],
 )

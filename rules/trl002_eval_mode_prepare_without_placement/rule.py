@@ -16,7 +16,7 @@ from libcst.metadata import PositionProvider
 from trllint.core.cst import walk
 from trllint.core.findings import ReasonKind
 from trllint.facts.accelerators import is_accelerator
-from trllint.facts.branches import fsdp_known_off
+from trllint.facts.launch.backend_tests import backends_possible_at
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import Backend
 from trllint.facts.launch.model import launch_of
@@ -74,7 +74,7 @@ class EvalModePrepareWithoutPlacement(Rule):
             # Written out (True, False, a variable): the author decided where the model lives,
             # and may have placed it already (a model sharded at load time owns its placement).
             return
-        if not is_accelerator(node.func.value, self.context) or fsdp_known_off(node, self.context):
+        if not is_accelerator(node.func.value, self.context) or Backend.FSDP not in backends_possible_at(self.model, node):
             return
         launch = launch_of(self.model, node)
         if not launch.possible(_FSDP):

@@ -10,9 +10,10 @@ import libcst as cst
 
 from trllint.core.cst import walk
 from trllint.core.cst.names import assigned_names, parameters
-from trllint.facts.launch.branches import tests_holding_at
+from trllint.facts.branches import holds_at
 from trllint.core.source import SourceFile
 from trllint.semantic.context import NodeContext
+from trllint.semantic.model import SemanticModel
 
 _EXITS = {cst.Return: "return", cst.Continue: "continue", cst.Break: "break"}
 _OWN_SCOPES = walk.node_types(cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -80,10 +81,14 @@ def switched_off(call: cst.Call, function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(off - _bound_in(function)) if off else frozenset()
 
 
-def runs_only_when_on(call: cst.Call, off: frozenset[str], context: NodeContext) -> bool:
-    """``call`` runs only in the body of ``if p:``, ``p`` one of the parameters ``off`` (a caller
-    passed them a false constant)."""
-    return bool(off) and any(isinstance(test, cst.Name) and test.value in off for test in tests_holding_at(call, context))
+def runs_only_when_on(model: SemanticModel, call: cst.Call, off: frozenset[str]) -> bool:
+    """``call`` runs only where ``p`` is true (in the body of ``if p:``, after ``if not p: return``),
+    ``p`` one of the parameters ``off`` (a caller passed them a false constant)."""
+
+    def switched_on(test: cst.BaseExpression) -> tuple[bool | None, bool | None]:
+        return (isinstance(test, cst.Name) and test.value in off) or None, None
+
+    return bool(off) and holds_at(model, call, switched_on)
 
 
 def _false_constant(value: cst.BaseExpression) -> bool:

@@ -17,8 +17,8 @@ from libcst.metadata import PositionProvider
 from trllint.core.cst import walk
 from trllint.core.findings import Evidence
 from dataclasses import dataclass
-from trllint.facts.launch.backends import MULTI_PROCESS, Backend
-from trllint.facts.launch.branches import backends_required, tests_holding_at
+from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend
+from trllint.facts.launch.backend_tests import backends_possible_at
 from trllint.facts.launch.model import launch_of
 from trllint.facts.calls import called_names, calls_in
 from trllint.semantic.context import CONTEXT_METADATA
@@ -185,7 +185,7 @@ class CollectiveUnderRankGuard(Rule):
         parameter the caller decides (`if synchronize: barrier()` read across modules; a
         DTensor's `full_tensor()` under `isinstance(tensor, DTensor)`: which mesh, if any, is the
         caller's)."""
-        if self.guard_of(collective) is not None or runs_only_when_on(call, off, self.context):
+        if self.guard_of(collective) is not None or runs_only_when_on(self.model, call, off):
             return False
         across_modules = self._project is None or collective.defined_in is not None
         return not ((across_modules or collective.kind == DTENSOR_GATHER) and under_parameter_test(call, function, self.context))
@@ -218,10 +218,9 @@ class CollectiveUnderRankGuard(Rule):
             backends = collective.backends
             if collective.kind == "save_state" and names_checkpoints_automatically(self.source) is not None:
                 backends = None  # a barrier under every backend
-            for test in tests_holding_at(call, self.context):
-                required = backends_required(test, values.get)
-                if required is not None:
-                    backends = required if backends is None else backends & required
+            possible = backends_possible_at(self.model, call, values.get)
+            if possible != ANY:
+                backends = possible if backends is None else backends & possible
             if backends is None:
                 return None  # the cache keeps None: under every backend
             found |= backends
@@ -502,5 +501,5 @@ def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
 # changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 6, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 7, _entered_collectives)
 FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)

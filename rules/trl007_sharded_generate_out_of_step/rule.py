@@ -19,7 +19,7 @@ from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.calls import called_names, calls_in
 from trllint.facts.launch.backends import SHARDED, describe
-from trllint.facts.launch.branches import backends_possible_at
+from trllint.facts.launch.backend_tests import backends_possible_at
 from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.rank_reads import RANK_MARKERS

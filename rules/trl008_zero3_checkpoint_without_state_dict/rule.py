@@ -20,7 +20,7 @@ from trllint.core.findings import Evidence, ReasonKind
 from trllint.facts.rank_split import rank_divergence
 from trllint.facts.calls import calls_in
 from trllint.facts.launch.backends import DEEPSPEED, Backend
-from trllint.facts.launch.branches import backends_possible_at
+from trllint.facts.launch.backend_tests import backends_possible_at
 from trllint.facts.launch.model import launch_of
 from trllint.facts.partitioning import backends_sharding
 from trllint.facts.ranks import main_only_decorator

@@ -43,7 +43,7 @@ from trllint.core.findings import ReasonKind
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import earlier_siblings
 from trllint.facts.launch.backends import Backend
-from trllint.facts.launch.branches import backends_named
+from trllint.facts.launch.backend_tests import backends_named
 from trllint.facts.rank_flow import rank_flows
 from trllint.facts.rank_lattice import Rank, is_torch_distributed, names_in
 from trllint.facts.ranks import rank_facts, splits_ranks

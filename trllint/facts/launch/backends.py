@@ -30,7 +30,7 @@ MULTI_PROCESS = frozenset({Backend.DDP, Backend.FSDP, *DEEPSPEED})
 ANY = frozenset({Backend.ONE_PROCESS, *MULTI_PROCESS})
 
 # What code that tests the backend names, read by the code's own launch facts (code.py) and by
-# the branches that settle the backend at a node (branches.py): accelerate's DistributedType
+# the tests that settle the backend at a node (backend_tests.py): accelerate's DistributedType
 # members, and the flags the Trainer and transformers set (true exactly under these backends).
 DISTRIBUTED_TYPE_BACKENDS: dict[str, frozenset[Backend]] = {
     "DEEPSPEED": DEEPSPEED,

@@ -22,9 +22,10 @@ Where the facts come from:
 - always, the file's own code: the launches it builds or handles, and those it cannot run under
   (``code.py``: two models in one ``accelerator.prepare`` rule DeepSpeed out, whatever config the
   project ships); a fact left with no backend is dropped;
-- at a node, the ifs whose body holds it: where their tests name backends (``if
-  self.is_fsdp_enabled or self.is_deepspeed_enabled:``, ``branches.py``), the others are ruled
-  out there.
+- at a node, the tests on every path to it: where they rule backends out (the body of ``if
+  self.is_fsdp_enabled or self.is_deepspeed_enabled:``, the ``else`` of ``if
+  is_deepspeed_zero3_enabled():``, the code after ``if not args.use_fsdp: return``;
+  ``backend_tests.py``), those are ruled out there.
 
 Nothing is imported or run: configs, scripts and code are read as text.
 """
@@ -42,7 +43,7 @@ from trllint.core.findings import Evidence
 from trllint.core.positions import positions_of
 from trllint.facts.launch import LAUNCH_SOURCES
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend, LaunchFact, describe
-from trllint.facts.launch.branches import backends_required_at
+from trllint.facts.launch.backend_tests import backends_possible_at
 from trllint.facts.launch.code import CodeLaunch, code_launch
 
 if TYPE_CHECKING:
@@ -96,15 +97,15 @@ class Launch:
 
 def launch_of(model: SemanticModel, node: cst.CSTNode | None = None) -> Launch:
     """How the code at ``node`` (else the file's top level) may run: the file's launch, within
-    the backends the ifs whose body holds the node name (``if self.is_deepspeed_enabled:``)."""
+    the backends the tests on every path to it leave (``if self.is_deepspeed_enabled:``)."""
     source = model.source
     code = model.once((code_launch,), lambda: _code_of(model))
     if source.display_path.endswith(NOTEBOOK_SUFFIX):
         launch = _notebook_launch(model, code, node)
     else:
         launch = model.once((launch_of,), lambda: _file_launch(model, code))
-    required = backends_required_at(model, node) if node is not None else None
-    return launch if required is None else launch.within(required)
+    possible = backends_possible_at(model, node) if node is not None else ANY
+    return launch if possible == ANY else launch.within(possible)
 
 
 def launch_dependencies(model: SemanticModel) -> dict[str, str]:
