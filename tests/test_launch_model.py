@@ -566,6 +566,32 @@ def test_a_branch_no_launch_of_the_project_runs_is_unknown_not_ruled_out(project
     assert inside.possible(DEEPSPEED) and not inside.possible(DDP) and inside.shown(DEEPSPEED) == ()
 
 
+def test_an_early_exit_and_an_else_arm_narrow_the_launch_as_a_branch_body_does(project):
+    write(project, {"run.sh": "accelerate launch --use_deepspeed --zero_stage 3 train.py\n"})
+    code = """
+    def save(model, args):
+        if not is_deepspeed_zero3_enabled():
+            return
+        model.save_checkpoint(args.output_dir)
+
+
+    def export(model, args):
+        if is_deepspeed_zero3_enabled():
+            model.save_checkpoint(args.output_dir)
+        else:
+            model.save_pretrained(args.output_dir)
+    """
+    source = source_of(project / "train.py", code)
+    after_exit = launch_at(source, "model.save_checkpoint(args.output_dir)")
+    assert after_exit.possible(ZERO3) and not after_exit.possible(DDP)
+    else_arm = launch_at(source, "model.save_pretrained(args.output_dir)")
+    assert not else_arm.possible(ZERO3) and not else_arm.closed  # the project's one launch is ruled out
+    # transformers' is_fsdp_enabled() is false under FSDP without CPU-RAM-efficient loading: its
+    # falsehood rules nothing out.
+    maybe = "def maybe(model, args):\n    if is_fsdp_enabled():\n        return\n    model.push_to_hub(args.repo)\n"
+    assert launch_at(source_of(project / "train.py", maybe), "model.push_to_hub(args.repo)").possible(ZERO3)
+
+
 def test_the_configs_of_a_project_show_the_backend_of_its_one_program(project):
     write(project, {
         "configs/zero3.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n",
