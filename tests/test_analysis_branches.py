@@ -39,7 +39,9 @@ def expression(code: str) -> cst.BaseExpression:
         ('getattr(self.accelerator.state, "fsdp_plugin", None) is not None', True, False),
         ("self.accelerator.state.fsdp_plugin is None", False, True),
         ("self.accelerator.is_fsdp2", None, None),  # False is FSDP1 or no FSDP
-        ("self.args.fsdp", True, False),  # a program's own switch, as the Trainer's flag
+        ("self.args.fsdp", True, None),  # False: FSDP may come from the launcher, not the arguments
+        ("args.use_fsdp", True, False),  # a program's own switch, as the Trainer's flag
+        ('accelerator.distributed_type == "fsdp"', None, None),  # never equal: the values are upper case
     ],
 )
 def test_knowledge_of_single_tests(test, when_true, when_false):

@@ -16,7 +16,8 @@ from trllint.core.findings import Evidence
 from trllint.core.source import SourceFile
 from trllint.facts.launch import project as project_module
 from trllint.facts.launch.backends import ANY, DEEPSPEED, MULTI_PROCESS, SHARDED, Backend, LaunchFact, deepspeed_stage, describe
-from trllint.facts.launch.backend_tests import backends_named, backends_required
+from trllint.facts.branches import proves
+from trllint.facts.launch.backend_tests import backends_named, rules_out
 from trllint.facts.launch.commands import launch_commands
 from trllint.facts.launch.configs import read_deepspeed_json, read_yaml_config
 from trllint.facts.launch.model import Launch, launch_of
@@ -566,7 +567,7 @@ def test_a_branch_no_launch_of_the_project_runs_is_unknown_not_ruled_out(project
     assert inside.possible(DEEPSPEED) and not inside.possible(DDP) and inside.shown(DEEPSPEED) == ()
 
 
-def test_an_early_exit_and_an_else_arm_narrow_the_launch_as_a_branch_body_does(project):
+def test_an_early_exit_narrows_the_launch_as_a_branch_body_does_and_an_else_arm_does_not(project):
     write(project, {"run.sh": "accelerate launch --use_deepspeed --zero_stage 3 train.py\n"})
     code = """
     def save(model, args):
@@ -584,12 +585,12 @@ def test_an_early_exit_and_an_else_arm_narrow_the_launch_as_a_branch_body_does(p
     source = source_of(project / "train.py", code)
     after_exit = launch_at(source, "model.save_checkpoint(args.output_dir)")
     assert after_exit.possible(ZERO3) and not after_exit.possible(DDP)
+    # The else arm handles the launches the project may not have: its launch stays the project's.
     else_arm = launch_at(source, "model.save_pretrained(args.output_dir)")
-    assert not else_arm.possible(ZERO3) and not else_arm.closed  # the project's one launch is ruled out
-    # transformers' is_fsdp_enabled() is false under FSDP without CPU-RAM-efficient loading: its
-    # falsehood rules nothing out.
-    maybe = "def maybe(model, args):\n    if is_fsdp_enabled():\n        return\n    model.push_to_hub(args.repo)\n"
-    assert launch_at(source_of(project / "train.py", maybe), "model.push_to_hub(args.repo)").possible(ZERO3)
+    assert else_arm.possible(ZERO3) and else_arm.closed
+    # After `if not is_fsdp_enabled(): return`, the code runs under FSDP only.
+    maybe = "def maybe(model, args):\n    if not is_fsdp_enabled():\n        return\n    model.push_to_hub(args.repo)\n"
+    assert not launch_at(source_of(project / "train.py", maybe), "model.push_to_hub(args.repo)").possible(ZERO3)
 
 
 def test_the_configs_of_a_project_show_the_backend_of_its_one_program(project):
@@ -883,7 +884,8 @@ def test_json_and_sarif_carry_the_evidence(cli_project, cli):
         ("self.config.use_deepspeed_optimizer", DEEPSPEED),
         ("args.fsdp_enable", FSDP),
         ("is_fsdp", FSDP),
-        ("args.deepspeed", DEEPSPEED),
+        # TrainingArguments' own: empty where accelerate launch's config chooses the backend.
+        ("args.deepspeed", frozenset()),
         ('bool(getattr(self.config, "use_fsdp", False))', FSDP),
         ("accelerator.is_main_process or config.use_deepspeed or config.use_fsdp", DEEPSPEED | FSDP),
         # A program's own engine switch compared with a backend's name (SLAM-LLM's CosyVoice trainer).
@@ -906,17 +908,18 @@ def test_backends_named(test, named):
     assert backends_named(cst.parse_expression(test)) == named
 
 
-def test_backends_required_narrows_by_and_and_widens_by_or_of_named_sides():
+def test_a_test_narrows_by_and_and_widens_by_or_of_named_sides():
     values = {"all_ranks_save": cst.parse_expression('bool(getattr(cfg, "use_deepspeed", False) or cfg.use_fsdp)')}
 
-    def required(test: str):
-        return backends_required(cst.parse_expression(test), values.get)
+    def possible_when_true(test: str) -> frozenset[Backend]:
+        expression = cst.parse_expression(test)
+        return frozenset(b for b in Backend if not proves(expression, True, rules_out(b, values.get)))
 
-    assert required("distributed and all_ranks_save and cfg.use_tempdir") == DEEPSPEED | FSDP
-    assert required("cfg.use_fsdp and step % 10 == 0") == FSDP
-    assert required("cfg.use_deepspeed or cfg.use_fsdp") == DEEPSPEED | FSDP
-    assert required("cfg.use_deepspeed and cfg.use_fsdp") == frozenset()  # never both
+    assert possible_when_true("distributed and all_ranks_save and cfg.use_tempdir") == DEEPSPEED | FSDP
+    assert possible_when_true("cfg.use_fsdp and step % 10 == 0") == FSDP
+    assert possible_when_true("cfg.use_deepspeed or cfg.use_fsdp") == DEEPSPEED | FSDP
+    assert possible_when_true("cfg.use_deepspeed and cfg.use_fsdp") == frozenset()  # never both
     # A side that names no backend may be true under any: so may the test.
-    assert required("cfg.use_fsdp or step % 10 == 0") is None
-    assert required("accelerator.num_processes > 1") is None
-    assert required("all_ranks") is None  # a name no value is known for
+    assert possible_when_true("cfg.use_fsdp or step % 10 == 0") == ANY
+    assert possible_when_true("accelerator.num_processes > 1") == ANY
+    assert possible_when_true("all_ranks") == ANY  # a name no value is known for

@@ -6,13 +6,16 @@ combines them) gives the backends possible when it is true and when it is false:
 - true exactly under their backends (false: under the others): the Trainer's flags, set from
   the accelerator's state (``self.is_fsdp_enabled``, ``self.is_deepspeed_enabled``),
   transformers' ``is_deepspeed_zero3_enabled()``, accelerate's ``distributed_type`` compared with
-  ``FSDP``, ``DEEPSPEED`` or ``MULTI_GPU``, ``state.fsdp_plugin is None``, and a program's own
-  switch, named after a backend (``args.use_fsdp``, ``args.deepspeed``) or compared with a
-  backend's name (``train_engine == "torch_ddp"``): set when the program runs under that backend,
-  as the Trainer's flags are;
-- true only under its backend, false under any: transformers' ``is_fsdp_enabled()`` (false under
-  FSDP unless CPU-RAM-efficient loading is on); ``distributed_type`` equal to another type
-  (``NO``, ``MULTI_CPU``) is true only where neither FSDP nor DeepSpeed runs;
+  ``FSDP`` or ``DEEPSPEED`` (the only types of those backends), ``state.fsdp_plugin is None``, and
+  a program's own switch, named after a backend (``args.use_fsdp``, ``config.is_deepspeed``) or
+  compared with a backend's name (``train_engine == "torch_ddp"``): set when the program runs
+  under that backend, as the Trainer's flags are;
+- true only under their backends, false under any: transformers' ``is_fsdp_enabled()`` (false
+  under FSDP unless CPU-RAM-efficient loading is on); TrainingArguments' ``args.fsdp`` and
+  ``args.deepspeed`` (empty where ``accelerate launch``'s config chooses the backend);
+  ``distributed_type == DistributedType.MULTI_GPU`` (DDP runs as ``MULTI_CPU`` too); and
+  ``distributed_type`` equal to another type (``NO``) is true only where neither FSDP nor
+  DeepSpeed runs;
 - any other test: nothing.
 
 The diffusers examples fixed their ``save_state`` hang under DeepSpeed with ``if
@@ -24,6 +27,7 @@ is_deepspeed_zero3_enabled():`` never under ZeRO-3 (``backends_possible_at``).
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
@@ -44,12 +48,15 @@ if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
 ValueOf = Callable[[str], "cst.BaseExpression | None"]
+Leaf = Callable[[cst.BaseExpression], Knowledge]
 # The backends possible when a test is true, and when it is false.
 Possible = tuple[frozenset[Backend], frozenset[Backend]]
 _NOTHING_KNOWN: Possible = (ANY, ANY)
 _FSDP = frozenset({Backend.FSDP})
-# A call whose falsehood proves nothing (see above).
+# A call, an argument and DistributedType members whose falsehood proves nothing (see above).
 _TRUE_ONLY_CALLS = frozenset({"is_fsdp_enabled"})
+_TRUE_ONLY_SWITCHES = frozenset({"fsdp", "deepspeed"})
+_EXACT_DISTRIBUTED_TYPES = frozenset({"FSDP", "DEEPSPEED"})
 _MAX_VALUE_DEPTH = 3  # names read through their values: `all_saving = use_deepspeed or use_fsdp`
 
 
@@ -69,7 +76,9 @@ def possible_under(test: cst.BaseExpression) -> Possible:
     name = dotted_name(test)
     short = (last_attribute(name) or name) if name else ""
     backends = backends_of_flag(short)
-    return (backends, ANY - backends) if backends else _NOTHING_KNOWN
+    if not backends:
+        return _NOTHING_KNOWN
+    return (backends, ANY if short in _TRUE_ONLY_SWITCHES else ANY - backends)
 
 
 def _comparison(left: cst.BaseExpression, operator: cst.BaseCompOp, right: cst.BaseExpression) -> Possible:
@@ -78,7 +87,7 @@ def _comparison(left: cst.BaseExpression, operator: cst.BaseCompOp, right: cst.B
         if members is None:
             return _NOTHING_KNOWN
         when_in = frozenset().union(*(_of_type(member) for member in members))
-        when_not_in = ANY.difference(*(_of_type(member) for member in members if member in DISTRIBUTED_TYPE_BACKENDS))
+        when_not_in = ANY.difference(*(_of_type(member) for member in members & _EXACT_DISTRIBUTED_TYPES))
         return (when_in, when_not_in) if isinstance(operator, cst.In) else (when_not_in, when_in)
     if not isinstance(operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
         return _NOTHING_KNOWN
@@ -92,7 +101,7 @@ def _equality(named: cst.BaseExpression, value: cst.BaseExpression) -> Possible 
         member = _distributed_type_member(value)
         if member is None:
             return None
-        return (_of_type(member), ANY - _of_type(member) if member in DISTRIBUTED_TYPE_BACKENDS else ANY)
+        return (_of_type(member), ANY - _of_type(member) if member in _EXACT_DISTRIBUTED_TYPES else ANY)
     if (last_attribute(dotted_name(read_through(named)) or "") or "") == "fsdp_plugin" and is_none(value):
         return (ANY - _FSDP, _FSDP)
     if isinstance(value, cst.SimpleString) and "launcher" not in (dotted_name(named) or "").lower():
@@ -122,7 +131,7 @@ def _distributed_type_member(node: cst.BaseExpression) -> str | None:
         return name.rsplit(".", 1)[-1]
     if isinstance(node, cst.SimpleString) and node.prefix == "":
         value = node.evaluated_value
-        return value.upper() if isinstance(value, str) and value.isidentifier() else None
+        return value if isinstance(value, str) and value.isidentifier() and value.isupper() else None
     return None
 
 
@@ -133,19 +142,30 @@ def _distributed_type_members(node: cst.BaseExpression) -> frozenset[str] | None
     return None if any(m is None for m in members) else frozenset(m for m in members if m is not None)
 
 
-def rules_out(backend: Backend, value_of: ValueOf | None = None, depth: int = 0) -> Callable[[cst.BaseExpression], Knowledge]:
+def rules_out(backend: Backend, value_of: ValueOf | None = None, *, by_falsehood: bool = True) -> Leaf:
     """The leaf of :func:`trllint.facts.branches.proves` for the property "``backend`` is off":
-    a single test's reading, and a plain name read through the value it was assigned."""
+    a single test's reading, and a plain name read through the value it was assigned. Without
+    ``by_falsehood`` only what a test says when true counts."""
+    if value_of is None:
+        return _plain_leaf(backend, by_falsehood)  # one object per question: holds_at caches by it
+    return _leaf(backend, value_of, by_falsehood, 0)
 
+
+@cache
+def _plain_leaf(backend: Backend, by_falsehood: bool) -> Leaf:
+    return _leaf(backend, None, by_falsehood, 0)
+
+
+def _leaf(backend: Backend, value_of: ValueOf | None, by_falsehood: bool, depth: int) -> Leaf:
     def leaf(test: cst.BaseExpression) -> Knowledge:
         inner = read_through(test)
         value = value_of(inner.value) if value_of and isinstance(inner, cst.Name) and depth < _MAX_VALUE_DEPTH else None
         if value is not None or inner is not test:
-            through = rules_out(backend, value_of, depth + (value is not None))
+            through = _leaf(backend, value_of, by_falsehood, depth + (value is not None))
             inner = value if value is not None else inner
             return (proves(inner, True, through) or None, proves(inner, False, through) or None)
         when_true, when_false = possible_under(test)
-        return (backend not in when_true or None, backend not in when_false or None)
+        return (backend not in when_true or None, (by_falsehood and backend not in when_false) or None)
 
     return leaf
 
@@ -155,14 +175,14 @@ def backends_named(test: cst.BaseExpression) -> frozenset[Backend]:
     return frozenset(b for b in Backend if proves(test, False, rules_out(b)))
 
 
-def backends_required(test: cst.BaseExpression, value_of: ValueOf | None = None) -> frozenset[Backend] | None:
-    """The backends ``test`` can be true under, where it rules some out (None: any backend).
-    ``value_of`` gives the value a plain name was assigned where the test reads it, or None."""
-    possible = frozenset(b for b in Backend if not proves(test, True, rules_out(b, value_of)))
-    return None if possible == ANY else possible
-
-
-def backends_possible_at(model: SemanticModel, node: cst.CSTNode, value_of: ValueOf | None = None) -> frozenset[Backend]:
+def backends_possible_at(
+    model: SemanticModel, node: cst.CSTNode, value_of: ValueOf | None = None, *, by_falsehood: bool = True
+) -> frozenset[Backend]:
     """The backends the code at ``node`` can run under: those no test on every path to it rules
-    out (a branch taken on it, an earlier ``if <test>: return``; ``trllint.facts.branches.holds_at``)."""
-    return frozenset(b for b in Backend if not holds_at(model, node, rules_out(b, value_of)))
+    out (a branch taken on it, an earlier ``if <test>: return``; ``trllint.facts.branches.holds_at``).
+    ``value_of`` gives the value a plain name was assigned where a test reads it, or None;
+    ``by_falsehood`` as for :func:`rules_out`."""
+    reused = value_of is None  # the leaf of rules_out is then one object per backend
+    return frozenset(
+        b for b in Backend if not holds_at(model, node, rules_out(b, value_of, by_falsehood=by_falsehood), reused=reused)
+    )

@@ -22,10 +22,9 @@ Where the facts come from:
 - always, the file's own code: the launches it builds or handles, and those it cannot run under
   (``code.py``: two models in one ``accelerator.prepare`` rule DeepSpeed out, whatever config the
   project ships); a fact left with no backend is dropped;
-- at a node, the tests on every path to it: where they rule backends out (the body of ``if
-  self.is_fsdp_enabled or self.is_deepspeed_enabled:``, the ``else`` of ``if
-  is_deepspeed_zero3_enabled():``, the code after ``if not args.use_fsdp: return``;
-  ``backend_tests.py``), those are ruled out there.
+- at a node, the tests on every path to it, by what they say when true: where they rule
+  backends out (the body of ``if self.is_fsdp_enabled or self.is_deepspeed_enabled:``, the code
+  after ``if not args.use_fsdp: return``; ``backend_tests.py``), those are ruled out there.
 
 Nothing is imported or run: configs, scripts and code are read as text.
 """
@@ -97,14 +96,17 @@ class Launch:
 
 def launch_of(model: SemanticModel, node: cst.CSTNode | None = None) -> Launch:
     """How the code at ``node`` (else the file's top level) may run: the file's launch, within
-    the backends the tests on every path to it leave (``if self.is_deepspeed_enabled:``)."""
+    the backends the tests on every path to it leave by their truth (``if self.is_deepspeed_enabled:``)."""
     source = model.source
     code = model.once((code_launch,), lambda: _code_of(model))
     if source.display_path.endswith(NOTEBOOK_SUFFIX):
         launch = _notebook_launch(model, code, node)
     else:
         launch = model.once((launch_of,), lambda: _file_launch(model, code))
-    possible = backends_possible_at(model, node) if node is not None else ANY
+    # Only what a test says when true narrows the launch: the other arm is where code handles
+    # the backends the project may not launch (an else of `if self.is_deepspeed_enabled:` in a
+    # DeepSpeed-only project would leave no launch, and how it runs unknown).
+    possible = backends_possible_at(model, node, by_falsehood=False) if node is not None else ANY
     return launch if possible == ANY else launch.within(possible)
 
 
