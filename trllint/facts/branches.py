@@ -43,15 +43,14 @@ def proves(test: cst.BaseExpression, outcome: bool, leaf: Callable[[cst.BaseExpr
     return (when_true if outcome else when_false) is True
 
 
-def holds_at(
-    model: SemanticModel, node: cst.CSTNode, leaf: Callable[[cst.BaseExpression], Knowledge], *, reused: bool = False
-) -> bool:
+def holds_at(model: SemanticModel, node: cst.CSTNode, leaf: Callable[[cst.BaseExpression], Knowledge]) -> bool:
     """True when every path that reaches ``node`` in its function passed a test proving the
     property ``leaf`` reads: a branch taken on it (``if``/``else``, a conditional expression,
     the right operand of ``and``/``or``), or an earlier statement of an enclosing block that
     leaves unless it holds (``if <test>: return``, ``assert <test>``). A test outside the
-    function says nothing of when the function runs. ``reused``: the same leaf object is asked
-    at other nodes of the file, so each block's first such statement is found once."""
+    function says nothing of when the function runs. Each block's first statement that leaves
+    unless the property holds is found once per leaf object (a leaf asked at every statement of a
+    long block costs one reading of it)."""
     child: cst.CSTNode = node
     for ancestor in model.context.ancestors(node):
         if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
@@ -65,7 +64,7 @@ def holds_at(
             if proves(ancestor.left, isinstance(ancestor.operator, cst.And), leaf):
                 return True
         elif isinstance(ancestor, (cst.IndentedBlock, cst.Module, cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            if _left_before(model, ancestor, child, leaf, reused):
+            if _left_before(model, ancestor, child, leaf):
                 return True
         child = ancestor
     return False
@@ -78,16 +77,11 @@ def earlier_siblings(statements: Sequence[cst.CSTNode], child: cst.CSTNode) -> l
     return []
 
 
-def _left_before(
-    model: SemanticModel, block: BlockOf, child: cst.CSTNode, leaf: Callable[[cst.BaseExpression], Knowledge], reused: bool
-) -> bool:
+def _left_before(model: SemanticModel, block: BlockOf, child: cst.CSTNode, leaf: Callable[[cst.BaseExpression], Knowledge]) -> bool:
     """A statement of ``block`` before ``child`` leaves unless the property holds."""
     positions, leaving = model.once((_leaving_statements, id(block)), lambda: _leaving_statements(block))
-    position = positions.get(id(child), 0)
-    if reused:
-        first = model.once((_left_before, leaf, id(block)), lambda: _first_leaving(leaving, leaf))
-        return first is not None and first < position
-    return any(_leaves_unless(statement, leaf) for index, statement in leaving if index < position)
+    first = model.once((_left_before, leaf, id(block)), lambda: _first_leaving(leaving, leaf))
+    return first is not None and first < positions.get(id(child), 0)
 
 
 def _first_leaving(leaving: list[tuple[int, cst.CSTNode]], leaf: Callable[[cst.BaseExpression], Knowledge]) -> int | None:

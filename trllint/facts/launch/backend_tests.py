@@ -182,7 +182,4 @@ def backends_possible_at(
     out (a branch taken on it, an earlier ``if <test>: return``; ``trllint.facts.branches.holds_at``).
     ``value_of`` gives the value a plain name was assigned where a test reads it, or None;
     ``by_falsehood`` as for :func:`rules_out`."""
-    reused = value_of is None  # the leaf of rules_out is then one object per backend
-    return frozenset(
-        b for b in Backend if not holds_at(model, node, rules_out(b, value_of, by_falsehood=by_falsehood), reused=reused)
-    )
+    return frozenset(b for b in Backend if not holds_at(model, node, rules_out(b, value_of, by_falsehood=by_falsehood)))
