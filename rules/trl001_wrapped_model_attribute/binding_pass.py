@@ -25,7 +25,12 @@ from trllint.facts.wrapping import (
     wrapping_made_by,
 )
 from trllint.rules.trl001_wrapped_model_attribute.library_bases import LibraryBase, library_base
-from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import returned_wrapping, returns_a_wrapper
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import (
+    argument_for,
+    returned_parameter,
+    returned_wrapping,
+    returns_a_wrapper,
+)
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:
@@ -132,6 +137,7 @@ class BindingPass(cst.CSTVisitor):
         self._members: dict[int, set[int]] = {}
         self._libraries: dict[int, LibraryBase | None] = {}  # id(class) -> its library trainer base
         self._returned: dict[int, Wrapping | None] = {}  # id(function of this file) -> what it returns
+        self._handed: dict[int, str | None] = {}  # id(function of this file) -> the parameter it returns
 
     # ---- scopes -------------------------------------------------------------------------
 
@@ -199,6 +205,9 @@ class BindingPass(cst.CSTVisitor):
         if made is None and isinstance(value, cst.Call):
             local = self._local_wrapper(value)  # a function of this file wraps
             made = None if local is None else [local]
+        if made is None and isinstance(value, cst.Call):
+            passed = self._handed_back(value)  # a function of this file returns the model it was given
+            made = None if passed is None else [passed]
         if made is None and isinstance(value, cst.Call) and self.project_bases.project is not None:
             returned = returned_wrapping(self.project_bases.project, value)  # a helper of the project wraps
             made = None if returned is None else [returned]
@@ -381,6 +390,18 @@ class BindingPass(cst.CSTVisitor):
         if "." not in name:
             return self._nested_function(name) or self.functions.get(name), False
         return None, False
+
+    def _handed_back(self, call: cst.Call) -> Wrapping | None:
+        """The wrapping of the argument a function of this file returns as it received it
+        (``model = data_dependent_init(loader, model)``), or None."""
+        callee, skip_self = self._callee(call)
+        if callee is None:
+            return None
+        if id(callee) not in self._handed:
+            self._handed[id(callee)] = returned_parameter(callee)
+        given = argument_for(call, callee, self._handed[id(callee)], skip_self)
+        name = dotted_name(given) if given is not None else None
+        return self._lookup(name) if name else None
 
     def _nested_function(self, name: str | None) -> cst.FunctionDef | None:
         """The function of this name that an enclosing function's body defines, if any."""

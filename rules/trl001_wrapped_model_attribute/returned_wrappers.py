@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name
+from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, parameter_names, scope_bindings
 from trllint.core.prefilter import AnyOf
 from trllint.facts.wrapping import DATA_PARALLEL, DATA_PARALLEL_WRAPPERS, Wrapping, wrapping_made_by
 from trllint.semantic.model import SemanticModel
@@ -100,6 +100,48 @@ def returns_a_wrapper(function: cst.FunctionDef, imports: ImportMap) -> Wrapping
         return None
     conditional = any(r is None for r in returns)
     return Wrapping(DATA_PARALLEL, wrapping.origin, wrapper=wrapping.wrapper, conditional=conditional)
+
+
+def returned_parameter(function: cst.FunctionDef) -> str | None:
+    """The parameter ``function`` hands back as it received it: every ``return`` returns that name,
+    the body ends with one, and nothing in the body binds the name again
+    (``def data_dependent_init(loader, model): ...; return model``). A wrapper passed in comes back."""
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return None
+    last = body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return None  # a path may fall off the end and return None
+    returned: set[str | None] = set()
+
+    class Returns(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            returned.add(node.value.value if isinstance(node.value, cst.Name) else None)
+
+    walk.visit(function, Returns())
+    if len(returned) != 1:
+        return None
+    name = next(iter(returned))
+    if name is None or name not in parameter_names(function.params) or name in scope_bindings(function):
+        return None
+    return name
+
+
+def argument_for(call: cst.Call, callee: cst.FunctionDef, parameter: str | None, skip_self: bool) -> cst.BaseExpression | None:
+    """What ``call`` passes ``callee``'s ``parameter`` (by keyword, or by position before any ``*args``)."""
+    if parameter is None:
+        return None
+    parameters = parameter_names(callee.params)[1 if skip_self else 0 :]
+    unpacked = any(a.star == "*" for a in call.args)
+    position = parameters.index(parameter) if parameter in parameters and not unpacked else None
+    given = argument(call, parameter, position)
+    return None if given is None else given.value
 
 
 RETURNED_WRAPPERS = ModuleFact("wrapping.returned-wrappers", 1, _returned_wrappers)
