@@ -76,6 +76,11 @@ NO_ACCELERATOR_LIGHTNING = (
     "`fabric.all_reduce(x, reduce_op=\"mean\")` in a Fabric loop"
 )
 PER_RANK_HEAD = "per-rank tensor logged as a metric without a gather: rank 0 logs only its own slice"
+# A file that uses no accelerate (torch.distributed, DeepSpeed): the reduction is the process group's.
+NO_ACCELERATE = (
+    f"{PER_RANK_HEAD}; all-reduce it on every rank before logging "
+    "(`{reduce}(x)`, then divide by the world size)"
+)
 # A training loss rank 0 logs as is: the value is its own sample, not the run's loss.
 RANK0_LOSS_HEAD = "rank 0's own loss logged as the run's loss: it is rank 0's sample of its shard, not the run's loss"
 # The ranks' mean was computed (for the console) and the per-rank value went to the dashboard.
@@ -444,8 +449,12 @@ class UngatheredMetric(Rule):
             head, kind = RANK0_LOSS_HEAD, "rank0-loss" + unknown
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
-            lightning = self.model.imports.imports_any(*LIGHTNING_MODULES)
-            advice = NO_ACCELERATOR_LIGHTNING if lightning else NO_ACCELERATOR
+            advice = NO_ACCELERATOR
+            if self.model.imports.imports_any(*LIGHTNING_MODULES):
+                advice = NO_ACCELERATOR_LIGHTNING
+            elif not self.model.imports.imports_any("accelerate"):
+                deepspeed = self.model.imports.imports_any("deepspeed")
+                advice = NO_ACCELERATE.format(reduce="deepspeed.comm.all_reduce" if deepspeed else "torch.distributed.all_reduce")
             self.report(value, advice.replace(PER_RANK_HEAD, head), evidence=evidence, kind=kind)
             return
         message = self.message.replace("accelerator.", f"{accelerator}.").replace(PER_RANK_HEAD, head)

@@ -1,4 +1,5 @@
-"""Does a file run distributed? It imports accelerate, torch.distributed or DeepSpeed, or
+"""Does a file run distributed? It imports accelerate, torch.distributed or DeepSpeed, wraps a
+model in DistributedDataParallel (which needs a process group, wherever the file got it), or
 subclasses a Trainer: the rules about collectives and gathers read no other file.
 """
 
@@ -19,6 +20,7 @@ from trllint.semantic.model import SemanticModel
 DISTRIBUTED_MARKERS: tuple[Token, ...] = (
     "Trainer",
     "torch.distributed",
+    "DistributedDataParallel",
     # `from deepspeed.x import y`; `import accelerate`, `import os, deepspeed` (lines may continue)
     re.compile(r"from[\s\\]+(?:accelerate|deepspeed)"),
     re.compile(r"import[ \t][^\n]*(?:\\\n[^\n]*)*?(?:accelerate|deepspeed)"),
@@ -26,15 +28,20 @@ DISTRIBUTED_MARKERS: tuple[Token, ...] = (
 )
 
 
+_DDP = "torch.nn.parallel.DistributedDataParallel"
+
+
 def runs_distributed(source: SourceFile) -> bool:
-    """The file uses accelerate, torch.distributed or DeepSpeed, or subclasses a Trainer."""
+    """The file uses accelerate, torch.distributed, DeepSpeed or DistributedDataParallel, or
+    subclasses a Trainer."""
     model = SemanticModel.of(source)
     return model.once((runs_distributed,), lambda: file_runs_distributed(source, model.imports))
 
 
 def file_runs_distributed(source: SourceFile, imports: ImportMap) -> bool:
     return (
-        imports.imports_any("accelerate", "torch.distributed", "deepspeed")
+        imports.imports_any("accelerate", "torch.distributed", "deepspeed", _DDP)
         or "torch.distributed." in source.text
+        or f"{_DDP}(" in source.text
         or any(isinstance(s, cst.ClassDef) and is_trainer_class(s) for s in source.module.body)
     )
