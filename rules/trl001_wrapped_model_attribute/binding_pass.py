@@ -1,15 +1,17 @@
 """The one pass over a file that finds which models may be wrapped at each read of a member.
 
 It follows bindings in source order within a function (``model = accelerator.unwrap_model(model)``
-ends the wrapping; branches are not told apart), hands a wrapped model on to the parameters of
-the same file's functions and methods it is passed to, and starts each method of a class with
-the wrapped ``self`` attributes its methods and its bases bind (``wrapped_models`` says where).
+ends the wrapping; branches are not told apart), through other names for a model, lists of
+models and loops over them, hands a wrapped model on to the parameters of the same file's
+functions and methods it is passed to, and starts each method of a class with the wrapped
+``self`` attributes its methods and its bases bind (``wrapped_models`` says where;
+``inherited_wrappings`` what the bases bind).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -24,7 +26,7 @@ from trllint.facts.wrapping import (
     step_model_parameter,
     wrapping_made_by,
 )
-from trllint.rules.trl001_wrapped_model_attribute.library_bases import LibraryBase, library_base
+from trllint.rules.trl001_wrapped_model_attribute.inherited_wrappings import ClassNames, InheritedWrappings
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import (
     argument_for,
     returned_parameter,
@@ -62,20 +64,6 @@ class WrappingFacts:
         return list(self.reads.values())
 
 
-# The names (``x``, ``self.x``) assignments in a class bind: the model's ClassFacts, read once per class.
-ClassNames = Callable[[cst.ClassDef], frozenset[str]]
-
-
-# A same-file base chain longer than this is not followed further (cycles end anyway).
-_MAX_LOCAL_BASES = 16
-
-
-def _from_project(attribute: list[Any], owner: str) -> Wrapping:
-    """A wrapped attribute as ``SELF_ATTRIBUTES`` lists it, bound by the class ``owner``."""
-    kind, origin, accelerator, conditional = attribute
-    return Wrapping(kind, f"{origin} in {owner}", accelerator, bool(conditional), other_module=True)
-
-
 def _tuple_of(value: cst.BaseExpression | None, made: list[Wrapping | None] | None) -> list[Wrapping | None] | None:
     """What each element holds, when ``value`` returns a tuple of wrapped objects: the unpacked
     elements of ``deepspeed.initialize(...)``, or ``accelerator.prepare(a, b, ...)`` of several."""
@@ -87,6 +75,15 @@ def _tuple_of(value: cst.BaseExpression | None, made: list[Wrapping | None] | No
     if made[0] is not None and made[0].kind == ACCELERATE and len(arguments) > 1 and not any(a.star for a in arguments):
         return made * len(arguments)
     return None
+
+
+def _some_element(held: list[Wrapping | None] | None) -> Wrapping | None:
+    """What a loop over a list of models holds: a wrapped element's wrapping, ``conditional``
+    unless every element is wrapped."""
+    wrapped = [w for w in held or () if w is not None]
+    if not wrapped or held is None:
+        return None
+    return wrapped[0] if len(wrapped) == len(held) else replace(wrapped[0], conditional=True)
 
 
 @dataclass
@@ -118,10 +115,8 @@ class BindingPass(cst.CSTVisitor):
         class_names: ClassNames,
     ) -> None:
         super().__init__()
-        self.module_classes: dict[str, cst.ClassDef] = classes
-        self.project_bases: ProjectBases = bases
-        self.class_names = class_names
-        self._bound: dict[int, frozenset[str]] = {}
+        self.bases = InheritedWrappings(imports, classes, bases, class_names, facts.self_attributes, facts.inherited)
+        self.project = bases.project
         self.plain_classes: dict[str, frozenset[str]] = plain
         self.facts = facts
         self.imports = imports
@@ -135,7 +130,6 @@ class BindingPass(cst.CSTVisitor):
         # once per class, not at each call or method (quadratic in the size of a class).
         self._methods: dict[int, dict[str, cst.FunctionDef]] = {}
         self._members: dict[int, set[int]] = {}
-        self._libraries: dict[int, LibraryBase | None] = {}  # id(class) -> its library trainer base
         self._returned: dict[int, Wrapping | None] = {}  # id(function of this file) -> what it returns
         self._handed: dict[int, str | None] = {}  # id(function of this file) -> the parameter it returns
 
@@ -153,10 +147,10 @@ class BindingPass(cst.CSTVisitor):
         cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
         scope = _Scope(node, cls)
         if cls is not None and node.name.value != "__init__":
-            scope.bindings.update(self._from_library(cls))
-            scope.bindings.update(self._inherited(cls))
+            scope.bindings.update(self.bases.from_library(cls))
+            scope.bindings.update(self.bases.of(cls))
             scope.bindings.update(self.facts.self_attributes.get(id(cls), {}))
-        library = self._library_base(cls) if cls is not None else None
+        library = self.bases.library_base(cls) if cls is not None else None
         if library is not None and node.name.value in library.model_methods:
             parameter = step_model_parameter(node)
             if parameter is not None:
@@ -208,14 +202,22 @@ class BindingPass(cst.CSTVisitor):
         if made is None and isinstance(value, cst.Call):
             passed = self._handed_back(value)  # a function of this file returns the model it was given
             made = None if passed is None else [passed]
-        if made is None and isinstance(value, cst.Call) and self.project_bases.project is not None:
-            returned = returned_wrapping(self.project_bases.project, value)  # a helper of the project wraps
+        if made is None and isinstance(value, cst.Call) and self.project is not None:
+            returned = returned_wrapping(self.project, value)  # a helper of the project wraps
             made = None if returned is None else [returned]
         if made is None and isinstance(value, cst.Subscript):
             element = self._tuple_element(value)
             made = None if element is None else [element]
+        if made is None and isinstance(value, (cst.Name, cst.Attribute)):
+            alias = self._lookup(dotted_name(value) or "")  # another name for the same object
+            made = None if alias is None else [alias]
+        held = self._held_elements(value)  # a list or tuple of models, some wrapped
         for name in assigned_names(target):
             scope.tuples.pop(name, None)
+        if held is not None and not isinstance(target, (cst.Tuple, cst.List)):
+            made = held if len(held) > 1 else None
+            if isinstance(target, cst.Name):
+                scope.tuples[target.value] = held
         elements = _tuple_of(value, made)
         if isinstance(target, cst.Name) and elements is not None:
             scope.tuples[target.value] = elements
@@ -224,10 +226,9 @@ class BindingPass(cst.CSTVisitor):
             scope.accelerators.update(n for n in assigned_names(target) if "." not in n or n.startswith("self."))
         lacking = self._plain_instances(target, value, made)
         if isinstance(target, (cst.Tuple, cst.List)) and made is not None and len(made) > 1:
-            elements = [e.value for e in target.elements]
-            for index, element in enumerate(elements):
+            for index, part in enumerate(e.value for e in target.elements):
                 wrapping = made[index] if index < len(made) else None
-                for name in assigned_names(element):
+                for name in assigned_names(part):
                     self._set(scope, name, wrapping, lacking.get(name))
             return
         for index, name in enumerate(assigned_names(target)):
@@ -240,19 +241,50 @@ class BindingPass(cst.CSTVisitor):
 
     def _tuple_element(self, value: cst.Subscript) -> Wrapping | None:
         """What ``results[0]`` holds, when ``results`` is bound to the tuple a call of several
-        wraps returned."""
-        name = dotted_name(value.value)
+        wraps returned, or to a list of models."""
         index = value.slice[0].slice if len(value.slice) == 1 else None
-        if name is None or not isinstance(index, cst.Index) or not isinstance(index.value, cst.Integer):
+        held = self._tuple_named(dotted_name(value.value))
+        if held is None or not isinstance(index, cst.Index) or not isinstance(index.value, cst.Integer):
             return None
+        position = int(index.value.value)
+        return held[position] if position < len(held) else None
+
+    def _tuple_named(self, name: str | None) -> list[Wrapping | None] | None:
+        """What each element of the tuple or list ``name`` holds, when some is a wrapped model."""
         for scope in reversed(self.scopes):
             if name in scope.tuples:
-                made = scope.tuples[name]
-                position = int(index.value.value)
-                return made[position] if position < len(made) else None
+                return scope.tuples[name]
             if name in scope.bindings:
                 return None  # this scope's own name, bound to something else
         return None
+
+    def _held_elements(self, value: cst.BaseExpression | None) -> list[Wrapping | None] | None:
+        """``[encoder1, encoder2]`` or another name for such a list: what each element holds,
+        when some is wrapped."""
+        if isinstance(value, (cst.List, cst.Tuple)):
+            if any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return None
+            held = [self._lookup(dotted_name(e.value) or "") for e in value.elements]
+            return held if any(held) else None
+        return self._tuple_named(dotted_name(value)) if isinstance(value, (cst.Name, cst.Attribute)) else None
+
+    def _bind_loop(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """``for encoder in encoders``, ``enumerate(encoders)``, ``zip(names, encoders)``: a loop
+        variable holds what some element of its list holds."""
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression | None]] = [(target, iterable)]
+        spread = call_name(iterable) if isinstance(iterable, cst.Call) else None
+        if isinstance(iterable, cst.Call) and spread in ("zip", "enumerate") and isinstance(target, (cst.Tuple, cst.List)):
+            sources: list[cst.BaseExpression | None] = [a.value for a in iterable.args if a.keyword is None]
+            if spread == "enumerate":
+                sources = [None, *sources[:1]]
+            parts = [e.value for e in target.elements]
+            pairs = list(zip(parts, sources)) if len(parts) == len(sources) else [(target, None)]
+        scope = self.scopes[-1]
+        for part, source in pairs:
+            wrapping = _some_element(self._held_elements(source)) if isinstance(part, cst.Name) else None
+            for name in assigned_names(part):
+                scope.tuples.pop(name, None)
+                self._set(scope, name, wrapping)
 
     def _plain_instances(
         self, target: cst.BaseExpression, value: cst.BaseExpression | None, made: list[Wrapping | None] | None
@@ -328,7 +360,7 @@ class BindingPass(cst.CSTVisitor):
             self._bind(original_node.asname.name, None)
 
     def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, None)
+        self._bind_loop(node.target, node.iter)
         self.scopes[-1].branch_depth += 1
 
     def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
@@ -351,10 +383,10 @@ class BindingPass(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         scope = self.scopes[-1]
         if scope.cls is not None and scope.function is not None and scope.function.name.value == "__init__":
-            if is_super_init(node) or self._calls_library_init(node, scope.cls):
+            if is_super_init(node) or self.bases.calls_library_init(node, scope.cls):
                 # From here on, ``self`` holds what the bases' ``__init__`` bound.
-                scope.bindings.update(self._from_library(scope.cls))
-                scope.bindings.update(self._inherited(scope.cls))
+                scope.bindings.update(self.bases.from_library(scope.cls))
+                scope.bindings.update(self.bases.of(scope.cls))
         callee, skip_self = self._callee(node)
         if callee is None:
             return
@@ -423,64 +455,6 @@ class BindingPass(cst.CSTVisitor):
                 found = replace(found, origin=f"{found.origin} in {name}()", local_helper=True)
             self._returned[id(function)] = found
         return self._returned[id(function)]
-
-    def _library_base(self, cls: cst.ClassDef) -> LibraryBase | None:
-        if id(cls) not in self._libraries:
-            self._libraries[id(cls)] = library_base(cls, self.imports)
-        return self._libraries[id(cls)]
-
-    def _from_library(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
-        """The attributes a library trainer base prepared, that the class's own code does not bind."""
-        library = self._library_base(cls)
-        if library is None:
-            return {}
-        bound = self._bound_by(cls)
-        return {name: wrapping for name, wrapping in library.attributes.items() if name not in bound}
-
-    def _calls_library_init(self, call: cst.Call, cls: cst.ClassDef) -> bool:
-        """``PPOTrainer.__init__(self, ...)``: the library base's ``__init__`` named directly."""
-        library = self._library_base(cls)
-        return library is not None and call_name(call) == f"{library.name}.__init__"
-
-    # ---- base classes -------------------------------------------------------------------
-
-    def _inherited(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
-        """The wrapped ``self`` attributes ``cls`` inherits: bound wrapped by a base class (of this
-        file, or of another module of the project), nearest first, and bound by neither the class
-        itself nor a nearer base (``self.model = model`` after ``super().__init__()`` ends it)."""
-        found: dict[str, Wrapping] = {}
-        bound = set(self._bound_by(cls))
-
-        def take(wrapped: dict[str, Wrapping], binds: Iterable[str]) -> None:
-            for name, wrapping in wrapped.items():
-                if name not in bound:
-                    found.setdefault(name, wrapping)
-            bound.update(binds)
-
-        chain, seen = [cls], {id(cls)}
-        reads = self.project_bases.reads(cls)
-        for current in chain:
-            for base in current.bases:
-                local = self.module_classes.get(dotted_name(base.value) or "")
-                if local is not None and id(local) not in seen and len(chain) < _MAX_LOCAL_BASES:
-                    seen.add(id(local))
-                    chain.append(local)
-                    wrapped = self.facts.self_attributes.get(id(local), {})
-                    owner = local.name.value
-                    take({n: replace(w, origin=f"{w.origin} in {owner}") for n, w in wrapped.items()}, self._bound_by(local))
-            for owner, entry in self.project_bases.of(current) if reads else ():
-                wrapped = {n: _from_project(w, owner) for n, w in entry.get("wrapped", {}).items()}
-                take(wrapped, entry.get("bound", ()))
-        self.facts.inherited[id(cls)] = found
-        return found
-
-    def _bound_by(self, cls: cst.ClassDef) -> frozenset[str]:
-        """The ``self.<name>`` attributes the class's own code binds, wrapped or not."""
-        bound = self._bound.get(id(cls))
-        if bound is None:
-            names = self.class_names(cls)
-            bound = self._bound[id(cls)] = frozenset(n for n in names if n.startswith("self.") and n.count(".") == 1)
-        return bound
 
     def _methods_of(self, cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
         methods = self._methods.get(id(cls))

@@ -39,7 +39,8 @@ from trllint.facts.wrapping import (
 )
 from trllint.rules.trl001_wrapped_model_attribute.library_bases import LIBRARY_TRAINER_NAMES
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
-from trllint.rules.trl001_wrapped_model_attribute.binding_pass import BindingPass, ClassNames, WrappingFacts
+from trllint.rules.trl001_wrapped_model_attribute.binding_pass import BindingPass, WrappingFacts
+from trllint.rules.trl001_wrapped_model_attribute.inherited_wrappings import ClassNames
 from trllint.semantic.context import DEFAULT_STEP_METHODS, methods_of
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_reaches, project_view
