@@ -24,6 +24,7 @@ from trllint.core.findings import Evidence
 from trllint.facts.launch.model import launch_of
 from trllint.facts.launch.branches import unwrapped_at
 from trllint.facts.launch.backends import Backend
+from trllint.facts.module_names import shown_a_module
 from trllint.facts.wrapping import (
     ACCELERATE,
     DATA_PARALLEL,
@@ -49,7 +50,6 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import (
     in_an_else_arm,
     is_written,
     runs_outside_the_wrapper,
-    shown_a_module,
     through,
     written_on_wrapper,
 )
