@@ -20,7 +20,9 @@ import libcst as cst
 
 from dataclasses import dataclass
 from trllint.facts.accelerators import is_accelerator
-from trllint.facts.launch.backends import DEEPSPEED, SHARDED, Backend, describe
+from trllint.facts.launch.backends import DEEPSPEED, MULTI_PROCESS, SHARDED, Backend, describe
+from trllint.facts.module_names import shown_a_module
+from trllint.facts.wrapping import PREPARE_METHODS
 from trllint.facts.rank_lattice import is_torch_distributed
 from trllint.semantic.context import NodeContext, is_trainer_class
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
@@ -40,6 +42,10 @@ ACCELERATOR_METHODS: dict[str, Hoist] = {
     "save_model": "safe",  # get_state_dict, then writes from the main process only
     "save_state": "unsafe",  # every rank writes its RNG state and moves its checkpoint counter
     "check_trigger": "never",  # all-reduces the ranks' flags and resets this rank's
+    # Wrapping a model: DDP's constructor broadcasts its state, FSDP's and DeepSpeed's shard it.
+    # On every rank it would wrap the model again: what the code wants is the prepared one.
+    "prepare": "never",
+    "prepare_model": "never",
 }
 # accelerate.utils functions (``from accelerate.utils import gather``).
 ACCELERATE_FUNCTIONS: dict[str, Hoist] = {
@@ -87,6 +93,8 @@ SHARDED_ONLY: dict[str, frozenset[Backend]] = {
     "save_model": SHARDED,
     "save_state": DEEPSPEED | {Backend.FSDP},
     "engine_forward": ENGINE_FORWARD_BACKENDS,
+    "prepare": MULTI_PROCESS,
+    "prepare_model": MULTI_PROCESS,
 }
 AUTOMATIC_NAMING = "automatic_checkpoint_naming"
 
@@ -158,6 +166,8 @@ def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
         return None
     if method == DTENSOR_GATHER and not call.args:
         return Collective(call, name, DTENSOR_GATHER, "safe")  # returns a new tensor on every rank
+    if method in PREPARE_METHODS and is_accelerator(receiver, context):
+        return Collective(call, name, method, "never") if _prepares_a_model(call, context) else None
     if method in ACCELERATOR_METHODS and is_accelerator(receiver, context):
         return Collective(call, name, _kind(method), ACCELERATOR_METHODS[method])
     if method == "save_model" and _is_trainer(receiver, call, context):
@@ -165,6 +175,22 @@ def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     if method == "save_checkpoint" and _is_deepspeed_engine(receiver, context):
         return Collective(call, name, "save_checkpoint", "unsafe")  # every rank writes its shard
     return None
+
+
+def _prepares_a_model(call: cst.Call, context: NodeContext) -> bool:
+    """``accelerator.prepare(model)``: some argument is shown to be a model (loaders, optimizers
+    and schedulers are prepared with no collective), and ``prepare_model`` is not told
+    ``evaluation_mode=True`` (it then wraps nothing)."""
+    mode = argument(call, "evaluation_mode")
+    if mode is not None and not (isinstance(mode.value, cst.Name) and mode.value.value == "False"):
+        return False
+    model = SemanticModel.of(context.source)
+    return any(
+        name is not None and shown_a_module(model, name)
+        for arg in call.args
+        if arg.keyword is None and not arg.star
+        for name in [dotted_name(arg.value)]
+    )
 
 
 def _engine_forward(call: cst.Call, context: NodeContext) -> Collective | None:
