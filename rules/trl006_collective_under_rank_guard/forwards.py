@@ -63,7 +63,7 @@ def _forwarded_parameter(rule: FunctionReader, function: cst.FunctionDef) -> tup
         handed = _handed(call, (inner[0], inner[1])) if inner is not None else None
         if inner is not None and handed is not None and isinstance(handed.value, cst.Name):
             found = (inner[2], handed.value.value) if handed.value.value in parameters else None
-        if found is None or under_parameter_test(call, function, rule.context):
+        if found is None or under_parameter_test(call, function, rule.context, enters=lambda other: False):
             continue
         if rule.guard_of(Collective(call, call_label(call), "engine_forward", "never")) is None:
             return parameters.index(found[1]), found[1], found[0]

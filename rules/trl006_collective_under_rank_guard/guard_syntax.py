@@ -4,7 +4,7 @@ and what runs when a node runs (its calls, its ifs, what it assigns)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -45,15 +45,23 @@ def made_in(branch: cst.CSTNode, call: cst.Call) -> bool:
     return False
 
 
-def under_parameter_test(call: cst.Call, function: cst.FunctionDef, context: NodeContext) -> bool:
-    """``call`` runs in ``function`` under an ``if`` on one of its parameters (either side)."""
+def under_parameter_test(
+    call: cst.Call, function: cst.FunctionDef, context: NodeContext, enters: Callable[[cst.CSTNode], bool]
+) -> bool:
+    """``call`` runs in ``function`` under an ``if`` on one of its parameters (either side) whose
+    other side does not enter a collective too (``if t.is_cuda: all_reduce(t) else:
+    all_reduce(t.cuda())`` enters one whatever the caller passes): ``enters`` says which do."""
     params = function.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    child: cst.CSTNode = call
     for ancestor in context.ancestors(call):
         if ancestor is function:
             return False
         if isinstance(ancestor, (cst.If, cst.IfExp)) and walk.identifiers(ancestor.test) & names:
-            return True
+            other = ancestor.orelse if child is ancestor.body else ancestor.body
+            if other is None or not enters(other):
+                return True
+        child = ancestor
     return False
 
 

@@ -189,7 +189,13 @@ class CollectiveUnderRankGuard(Rule):
         if self.guard_of(collective) is not None or runs_only_when_on(self.model, call, off):
             return False
         across_modules = self._project is None or collective.defined_in is not None
-        return not ((across_modules or collective.kind == DTENSOR_GATHER) and under_parameter_test(call, function, self.context))
+        if not (across_modules or collective.kind == DTENSOR_GATHER):
+            return True
+        return not under_parameter_test(call, function, self.context, self._enters_a_collective)
+
+    def _enters_a_collective(self, node: cst.CSTNode) -> bool:
+        """Some call that runs when ``node`` runs is a collective or enters one."""
+        return any(self.collective_or_entering_call(call) is not None for call in run_by(node))
 
     def calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The calls that run when ``function`` runs, read once: both questions below ask them."""
@@ -504,5 +510,5 @@ def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
 # changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 8, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 9, _entered_collectives)
 FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)
