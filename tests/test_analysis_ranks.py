@@ -37,6 +37,8 @@ def facts_of(code: str = "") -> RankFacts:
         "rank % 8 == 0",
         "rank == src",
         "mpu.get_data_parallel_rank() == 0",
+        "safe_get_rank() == 0",  # a project's own getter (D-FINE)
+        "dist_utils._get_rank() != 0",
         'int(os.environ["LOCAL_RANK"]) == 0',
         'os.environ.get("RANK", "0") == "0"',
         "accelerator.sync_gradients and accelerator.is_main_process and step % every == 0",
@@ -62,6 +64,8 @@ def test_splits_ranks(test):
         "dist.is_initialized() and dist.get_world_size() > 1",
         "self.lora_r == 0",
         "self._lora_rank > 0",  # a configuration field named like a rank
+        "forget_rank == 0",  # no getter: `get_` only after an underscore
+        "target_rank() == 0",
         "get_world_size_and_rank()[0] == 1",  # torchtune: the tuple's first item is the world size
         'int(os.environ.get("RANK", -1)) != -1',  # nanoGPT's "is this run distributed?"
         'os.environ.get("LOCAL_RANK", "-1") != "-1"',

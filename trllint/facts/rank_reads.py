@@ -44,10 +44,10 @@ RANK_INDEXES = frozenset(
         "ddp_local_rank",
     }
 )
-# get_rank(), get_local_rank(), mpu.get_data_parallel_rank(): a rank, in the world or a group.
-# get_rank(), get_local_rank(), get_data_parallel_rank(); not get_world_size_and_rank(), whose
-# tuple holds the world size too (torchtune).
-RANK_CALL = re.compile(r"get_(?!\w*_and_)(?:\w+_)?rank$")
+# get_rank(), get_local_rank(), mpu.get_data_parallel_rank(): a rank, in the world or a group;
+# a project's own spelling too (_get_rank(), safe_get_rank()). Not get_world_size_and_rank(),
+# whose tuple holds the world size too (torchtune).
+RANK_CALL = re.compile(r"(?:\w*_)?get_(?!\w*_and_)(?:\w+_)?rank$")
 # os.environ["LOCAL_RANK"], os.getenv("RANK"): set per process by torchrun and accelerate launch.
 _ENVIRONMENT_READS = frozenset({"environ", "getenv"})  # the names every read of one goes through
 _RANK_VARIABLE = re.compile(r"(?:LOCAL_|GLOBAL_|NODE_|GROUP_)?RANK$")
