@@ -1,7 +1,8 @@
 """The one pass over a file that finds which models may be wrapped at each read of a member.
 
 It follows bindings in source order within a function (``model = accelerator.unwrap_model(model)``
-ends the wrapping; branches are not told apart), through other names for a model, lists of
+ends the wrapping; branches are not told apart, but after an unwrap under a rank test the other
+ranks still hold the wrapper), through other names for a model, lists of
 models and loops over them, hands a wrapped model on to the parameters of the same file's
 functions and methods it is passed to, and starts each method of a class with the wrapped
 ``self`` attributes its methods and its bases bind (``wrapped_models`` says where;
@@ -33,6 +34,7 @@ from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import (
     returned_wrapping,
     returns_a_wrapper,
 )
+from trllint.facts.ranks import RankFacts
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:
@@ -93,6 +95,9 @@ class _Scope:
     bindings: dict[str, Wrapping | None] = field(default_factory=dict)
     accelerators: set[str] = field(default_factory=set)
     branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
+    # For each `if` that holds the current statement, innermost last: the names its blocks
+    # unwrapped, with what they held before (a rank test leaves the other ranks' wrapper).
+    unwrapped: list[dict[str, Wrapping]] = field(default_factory=list)
     # Names bound to an instance of a plain nn.Module class of this file: that class's name.
     plain: dict[str, str] = field(default_factory=dict)
     # Names bound to the whole tuple a call of several wraps returned (`results = accelerator.prepare(
@@ -113,8 +118,10 @@ class BindingPass(cst.CSTVisitor):
         classes: dict[str, cst.ClassDef],
         bases: ProjectBases,
         class_names: ClassNames,
+        ranks: RankFacts,
     ) -> None:
         super().__init__()
+        self.ranks = ranks
         self.bases = InheritedWrappings(imports, classes, bases, class_names, facts.self_attributes, facts.inherited)
         self.project = bases.project
         self.plain_classes: dict[str, frozenset[str]] = plain
@@ -317,6 +324,9 @@ class BindingPass(cst.CSTVisitor):
                 wrapping = replace(wrapping, missing_unwrapped=lacking, instance_of=instance_of)
         if wrapping is not None and scope.branch_depth:
             wrapping = replace(wrapping, conditional=True)
+        held = scope.bindings.get(name)
+        if wrapping is None and held is not None and scope.unwrapped:
+            scope.unwrapped[-1].setdefault(name, held)
         scope.bindings[name] = wrapping
         if wrapping is not None and name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
             attributes = self.facts.self_attributes.setdefault(id(scope.cls), {})
@@ -328,9 +338,21 @@ class BindingPass(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self.scopes[-1].branch_depth += 1
+        self.scopes[-1].unwrapped.append({})
 
     def leave_If(self, original_node: cst.If) -> None:
-        self.scopes[-1].branch_depth -= 1
+        scope = self.scopes[-1]
+        scope.branch_depth -= 1
+        unwrapped = scope.unwrapped.pop()
+        if self.ranks.splits_ranks(original_node.test):
+            # `if is_main_process: model = accelerator.unwrap_model(model)`: the other ranks
+            # still hold the wrapper after the `if`.
+            for name, held in unwrapped.items():
+                if scope.bindings.get(name) is None:
+                    scope.bindings[name] = replace(held, conditional=True)
+        elif scope.unwrapped:
+            for name, held in unwrapped.items():
+                scope.unwrapped[-1].setdefault(name, held)
 
     def visit_While(self, node: cst.While) -> None:
         self.scopes[-1].branch_depth += 1

@@ -28,6 +28,7 @@ from trllint.core.cst.names import ImportMap, dotted_name, last_attribute
 from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Reads, Token, token_present
 from trllint.core.source import SourceFile
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
+from trllint.facts.ranks import RankFacts, rank_facts
 from trllint.facts.wrapping import (
     DATA_PARALLEL_WRAPPERS,
     DEEPSPEED_HELPERS,
@@ -110,7 +111,7 @@ def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> Wra
         # or a helper of the project return one.
         if not bases.any_wrapped(source.module) and not project_reaches(model, SPELLS_A_WRAPPER):
             return WrappingFacts()
-    return _compute(source.module, model.imports, step_methods, bases, class_names)
+    return _compute(source.module, model.imports, step_methods, bases, class_names, rank_facts(model))
 
 
 def _self_attributes(model: SemanticModel) -> dict[str, dict[str, Any]]:
@@ -216,7 +217,12 @@ class _MemberReads(cst.CSTVisitor):
 
 
 def _compute(
-    module: cst.Module, imports: ImportMap, step_methods: tuple[str, ...], bases: ProjectBases, class_names: ClassNames
+    module: cst.Module,
+    imports: ImportMap,
+    step_methods: tuple[str, ...],
+    bases: ProjectBases,
+    class_names: ClassNames,
+    ranks: RankFacts,
 ) -> WrappingFacts:
     facts = WrappingFacts()
     functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
@@ -226,7 +232,7 @@ def _compute(
             owners.update((id(m), (m, statement)) for m in methods_of(statement).values())
     plain = _plain_module_classes(module, class_names)
     classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
-    binding_pass = BindingPass(facts, imports, step_methods, functions, plain, classes, bases, class_names)
+    binding_pass = BindingPass(facts, imports, step_methods, functions, plain, classes, bases, class_names, ranks)
     walk.visit(module, binding_pass)
     # A function walked before a call handed it a wrapped model is walked again, alone; the facts
     # only grow, so this ends (the bound is a guard: one extra round is the usual case).
@@ -234,7 +240,7 @@ def _compute(
         stale = [owners[i] for i in binding_pass.stale if i in owners]
         if not stale:
             break
-        binding_pass = BindingPass(facts, imports, step_methods, functions, plain, classes, bases, class_names)
+        binding_pass = BindingPass(facts, imports, step_methods, functions, plain, classes, bases, class_names, ranks)
         binding_pass.visited = set(owners)
         for function, cls in stale:
             binding_pass.classes = [cls]
