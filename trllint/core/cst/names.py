@@ -147,76 +147,82 @@ def scope_bindings(scope: cst.FunctionDef | cst.Module) -> dict[str, list[ScopeB
     """Every binding of a plain name in ``scope``'s own body, by name, in source order. Nested
     functions, classes and lambdas are scopes of their own: only their names are bound here (and,
     in a module, the names their ``global`` statements take over). Parameters are not listed."""
-    bindings: dict[str, list[ScopeBinding]] = {}
+    visitor = _ScopeBindings(scope)
+    scope.visit(visitor)
+    return visitor.bindings
 
-    def bind(names: list[str], binding: ScopeBinding = ScopeBinding()) -> None:
+
+class _ScopeBindings(cst.CSTVisitor):
+    # A class of the module: one made per call would leave a reference cycle holding the tree.
+    def __init__(self, scope: cst.FunctionDef | cst.Module) -> None:
+        super().__init__()
+        self.scope = scope
+        self.bindings: dict[str, list[ScopeBinding]] = {}
+
+    def bind(self, names: list[str], binding: ScopeBinding = ScopeBinding()) -> None:
         for name in names:
             if name and "." not in name:
-                bindings.setdefault(name, []).append(binding)
+                self.bindings.setdefault(name, []).append(binding)
 
-    class Bindings(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            if node is scope:
-                return True
-            bind([node.name.value])
-            if isinstance(scope, cst.Module):
-                bind(sorted(declared_names(node, (cst.Global,))))
-            return False
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if node is self.scope:
+            return True
+        self.bind([node.name.value])
+        if isinstance(self.scope, cst.Module):
+            self.bind(sorted(declared_names(node, (cst.Global,))))
+        return False
 
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            bind([node.name.value])
-            return False
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.bind([node.name.value])
+        return False
 
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    bind([target.target.value], ScopeBinding(value=node.value))
-                else:
-                    bind(assigned_names(target.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if node.value is None:
-                return  # an annotation alone binds nothing
-            if isinstance(node.target, cst.Name):
-                bind([node.target.value], ScopeBinding(value=node.value))
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.bind([target.target.value], ScopeBinding(value=node.value))
             else:
-                bind(assigned_names(node.target))
+                self.bind(assigned_names(target.target))
 
-        def visit_For(self, node: cst.For) -> None:
-            bind(assigned_names(node.target), ScopeBinding(loop=True))
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is None:
+            return  # an annotation alone binds nothing
+        if isinstance(node.target, cst.Name):
+            self.bind([node.target.value], ScopeBinding(value=node.value))
+        else:
+            self.bind(assigned_names(node.target))
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            bind(assigned_names(node.target))
+    def visit_For(self, node: cst.For) -> None:
+        self.bind(assigned_names(node.target), ScopeBinding(loop=True))
 
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            bind(assigned_names(node.target))
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.bind(assigned_names(node.target))
 
-        def visit_Del(self, node: cst.Del) -> None:
-            bind(assigned_names(node.target))
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.bind(assigned_names(node.target))
 
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            if node.asname is not None:
-                bind(assigned_names(node.asname.name))
+    def visit_Del(self, node: cst.Del) -> None:
+        self.bind(assigned_names(node.target))
 
-        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-            if node.name is not None:
-                bind(assigned_names(node.name.name))
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.bind(assigned_names(node.asname.name))
 
-        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-            bound = node.asname.name if node.asname is not None else node.name
-            bind([(dotted_name(bound) or "").split(".")[0]])
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self.bind(assigned_names(node.name.name))
 
-        def visit_Global(self, node: cst.Global) -> None:
-            bind([n.name.value for n in node.names])
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        bound = node.asname.name if node.asname is not None else node.name
+        self.bind([(dotted_name(bound) or "").split(".")[0]])
 
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            bind([n.name.value for n in node.names])
+    def visit_Global(self, node: cst.Global) -> None:
+        self.bind([n.name.value for n in node.names])
 
-    scope.visit(Bindings())
-    return bindings
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.bind([n.name.value for n in node.names])
 
 
 @dataclass
