@@ -649,3 +649,27 @@ def step(batch):
 """
     assert (_last_state(code) == Rank.GLOBAL) is synced
 
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from torch.nn.parallel import DistributedDataParallel as DDP\n",
+        "from torch import nn\nmodel = nn.parallel.DistributedDataParallel(model, device_ids=[rank])\n",
+        "import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model)\n",
+    ],
+)
+def test_a_ddp_wrap_runs_distributed(text):
+    # The process group may come from a helper of the project: the wrap needs one.
+    assert runs_distributed(SourceFile(text=text, display_path="train.py"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import torch\nmodel = torch.nn.DataParallel(model)\n",  # one process, several GPUs
+        "import torch\n# model = torch.nn.parallel.DistributedDataParallel(model)\n",
+    ],
+)
+def test_data_parallel_or_a_commented_wrap_does_not(text):
+    assert not runs_distributed(SourceFile(text=text, display_path="train.py"))

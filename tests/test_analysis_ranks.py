@@ -66,6 +66,7 @@ def test_splits_ranks(test):
         "self._lora_rank > 0",  # a configuration field named like a rank
         "forget_rank == 0",  # no getter: `get_` only after an underscore
         "target_rank() == 0",
+        "self._get_rank(layer) == 0",  # a LoRA layer's rank
         "get_world_size_and_rank()[0] == 1",  # torchtune: the tuple's first item is the world size
         'int(os.environ.get("RANK", -1)) != -1',  # nanoGPT's "is this run distributed?"
         'os.environ.get("LOCAL_RANK", "-1") != "-1"',

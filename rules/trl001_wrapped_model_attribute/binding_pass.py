@@ -11,12 +11,13 @@ functions and methods it is passed to, and starts each method of a class with th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches, parameter_names
+from trllint.facts.ranks import RankFacts
 from trllint.facts.wrapping import (
     ACCELERATE,
     DATA_PARALLEL,
@@ -27,6 +28,7 @@ from trllint.facts.wrapping import (
     step_model_parameter,
     wrapping_made_by,
 )
+from trllint.rules.trl001_wrapped_model_attribute.binding_records import IfBindings, Scope, WrappingFacts, loop_element, tuple_of
 from trllint.rules.trl001_wrapped_model_attribute.inherited_wrappings import ClassNames, InheritedWrappings
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import (
     argument_for,
@@ -34,77 +36,10 @@ from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import (
     returned_wrapping,
     returns_a_wrapper,
 )
-from trllint.facts.ranks import RankFacts
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:
     from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import ProjectBases
-
-
-@dataclass
-class WrappingFacts:
-    """Per file: the wrapping of each model-member read, keyed by the Attribute node."""
-
-    # id(read) -> (the Attribute node, its wrapping), in the order the pass met them.
-    reads: dict[int, tuple[cst.Attribute, Wrapping]] = field(default_factory=dict)
-    # (id(function), parameter) -> wrapping received from some call site or the Trainer.
-    parameters: dict[tuple[int, str], Wrapping] = field(default_factory=dict)
-    # id(class) -> self attributes bound to a wrapped model in one of its methods.
-    self_attributes: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
-    # id(class) -> wrapped self attributes it inherits (a base binds them, the class does not).
-    inherited: dict[int, dict[str, Wrapping]] = field(default_factory=dict)
-    # id(read) -> (the Attribute node, its wrapping): reads of any other member of a model that
-    # DataParallel, DDP or accelerate's prepare may wrap (what the wrapper lacks is the rule's call).
-    other_reads: dict[int, tuple[cst.Attribute, Wrapping]] = field(default_factory=dict)
-
-    def at(self, read: cst.Attribute) -> Wrapping | None:
-        found = self.reads.get(id(read))
-        return None if found is None else found[1]
-
-    def wrapped_reads(self) -> list[tuple[cst.Attribute, Wrapping]]:
-        """Every read of a member of a possibly wrapped model, with its wrapping."""
-        return list(self.reads.values())
-
-
-def _tuple_of(value: cst.BaseExpression | None, made: list[Wrapping | None] | None) -> list[Wrapping | None] | None:
-    """What each element holds, when ``value`` returns a tuple of wrapped objects: the unpacked
-    elements of ``deepspeed.initialize(...)``, or ``accelerator.prepare(a, b, ...)`` of several."""
-    if made is None or not isinstance(value, cst.Call):
-        return None
-    if len(made) > 1:
-        return made
-    arguments = [a for a in value.args if a.keyword is None]
-    if made[0] is not None and made[0].kind == ACCELERATE and len(arguments) > 1 and not any(a.star for a in arguments):
-        return made * len(arguments)
-    return None
-
-
-def _some_element(held: list[Wrapping | None] | None) -> Wrapping | None:
-    """What a loop over a list of models holds: a wrapped element's wrapping, ``conditional``
-    unless every element is wrapped."""
-    wrapped = [w for w in held or () if w is not None]
-    if not wrapped or held is None:
-        return None
-    return wrapped[0] if len(wrapped) == len(held) else replace(wrapped[0], conditional=True)
-
-
-@dataclass
-class _Scope:
-    function: cst.FunctionDef | None
-    cls: cst.ClassDef | None  # the class this function is a method of
-    bindings: dict[str, Wrapping | None] = field(default_factory=dict)
-    accelerators: set[str] = field(default_factory=set)
-    branch_depth: int = 0  # how many if/for/while/try blocks hold the current statement
-    # For each `if` that holds the current statement, innermost last: the names its blocks
-    # unwrapped, with what they held before (a rank test leaves the other ranks' wrapper).
-    unwrapped: list[dict[str, Wrapping]] = field(default_factory=list)
-    # Names bound to an instance of a plain nn.Module class of this file: that class's name.
-    plain: dict[str, str] = field(default_factory=dict)
-    # Names bound to the whole tuple a call of several wraps returned (`results = accelerator.prepare(
-    # model, optimizer)`): what each element holds, read by `results[0]`.
-    tuples: dict[str, list[Wrapping | None]] = field(default_factory=dict)
-    # The functions defined in this function's body, by name (module-level ones: BindingPass.functions).
-    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
 
 class BindingPass(cst.CSTVisitor):
@@ -129,7 +64,7 @@ class BindingPass(cst.CSTVisitor):
         self.imports = imports
         self.step_methods = step_methods
         self.functions = functions
-        self.scopes: list[_Scope] = [_Scope(None, None)]
+        self.scopes: list[Scope] = [Scope(None, None)]
         self.classes: list[cst.ClassDef | None] = []
         self.visited: set[int] = set()  # functions walked so far
         self.stale: set[int] = set()  # functions walked before they received a new wrapping
@@ -152,7 +87,7 @@ class BindingPass(cst.CSTVisitor):
         if self.scopes[-1].function is not None:
             self.scopes[-1].functions[node.name.value] = node
         cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
-        scope = _Scope(node, cls)
+        scope = Scope(node, cls)
         if cls is not None and node.name.value != "__init__":
             scope.bindings.update(self.bases.from_library(cls))
             scope.bindings.update(self.bases.of(cls))
@@ -218,14 +153,16 @@ class BindingPass(cst.CSTVisitor):
         if made is None and isinstance(value, (cst.Name, cst.Attribute)):
             alias = self._lookup(dotted_name(value) or "")  # another name for the same object
             made = None if alias is None else [alias]
-        held = self._held_elements(value)  # a list or tuple of models, some wrapped
+        listed = self._listed_models(value)  # a list or tuple of models, some wrapped
         for name in assigned_names(target):
             scope.tuples.pop(name, None)
-        if held is not None and not isinstance(target, (cst.Tuple, cst.List)):
-            made = held if len(held) > 1 else None
-            if isinstance(target, cst.Name):
-                scope.tuples[target.value] = held
-        elements = _tuple_of(value, made)
+        if listed is not None and isinstance(target, (cst.Tuple, cst.List)):
+            made = listed if len(listed) == len(target.elements) else None  # `unet, te = te, unet`
+        elif listed is not None:
+            made = None  # a name that holds a list holds no model itself
+            if (name := dotted_name(target)) is not None:
+                scope.tuples[name] = listed
+        elements = tuple_of(value, made)
         if isinstance(target, cst.Name) and elements is not None:
             scope.tuples[target.value] = elements
             made = None  # the name holds the tuple, not a model
@@ -265,7 +202,7 @@ class BindingPass(cst.CSTVisitor):
                 return None  # this scope's own name, bound to something else
         return None
 
-    def _held_elements(self, value: cst.BaseExpression | None) -> list[Wrapping | None] | None:
+    def _listed_models(self, value: cst.BaseExpression | None) -> list[Wrapping | None] | None:
         """``[encoder1, encoder2]`` or another name for such a list: what each element holds,
         when some is wrapped."""
         if isinstance(value, (cst.List, cst.Tuple)):
@@ -288,7 +225,7 @@ class BindingPass(cst.CSTVisitor):
             pairs = list(zip(parts, sources)) if len(parts) == len(sources) else [(target, None)]
         scope = self.scopes[-1]
         for part, source in pairs:
-            wrapping = _some_element(self._held_elements(source)) if isinstance(part, cst.Name) else None
+            wrapping = loop_element(self._listed_models(source)) if isinstance(part, cst.Name) else None
             for name in assigned_names(part):
                 scope.tuples.pop(name, None)
                 self._set(scope, name, wrapping)
@@ -314,7 +251,7 @@ class BindingPass(cst.CSTVisitor):
                 instances.update((name, scope.plain[argument]) for name in assigned_names(element))
         return instances
 
-    def _set(self, scope: _Scope, name: str, wrapping: Wrapping | None, instance_of: str | None = None) -> None:
+    def _set(self, scope: Scope, name: str, wrapping: Wrapping | None, instance_of: str | None = None) -> None:
         if instance_of is None:
             scope.plain.pop(name, None)
         else:
@@ -324,9 +261,8 @@ class BindingPass(cst.CSTVisitor):
                 wrapping = replace(wrapping, missing_unwrapped=lacking, instance_of=instance_of)
         if wrapping is not None and scope.branch_depth:
             wrapping = replace(wrapping, conditional=True)
-        held = scope.bindings.get(name)
-        if wrapping is None and held is not None and scope.unwrapped:
-            scope.unwrapped[-1].setdefault(name, held)
+        if wrapping is None and scope.ifs and name in scope.ifs[-1].before:
+            scope.ifs[-1].rebound.setdefault(name, scope.ifs[-1].before[name])
         scope.bindings[name] = wrapping
         if wrapping is not None and name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
             attributes = self.facts.self_attributes.setdefault(id(scope.cls), {})
@@ -337,22 +273,27 @@ class BindingPass(cst.CSTVisitor):
                 self.stale.update(id(m) for m in methods if m is not scope.function and id(m) in self.visited)
 
     def visit_If(self, node: cst.If) -> None:
-        self.scopes[-1].branch_depth += 1
-        self.scopes[-1].unwrapped.append({})
+        scope = self.scopes[-1]
+        scope.branch_depth += 1
+        scope.ifs.append(IfBindings({name: w for name, w in scope.bindings.items() if w is not None}))
 
     def leave_If(self, original_node: cst.If) -> None:
         scope = self.scopes[-1]
         scope.branch_depth -= 1
-        unwrapped = scope.unwrapped.pop()
-        if self.ranks.splits_ranks(original_node.test):
+        frame = scope.ifs.pop()
+        if original_node.orelse is None and self.ranks.splits_ranks(original_node.test):
             # `if is_main_process: model = accelerator.unwrap_model(model)`: the other ranks
-            # still hold the wrapper after the `if`.
-            for name, held in unwrapped.items():
+            # skip the block and still hold the wrapper after it.
+            test = " ".join(cst.Module([]).code_for_node(original_node.test).split())
+            for name, held in frame.rebound.items():
                 if scope.bindings.get(name) is None:
-                    scope.bindings[name] = replace(held, conditional=True)
-        elif scope.unwrapped:
-            for name, held in unwrapped.items():
-                scope.unwrapped[-1].setdefault(name, held)
+                    origin = f"{held.origin}, which the ranks that skip `if {test}:` still hold"
+                    scope.bindings[name] = replace(held, origin=origin, conditional=True)
+        elif scope.ifs:
+            outer = scope.ifs[-1]
+            for name, held in frame.rebound.items():
+                if name in outer.before:
+                    outer.rebound.setdefault(name, held)
 
     def visit_While(self, node: cst.While) -> None:
         self.scopes[-1].branch_depth += 1

@@ -105,32 +105,44 @@ def returns_a_wrapper(function: cst.FunctionDef, imports: ImportMap) -> Wrapping
 def returned_parameter(function: cst.FunctionDef) -> str | None:
     """The parameter ``function`` hands back as it received it: every ``return`` returns that name,
     the body ends with one, and nothing in the body binds the name again
-    (``def data_dependent_init(loader, model): ...; return model``). A wrapper passed in comes back."""
+    (``def data_dependent_init(loader, model): ...; return model``). A wrapper passed in comes back;
+    a generator or a coroutine hands back something else."""
     body = function.body
-    if not isinstance(body, cst.IndentedBlock) or not body.body:
+    if function.asynchronous is not None or not isinstance(body, cst.IndentedBlock) or not body.body:
         return None
     last = body.body[-1]
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
         return None  # a path may fall off the end and return None
-    returned: set[str | None] = set()
-
-    class Returns(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            returned.add(node.value.value if isinstance(node.value, cst.Name) else None)
-
-    walk.visit(function, Returns())
-    if len(returned) != 1:
+    returns = _Returned(function)
+    walk.visit(function, returns)
+    if len(returns.names) != 1:
         return None
-    name = next(iter(returned))
+    name = next(iter(returns.names))
     if name is None or name not in parameter_names(function.params) or name in scope_bindings(function):
         return None
     return name
+
+
+class _Returned(cst.CSTVisitor):
+    """The names a function's own ``return`` statements return (None for anything else, and for a
+    ``yield``). A class of the module: one made per call would leave a cycle holding the tree."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        super().__init__()
+        self.function = function
+        self.names: set[str | None] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.names.add(node.value.value if isinstance(node.value, cst.Name) else None)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.names.add(None)
 
 
 def argument_for(call: cst.Call, callee: cst.FunctionDef, parameter: str | None, skip_self: bool) -> cst.BaseExpression | None:

@@ -40,7 +40,8 @@ from trllint.facts.wrapping import (
 )
 from trllint.rules.trl001_wrapped_model_attribute.library_bases import LIBRARY_TRAINER_NAMES
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import SPELLS_A_WRAPPER
-from trllint.rules.trl001_wrapped_model_attribute.binding_pass import BindingPass, WrappingFacts
+from trllint.rules.trl001_wrapped_model_attribute.binding_pass import BindingPass
+from trllint.rules.trl001_wrapped_model_attribute.binding_records import WrappingFacts
 from trllint.rules.trl001_wrapped_model_attribute.inherited_wrappings import ClassNames
 from trllint.semantic.context import DEFAULT_STEP_METHODS, methods_of
 from trllint.semantic.model import SemanticModel
@@ -135,7 +136,7 @@ def _self_attributes(model: SemanticModel) -> dict[str, dict[str, Any]]:
 
 
 # What a module's classes bind to ``self``, wrapped or not: asked of a base class in another module.
-SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 1, _self_attributes)
+SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 2, _self_attributes)
 
 
 class ProjectBases:

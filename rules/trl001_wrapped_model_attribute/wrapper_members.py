@@ -20,7 +20,7 @@ from trllint.core.cst.names import dotted_name
 from trllint.facts.wrapping import ACCELERATE, Wrapping
 from trllint.semantic.context import methods_of
 from trllint.semantic.model import SemanticModel
-from trllint.rules.trl001_wrapped_model_attribute.binding_pass import WrappingFacts
+from trllint.rules.trl001_wrapped_model_attribute.binding_records import WrappingFacts
 
 TABLE = Path(__file__).with_name("wrapper_members.toml")
 

@@ -79,7 +79,7 @@ PER_RANK_HEAD = "per-rank tensor logged as a metric without a gather: rank 0 log
 # A file that uses no accelerate (torch.distributed, DeepSpeed): the reduction is the process group's.
 NO_ACCELERATE = (
     f"{PER_RANK_HEAD}; all-reduce it on every rank before logging "
-    "(`{reduce}(x)`, then divide by the world size)"
+    "(`{reduce}(x)` sums it; `op=ReduceOp.AVG` for a mean)"
 )
 # A training loss rank 0 logs as is: the value is its own sample, not the run's loss.
 RANK0_LOSS_HEAD = "rank 0's own loss logged as the run's loss: it is rank 0's sample of its shard, not the run's loss"

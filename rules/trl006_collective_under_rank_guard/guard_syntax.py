@@ -58,11 +58,17 @@ def under_parameter_test(
         if ancestor is function:
             return False
         if isinstance(ancestor, (cst.If, cst.IfExp)) and walk.identifiers(ancestor.test) & names:
-            other = ancestor.orelse if child is ancestor.body else ancestor.body
-            if other is None or not enters(other):
+            if child is ancestor.test or not _every_arm_enters(ancestor.orelse if child is ancestor.body else ancestor.body, enters):
                 return True
         child = ancestor
     return False
+
+
+def _every_arm_enters(block: cst.CSTNode | None, enters: Callable[[cst.CSTNode], bool]) -> bool:
+    """Every way through ``block`` (an ``elif`` chain to its final ``else``) enters a collective."""
+    if isinstance(block, cst.If):
+        return enters(block.body) and _every_arm_enters(block.orelse, enters)
+    return block is not None and enters(block)
 
 
 def switched_off(call: cst.Call, function: cst.FunctionDef) -> frozenset[str]:

@@ -191,11 +191,7 @@ class CollectiveUnderRankGuard(Rule):
         across_modules = self._project is None or collective.defined_in is not None
         if not (across_modules or collective.kind == DTENSOR_GATHER):
             return True
-        return not under_parameter_test(call, function, self.context, self._enters_a_collective)
-
-    def _enters_a_collective(self, node: cst.CSTNode) -> bool:
-        """Some call that runs when ``node`` runs is a collective or enters one."""
-        return any(self.collective_or_entering_call(call) is not None for call in run_by(node))
+        return not under_parameter_test(call, function, self.context, self.enters_kind)
 
     def calls_run_by(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The calls that run when ``function`` runs, read once: both questions below ask them."""

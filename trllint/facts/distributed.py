@@ -9,7 +9,7 @@ import re
 
 import libcst as cst
 
-from trllint.core.cst.names import ImportMap
+from trllint.core.cst.names import call_name
 from trllint.core.prefilter import Token
 from trllint.core.source import SourceFile
 from trllint.semantic.context import is_trainer_class
@@ -35,13 +35,15 @@ def runs_distributed(source: SourceFile) -> bool:
     """The file uses accelerate, torch.distributed, DeepSpeed or DistributedDataParallel, or
     subclasses a Trainer."""
     model = SemanticModel.of(source)
-    return model.once((runs_distributed,), lambda: file_runs_distributed(source, model.imports))
+    return model.once((runs_distributed,), lambda: _runs_distributed(model))
 
 
-def file_runs_distributed(source: SourceFile, imports: ImportMap) -> bool:
+def _runs_distributed(model: SemanticModel) -> bool:
+    imports = model.imports
     return (
         imports.imports_any("accelerate", "torch.distributed", "deepspeed", _DDP)
-        or "torch.distributed." in source.text
-        or f"{_DDP}(" in source.text
-        or any(isinstance(s, cst.ClassDef) and is_trainer_class(s) for s in source.module.body)
+        or "torch.distributed." in model.source.text
+        or any(isinstance(s, cst.ClassDef) and is_trainer_class(s) for s in model.source.module.body)
+        # `nn.parallel.DistributedDataParallel(model)` with `from torch import nn`.
+        or any(imports.resolve(call_name(call)) == _DDP for call in model.calls)
     )

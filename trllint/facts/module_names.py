@@ -24,63 +24,69 @@ _OPTIMIZER_MEMBERS = frozenset({"step", "param_groups", "get_last_lr"})
 
 def shown_a_module(model: SemanticModel, receiver: str) -> bool:
     """The file shows ``receiver`` holds an ``nn.Module`` (the module docstring says how)."""
-
-    def compute() -> frozenset[str]:
-        names: set[str] = set()
-        optimizers: set[str] = set()
-        for node in model.calls:
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _OPTIMIZER_MEMBERS:
-                optimizers.add(dotted_name(func.value) or "")
-        for call in model.calls:
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _MODULE_ONLY_CALLS:
-                owner = dotted_name(func.value)
-                if owner is not None:
-                    names.add(owner)
-            elif isinstance(func, cst.Attribute) and func.attr.value == "unwrap_model":
-                # `accelerator.unwrap_model(network)`: the code itself takes the model out of it.
-                unwrapped = argument(call, "model", 0)
-                owner = dotted_name(unwrapped.value) if unwrapped is not None else None
-                if owner is not None:
-                    names.add(owner)
-            elif isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained":
-                parent = model.context.parent(call)
-                while isinstance(parent, (cst.Attribute, cst.Call)):  # from_pretrained(...).to(device)
-                    parent = model.context.parent(parent)
-                if isinstance(parent, cst.Assign):
-                    names.update(n for t in parent.targets if (n := dotted_name(t.target)) is not None)
-        return frozenset(_same_or_built_around(model, names) - optimizers)
-
-    return receiver in model.once((shown_a_module,), compute)
+    return receiver in model.once((shown_a_module,), lambda: _module_names(model))
 
 
-def _same_or_built_around(model: SemanticModel, modules: set[str]) -> set[str]:
-    """``modules`` with every name an assignment of the file makes the same object as one of them
-    (``self.model = model``: either side), or binds to a class built around one
-    (``EMA(model, beta=0.99)``, ``AveragedModel(model)``, ``copy.deepcopy(model)``)."""
-    pairs: list[tuple[str, str, bool]] = []  # (bound name, name in the value, the same object)
+def _module_names(model: SemanticModel) -> frozenset[str]:
+    used: set[str] = set()  # a module method is called on it, or the code unwraps it
+    loaded: set[str] = set()  # bound from `from_pretrained`: a model, or a tokenizer or processor
+    optimizers: set[str] = set()
+    for call in model.calls:
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        if func.attr.value in _OPTIMIZER_MEMBERS:
+            optimizers.add(dotted_name(func.value) or "")
+        elif func.attr.value in _MODULE_ONLY_CALLS:
+            used.add(dotted_name(func.value) or "")
+        elif func.attr.value == "unwrap_model":
+            # `accelerator.unwrap_model(network)`: the code itself takes the model out of it.
+            unwrapped = argument(call, "model", 0)
+            used.add((dotted_name(unwrapped.value) if unwrapped is not None else None) or "")
+        elif func.attr.value == "from_pretrained":
+            parent = model.context.parent(call)
+            while isinstance(parent, (cst.Attribute, cst.Call)):  # from_pretrained(...).to(device)
+                parent = model.context.parent(parent)
+            if isinstance(parent, cst.Assign):
+                loaded.update(n for t in parent.targets if (n := dotted_name(t.target)) is not None)
+    aliases, built = _aliases_and_builds(model)
+    # Built only around a module the code uses as one: a tokenizer from `from_pretrained` goes
+    # into datasets and loaders, which are no modules.
+    around = _closure(used, aliases)
+    built_names = {name for name, source in built if source in around}
+    return frozenset((_closure(used | loaded | built_names, aliases)) - optimizers - {""})
+
+
+def _aliases_and_builds(model: SemanticModel) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The file's assignments of one name to another (``self.model = model``) and of a class built
+    around a name (``EMA(model, beta=0.99)``, ``AveragedModel(model)``, ``copy.deepcopy(model)``):
+    (bound name, name in the value) pairs."""
+    aliases: list[tuple[str, str]] = []
+    built: list[tuple[str, str]] = []
     for assignment in model.assignments:
         value = assignment.value
-        source = dotted_name(value) if value is not None else None
-        same = source is not None
-        if isinstance(value, cst.Call) and _builds_around(value):
-            first = value.args[0].value if value.args and value.args[0].keyword is None and not value.args[0].star else None
-            source = dotted_name(first) if first is not None else None
-        if source is None:
-            continue
         targets = [a.target for a in assignment.targets] if isinstance(assignment, cst.Assign) else [assignment.target]
-        pairs.extend((name, source, same) for t in targets if (name := dotted_name(t)) is not None)
-    found = set(modules)
+        names = [name for t in targets if (name := dotted_name(t)) is not None]
+        source = dotted_name(value) if value is not None else None
+        if source is not None:
+            aliases.extend((name, source) for name in names)
+        elif isinstance(value, cst.Call) and _builds_around(value) and value.args:
+            first = value.args[0]
+            around = dotted_name(first.value) if first.keyword is None and not first.star else None
+            if around is not None:
+                built.extend((name, around) for name in names)
+    return aliases, built
+
+
+def _closure(names: set[str], aliases: list[tuple[str, str]]) -> set[str]:
+    """``names`` with every name an alias makes the same object as one of them (either side)."""
+    found = set(names)
     changed = True
     while changed:
         changed = False
-        for name, source, same in pairs:
-            if source in found and name not in found:
-                found.add(name)
-                changed = True
-            elif same and name in found and source not in found:
-                found.add(source)
+        for name, source in aliases:
+            if (source in found) != (name in found):
+                found.update((name, source))
                 changed = True
     return found
 

@@ -199,7 +199,10 @@ class RankFacts:
             )
         if isinstance(node, cst.Call):
             called = last_attribute(dotted_name(node.func)) or ""
-            return bool(RANK_CALL.match(called)) or is_rank_variable_read(node)
+            if RANK_CALL.match(called) is None:
+                return is_rank_variable_read(node)
+            # A project's getter (`safe_get_rank()`) takes no argument; `_get_rank(layer)` is LoRA's.
+            return called.startswith("get_") or not node.args
         return isinstance(node, cst.Subscript) and is_rank_variable_read(node)
 
     def guard_key(self, test: cst.BaseExpression) -> GuardKey | None:
