@@ -150,8 +150,11 @@ class BindingPass(cst.CSTVisitor):
         if made is None and isinstance(value, cst.Subscript):
             element = self._tuple_element(value)
             made = None if element is None else [element]
-        if made is None and isinstance(value, (cst.Name, cst.Attribute)):
-            alias = self._lookup(dotted_name(value) or "")  # another name for the same object
+        if made is None and isinstance(value, (cst.Name, cst.Attribute)) and isinstance(target, cst.Name):
+            # Another local name for the same object. Not a `self` attribute: that would hold the
+            # wrapper in every method, wherever the alias was made (the Trainer's FSDP-only
+            # `self.model = model`).
+            alias = self._lookup(dotted_name(value) or "")
             made = None if alias is None else [alias]
         listed = self._listed_models(value)  # a list or tuple of models, some wrapped
         for name in assigned_names(target):

@@ -1,6 +1,6 @@
-"""Two text encoders come back from accelerator.prepare (DDP wrappers under a multi-GPU launch)
-and are kept in a list; the loops over it read the encoders' own submodules and methods through
-the wrappers, which forward none of them."""
+"""Two text encoders come back from accelerator.prepare (DDP wrappers under a multi-GPU launch),
+kept in a list and under another name; the reads through those get the encoders' own members
+through the wrappers, which forward none of them."""
 
 import torch
 from accelerate import Accelerator
@@ -12,6 +12,9 @@ def train(args, text_encoder1, text_encoder2, tokenizers, token_ids_list, optimi
         text_encoder1, text_encoder2, optimizer, train_dataloader
     )
     text_encoders = [text_encoder1, text_encoder2]
+    second = text_encoder2
+    # expect: TRL001
+    hidden_size = accelerator.unwrap_model(second).config.hidden_size
     for tokenizer, token_ids, text_encoder in zip(tokenizers, token_ids_list, text_encoders):
         text_encoder.requires_grad_(True)
         # expect: TRL001
