@@ -231,11 +231,10 @@ class WrappedModelAttribute(Rule):
         if wrapping.local_helper:
             kind = "own-member-wrapped-by-helper"
         if wrapping.kind == ACCELERATE:
-            own_class = None
-            if not shown_a_module(self.model, receiver):
-                own_class = defined_by_own_class(self.model, wrapping, member)
-                if own_class is None:
-                    return  # accelerate prepares optimizers, loaders and schedulers too
+            # The file's own class defining the member is the stronger evidence: it names the kind.
+            own_class = defined_by_own_class(self.model, wrapping, member)
+            if own_class is None and not shown_a_module(self.model, receiver):
+                return  # accelerate prepares optimizers, loaders and schedulers too
             launch = launch_of(self.model, node)
             if not launch.possible(_DDP):
                 return  # DeepSpeed's engine and FSDP forward the read; one process wraps nothing
