@@ -673,3 +673,22 @@ def test_a_ddp_wrap_runs_distributed(text):
 )
 def test_data_parallel_or_a_commented_wrap_does_not(text):
     assert not runs_distributed(SourceFile(text=text, display_path="train.py"))
+
+
+def test_a_name_bound_twice_links_no_module():
+    # `x = model` then `x = optimizer`: x is no other name for the model, nor the model for x.
+    from trllint.facts.module_names import shown_a_module
+
+    text = (
+        "model.requires_grad_(True)\n"
+        "self.ema = EMA(model)\n"
+        "x = model\n"
+        "x = optimizer\n"
+        "self.net = net\n"
+        "self.net.parameters()\n"
+    )
+    model = SemanticModel.of(SourceFile(text=text, display_path="train.py"))
+    assert shown_a_module(model, "self.ema")  # built around a module the code uses as one
+    assert shown_a_module(model, "net")  # another name for a module
+    assert not shown_a_module(model, "x")
+    assert not shown_a_module(model, "optimizer")

@@ -150,10 +150,10 @@ class BindingPass(cst.CSTVisitor):
         if made is None and isinstance(value, cst.Subscript):
             element = self._tuple_element(value)
             made = None if element is None else [element]
-        if made is None and isinstance(value, (cst.Name, cst.Attribute)) and isinstance(target, cst.Name):
-            # Another local name for the same object. Not a `self` attribute: that would hold the
-            # wrapper in every method, wherever the alias was made (the Trainer's FSDP-only
-            # `self.model = model`).
+        if made is None and isinstance(value, (cst.Name, cst.Attribute)) and isinstance(target, cst.Name) and not scope.branch_depth:
+            # Another local name for the same object, outside a branch (`else: bare = model`
+            # after `if hasattr(model, "module"):` handles the bare model). Not a `self`
+            # attribute: that would hold the wrapper in every method, wherever the alias was made.
             alias = self._lookup(dotted_name(value) or "")
             made = None if alias is None else [alias]
         listed = self._listed_models(value)  # a list or tuple of models, some wrapped

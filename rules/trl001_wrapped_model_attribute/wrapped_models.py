@@ -136,7 +136,7 @@ def _self_attributes(model: SemanticModel) -> dict[str, dict[str, Any]]:
 
 
 # What a module's classes bind to ``self``, wrapped or not: asked of a base class in another module.
-SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 2, _self_attributes)
+SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 3, _self_attributes)
 
 
 class ProjectBases:

@@ -9,6 +9,8 @@ model``, either side) or builds it around one (``EMA(model)``, ``copy.deepcopy(m
 
 from __future__ import annotations
 
+from collections import Counter
+
 import libcst as cst
 
 from trllint.core.cst.names import argument, dotted_name
@@ -60,13 +62,15 @@ def _module_names(model: SemanticModel) -> frozenset[str]:
 def _aliases_and_builds(model: SemanticModel) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The file's assignments of one name to another (``self.model = model``) and of a class built
     around a name (``EMA(model, beta=0.99)``, ``AveragedModel(model)``, ``copy.deepcopy(model)``):
-    (bound name, name in the value) pairs."""
+    (bound name, name in the value) pairs, for names no other plain assignment binds."""
     aliases: list[tuple[str, str]] = []
     built: list[tuple[str, str]] = []
+    bound = Counter(name for a in model.assignments for t in _targets(a) if (name := dotted_name(t)) is not None)
     for assignment in model.assignments:
         value = assignment.value
-        targets = [a.target for a in assignment.targets] if isinstance(assignment, cst.Assign) else [assignment.target]
-        names = [name for t in targets if (name := dotted_name(t)) is not None]
+        # A name bound more than once may hold another object elsewhere (`x = model`, later
+        # `x = optimizer`): it links nothing.
+        names = [name for t in _targets(assignment) if (name := dotted_name(t)) is not None and bound[name] == 1]
         source = dotted_name(value) if value is not None else None
         if source is not None:
             aliases.extend((name, source) for name in names)
@@ -76,6 +80,10 @@ def _aliases_and_builds(model: SemanticModel) -> tuple[list[tuple[str, str]], li
             if around is not None:
                 built.extend((name, around) for name in names)
     return aliases, built
+
+
+def _targets(assignment: cst.Assign | cst.AnnAssign) -> list[cst.BaseExpression]:
+    return [a.target for a in assignment.targets] if isinstance(assignment, cst.Assign) else [assignment.target]
 
 
 def _closure(names: set[str], aliases: list[tuple[str, str]]) -> set[str]:
