@@ -31,7 +31,7 @@ from trllint.facts.wrapping import (
 from trllint.rules.trl001_wrapped_model_attribute.binding_records import IfBindings, Scope, WrappingFacts, loop_element, tuple_of
 from trllint.rules.trl001_wrapped_model_attribute.inherited_wrappings import ClassNames, InheritedWrappings
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import (
-    argument_for,
+    arguments_given,
     returned_parameter,
     returned_wrapping,
     returns_a_wrapper,
@@ -356,22 +356,11 @@ class BindingPass(cst.CSTVisitor):
         callee, skip_self = self._callee(node)
         if callee is None:
             return
-        parameters = parameter_names(callee.params)[1 if skip_self else 0 :]
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        for index, arg in enumerate(node.args):
-            if arg.star:
-                continue
-            if arg.keyword is not None:
-                parameter = arg.keyword.value
-            else:
-                position = positional.index(arg)
-                if position >= len(parameters):
-                    continue
-                parameter = parameters[position]
-            name = dotted_name(arg.value)
+        for parameter, value in arguments_given(node, callee, skip_self).items():
+            name = dotted_name(value)
             wrapping = self._lookup(name) if name else None
             key = (id(callee), parameter)
-            if wrapping is not None and key not in self.facts.parameters and parameter in parameter_names(callee.params):
+            if wrapping is not None and key not in self.facts.parameters:
                 self.facts.parameters[key] = wrapping
                 if id(callee) in self.visited:
                     # A nested function is walked again with the function that holds it (its closure).
@@ -397,7 +386,8 @@ class BindingPass(cst.CSTVisitor):
             return None
         if id(callee) not in self._handed:
             self._handed[id(callee)] = returned_parameter(callee)
-        given = argument_for(call, callee, self._handed[id(callee)], skip_self)
+        parameter = self._handed[id(callee)]
+        given = arguments_given(call, callee, skip_self).get(parameter) if parameter is not None else None
         name = dotted_name(given) if given is not None else None
         return self._lookup(name) if name else None
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, parameter_names, scope_bindings
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, parameter_names, scope_bindings
 from trllint.core.prefilter import AnyOf
 from trllint.facts.wrapping import DATA_PARALLEL, DATA_PARALLEL_WRAPPERS, Wrapping, wrapping_made_by
 from trllint.semantic.model import SemanticModel
@@ -145,15 +145,25 @@ class _Returned(cst.CSTVisitor):
         self.names.add(None)
 
 
-def argument_for(call: cst.Call, callee: cst.FunctionDef, parameter: str | None, skip_self: bool) -> cst.BaseExpression | None:
-    """What ``call`` passes ``callee``'s ``parameter`` (by keyword, or by position before any ``*args``)."""
-    if parameter is None:
-        return None
-    parameters = parameter_names(callee.params)[1 if skip_self else 0 :]
-    unpacked = any(a.star == "*" for a in call.args)
-    position = parameters.index(parameter) if parameter in parameters and not unpacked else None
-    given = argument(call, parameter, position)
-    return None if given is None else given.value
+def arguments_given(call: cst.Call, callee: cst.FunctionDef, skip_self: bool) -> dict[str, cst.BaseExpression]:
+    """What ``call`` passes each of ``callee``'s parameters: by keyword, or by position before any
+    ``*args`` (where the later ones land is not known)."""
+    params = callee.params
+    named = set(parameter_names(params))
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)][1 if skip_self else 0 :]
+    given: dict[str, cst.BaseExpression] = {}
+    position, unpacked = 0, False
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value in named:
+                given[arg.keyword.value] = arg.value
+        elif arg.star:
+            unpacked = unpacked or arg.star == "*"
+        elif not unpacked:
+            if position < len(positional):
+                given.setdefault(positional[position], arg.value)
+            position += 1
+    return given
 
 
 RETURNED_WRAPPERS = ModuleFact("wrapping.returned-wrappers", 1, _returned_wrappers)
