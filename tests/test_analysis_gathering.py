@@ -692,3 +692,65 @@ def test_a_name_bound_twice_links_no_module():
     assert shown_a_module(model, "net")  # another name for a module
     assert not shown_a_module(model, "x")
     assert not shown_a_module(model, "optimizer")
+
+
+OWN_METERS = """
+    import torch
+    import torch.distributed as dist
+
+
+    class Meter:
+        def __init__(self):
+            self.count, self.total = 0, 0.0
+
+        def synchronize(self):
+            t = torch.tensor([self.count, self.total], device="cuda")
+            dist.all_reduce(t)
+            self.count, self.total = int(t[0]), t[1].item()
+
+        @property
+        def avg(self):
+            return self.total / self.count
+
+
+    class LossMeter(Meter):
+        def synchronize(self):  # a reduced copy handed back: the meter keeps its own sums
+            t = torch.tensor([self.count, self.total], device="cuda")
+            dist.all_reduce(t)
+            return t
+
+
+    class Meters:
+        def __init__(self):
+            self.meters = {}
+
+        def sync_all(self):
+            for meter in self.meters.values():
+                meter.synchronize()
+
+        def report(self, other):
+            other.synchronize()  # syncs another object, not this one
+
+
+    def step(batch):
+        accuracy = Meter()
+        loss_meter = LossMeter()
+        meters = Meters()
+        accuracy.synchronize()
+        loss_meter.synchronize()
+        meters.sync_all()
+        meters.report(accuracy)
+        log(accuracy.avg, loss_meter.avg, meters.meters)
+"""
+
+
+def test_a_method_that_syncs_its_object_makes_the_object_global():
+    from trllint.facts.in_place_reductions import object_syncing_methods
+
+    source, flow = _flow(OWN_METERS)
+    assert object_syncing_methods(source.module, imports_of(source)) == {"Meter": ["synchronize"], "Meters": ["sync_all"]}
+    small, line = flow.statements[-1]
+    accuracy, loss, meters = (arg.value for arg in small.value.args)
+    assert flow.state(accuracy, line) == Rank.GLOBAL
+    assert flow.state(loss, line) != Rank.GLOBAL
+    assert flow.state(meters, line) == Rank.GLOBAL

@@ -716,3 +716,75 @@ def test_spelled_dotted_names_hold_every_imported_call_libcst_finds():
         "utils.save", "utils.io.load", "utils.k", "save", "io.read", "utils.g",
     }
     assert "utils.f" not in spelled_dotted_names(odd, {"utils"})  # an attribute of another name
+
+
+METERS = """
+    import torch
+    import torch.distributed as dist
+
+
+    class SmoothedValue:
+        def __init__(self):
+            self.count, self.total = 0, 0.0
+
+        def update(self, value, n=1):
+            self.count += n
+            self.total += value * n
+
+        def synchronize_between_processes(self):
+            t = torch.tensor([self.count, self.total], dtype=torch.float64, device="cuda")
+            dist.all_reduce(t)
+            t = t.tolist()
+            self.count = int(t[0])
+            self.total = t[1]
+
+        @property
+        def global_avg(self):
+            return self.total / self.count
+
+
+    class MetricLogger:
+        def __init__(self):
+            self.meters = {}
+
+        def update(self, **values):
+            for name, value in values.items():
+                self.meters.setdefault(name, SmoothedValue()).update(value)
+
+        def synchronize_between_processes(self):
+            for meter in self.meters.values():
+                meter.synchronize_between_processes()
+"""
+
+EVALUATE = """
+    import util.misc as misc
+
+
+    def evaluate(data_loader, model):
+        metric_logger = misc.MetricLogger()
+        for images, target in data_loader:
+            loss = model(images, target)
+            metric_logger.update(loss=loss.item())
+        metric_logger.synchronize_between_processes()
+        return {k: meter.global_avg for k, meter in metric_logger.meters.items()}
+"""
+
+
+def test_a_helper_that_syncs_a_meter_object_of_another_module_returns_a_global_value(tmp_path: Path):
+    # evaluate() reads util/misc.py's class while its own module is read for its facts; the answer
+    # lists that module, so once the meters stop syncing the stored answer is not read again.
+    files = {"pyproject.toml": "", "util/__init__.py": "", "util/misc.py": METERS, "engine.py": EVALUATE,
+             "train.py": "from engine import evaluate\n"}
+    write(tmp_path / "proj", files)
+    use_cache_folder(tmp_path / "cache")
+    view, _ = view_of(tmp_path / "proj/train.py")
+    assert returns(view, "evaluate").returns_global
+    assert tmp_path / "proj/util/misc.py" in view.consulted  # what the answer read, the file read too
+
+    write(tmp_path / "proj", {"util/misc.py": METERS.replace("dist.all_reduce(t)", "pass")})
+    use_cache_folder(tmp_path / "cache")  # a new run, with the answer for engine.py stored on disk
+    assert not returns(view_of(tmp_path / "proj/train.py")[0], "evaluate").returns_global
+    write(tmp_path / "proj", {"engine.py": EVALUATE.replace("metric_logger.synchronize_between_processes()", "pass")})
+    write(tmp_path / "proj", {"util/misc.py": METERS})
+    use_cache_folder(tmp_path / "cache")
+    assert not returns(view_of(tmp_path / "proj/train.py")[0], "evaluate").returns_global  # no sync called

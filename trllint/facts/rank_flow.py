@@ -18,14 +18,20 @@ import libcst as cst
 from dataclasses import dataclass
 from trllint.core.cst.names import COMPREHENSIONS, call_name, dotted_name
 from trllint.facts.function_callers import function_callers
-from trllint.facts.in_place_reductions import NAMES_AN_IN_PLACE_COLLECTIVE, REDUCES_IN_PLACE, reduced_parameters
+from trllint.facts.in_place_reductions import (
+    NAMES_AN_IN_PLACE_COLLECTIVE,
+    REDUCES_IN_PLACE,
+    SYNCS_ITS_OBJECT,
+    object_syncing_methods,
+    reduced_parameters,
+)
 from trllint.facts.rank_lattice import LOCAL_COMPUTE_LIBRARIES, PER_RANK_LIBRARY_METHODS, SYNCING_METRIC_LIBRARIES, Rank
 from trllint.facts.ranks import rank_facts
 from trllint.facts.scope_flow import RankFlow
 from trllint.core.source import SourceFile
 from trllint.semantic.context import methods_of
 from trllint.semantic.model import SemanticModel, imports_of
-from trllint.semantic.project.file_view import project_view
+from trllint.semantic.project.file_view import imported_classes_view, project_view
 from trllint.semantic.project.summaries import ModuleFact
 
 if TYPE_CHECKING:
@@ -73,7 +79,7 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 # Which functions of a module return a value reduced across ranks, and which return what the
 # linter cannot judge (see FileRankFlows.returns_global, returns_unknown). The version changes
 # whenever the flows would read a module differently, so that no stored answer outlives them.
-RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 4, _returns_across_ranks)
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 5, _returns_across_ranks)
 
 
 def is_global(model: SemanticModel, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -111,6 +117,7 @@ class FileRankFlows:
         self._passed: dict[tuple[int, str], Rank | None] = {}
         self._reduced: dict[int, list[int]] = {}  # a function of this file -> reduced_parameters
         self._argument_free: dict[int, RankFlow] = {}  # a function -> its flow, every argument per-rank
+        self._own_syncing: dict[str, list[str]] | None = None  # object_syncing_methods of this file
 
     def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -151,6 +158,7 @@ class FileRankFlows:
             self.returned_element,
             arguments_per_rank=arguments_per_rank,
             builds_syncing_metric=self.builds_syncing_metric,
+            syncs_its_object=self.syncs_its_object,
         )
 
     def builds_syncing_metric(self, call: cst.Call, depth: int = 4) -> bool:
@@ -159,6 +167,27 @@ class FileRankFlows:
         derived from one (``class MACELoss(Metric)``)."""
         name = call_name(call)
         return name is not None and self._is_syncing_metric_class(name, depth)
+
+    def syncs_its_object(self, built: cst.Call, method: str) -> bool:
+        """Calling ``method`` on what ``built`` made makes it the same on every rank: ``built``
+        makes an object of a class of this file, or of another module of the project, whose
+        ``method`` syncs it (``SYNCS_ITS_OBJECT``)."""
+        name = call_name(built)
+        if name is None:
+            return False
+        if name in self.classes:
+            if self._own_syncing is None:
+                self._own_syncing = object_syncing_methods(self.source.module, self.imports)
+            return method in self._own_syncing.get(name, ())
+        head = name.partition(".")[0]
+        view = imported_classes_view(SemanticModel.of(self.source))
+        if view is None or (head not in self.imports.aliases and head not in self._relative_imports):
+            return False
+        cls = view.class_named(name)
+        if cls is None or method not in cls.methods:
+            return False
+        answer = view.fact(cls, SYNCS_ITS_OBJECT, deep_if=NAMES_AN_IN_PLACE_COLLECTIVE)
+        return answer is not None and method in answer.get(cls.name, ())
 
     def _is_syncing_metric_class(self, name: str, depth: int) -> bool:
         full = self.imports.resolve(name) or ""

@@ -92,11 +92,13 @@ class ScopeBindings:
         ranks: RankFacts,
         reduced_arguments: Callable[[cst.Call], list[int]],
         arguments_per_rank: bool,
+        syncs_its_object: Callable[[cst.Call, str], bool] = lambda built, method: False,
     ) -> None:
         self.scope = scope
         self._imports = imports
         self._ranks = ranks
         self._reduced_arguments = reduced_arguments
+        self._syncs_its_object = syncs_its_object
         self._arguments_per_rank = arguments_per_rank
         # > 0 while reading the arguments of a project helper: a parameter that is per-rank only
         # by its name reads as unknown there (see RankFlow._state).
@@ -254,6 +256,9 @@ class ScopeBindings:
                 self._bind_collective_output(call, line, order)
                 for name in self._names_reduced_by_helper(call):
                     self._bind_reduced(name, line, order)
+                synced = self._synced_receiver(call, order)
+                if synced is not None:
+                    self._bind_reduced(synced, line, order)
 
     def _bind_target(
         self, target: cst.BaseExpression, value: cst.BaseExpression, line: cst.CSTNode, order: int, plain: bool
@@ -350,6 +355,17 @@ class ScopeBindings:
             if arg.keyword is None:
                 plain.append(arg)
         return [name for i in positions if i < len(plain) and (name := dotted_name(plain[i].value)) is not None]
+
+    def _synced_receiver(self, call: cst.Call, order: int) -> str | None:
+        """``metric_logger`` for ``metric_logger.synchronize_between_processes()``, when the name
+        is bound here to an object whose class makes it the same on every rank by that method
+        (see ``object_syncing_methods``); else None."""
+        if not isinstance(call.func, cst.Attribute):
+            return None
+        receiver = dotted_name(call.func.value)
+        binding = self._lookup(receiver, order) if receiver is not None else None
+        built = binding.value if binding is not None else None
+        return receiver if isinstance(built, cst.Call) and self._syncs_its_object(built, call.func.attr.value) else None
 
     def _bind_reduced_by_loop(self, loop: cst.For, order: int) -> None:
         """``for t in (correct, total): dist.all_reduce(t)``, ``for v in sums.values(): ...`` and

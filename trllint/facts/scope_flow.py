@@ -54,6 +54,7 @@ class RankFlow(ScopeBindings):
         returned_element: Callable[[cst.Call, int, int], Rank | None] = lambda call, index, count: None,
         arguments_per_rank: bool = False,  # every parameter but `self`/`cls` holds this rank's data
         builds_syncing_metric: Callable[[cst.Call], bool] = lambda call: False,
+        syncs_its_object: Callable[[cst.Call, str], bool] = lambda built, method: False,
     ) -> None:
         self._returned_element = returned_element
         self._builds_syncing_metric = builds_syncing_metric
@@ -64,7 +65,12 @@ class RankFlow(ScopeBindings):
         self._is_global_call = is_global_call
         # The walk works out no state yet: every callback above is set before it runs.
         super().__init__(
-            scope, imports, ranks if ranks is not None else RankFacts(cst.Module([])), reduced_arguments, arguments_per_rank
+            scope,
+            imports,
+            ranks if ranks is not None else RankFacts(cst.Module([])),
+            reduced_arguments,
+            arguments_per_rank,
+            syncs_its_object,
         )
 
     # ---- questions ----------------------------------------------------------------------

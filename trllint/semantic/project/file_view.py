@@ -24,6 +24,29 @@ def project_view(model: SemanticModel) -> ProjectView | None:
     return model.once((project_view,), lambda: ProjectView.for_source(model.source))
 
 
+def imported_classes_view(model: SemanticModel) -> ProjectView | None:
+    """Where the classes this module imports from its project are defined: a linted file's
+    project view; for a module the index read for its facts (which has none: its facts would
+    read other modules' facts, in a circle), a view of its own imports, asked only facts that
+    read no other module (``SYNCS_ITS_OBJECT``). What that view reads is listed in the answer of
+    the fact being computed (``summaries.CONSULTED``)."""
+    from trllint.semantic.project.index import ProjectView
+    from trllint.semantic.project.summaries import module_read_for_facts, modules_consulted_by_facts
+
+    view = project_view(model)
+    path = module_read_for_facts(model)
+    if view is not None or path is None:
+        return view
+
+    def for_module() -> ProjectView | None:
+        found = ProjectView.for_module(path, model.source)
+        if found is not None:
+            model.once((modules_consulted_by_facts,), lambda: found.consulted)
+        return found
+
+    return model.once((imported_classes_view,), for_module)
+
+
 def project_reaches(
     model: SemanticModel,
     tokens: AnyOf | AllOf,

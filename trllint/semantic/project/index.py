@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Iterable
 from trllint.semantic.project.buffers import keep_buffer
 from trllint.semantic.project.modules import ProjectIndex
 from trllint.semantic.project.resolution import project_of_folder
+from trllint.semantic.project.summaries import CONSULTED
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -109,15 +110,19 @@ class ProjectView:
     @classmethod
     def for_source(cls, source: SourceFile) -> ProjectView | None:
         """None for text that is no file, or that CPython cannot parse."""
+        if source.path is None:
+            return None  # asked first: a module read for its facts is no file and needs no parse here
+        return cls.for_module(source.path.resolve(), source)
+
+    @classmethod
+    def for_module(cls, path: Path, source: SourceFile) -> ProjectView | None:
+        """The view of the module at ``path`` whose text ``source`` holds; None when CPython cannot parse it."""
         from trllint.semantic.project.outline import module_imports
         from trllint.core.syntax import cpython_tree
 
-        if source.path is None:
-            return None  # asked first: a module read for its facts is no file and needs no parse here
         tree = cpython_tree(source)
         if tree is None:
             return None
-        path = source.path.resolve()
         return cls(path, index_for(path), module_imports(tree))
 
     def function(self, local_name: str) -> Definition | None:
@@ -159,7 +164,12 @@ class ProjectView:
         """What the module that holds ``definition`` says for ``fact`` (all its definitions: look
         ``definition.name`` up in it, or the key the fact files it under); None when that module
         cannot be parsed."""
-        return self.index.fact(definition.path, fact, deep_if, self.parsed)
+        answer = self.index.fact(definition.path, fact, deep_if, self.parsed)
+        if answer is None or CONSULTED not in answer:
+            return answer
+        for path, digest in answer[CONSULTED].items():
+            self.consulted[Path(path)] = digest  # what the answer read, this file's answers read too
+        return {name: said for name, said in answer.items() if name != CONSULTED}
 
     def release(self) -> None:
         """Drop the modules parsed for this file's questions (the file is done)."""

@@ -181,9 +181,9 @@ class ProjectIndex:
         if (deep_if is not None and not self.spells(path, deep_if)) or (fact.calls and not self._spells_a_call(path, fact)):
             return None if self.outline(path) is None else {}
         key = (digest, fact.stored_as)
-        if key not in self._facts:
+        if key not in self._facts or not self._still_current(self._facts[key]):
             stored = self._cache.stored(digest)
-            if fact.stored_as in stored:
+            if fact.stored_as in stored and self._still_current(stored[fact.stored_as]):
                 self._facts[key] = stored[fact.stored_as]
             else:
                 answer = self._compute(path, digest, fact, parsed)
@@ -191,6 +191,13 @@ class ProjectIndex:
                     self._cache.store(digest, fact.stored_as, answer)
                 self._facts[key] = answer
         return self._facts[key]
+
+    def _still_current(self, answer: ModuleAnswer | None) -> bool:
+        """Every other module the answer's computation read (``CONSULTED``) holds what it held then."""
+        from trllint.semantic.project.summaries import CONSULTED
+
+        consulted = answer.get(CONSULTED, {}) if answer is not None else {}
+        return all(self.content_hash(Path(path)) == digest for path, digest in consulted.items())
 
     def _spells_a_call(self, path: Path, fact: ModuleFact) -> bool:
         """The module's text spells one of the fact's ``calls``: a module that calls or imports
@@ -211,6 +218,7 @@ class ProjectIndex:
 
         from trllint.core.source import SourceDecodeError
         from trllint.semantic.model import SemanticModel
+        from trllint.semantic.project.summaries import CONSULTED, module_read_for_facts, modules_consulted_by_facts
 
         source = None if parsed is None else parsed.get(digest)
         if source is None:
@@ -222,9 +230,15 @@ class ProjectIndex:
             if parsed is not None:
                 parsed[digest] = source
         try:
+            model = SemanticModel.of(source)
+            model.once((module_read_for_facts,), lambda: path)
+            answer = fact.compute(model)
+            consulted = modules_consulted_by_facts(model)
+            if consulted:
+                answer = {**answer, CONSULTED: {str(other): hash for other, hash in consulted.items()}}
             # Through JSON at once: a fact read back from the disk cache is the same value.
-            answer: ModuleAnswer = json.loads(json.dumps(fact.compute(SemanticModel.of(source))))
-            return answer
+            computed: ModuleAnswer = json.loads(json.dumps(answer))
+            return computed
         except (cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
             return None
         finally:

@@ -19,6 +19,11 @@ A question may name the tokens a module must spell to hold its answer (TRL003's:
 sink's call; TRL001's: a wrapping), and a fact the names of the calls it reads (``calls``). A
 module whose text spells none answers ``{}`` without a parse.
 
+A fact reads its own module. It may also follow the module's imports to the classes they name
+and ask those modules a fact that reads no other module (``imported_classes_view``): the modules
+so read are listed in the answer (``CONSULTED``), and a stored answer is computed again once
+one of them changes.
+
 The semantic layer knows no fact: the module that asks a fact is the one that declares it or
 imports its declaration, so the fact is registered in every process (a forked or a spawned
 worker) before it is asked.
@@ -31,7 +36,26 @@ from typing import TYPE_CHECKING, Any, Callable
 from dataclasses import dataclass
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from trllint.semantic.model import SemanticModel
+
+# The key, in a fact's answer, of the modules its computation read besides its own (path -> content
+# hash); a name of a definition cannot hold its space.
+CONSULTED = " consulted"
+
+
+def module_read_for_facts(model: SemanticModel) -> Path | None:
+    """The path of the module ``model`` is, when the project index read it for its facts (it
+    sets the answer); None for a linted file, whose source knows its own path."""
+    return model.cached((module_read_for_facts,))
+
+
+def modules_consulted_by_facts(model: SemanticModel) -> dict[Path, str] | None:
+    """The modules, besides its own, that the facts of a module read for its facts consulted
+    (set by ``imported_classes_view``); None when none was asked."""
+    return model.cached((modules_consulted_by_facts,))
+
 
 # What a module says about its definitions, by name: JSON round-trips it for the cache.
 ModuleAnswer = dict[str, Any]
