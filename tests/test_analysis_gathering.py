@@ -717,12 +717,31 @@ OWN_METERS = """
         def synchronize(self):  # a reduced copy handed back: the meter keeps its own sums
             t = torch.tensor([self.count, self.total], device="cuda")
             dist.all_reduce(t)
+            self.syncs += 1
             return t
+
+
+    class RankZeroMeter(Meter):
+        def synchronize(self):  # only rank 0 ends with the sums
+            t = torch.tensor([self.count, self.total], device="cuda")
+            dist.reduce(t, dst=0)
+            self.count, self.total = int(t[0]), t[1].item()
+
+
+    class Trainer:
+        def __init__(self):
+            self.history = {}
+
+        def synchronize(self, batch):  # a dict's method of the same name as Meter's: no meter here
+            self.history.synchronize(batch)
 
 
     class Meters:
         def __init__(self):
             self.meters = {}
+
+        def add(self, name):
+            self.meters[name] = Meter()
 
         def sync_all(self):
             for meter in self.meters.values():
@@ -745,7 +764,7 @@ OWN_METERS = """
 
 
 def test_a_method_that_syncs_its_object_makes_the_object_global():
-    from trllint.facts.in_place_reductions import object_syncing_methods
+    from trllint.facts.object_syncs import object_syncing_methods
 
     source, flow = _flow(OWN_METERS)
     assert object_syncing_methods(source.module, imports_of(source)) == {"Meter": ["synchronize"], "Meters": ["sync_all"]}

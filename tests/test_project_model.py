@@ -788,3 +788,37 @@ def test_a_helper_that_syncs_a_meter_object_of_another_module_returns_a_global_v
     write(tmp_path / "proj", {"util/misc.py": METERS})
     use_cache_folder(tmp_path / "cache")
     assert not returns(view_of(tmp_path / "proj/train.py")[0], "evaluate").returns_global  # no sync called
+
+
+def test_an_answer_that_read_other_modules_holds_only_for_its_own_module(tmp_path: Path):
+    # Two packages hold engine.py with the same text; each imports its own package's meters, and
+    # only a's sync. b's answer is b's own, in memory and from the disk cache alike.
+    engine = EVALUATE.replace("import util.misc as misc", "from . import misc")
+    files = {"pyproject.toml": "", "a/__init__.py": "", "a/misc.py": METERS, "a/engine.py": engine,
+             "b/__init__.py": "", "b/misc.py": METERS.replace("dist.all_reduce(t)", "pass"), "b/engine.py": engine,
+             "train.py": "from a.engine import evaluate as evaluate_a\nfrom b.engine import evaluate as evaluate_b\n"}
+    write(tmp_path / "proj", files)
+    for _ in range(2):  # the second run reads the disk cache
+        use_cache_folder(tmp_path / "cache")
+        view, _ = view_of(tmp_path / "proj/train.py")
+        assert returns(view, "evaluate_a").returns_global
+        assert not returns(view, "evaluate_b").returns_global
+        assert tmp_path / "proj/b/misc.py" in view.consulted
+
+
+def test_an_answer_that_read_a_broken_module_is_made_again_once_it_is_mended(tmp_path: Path):
+    files = {"pyproject.toml": "", "util/__init__.py": "", "util/misc.py": METERS + "\ndef broken(:\n",
+             "engine.py": EVALUATE, "train.py": "from engine import evaluate\n"}
+    write(tmp_path / "proj", files)
+    use_cache_folder(tmp_path / "cache")
+    assert not returns(view_of(tmp_path / "proj/train.py")[0], "evaluate").returns_global
+    write(tmp_path / "proj", {"util/misc.py": METERS})
+    use_cache_folder(tmp_path / "cache")
+    assert returns(view_of(tmp_path / "proj/train.py")[0], "evaluate").returns_global
+
+
+def test_a_module_read_for_its_facts_may_ask_its_imports_only_facts_of_their_own_module(tmp_path: Path):
+    write(tmp_path / "proj", {"pyproject.toml": "", "helpers.py": REDUCING_HELPER, "engine.py": "from helpers import local_mean\n"})
+    view = project_module.ProjectView.for_module_read_for_facts(tmp_path / "proj/engine.py")
+    with pytest.raises(ValueError, match="reads other modules"):
+        view.fact(view.function("local_mean"), RETURNS_ACROSS_RANKS)

@@ -1,11 +1,9 @@
 """What collectives reduce in place: which functions reduce an argument across ranks (``def
-all_reduce_mean(t): dist.all_reduce(t); t /= world_size`` leaves the caller's ``t`` global), which
-methods make their own object the same on every rank (a meter that all-reduces its count and
-total), and what a block of statements reduces (a loop's body).
+all_reduce_mean(t): dist.all_reduce(t); t /= world_size`` leaves the caller's ``t`` global), and
+what a block of statements reduces (a loop's body).
 
 The rank flows read a call of such a function (of this file, or of another module of the project
-through ``REDUCES_IN_PLACE``) as making its argument global, and a call of such a method
-(``SYNCS_ITS_OBJECT``) as making its receiver global.
+through ``REDUCES_IN_PLACE``) as making its argument global.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from trllint.core.cst import walk
 from trllint.core.cst.names import ImportMap, assigned_names, dotted_name
 from trllint.core.prefilter import AllOf, AnyOf
 from trllint.facts.rank_lattice import IN_PLACE_COLLECTIVES, written_tensor
-from trllint.semantic.context import methods_of
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.summaries import ModuleFact
 
@@ -136,82 +133,6 @@ def _reduces_in_place(model: SemanticModel) -> dict[str, list[int]]:
 REDUCES_IN_PLACE = ModuleFact(
     "rank-flow.reduces-in-place", 2, _reduces_in_place, calls=frozenset(IN_PLACE_COLLECTIVES)
 )
-def object_syncing_methods(module: cst.Module, imports: ImportMap) -> dict[str, list[str]]:
-    """``Class`` -> the methods of the module's class that make its object the same on every rank:
-    one whose own statements hand a tensor to an in-place collective and store what it holds
-    on ``self`` (``t = torch.tensor([self.count, self.total]); dist.all_reduce(t); self.count =
-    int(t[0])``), or that calls such a method, of a class of the module, on ``self``'s members
-    (``for meter in self.meters.values(): meter.synchronize_between_processes()``)."""
-    methods = {
-        (cls.name.value, name): _ObjectSync(function, imports)
-        for cls in module.body
-        if isinstance(cls, cst.ClassDef)
-        for name, function in methods_of(cls).items()
-    }
-    for reading in methods.values():
-        walk.visit(reading.function, reading)
-    syncing = {key for key, reading in methods.items() if reading.collective and reading.stores_on_self}
-    grown = True
-    while grown:  # a method that calls a syncing one on a member syncs too, to any depth
-        names = {name for _, name in syncing}
-        grown_by = {key for key, reading in methods.items() if key not in syncing and reading.member_calls & names}
-        syncing |= grown_by
-        grown = bool(grown_by)
-    answer: dict[str, list[str]] = {}
-    for cls, name in sorted(syncing):
-        answer.setdefault(cls, []).append(name)
-    return answer
-
-
-class _ObjectSync(cst.CSTVisitor):
-    """What one method's own statements do to its object: hand a tensor to an in-place
-    collective, store on ``self``, and call which methods on ``self``'s members (``self.x.m()``,
-    or ``m()`` of a loop variable over them)."""
-
-    def __init__(self, function: cst.FunctionDef, imports: ImportMap) -> None:
-        super().__init__()
-        self.function = function
-        self.imports = imports
-        self.collective = False
-        self.stores_on_self = False
-        self.member_calls: set[str] = set()
-        self._members: set[str] = {"self"}  # names that hold self or what it holds
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.function  # a nested function runs when called, not here
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.stores_on_self |= any(name.startswith("self.") for name in assigned_names(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.stores_on_self |= (dotted_name(node.target) or "").startswith("self.")
-
-    def visit_For(self, node: cst.For) -> None:
-        if _root_name(node.iter) in self._members:
-            self._members.update(assigned_names(node.target))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        written = written_tensor(node, self.imports)
-        if written is not None:
-            self.collective = True
-            self.stores_on_self |= (reduced_name(written) or "").startswith("self.")  # `dist.all_reduce(self.total)`
-        elif isinstance(node.func, cst.Attribute) and _root_name(node.func.value) in self._members:
-            self.member_calls.add(node.func.attr.value)
-
-
-def _root_name(node: cst.BaseExpression) -> str | None:
-    """The name an expression starts from: ``self`` for ``self.meters.values()``."""
-    while isinstance(node, (cst.Attribute, cst.Call, cst.Subscript)):
-        node = node.value if not isinstance(node, cst.Call) else node.func
-    return node.value if isinstance(node, cst.Name) else None
-
-
-def _syncs_its_object(model: SemanticModel) -> dict[str, list[str]]:
-    return object_syncing_methods(model.source.module, model.imports)
-
-
-# Which classes of a module have methods that make their object the same on every rank, and which.
-SYNCS_ITS_OBJECT = ModuleFact("rank-flow.syncs-its-object", 1, _syncs_its_object, calls=frozenset(IN_PLACE_COLLECTIVES))
 # What a module must spell to reduce an argument in place: the collective's name, however it is
 # imported, and a way to reach torch.distributed, since a collective counts only when its full
 # name starts with `torch.distributed.` or `dist.`: `torch.distributed` itself, the module

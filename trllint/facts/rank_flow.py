@@ -18,13 +18,8 @@ import libcst as cst
 from dataclasses import dataclass
 from trllint.core.cst.names import COMPREHENSIONS, call_name, dotted_name
 from trllint.facts.function_callers import function_callers
-from trllint.facts.in_place_reductions import (
-    NAMES_AN_IN_PLACE_COLLECTIVE,
-    REDUCES_IN_PLACE,
-    SYNCS_ITS_OBJECT,
-    object_syncing_methods,
-    reduced_parameters,
-)
+from trllint.facts.in_place_reductions import NAMES_AN_IN_PLACE_COLLECTIVE, REDUCES_IN_PLACE, reduced_parameters
+from trllint.facts.object_syncs import SYNCS_ITS_OBJECT, object_syncing_methods
 from trllint.facts.rank_lattice import LOCAL_COMPUTE_LIBRARIES, PER_RANK_LIBRARY_METHODS, SYNCING_METRIC_LIBRARIES, Rank
 from trllint.facts.ranks import rank_facts
 from trllint.facts.scope_flow import RankFlow
@@ -118,6 +113,7 @@ class FileRankFlows:
         self._reduced: dict[int, list[int]] = {}  # a function of this file -> reduced_parameters
         self._argument_free: dict[int, RankFlow] = {}  # a function -> its flow, every argument per-rank
         self._own_syncing: dict[str, list[str]] | None = None  # object_syncing_methods of this file
+        self._project_syncing: dict[tuple[str, str], bool] = {}  # (class as named here, method) -> syncs
 
     def _index(self, block: cst.CSTNode | None, cls: cst.ClassDef | None) -> None:
         for statement in getattr(block, "body", ()):
@@ -179,12 +175,16 @@ class FileRankFlows:
             if self._own_syncing is None:
                 self._own_syncing = object_syncing_methods(self.source.module, self.imports)
             return method in self._own_syncing.get(name, ())
-        head = name.partition(".")[0]
-        view = imported_classes_view(SemanticModel.of(self.source))
-        if view is None or (head not in self.imports.aliases and head not in self._relative_imports):
+        if name.partition(".")[0] not in self.imports.aliases and name.partition(".")[0] not in self._relative_imports:
             return False
-        cls = view.class_named(name)
-        if cls is None or method not in cls.methods:
+        if (name, method) not in self._project_syncing:
+            self._project_syncing[name, method] = self._project_class_syncs(name, method)
+        return self._project_syncing[name, method]
+
+    def _project_class_syncs(self, name: str, method: str) -> bool:
+        view = imported_classes_view(SemanticModel.of(self.source))
+        cls = view.class_named(name) if view is not None else None
+        if view is None or cls is None or method not in cls.methods:
             return False
         answer = view.fact(cls, SYNCS_ITS_OBJECT, deep_if=NAMES_AN_IN_PLACE_COLLECTIVE)
         return answer is not None and method in answer.get(cls.name, ())

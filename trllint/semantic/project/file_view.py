@@ -27,9 +27,9 @@ def project_view(model: SemanticModel) -> ProjectView | None:
 def imported_classes_view(model: SemanticModel) -> ProjectView | None:
     """Where the classes this module imports from its project are defined: a linted file's
     project view; for a module the index read for its facts (which has none: its facts would
-    read other modules' facts, in a circle), a view of its own imports, asked only facts that
-    read no other module (``SYNCS_ITS_OBJECT``). What that view reads is listed in the answer of
-    the fact being computed (``summaries.CONSULTED``)."""
+    read other modules' facts, in a circle), a view of its own imports that may be asked only
+    facts computed from their own module alone (``SYNCS_ITS_OBJECT``). What that view reads is
+    listed in the answer of the fact being computed (``summaries.CONSULTED``)."""
     from trllint.semantic.project.index import ProjectView
     from trllint.semantic.project.summaries import module_read_for_facts, modules_consulted_by_facts
 
@@ -39,7 +39,7 @@ def imported_classes_view(model: SemanticModel) -> ProjectView | None:
         return view
 
     def for_module() -> ProjectView | None:
-        found = ProjectView.for_module(path, model.source)
+        found = ProjectView.for_module_read_for_facts(path)
         if found is not None:
             model.once((modules_consulted_by_facts,), lambda: found.consulted)
         return found

@@ -106,24 +106,30 @@ class ProjectView:
     # several facts while the file is linted (a base class's wrapping, its methods' returns), so
     # it is parsed once for them all, and released with the file (:meth:`release`).
     parsed: dict[str, SourceFile] = field(default_factory=dict, repr=False)
+    for_facts: bool = False  # the view of a module read for its facts (for_module_read_for_facts)
 
     @classmethod
     def for_source(cls, source: SourceFile) -> ProjectView | None:
         """None for text that is no file, or that CPython cannot parse."""
         if source.path is None:
             return None  # asked first: a module read for its facts is no file and needs no parse here
-        return cls.for_module(source.path.resolve(), source)
-
-    @classmethod
-    def for_module(cls, path: Path, source: SourceFile) -> ProjectView | None:
-        """The view of the module at ``path`` whose text ``source`` holds; None when CPython cannot parse it."""
         from trllint.semantic.project.outline import module_imports
         from trllint.core.syntax import cpython_tree
 
         tree = cpython_tree(source)
         if tree is None:
             return None
+        path = source.path.resolve()
         return cls(path, index_for(path), module_imports(tree))
+
+    @classmethod
+    def for_module_read_for_facts(cls, path: Path) -> ProjectView | None:
+        """The view of a module the index reads for its facts, from its outline; it may be asked
+        only facts computed from their own module alone (``ModuleFact.reads_other_modules``
+        False), so that no fact's computation asks itself again through a circle of imports."""
+        index = index_for(path)
+        outline = index.outline(path)
+        return None if outline is None else cls(path, index, outline.imports, for_facts=True)
 
     def function(self, local_name: str) -> Definition | None:
         """The function this file imports from its project (``helper``, or ``utils.helper`` for
@@ -164,6 +170,8 @@ class ProjectView:
         """What the module that holds ``definition`` says for ``fact`` (all its definitions: look
         ``definition.name`` up in it, or the key the fact files it under); None when that module
         cannot be parsed."""
+        if self.for_facts and fact.reads_other_modules:
+            raise ValueError(f"{fact.key} reads other modules: a module read for its facts cannot ask it")
         answer = self.index.fact(definition.path, fact, deep_if, self.parsed)
         if answer is None or CONSULTED not in answer:
             return answer
@@ -214,10 +222,9 @@ class ProjectView:
     # ---- following names through outlines ---------------------------------------------------
 
     def _outline(self, path: Path) -> ModuleOutline | None:
-        outline = self.index.outline(path)
-        if outline is not None:
-            self.consulted[path] = self.index.content_hash(path) or ""
-        return outline
+        # Read even when it cannot be outlined: once it is mended, what it says may change the answers.
+        self.consulted[path] = self.index.content_hash(path) or ""
+        return self.index.outline(path)
 
     def _defined(self, local_name: str, kind: str, spelling: AnyOf | AllOf | None = None) -> tuple[Path, str] | None:
         head, _, rest = local_name.partition(".")

@@ -181,9 +181,9 @@ class ProjectIndex:
         if (deep_if is not None and not self.spells(path, deep_if)) or (fact.calls and not self._spells_a_call(path, fact)):
             return None if self.outline(path) is None else {}
         key = (digest, fact.stored_as)
-        if key not in self._facts or not self._still_current(self._facts[key]):
+        if key not in self._facts or not self._still_current(self._facts[key], path):
             stored = self._cache.stored(digest)
-            if fact.stored_as in stored and self._still_current(stored[fact.stored_as]):
+            if fact.stored_as in stored and self._still_current(stored[fact.stored_as], path):
                 self._facts[key] = stored[fact.stored_as]
             else:
                 answer = self._compute(path, digest, fact, parsed)
@@ -192,12 +192,16 @@ class ProjectIndex:
                 self._facts[key] = answer
         return self._facts[key]
 
-    def _still_current(self, answer: ModuleAnswer | None) -> bool:
-        """Every other module the answer's computation read (``CONSULTED``) holds what it held then."""
+    def _still_current(self, answer: ModuleAnswer | None, path: Path) -> bool:
+        """An answer that read other modules (``CONSULTED``) holds for the module at ``path`` while
+        each of them holds what it held then. It lists its own module too: a copy of the module
+        elsewhere, with the same text, may import other modules, and answers for itself."""
         from trllint.semantic.project.summaries import CONSULTED
 
-        consulted = answer.get(CONSULTED, {}) if answer is not None else {}
-        return all(self.content_hash(Path(path)) == digest for path, digest in consulted.items())
+        consulted = answer.get(CONSULTED) if answer is not None else None
+        if not consulted:
+            return True
+        return str(path) in consulted and all((self.content_hash(Path(p)) or "") == digest for p, digest in consulted.items())
 
     def _spells_a_call(self, path: Path, fact: ModuleFact) -> bool:
         """The module's text spells one of the fact's ``calls``: a module that calls or imports
@@ -221,13 +225,15 @@ class ProjectIndex:
         from trllint.semantic.project.summaries import CONSULTED, module_read_for_facts, modules_consulted_by_facts
 
         source = None if parsed is None else parsed.get(digest)
+        if source is not None and module_read_for_facts(SemanticModel.of(source)) not in (None, path):
+            source = None  # the same text at another path: its imports lead elsewhere, so parse it as itself
         if source is None:
             try:
                 source = _parse(path, self._data(path, digest))
             except (OSError, SourceDecodeError, cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
                 self._unparsable.add(digest)  # no other fact of it can be computed either
                 return None
-            if parsed is not None:
+            if parsed is not None and digest not in parsed:
                 parsed[digest] = source
         try:
             model = SemanticModel.of(source)
@@ -235,14 +241,15 @@ class ProjectIndex:
             answer = fact.compute(model)
             consulted = modules_consulted_by_facts(model)
             if consulted:
-                answer = {**answer, CONSULTED: {str(other): hash for other, hash in consulted.items()}}
+                read = {str(path): digest, **{str(other): hash for other, hash in consulted.items()}}
+                answer = {**answer, CONSULTED: read}
             # Through JSON at once: a fact read back from the disk cache is the same value.
             computed: ModuleAnswer = json.loads(json.dumps(answer))
             return computed
         except (cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
             return None
         finally:
-            if parsed is None:
+            if parsed is None or parsed.get(digest) is not source:
                 source.release()
 
 

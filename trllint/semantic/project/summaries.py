@@ -75,6 +75,9 @@ class ModuleFact:
     # or import for the fact to say anything of it: a module whose text spells none of them (a
     # call or an import spells the name) answers ``{}`` without a parse. Empty: no such test.
     calls: frozenset[str] = frozenset()
+    # False for a fact computed from its own module alone, which a module read for its facts may
+    # ask of the modules it imports (see ``CONSULTED``); a fact that may read others' cannot be.
+    reads_other_modules: bool = True
 
     def __post_init__(self) -> None:
         known = _REGISTRY.get(self.key)
