@@ -22,17 +22,17 @@ from trllint.semantic.project.summaries import ModuleFact
 
 
 def reduced_in_block(
-    block: cst.BaseSuite, imports: ImportMap, reduced_by_helper: Callable[[cst.Call], list[str]]
+    block: cst.BaseSuite, imports: ImportMap, reduced_by_call: Callable[[cst.Call], list[str]]
 ) -> set[str]:
-    """What the block's own statements reduce in place, by a collective or by a helper that does
-    (``reduced_by_helper``), as ``reduced_name`` spells it: ``t`` for ``dist.all_reduce(t)``,
-    ``sums[key]`` for ``dist.all_reduce(sums[key].detach())``."""
+    """What the block's own statements reduce in place, by a collective or by a call that does
+    (``reduced_by_call``: a helper, an object's syncing method), as ``reduced_name`` spells it:
+    ``t`` for ``dist.all_reduce(t)``, ``sums[key]`` for ``dist.all_reduce(sums[key].detach())``."""
     found: set[str] = set()
     lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
     for line in lines:
         for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
             for call in expression_statement_calls(small):
-                found.update(reduced_by_helper(call))
+                found.update(reduced_by_call(call))
                 written = written_tensor(call, imports)
                 name = reduced_name(written) if written is not None else None
                 if name is not None:

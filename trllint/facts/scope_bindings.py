@@ -254,11 +254,8 @@ class ScopeBindings:
         else:
             for call in expression_statement_calls(small):
                 self._bind_collective_output(call, line, order)
-                for name in self._names_reduced_by_helper(call):
+                for name in self._names_reduced_by_call(call, order):
                     self._bind_reduced(name, line, order)
-                synced = self._synced_receiver(call, order)
-                if synced is not None:
-                    self._bind_reduced(synced, line, order)
 
     def _bind_target(
         self, target: cst.BaseExpression, value: cst.BaseExpression, line: cst.CSTNode, order: int, plain: bool
@@ -343,8 +340,15 @@ class ScopeBindings:
         if name is not None:
             self._bind_reduced(name, line, order)
 
-    def _names_reduced_by_helper(self, call: cst.Call) -> list[str]:
-        """The names a helper reduces in place (``all_reduce_mean(loss)``: see ``reduced_parameters``)."""
+    def _names_reduced_by_call(self, call: cst.Call, order: int) -> list[str]:
+        """The names a call reduces in place: arguments a helper reduces (``all_reduce_mean(loss)``:
+        see ``reduced_parameters``), or an object its method makes the same on every rank
+        (``metric_logger.synchronize_between_processes()``: see ``object_syncing_methods``)."""
+        if isinstance(call.func, cst.Attribute) and (receiver := dotted_name(call.func.value)) is not None:
+            binding = self._lookup(receiver, order)
+            built = binding.value if binding is not None else None
+            if isinstance(built, cst.Call) and self._syncs_its_object(built, call.func.attr.value):
+                return [receiver]
         positions = self._reduced_arguments(call)
         if not positions:
             return []
@@ -356,17 +360,6 @@ class ScopeBindings:
                 plain.append(arg)
         return [name for i in positions if i < len(plain) and (name := dotted_name(plain[i].value)) is not None]
 
-    def _synced_receiver(self, call: cst.Call, order: int) -> str | None:
-        """``metric_logger`` for ``metric_logger.synchronize_between_processes()``, when the name
-        is bound here to an object whose class makes it the same on every rank by that method
-        (see ``object_syncing_methods``); else None."""
-        if not isinstance(call.func, cst.Attribute):
-            return None
-        receiver = dotted_name(call.func.value)
-        binding = self._lookup(receiver, order) if receiver is not None else None
-        built = binding.value if binding is not None else None
-        return receiver if isinstance(built, cst.Call) and self._syncs_its_object(built, call.func.attr.value) else None
-
     def _bind_reduced_by_loop(self, loop: cst.For, order: int) -> None:
         """``for t in (correct, total): dist.all_reduce(t)``, ``for v in sums.values(): ...`` and
         ``for k in sorted(sums): dist.all_reduce(sums[k].detach())``: every element the loop visits is
@@ -376,7 +369,7 @@ class ScopeBindings:
         target = dotted_name(loop.target)
         if target is None:
             return
-        reduced = reduced_in_block(loop.body, self._imports, self._names_reduced_by_helper)
+        reduced = reduced_in_block(loop.body, self._imports, partial(self._names_reduced_by_call, order=order))
         names: list[str | None] = []
         for iterable in self._spellings_of(loop.iter, order):
             if isinstance(iterable, (cst.Tuple, cst.List)) and target in reduced:
