@@ -25,17 +25,13 @@ from trllint.facts.wrapping import (
     STEP_ARGUMENT,
     TRAINER_WRAPPED_ATTRIBUTES,
     Wrapping,
+    returns_a_wrapper,
     step_model_parameter,
     wrapping_made_by,
 )
 from trllint.rules.trl001_wrapped_model_attribute.binding_records import IfBindings, Scope, WrappingFacts, loop_element, tuple_of
 from trllint.rules.trl001_wrapped_model_attribute.inherited_wrappings import ClassNames, InheritedWrappings
-from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import (
-    arguments_given,
-    returned_parameter,
-    returned_wrapping,
-    returns_a_wrapper,
-)
+from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import arguments_given, returned_parameter, returned_wrapping
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:

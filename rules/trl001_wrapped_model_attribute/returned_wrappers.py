@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, parameter_names, scope_bindings
+from trllint.core.cst.names import call_name, parameter_names, scope_bindings
 from trllint.core.prefilter import AnyOf
-from trllint.facts.wrapping import DATA_PARALLEL, DATA_PARALLEL_WRAPPERS, Wrapping, wrapping_made_by
+from trllint.facts.wrapping import DATA_PARALLEL, DATA_PARALLEL_WRAPPERS, Wrapping, returns_a_wrapper
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.summaries import ModuleFact
 
@@ -40,66 +40,6 @@ def _returned_wrappers(model: SemanticModel) -> dict[str, list[Any]]:
             else:
                 answer.pop(statement.name.value, None)  # a later def of the name wins
     return answer
-
-
-def returns_a_wrapper(function: cst.FunctionDef, imports: ImportMap) -> Wrapping | None:
-    """The DDP or DataParallel wrapping ``function`` returns (``conditional``: some path returns
-    anything else), or None."""
-    # Each name's latest binding in source order: its wrapping, and whether a branch made it.
-    bound: dict[str, tuple[Wrapping | None, bool]] = {}
-    returns: list[Wrapping | None] = []
-    depth = 0
-
-    def made_by(value: cst.BaseExpression) -> Wrapping | None:
-        made = wrapping_made_by(value, imports, set())
-        first = made[0] if made is not None and len(made) == 1 else None
-        return first if first is not None and first.kind == DATA_PARALLEL else None
-
-    class Returns(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function  # a nested def returns for itself
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_If(self, node: cst.If) -> None:
-            nonlocal depth
-            depth += 1
-
-        def leave_If(self, original_node: cst.If) -> None:
-            nonlocal depth
-            depth -= 1
-
-        def visit_Try(self, node: cst.Try) -> None:
-            nonlocal depth
-            depth += 1
-
-        def leave_Try(self, original_node: cst.Try) -> None:
-            nonlocal depth
-            depth -= 1
-
-        def leave_Assign(self, node: cst.Assign) -> None:
-            wrapping = made_by(node.value)
-            for target in node.targets:
-                for name in assigned_names(target.target):
-                    bound[name] = (wrapping, depth > 0)
-
-        def visit_Return(self, node: cst.Return) -> None:
-            value = node.value
-            if isinstance(value, cst.Call):
-                returns.append(made_by(value))
-                return
-            wrapping, branched = bound.get(dotted_name(value) or "", (None, False)) if value is not None else (None, False)
-            if wrapping is not None and branched:
-                returns.append(None)  # the branch may have left the name bare
-            returns.append(wrapping)
-
-    walk.visit(function, Returns())
-    wrapping = next((r for r in returns if r is not None), None)
-    if wrapping is None:
-        return None
-    conditional = any(r is None for r in returns)
-    return Wrapping(DATA_PARALLEL, wrapping.origin, wrapper=wrapping.wrapper, conditional=conditional)
 
 
 def returned_parameter(function: cst.FunctionDef) -> str | None:

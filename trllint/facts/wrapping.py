@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from trllint.core.cst.names import ImportMap, call_name, last_attribute, matches, parameter_names
+from trllint.core.cst import walk
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
 from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 
 # Members a Hugging Face PreTrainedModel has and a wrapper does not forward.
@@ -198,3 +199,68 @@ def step_model_parameter(function: cst.FunctionDef) -> str | None:
 
 def _broken_under_fsdp(member: str, state_dict_given: bool) -> bool:
     return member in _BROKEN_UNDER_FSDP and not (state_dict_given and member in _WHOLE_WEIGHTS_HANDED)
+
+
+def returns_a_wrapper(function: cst.FunctionDef, imports: ImportMap) -> Wrapping | None:
+    """The DDP or DataParallel wrapping ``function`` returns (``conditional``: some path returns
+    anything else), or None: ``def wrap_model(model): return DistributedDataParallel(model)``."""
+    returns = _ReturnedWrappers(function, imports)
+    walk.visit(function, returns)
+    wrapping = next((r for r in returns.returns if r is not None), None)
+    if wrapping is None:
+        return None
+    conditional = any(r is None for r in returns.returns)
+    return Wrapping(DATA_PARALLEL, wrapping.origin, wrapper=wrapping.wrapper, conditional=conditional)
+
+
+class _ReturnedWrappers(cst.CSTVisitor):
+    """The DDP or DataParallel wrapping each ``return`` of one function hands back (None for
+    anything else). A class of the module: one made per call would leave a cycle holding the tree."""
+
+    def __init__(self, function: cst.FunctionDef, imports: ImportMap) -> None:
+        super().__init__()
+        self.function = function
+        self.imports = imports
+        # Each name's latest binding in source order: its wrapping, and whether a branch made it.
+        self.bound: dict[str, tuple[Wrapping | None, bool]] = {}
+        self.returns: list[Wrapping | None] = []
+        self.depth = 0
+
+    def made_by(self, value: cst.BaseExpression) -> Wrapping | None:
+        made = wrapping_made_by(value, self.imports, set())
+        first = made[0] if made is not None and len(made) == 1 else None
+        return first if first is not None and first.kind == DATA_PARALLEL else None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function  # a nested def returns for itself
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_If(self, node: cst.If) -> None:
+        self.depth += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.depth -= 1
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.depth += 1
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self.depth -= 1
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        wrapping = self.made_by(original_node.value)
+        for target in original_node.targets:
+            for name in assigned_names(target.target):
+                self.bound[name] = (wrapping, self.depth > 0)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        value = node.value
+        if isinstance(value, cst.Call):
+            self.returns.append(self.made_by(value))
+            return
+        wrapping, branched = self.bound.get(dotted_name(value) or "", (None, False)) if value is not None else (None, False)
+        if wrapping is not None and branched:
+            self.returns.append(None)  # the branch may have left the name bare
+        self.returns.append(wrapping)
