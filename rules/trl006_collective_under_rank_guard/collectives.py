@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.launch.backends import DEEPSPEED, MULTI_PROCESS, SHARDED, Backend, describe
 from trllint.facts.module_names import shown_a_module
-from trllint.facts.wrapping import PREPARE_METHODS, returns_a_wrapper, wrapping_made_by
+from trllint.facts.wrapping import PREPARE_METHODS
 from trllint.facts.rank_lattice import is_torch_distributed
 from trllint.semantic.context import NodeContext, is_trainer_class
-from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute, scope_bindings
+from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
 from trllint.semantic.model import SemanticModel, imports_of
 from trllint.core.source import SourceFile
 
@@ -83,7 +83,6 @@ TORCH_BARRIERS = ("barrier", "monitored_barrier")
 _ENGINE_NAMES = ("deepspeed", "model_wrapped")
 
 
-_DDP = "DistributedDataParallel"
 # ZeRO-3 gathers each layer's parameters in a DeepSpeed engine's forward.
 ENGINE_FORWARD_BACKENDS = frozenset({Backend.ZERO3})
 # Calls that are collectives only under some backends (chosen outside the script: `accelerate
@@ -111,7 +110,6 @@ class Collective:
     helper_backends: frozenset[Backend] | None = None
     # A function of another module of the project: where it enters the collective (path, line).
     defined_in: tuple[str, int] | None = None
-    remedy: str | None = None  # what to do instead, where hoisting it is not the answer
 
     @property
     def backends(self) -> frozenset[Backend] | None:
@@ -150,8 +148,7 @@ def named_like_collective(call: cst.Call) -> bool:
 def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     """The collective ``call`` enters, or None when it is none (or not known to be one)."""
     if not named_like_collective(call):
-        # Each answer below needs a called name in COLLECTIVE_NAMES.
-        return _engine_forward(call, context) or _ddp_forward(call, context)
+        return _engine_forward(call, context)  # each answer below needs a called name in COLLECTIVE_NAMES
     name = call_name(call)
     if name is None:
         return None
@@ -170,8 +167,7 @@ def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     if method == DTENSOR_GATHER and not call.args:
         return Collective(call, name, DTENSOR_GATHER, "safe")  # returns a new tensor on every rank
     if method in PREPARE_METHODS and is_accelerator(receiver, context):
-        remedy = "wrap the model once, on every rank: save from an unwrapped copy and keep the prepared model"
-        return Collective(call, name, method, "never", remedy=remedy) if _prepares_a_model(call, context) else None
+        return Collective(call, name, method, "never") if _prepares_a_model(call, context) else None
     if method in ACCELERATOR_METHODS and is_accelerator(receiver, context):
         return Collective(call, name, _kind(method), ACCELERATOR_METHODS[method])
     if method == "save_model" and _is_trainer(receiver, call, context):
@@ -206,61 +202,6 @@ def _engine_forward(call: cst.Call, context: NodeContext) -> Collective | None:
         return None
     label = call_name(call) or name
     return Collective(call, f"{label} (a forward of a DeepSpeed engine)", "engine_forward", "never")
-
-
-def _ddp_forward(call: cst.Call, context: NodeContext) -> Collective | None:
-    """A forward (``model(batch)``, ``model.forward(batch)``) of a model its scope last bound to
-    a ``DistributedDataParallel`` wrap (``model = DDP(model)``, or a function of the file that
-    returns one). DDP's forward first broadcasts the model's buffers from rank 0 whenever the
-    forward before it ran with gradients (unless ``broadcast_buffers=False``): a rank that runs it
-    alone, as a rank-0 evaluation does, waits for the others, which the hook has thrown out of step."""
-    func = call.func
-    receiver = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-    if not isinstance(receiver, cst.Name) or receiver.value not in ddp_models(context.source):
-        return None
-    scope = context.enclosing_function(call) or context.source.module
-    model = SemanticModel.of(context.source)
-    bindings = model.once((scope_bindings, id(scope)), lambda: scope_bindings(scope)).get(receiver.value, [])
-    last = bindings[-1].value if bindings else None
-    if last is None or not _wraps_in_ddp(last, model):
-        return None
-    label = f"{call_label(call)} (the forward of a DistributedDataParallel model: it broadcasts the buffers)"
-    remedy = f"run the bare model there ({receiver.value}.module(...)), or evaluate on every rank"
-    return Collective(call, label, "ddp_forward", "never", remedy=remedy)
-
-
-def ddp_models(source: SourceFile) -> frozenset[str]:
-    """Names the file binds to a ``DistributedDataParallel`` wrap somewhere (each forward is then
-    asked of its own scope's last binding of the name)."""
-
-    def compute() -> frozenset[str]:
-        model = SemanticModel.of(source)
-        return frozenset(
-            target.target.value
-            for node in model.assignments  # the file's assignments, from the walk every rule shares
-            if isinstance(node, cst.Assign) and _wraps_in_ddp(node.value, model)
-            for target in node.targets
-            if isinstance(target.target, cst.Name)
-        )
-
-    return SemanticModel.of(source).once((ddp_models,), compute)
-
-
-def _wraps_in_ddp(value: cst.BaseExpression, model: SemanticModel) -> bool:
-    """``DistributedDataParallel(model, ...)`` that broadcasts its buffers, or a call of a function
-    of the file that returns one on every path."""
-    if not isinstance(value, cst.Call):
-        return False
-    made = wrapping_made_by(value, model.imports, set())
-    if made is not None:
-        off = argument(value, "broadcast_buffers")
-        kept = off is None or not (isinstance(off.value, cst.Name) and off.value.value == "False")
-        return made[0] is not None and made[0].wrapper == _DDP and kept
-    if not isinstance(value.func, cst.Name):
-        return False
-    functions = [f for f in model.definitions.functions if f.name.value == value.func.value]
-    wrapping = returns_a_wrapper(functions[0], model.imports) if len(functions) == 1 else None
-    return wrapping is not None and wrapping.wrapper == _DDP and not wrapping.conditional
 
 
 def forwarded(call: cst.Call) -> str | None:

@@ -31,10 +31,10 @@ from .forwards import FunctionReader, handed_engine, hands_an_engine, per_functi
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
-# What a module must spell to hold a function that enters a collective: a collective's name,
-# `initialize` for the forward of an engine `deepspeed.initialize` made there, or the DDP wrapper
-# whose forward broadcasts. A module that spells none is never parsed for ENTERS_A_COLLECTIVE.
-SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize", "DistributedDataParallel")
+# What a module must spell to hold a function that enters a collective: a collective's name, or
+# `initialize` for the forward of an engine `deepspeed.initialize` made there. A module that spells
+# none is never parsed for ENTERS_A_COLLECTIVE.
+SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize")
 
 
 class EnteringReader(FunctionReader, Protocol):

@@ -26,13 +26,14 @@ from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_reads import RANK_MARKERS
 from trllint.facts.rank_split import RankSplit, Split, rank_split
 from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator
+from trllint.facts.wrapping import PREPARE_METHODS
 from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Reached, Rule
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_reaches
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, DTENSOR_GATHER, Collective, call_label, collective_of, ddp_models
+from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, DTENSOR_GATHER, Collective, call_label, collective_of
 from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .split_evidence import split_evidence
 from .guard_syntax import (
@@ -45,7 +46,7 @@ from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collec
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
     "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes", "check_trigger",
-    "full_tensor", "deepspeed.initialize", "prepare", "DistributedDataParallel",
+    "full_tensor", "deepspeed.initialize", "prepare",
 )
 _BUILTINS = frozenset(dir(builtins))
 # A function of another module of the project that the file calls may enter a collective.
@@ -89,7 +90,7 @@ class CollectiveUnderRankGuard(Rule):
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
         AnyOf(*COLLECTIVE_MARKERS, _HELPER_ENTERS),
-        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", "DistributedDataParallel", _HELPER_ENTERS),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", _HELPER_ENTERS),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
@@ -97,7 +98,6 @@ class CollectiveUnderRankGuard(Rule):
         if (
             called_names(model).isdisjoint(COLLECTIVE_NAMES)
             and not engines_from_initialize(model.context)
-            and not ddp_models(model.source)
             and not project_reaches(model, SPELLS_A_COLLECTIVE)
         ):
             return  # no collective, so no call of this file's functions enters one either
@@ -433,8 +433,8 @@ class CollectiveUnderRankGuard(Rule):
         else:
             where = f"{'under' if guard.how == 'if' else 'in the else of'} `if {guard.detail}:`"
             remedy = "call it on every rank: hoist it above the rank test"
-        if collective.remedy is not None:
-            remedy = collective.remedy
+        if collective.kind in PREPARE_METHODS:
+            remedy = "wrap the model once, on every rank: save from an unwrapped copy and keep the prepared model"
         gathered = guard.split is not None and guard.split.kind is Split.GATHERED
         if gathered:
             remedy = "call it on every rank, with a placeholder (None, an empty list) where this rank has nothing"
@@ -506,5 +506,5 @@ def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
 # changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 12, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 11, _entered_collectives)
 FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)

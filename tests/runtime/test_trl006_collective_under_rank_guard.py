@@ -6,9 +6,7 @@ The scenario trains a one-feature regression on two CPU ranks (four examples eac
 model. The test computes the weights that two steps of SGD over the whole set give (DDP averages
 the two ranks' gradients: the mean over each step's four examples) without torch, and compares.
 ``scenario_full_tensor.py`` shards a model with FSDP2 and assembles its DTensors on rank 0 alone
-(a hang) or on every rank (the model one process would have). ``scenario_ddp_forward.py``
-evaluates a DDP model on rank 0 through the wrapper (a hang in its buffer broadcast) or through
-the bare model (the scores one process gets).
+(a hang) or on every rank (the model one process would have).
 """
 
 from __future__ import annotations
@@ -141,34 +139,3 @@ def test_cpu_fsdp2_full_tensor_on_rank_zero_hangs_and_every_rank_assembling_work
     assert saved.keys() == reference.state_dict().keys()
     for name, tensor in reference.state_dict().items():
         assert torch.allclose(saved[name], tensor, atol=1e-6), name
-
-
-def test_cpu_ddp_forward_on_rank_zero_hangs_in_its_buffer_broadcast_and_the_bare_model_does_not(tmp_path):
-    torch = pytest.importorskip("torch")
-    script = tmp_path / "scenario_ddp_forward.py"
-    script.write_text(scenario_path(RULE_FOLDER, "scenario_ddp_forward.py").read_text())
-    report = run_trllint("--no-cache", "--preview", "--select", "TRL006", "--format", "json", str(script))
-    lines = script.read_text().splitlines()
-    flagged = [(lines[f["line"] - 1].strip(), f["kind"]) for f in json.loads(report.stdout)]
-    assert flagged == [
-        ("scores = model(torch.ones(2, 4)) if args.on_rank_zero else model.module(torch.ones(2, 4))", "collective")
-    ]
-
-    def run(*extra: str) -> tuple[bool, str, Path]:
-        out = tmp_path / f"scores{'-'.join(extra)}.pt"
-        args = ("--out", str(out), "--timeout", str(GROUP_TIMEOUT_S), *extra)
-        launched = accelerate_launch(script, CPU_DDP, script_args=args, timeout=LAUNCH_TIMEOUT_S)
-        return launched.ok, launched.output, out
-
-    ok, output, out = run("--on-rank-zero")
-    assert not ok, "rank 0 ran the wrapper's forward alone: its buffer broadcast was met"
-    # Rank 0 waits in the wrapper's forward, broadcasting the batch norm's statistics, until the
-    # timeout ends it (on rank 0's send, or on rank 1's barrier, which then closes the pair).
-    assert "_sync_buffers" in output and re.search(r"Timed out waiting \d+ms", output), output[-4000:]
-    assert not out.exists()
-
-    ok, output, out = run()
-    assert ok, output[-4000:]
-    # The bare model in eval mode scores with the running statistics both ranks' batches made.
-    scores = torch.load(out)
-    assert scores.shape == (2, 4) and torch.isfinite(scores).all()
