@@ -718,56 +718,11 @@ def test_spelled_dotted_names_hold_every_imported_call_libcst_finds():
     assert "utils.f" not in spelled_dotted_names(odd, {"utils"})  # an attribute of another name
 
 
-METERS = """
-    import torch
-    import torch.distributed as dist
-
-
-    class SmoothedValue:
-        def __init__(self):
-            self.count, self.total = 0, 0.0
-
-        def update(self, value, n=1):
-            self.count += n
-            self.total += value * n
-
-        def synchronize_between_processes(self):
-            t = torch.tensor([self.count, self.total], dtype=torch.float64, device="cuda")
-            dist.all_reduce(t)
-            t = t.tolist()
-            self.count = int(t[0])
-            self.total = t[1]
-
-        @property
-        def global_avg(self):
-            return self.total / self.count
-
-
-    class MetricLogger:
-        def __init__(self):
-            self.meters = {}
-
-        def update(self, **values):
-            for name, value in values.items():
-                self.meters.setdefault(name, SmoothedValue()).update(value)
-
-        def synchronize_between_processes(self):
-            for meter in self.meters.values():
-                meter.synchronize_between_processes()
-"""
-
-EVALUATE = """
-    import util.misc as misc
-
-
-    def evaluate(data_loader, model):
-        metric_logger = misc.MetricLogger()
-        for images, target in data_loader:
-            loss = model(images, target)
-            metric_logger.update(loss=loss.item())
-        metric_logger.synchronize_between_processes()
-        return {k: meter.global_avg for k, meter in metric_logger.meters.items()}
-"""
+# MAE's meters and evaluation loop, as TRL004's case holds them: util/misc.py's MetricLogger asks
+# each SmoothedValue to all-reduce its count and total; engine.py returns their global averages.
+METER_CASE = Path(__file__).resolve().parents[1] / "rules/trl004_ungathered_metric/cases/good_project_meter_object_synced"
+METERS = (METER_CASE / "util/misc.py").read_text(encoding="utf-8")
+EVALUATE = (METER_CASE / "engine.py").read_text(encoding="utf-8")
 
 
 def test_a_helper_that_syncs_a_meter_object_of_another_module_returns_a_global_value(tmp_path: Path):

@@ -130,16 +130,17 @@ class _ObjectSync(cst.CSTVisitor):
 def _self_attribute(node: cst.BaseExpression) -> str | None:
     """``self.meters`` for ``self.meters.values()`` or ``self.meters["loss"]``, ``self`` for
     ``self``: the attribute of ``self`` an expression reads from; None when it reads none."""
-    chain: list[cst.BaseExpression] = []
+    read = node
+    innermost: cst.Attribute | None = None  # the attribute read first, nearest the name
     while isinstance(node, (cst.Attribute, cst.Call, cst.Subscript)):
-        chain.append(node)
+        if isinstance(node, cst.Attribute):
+            innermost = node
         node = node.func if isinstance(node, cst.Call) else node.value
     if not (isinstance(node, cst.Name) and node.value == "self"):
         return None
-    first = next((n for n in reversed(chain) if isinstance(n, cst.Attribute)), None)
-    if first is None or first.value is not node:
-        return "self" if not chain else None
-    return dotted_name(first)
+    if innermost is None:
+        return "self" if node is read else None
+    return f"self.{innermost.attr.value}" if innermost.value is node else None
 
 
 def _syncs_its_object(model: SemanticModel) -> dict[str, list[str]]:

@@ -175,11 +175,15 @@ class FileRankFlows:
             if self._own_syncing is None:
                 self._own_syncing = object_syncing_methods(self.source.module, self.imports)
             return method in self._own_syncing.get(name, ())
-        if name.partition(".")[0] not in self.imports.aliases and name.partition(".")[0] not in self._relative_imports:
+        if not self._imported(name.partition(".")[0]):
             return False
         if (name, method) not in self._project_syncing:
             self._project_syncing[name, method] = self._project_class_syncs(name, method)
         return self._project_syncing[name, method]
+
+    def _imported(self, head: str) -> bool:
+        """``head`` is a name an import of this file binds (absolute or relative)."""
+        return head in self.imports.aliases or head in self._relative_imports
 
     def _project_class_syncs(self, name: str, method: str) -> bool:
         view = imported_classes_view(SemanticModel.of(self.source))
@@ -368,9 +372,7 @@ class FileRankFlows:
                     if answer is not None:  # the nearest base whose module can be read
                         return ProjectReturns(*answer.get(f"{base.name}.{rest}", ()))
             return None
-        if (not rest and head in self.functions) or (
-            head not in self.imports.aliases and head not in self._relative_imports
-        ):
+        if (not rest and head in self.functions) or not self._imported(head):
             return None
         function = self.project.function(name) if self.project is not None else None
         if function is None or self.project is None:

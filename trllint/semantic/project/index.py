@@ -111,11 +111,11 @@ class ProjectView:
     @classmethod
     def for_source(cls, source: SourceFile) -> ProjectView | None:
         """None for text that is no file, or that CPython cannot parse."""
-        if source.path is None:
-            return None  # asked first: a module read for its facts is no file and needs no parse here
         from trllint.semantic.project.outline import module_imports
         from trllint.core.syntax import cpython_tree
 
+        if source.path is None:
+            return None  # asked first: a module read for its facts is no file and needs no parse here
         tree = cpython_tree(source)
         if tree is None:
             return None
