@@ -10,6 +10,7 @@ import re
 import libcst as cst
 
 from trllint.core.cst.names import dotted_name
+from trllint.core.cst.walk import syntax_children
 
 # Attributes and methods that are true on one rank (or one per node) only.
 RANK_PREDICATES = frozenset(
@@ -78,6 +79,21 @@ def names_a_rank(name: str) -> bool:
 # every rank though each rank's device is its own (the rank flow reads placement so too).
 PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_map", "device_ids", "output_device"})
 PLACEMENT_METHODS = frozenset({"to", "cuda"})
+
+
+def read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """What ``node`` reads: an attribute's object, not its attribute name (``config.rank`` reads
+    ``config``; whether ``.rank`` is a rank is the whole attribute's question), and a call's
+    arguments but not where it places its result."""
+    if isinstance(node, cst.Attribute):
+        return [node.value]
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in PLACEMENT_METHODS:
+            return [node.func.value]
+        placed = [a for a in node.args if a.keyword is not None and a.keyword.value in PLACEMENT_KEYWORDS]
+        if placed:
+            return [node.func, *(a.value for a in node.args if not any(a is p for p in placed))]
+    return syntax_children(node)
 
 
 def is_rank_variable_read(node: cst.CSTNode) -> bool:

@@ -33,8 +33,6 @@ from trllint.facts.rank_lattice import is_progress_bar
 from trllint.facts.rank_reads import (
     ARGUMENT_PREDICATES,
     MAIN_ONLY_DECORATORS,
-    PLACEMENT_KEYWORDS,
-    PLACEMENT_METHODS,
     RANK_CALL,
     RANK_INDEXES,
     RANK_PREDICATES,
@@ -42,6 +40,7 @@ from trllint.facts.rank_reads import (
     is_rank_variable_read,
     names_a_rank,
     rank_variable,
+    read_children,
 )
 from trllint.semantic.model import SemanticModel
 
@@ -127,7 +126,7 @@ class RankFacts:
             return False
         if isinstance(node, COMPREHENSIONS):
             shadowed = shadowed | _comprehension_targets(node)
-        return any(self.reads_rank(child, shadowed) for child in _read_children(node))
+        return any(self.reads_rank(child, shadowed) for child in read_children(node))
 
     def agreed_by_every_rank(self, test: cst.Comparison) -> bool:
         """True when ``test`` compares the rank but every rank answers it alike: ranks are 0, 1,
@@ -176,7 +175,7 @@ class RankFacts:
         if isinstance(node, COMPREHENSIONS):
             shadowed = shadowed | _comprehension_targets(node)
         return any(
-            self.reads_rank_index(child, shadowed, through_calls=through_calls) for child in _read_children(node)
+            self.reads_rank_index(child, shadowed, through_calls=through_calls) for child in read_children(node)
         )
 
     def is_rank_index(self, node: cst.CSTNode) -> bool:
@@ -413,21 +412,6 @@ def is_rank_index(model: SemanticModel, expr: cst.CSTNode) -> bool:
 def agreed_by_every_rank(model: SemanticModel, test: cst.Comparison) -> bool:
     """Whether ``test`` compares the rank in a way every rank answers alike (``local_rank != -1``)."""
     return rank_facts(model).agreed_by_every_rank(test)
-
-
-def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """What ``node`` reads: an attribute's object, not its attribute name (``config.rank`` reads
-    ``config``; whether ``.rank`` is a rank is the whole attribute's question), and a call's
-    arguments but not where it places its result."""
-    if isinstance(node, cst.Attribute):
-        return [node.value]
-    if isinstance(node, cst.Call):
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in PLACEMENT_METHODS:
-            return [node.func.value]
-        placed = [a for a in node.args if a.keyword is not None and a.keyword.value in PLACEMENT_KEYWORDS]
-        if placed:
-            return [node.func, *(a.value for a in node.args if not any(a is p for p in placed))]
-    return walk.syntax_children(node)
 
 
 def _comprehension_targets(node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> frozenset[str]:
