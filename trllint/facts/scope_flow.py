@@ -33,6 +33,7 @@ from trllint.facts.rank_lattice import (
     method_or_function,
     names_in,
 )
+from trllint.facts.rank_reads import read_children
 from trllint.facts.ranks import RankFacts
 from trllint.facts.scope_bindings import ScopeBindings
 
@@ -87,12 +88,14 @@ class RankFlow(ScopeBindings):
         if isinstance(node, (cst.Name, cst.Attribute)):
             if self._state(node, order) == Rank.PER_RANK:
                 return True
-            binding = self._lookup(dotted_name(node) or "", order)
-            if binding is not None:
+            found = self._lookup_entry(dotted_name(node) or "", order)
+            if found is not None:
+                made, binding = found
                 if id(binding) in followed or binding.value is None:
                     return False
                 followed.add(id(binding))  # each assignment is read once (`x = f(x)` loops)
-                return self._depends_on_rank(binding.value, order, followed)
+                # Its value reads the names as they were where it was made, not where it is read.
+                return self._depends_on_rank(binding.value, made, followed)
             return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, followed)
         if isinstance(node, cst.Call) and self._state(node, order) == Rank.GLOBAL:
             return False
@@ -100,7 +103,8 @@ class RankFlow(ScopeBindings):
             return False  # `local_rank != -1`: reads the rank, answered alike on every rank
         if isinstance(node, cst.Comparison) and self._loader_exhausted(node, order):
             return False  # the data runs out on every rank at the same step
-        return any(self._depends_on_rank(child, order, followed) for child in syntax_children(node))
+        # Where a call places its result is not what it holds: `torch.load(path, map_location=device)`.
+        return any(self._depends_on_rank(child, order, followed) for child in read_children(node))
 
     def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:
         """Per-rank, global or no data, for the dotted name ``name`` read in statement ``at``."""
