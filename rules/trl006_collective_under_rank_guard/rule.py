@@ -9,14 +9,11 @@ ranks that never come (or the others for rank 0) until the NCCL watchdog kills t
 from __future__ import annotations
 
 import builtins
-from typing import Sequence
 
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from trllint.core.cst import walk
 from trllint.core.findings import Evidence
-from dataclasses import dataclass
 from trllint.facts.launch.backends import ANY, MULTI_PROCESS, Backend
 from trllint.facts.launch.backend_tests import backends_possible_at
 from trllint.facts.launch.model import launch_of
@@ -24,10 +21,9 @@ from trllint.facts.calls import called_names, calls_in
 from trllint.semantic.context import CONTEXT_METADATA
 from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_reads import RANK_MARKERS
-from trllint.facts.rank_split import RankSplit, Split, rank_split
+from trllint.facts.rank_split import Split, rank_split
 from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator
 from trllint.facts.wrapping import PREPARE_METHODS
-from trllint.core.cst.names import assigned_names
 from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Reached, Rule
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_reaches
@@ -35,6 +31,7 @@ from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, DTENSOR_GATHER, Collective, call_label, collective_of
 from .collectives import engines_from_initialize, names_checkpoints_automatically
+from .early_exits import Guard, Holds, early_exit_before, fact_of
 from .split_evidence import split_evidence
 from .guard_syntax import (
     code_of, exit_of, ifs_in, made_in, run_by, runs_only_when_on, single_assignments, switched_off, under_parameter_test,
@@ -51,16 +48,6 @@ COLLECTIVE_MARKERS = (
 _BUILTINS = frozenset(dir(builtins))
 # A function of another module of the project that the file calls may enter a collective.
 _HELPER_ENTERS = Reached(SPELLS_A_COLLECTIVE, calls=True)
-
-
-@dataclass(frozen=True)
-class Guard:
-    """What keeps some ranks from a collective: a test, an early exit before it, or a decorator."""
-
-    node: cst.CSTNode  # the If / IfExp, the exiting If, or the FunctionDef
-    how: str  # "if", "else", "exit", "decorator"
-    detail: str  # the test's text, the exit statement, or the decorator's name
-    split: RankSplit | None = None  # why the test parts the ranks (None for a decorator)
 
 
 class CollectiveUnderRankGuard(Rule):
@@ -256,7 +243,7 @@ class CollectiveUnderRankGuard(Rule):
         # collective further on, as the ranks outside the guard do.
         exits_after: list[cst.If] = []
         # What holds wherever the collective runs: (a test's code, its value), one per if passed.
-        holds: set[tuple[str, bool]] = set()
+        holds: Holds = set()
         for ancestor in self.context.ancestors(call):
             if isinstance(ancestor, (cst.Lambda, cst.ClassDef)):
                 return None  # runs when called, not here
@@ -281,9 +268,9 @@ class CollectiveUnderRankGuard(Rule):
                 if isinstance(ancestor, cst.If) and in_body and exit_of(ancestor.body) is not None:
                     exits_after.append(ancestor)
                 if isinstance(ancestor, cst.If) and (in_body or child is ancestor.orelse):
-                    holds.add(self._fact_of(ancestor.test, in_body))
+                    holds.add(fact_of(self.model, ancestor.test, in_body))
             if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
-                exit_guard = self._early_exit_before(ancestor, child, kind, holds)
+                exit_guard = early_exit_before(self, ancestor, child, kind, holds)
                 if exit_guard is not None:
                     return exit_guard
             child = ancestor
@@ -357,69 +344,6 @@ class CollectiveUnderRankGuard(Rule):
                 continue
             return True
         return False
-
-    def _fact_of(self, test: cst.BaseExpression, value: bool) -> tuple[str, bool]:
-        """``not x`` true is ``x`` false: one spelling per test, for comparing tests by their code."""
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test, value = test.expression, not value
-        return self.model.once((code_of, test), lambda: code_of(self.source, test)), value
-
-    def _early_exit_before(
-        self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, kind: str | None, holds: set[tuple[str, bool]]
-    ) -> Guard | None:
-        """``if not is_main: return`` (or a per-rank ``continue``/``break``) earlier in ``block``.
-        An exit that needs a test the collective's own ifs deny is never taken where it runs
-        (``if gather_on_master and rank != 0: return`` ... ``if not gather_on_master: barrier()``),
-        while nothing between them rebinds that test's names."""
-        for index, statement in enumerate(block.body):
-            if statement is child:
-                return None
-            if not isinstance(statement, cst.If) or statement.orelse is not None:
-                continue
-            exit_kind = exit_of(statement.body)
-            if exit_kind is None or (kind is not None and self.enters_kind(statement.body, kind)):
-                continue
-            if self._denied_where_it_runs(statement.test, holds, block.body[index + 1 :], child):
-                continue
-            # In a loop, this rank's own data parts the ranks too (`if torch.isnan(loss): break`);
-            # a `return` on it reads a parameter's name, no proof of what callers pass.
-            split = rank_split(self.model, statement.test, statement, data=exit_kind != "return")
-            if split is not None:
-                return Guard(statement, "exit", f"if {code_of(self.source, statement.test)}: {exit_kind}", split)
-        return None
-
-    def _denied_where_it_runs(
-        self, test: cst.BaseExpression, holds: set[tuple[str, bool]], after: Sequence[cst.CSTNode], child: cst.CSTNode
-    ) -> bool:
-        conjuncts: list[cst.BaseExpression] = []
-        pending = [test]
-        while pending:  # `a and b and c`: the exit needs each of them
-            operand = pending.pop()
-            if isinstance(operand, cst.BooleanOperation) and isinstance(operand.operator, cst.And):
-                pending += [operand.left, operand.right]
-            else:
-                conjuncts.append(operand)
-        denied = [operand for operand in conjuncts if self._denied(operand, holds)]
-        if not denied:
-            return False  # read first: most exits are denied by nothing, and the walk below is the cost
-        between: list[cst.CSTNode] = []
-        for statement in after:
-            if statement is child:
-                break
-            between.append(statement)
-        rebound = {
-            name
-            for statement in between
-            for assign in run_by(statement, kinds=(cst.Assign,))
-            for target in assign.targets
-            for name in assigned_names(target.target)
-        }
-        return any(not walk.identifiers(operand) & rebound for operand in denied)
-
-    def _denied(self, operand: cst.BaseExpression, holds: set[tuple[str, bool]]) -> bool:
-        """The collective's own ifs hold the opposite of ``operand``."""
-        code, value = self._fact_of(operand, True)
-        return (code, not value) in holds
 
     # ---- the finding and its fix ---------------------------------------------------------------
 
