@@ -22,7 +22,7 @@ from trllint.rule.base import Edit, FindingKind, Fix, Rule
 
 # The readers of dependency lists (.dependencies, with tomllib) and of the project's launches are
 # imported where a dependency is read: every run imports this module, and most lint no
-# dependency list (8 ms at start-up). packaging (.releases) only where a dependency is checked.
+# dependency list. packaging (.releases) only where a dependency is checked.
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 

@@ -72,7 +72,7 @@ def process_file(path: Path, display: str, ruleset: RuleSet, mode: Mode, *, dige
     return result
 
 
-# A pool costs ~100 ms to start: only worth it for more than a handful of files.
+# Starting a pool costs more than linting a few files: only worth it for more than a handful.
 POOL_MIN_FILES = 8
 
 # Worker processes receive the job (the run's rules with it) once, at start-up, not with every file.
@@ -144,7 +144,7 @@ def map_files(
     _prepare_memory(len(jobs), rewrites)
     if workers == 1 or len(jobs) < POOL_MIN_FILES:
         return [_run_job(job, path, display) for path, display in jobs]
-    # Imported here: concurrent.futures brings multiprocessing (~50 ms), which one file never needs.
+    # Imported here: concurrent.futures brings multiprocessing, which one file never needs.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
