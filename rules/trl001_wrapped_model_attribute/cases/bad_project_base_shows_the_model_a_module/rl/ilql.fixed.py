@@ -10,8 +10,6 @@ class ILQLTrainer(RLTrainer):
             self.accelerator.backward(loss)
             self.opt.step()
             self.opt.zero_grad()
-            # the base shows self.model a module, not the optimizer the wrapper prepared beside it
-            self.accelerator.log({"lr": self.opt.defaults["lr"]}, step=step)
             if step % self.config.steps_for_target_q_sync == 0:
                 # expect: TRL001
                 self.accelerator.unwrap_model(self.model).sync_target_heads()

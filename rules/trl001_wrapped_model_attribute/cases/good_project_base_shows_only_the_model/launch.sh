@@ -1,0 +1,2 @@
+#!/bin/bash
+accelerate launch --multi_gpu --num_processes 8 -m rl.ilql
