@@ -12,7 +12,6 @@ from pathlib import Path
 
 from trllint.core.source import SourceFile
 from trllint.facts.in_place_reductions import NAMES_AN_IN_PLACE_COLLECTIVE, REDUCES_IN_PLACE
-from trllint.facts.module_names import SELF_MODULES, SHOWS_A_MODULE
 from trllint.rules.trl003_deepspeed_initialize_none.forwarding import CALLS_A_SINK, FORWARDS_TO_DEEPSPEED
 from trllint.rules.trl004_ungathered_metric.metric_buffers import NAMES_A_METRIC_BUFFER, REDUCES_STORED_METRICS
 from trllint.rules.trl006_collective_under_rank_guard.project_helpers import SPELLS_A_COLLECTIVE
@@ -25,7 +24,6 @@ GATED = [
     (REDUCES_STORED_METRICS, NAMES_A_METRIC_BUFFER),
     (FORWARDS_TO_DEEPSPEED, CALLS_A_SINK),
     (ENTERS_A_COLLECTIVE, SPELLS_A_COLLECTIVE),
-    (SELF_MODULES, SHOWS_A_MODULE),
 ]
 
 

@@ -233,7 +233,7 @@ class WrappedModelAttribute(Rule):
         if wrapping.kind == ACCELERATE:
             # The file's own class defining the member is the stronger evidence: it names the kind.
             own_class = defined_by_own_class(self.model, wrapping, member)
-            if own_class is None and not shown_a_module(self.model, receiver, at=node):
+            if own_class is None and not shown_a_module(self.model, receiver):
                 return  # accelerate prepares optimizers, loaders and schedulers too
             launch = launch_of(self.model, node)
             if not launch.possible(_DDP):
