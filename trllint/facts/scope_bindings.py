@@ -107,7 +107,6 @@ class ScopeBindings:
         self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
         self._lazy: list[Binding] = []  # bindings whose state is not worked out yet, in order made
-        self._loops: list[tuple[int, int]] = []  # (a loop's order, the order after its body)
         self._reductions: set[int] = set()  # ids of the bindings an in-place collective made
         self._forced_upto = 0  # every lazy binding before this index is worked out
         self._depth = 0  # lazy bindings being worked out, one inside another
@@ -201,8 +200,6 @@ class ScopeBindings:
                         self._bind(name, self._deferred(None, statement, False, state), order)
         before_body = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(getattr(statement, "body", None))
-        if isinstance(statement, (cst.For, cst.While)):
-            self._loops.append((order, len(self._order)))
         if isinstance(statement, cst.For):
             self._bind_reduced_by_loop(statement, order)
         if isinstance(statement, cst.Match):

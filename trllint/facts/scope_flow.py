@@ -94,11 +94,7 @@ class RankFlow(ScopeBindings):
                 if id(binding) in followed or binding.value is None:
                     return False
                 followed.add(id(binding))  # each assignment is read once (`x = f(x)` loops)
-                # Its value reads the names as they were where it was made, not where it is read;
-                # made in a loop, also as the body's end left them for the next turn.
-                ends = [end for start, end in self._loops if start < made <= end]
-                if ends and self._depends_on_rank(binding.value, max(ends) + 1, set(followed)):
-                    return True
+                # Its value reads the names as they were where it was made, not where it is read.
                 return self._depends_on_rank(binding.value, made, followed)
             return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, followed)
         if isinstance(node, cst.Call) and self._state(node, order) == Rank.GLOBAL:
