@@ -3,13 +3,14 @@ from its own shard's checkpoint, whose step it reads, so one rank may leave the 
 while the others wait for it in the barrier."""
 
 import os
+import sys
 
 import torch
 import torch.distributed as dist
 from torch.distributed import init_process_group
 
 out_dir = "out"
-eval_only = False
+eval_only = "--eval_only" in sys.argv
 
 init_process_group(backend="nccl")
 ddp_rank = int(os.environ["RANK"])
