@@ -35,7 +35,8 @@ from trllint.facts.rank_lattice import (
 )
 from trllint.facts.rank_reads import read_children
 from trllint.facts.ranks import RankFacts
-from trllint.facts.scope_bindings import Binding, ScopeBindings
+from trllint.facts.binding import Binding
+from trllint.facts.scope_bindings import ScopeBindings
 
 
 class RankFlow(ScopeBindings):
