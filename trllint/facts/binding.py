@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 import libcst as cst
 
 from trllint.facts.rank_lattice import Rank
 
-if TYPE_CHECKING:
-    from trllint.facts.scope_bindings import ScopeBindings
+
+class Flow(Protocol):
+    """The flow a lazy binding belongs to, which works its state out (``ScopeBindings``)."""
+
+    def _force(self, binding: Binding) -> None: ...
 
 
 class Binding:
@@ -38,7 +41,7 @@ class Binding:
         # While the state is not worked out: how (the state, or after an if/else the arm's
         # binding whose state, value and statement this one takes), and the flow that asks.
         self.resolve: Callable[[], Rank | tuple[Rank, Binding]] | None = None
-        self.flow: ScopeBindings | None = None
+        self.flow: Flow | None = None
         self.index = -1  # among its flow's lazy bindings, in the order they were made
         self.resolving = False
 
