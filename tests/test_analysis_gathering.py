@@ -807,3 +807,26 @@ def _depends_on_rank_at_exit(code: str) -> bool:
 def test_a_loop_hands_its_next_turn_what_the_body_below_a_read_binds(loop: str, per_rank: bool):
     body = textwrap.indent(loop, "    ")
     assert _depends_on_rank_at_exit(f"def step(model, loader, val_loader, it, lengths, warm):\n{body}\n") is per_rank
+
+
+def test_a_comprehension_s_own_names_hide_the_scope_s():
+    _, flow = _flow(
+        """
+        def step(batch, gathered):
+            for k in batch:
+                pass
+            rebuilt = {k: v for k, v in zip(names, gathered)}
+            kept = [k for k in batch]
+            scaled = [k * 2 for x in gathered]
+            log(rebuilt, kept, scaled)
+        """
+    )
+    _, line = _last_value(flow)
+    assert {name: flow.state_of_name(name, line) for name in ("k", "rebuilt", "kept", "scaled")} == {
+        "k": Rank.PER_RANK,  # the loop's key of this rank's batch
+        "rebuilt": Rank.NO_DATA,  # its own `k` and `v`, from what it iterates
+        "kept": Rank.PER_RANK,  # it iterates this rank's batch
+        "scaled": Rank.PER_RANK,  # `k` is not its own: the loop's
+    }
+    assert not flow.depends_on_rank(cst.parse_expression("any(k > 0 for k in gathered)"), line)
+    assert flow.depends_on_rank(cst.parse_expression("any(x > k for x in gathered)"), line)

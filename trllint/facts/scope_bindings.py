@@ -9,8 +9,9 @@ biased towards silence. Each binding's state is worked out when something first 
 from __future__ import annotations
 
 from bisect import bisect_left
+from contextlib import contextmanager
 from functools import partial
-from typing import Callable
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -54,6 +55,7 @@ class ScopeBindings:
         # > 0 while reading the arguments of a project helper: a parameter that is per-rank only
         # by its name reads as unknown there (see RankFlow._state).
         self._strict = 0
+        self._hidden: frozenset[str] = frozenset()  # names the comprehension being read binds itself
         self._order: dict[int, int] = {}
         self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
@@ -391,10 +393,12 @@ class ScopeBindings:
         binding.resolving = True
         self._depth += 1
         strict, self._strict = self._strict, 0  # as when the flow is built: no helper's arguments
+        hidden, self._hidden = self._hidden, frozenset()  # nor a comprehension's own names
         try:
             result = binding.resolve()  # type: ignore[misc]  # a binding is forced only while lazy, so set
         finally:
             self._strict = strict
+            self._hidden = hidden
             self._depth -= 1
             binding.resolving = False
         if isinstance(result, tuple):
@@ -413,10 +417,19 @@ class ScopeBindings:
         # Bindings are made in statement order, so each name's list is sorted by order: a
         # binary search keeps a name assigned on every line of a long loop linear, not quadratic.
         bindings = self._bindings.get(name)
-        if not bindings:
+        if not bindings or (self._hidden and name.split(".", 1)[0] in self._hidden):
             return None
         before = bisect_left(bindings, order, key=_order_of)
         return bindings[before - 1] if before else None
+
+    @contextmanager
+    def _hiding(self, names: frozenset[str]) -> Iterator[None]:
+        """Read a comprehension's own scope: the names its targets bind are not this scope's."""
+        outer, self._hidden = self._hidden, self._hidden | names
+        try:
+            yield
+        finally:
+            self._hidden = outer
 
     def _carried_entry(self, name: str, order: int) -> tuple[int, Binding] | None:
         """The binding of ``name`` that a loop's previous turn may leave for statement ``order``: one

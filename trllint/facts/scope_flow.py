@@ -12,7 +12,7 @@ from typing import Callable
 
 import libcst as cst
 
-from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, is_none, last_attribute
+from trllint.core.cst.names import ImportMap, argument, call_name, comprehension_parts, dotted_name, is_none, last_attribute
 from trllint.core.cst.walk import syntax_children
 from trllint.facts.rank_lattice import (
     CLOCKS,
@@ -103,6 +103,11 @@ class RankFlow(ScopeBindings):
             return False  # `local_rank != -1`: reads the rank, answered alike on every rank
         if isinstance(node, cst.Comparison) and self._loader_exhausted(node, order):
             return False  # the data runs out on every rank at the same step
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            first, inside, own = comprehension_parts(node)
+            with self._hiding(own):
+                inner = any(self._depends_on_rank(p, order, followed) for p in inside)
+            return inner or self._depends_on_rank(first, order, followed)
         # Where a call places its result is not what it holds: `torch.load(path, map_location=device)`.
         return any(self._depends_on_rank(child, order, followed) for child in read_children(node))
 
@@ -240,11 +245,13 @@ class RankFlow(ScopeBindings):
             # `ModelEMA(model) if RANK in {-1, 0} else None`: the rank test picks which object a
             # rank holds, and neither arm is this rank's data (an arm that is, or the rank, still counts).
             return max(self._state(node.body, order), self._state(node.orelse, order))
-        if isinstance(node, cst.CompFor):
-            parts = [node.iter, *(c.test for c in node.ifs)]
-            if node.inner_for_in is not None:
-                parts.append(node.inner_for_in)
-            return max((self._state(p, order) for p in parts), default=Rank.NO_DATA)
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            # `{k: v for k, v in zip(keys, values)}`: its `k` is not the scope's `k`; what it
+            # holds comes from what it iterates.
+            first, inside, own = comprehension_parts(node)
+            with self._hiding(own):
+                inner = max((self._state(p, order) for p in inside), default=Rank.NO_DATA)
+            return max(self._state(first, order), inner)
         # Operators, displays, subscripts, comprehensions: what their parts hold.
         return max((self._state(child, order) for child in syntax_children(node)), default=Rank.NO_DATA)
 

@@ -132,6 +132,25 @@ def assigned_names(target: cst.BaseExpression, unnamed: str | None = None) -> li
     return [unnamed] if unnamed is not None else []
 
 
+Comprehension = cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
+
+
+def comprehension_parts(node: Comprehension) -> tuple[cst.BaseExpression, list[cst.BaseExpression], frozenset[str]]:
+    """A comprehension's first iterable, read in the enclosing scope; the parts read in its own
+    scope (its elements, conditions and inner iterables); and the names its targets bind there,
+    which hide the enclosing scope's names of the same spelling."""
+    parts: list[cst.BaseExpression] = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+    own: set[str] = set()
+    clause: cst.CompFor | None = node.for_in
+    while clause is not None:
+        own.update(assigned_names(clause.target))
+        if clause is not node.for_in:
+            parts.append(clause.iter)
+        parts.extend(condition.test for condition in clause.ifs)
+        clause = clause.inner_for_in
+    return node.for_in.iter, parts, frozenset(own)
+
+
 @dataclass(frozen=True)
 class ScopeBinding:
     """One binding of a name in a scope's own body. ``value``: what a plain ``name = value`` (or
