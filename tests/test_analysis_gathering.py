@@ -775,40 +775,6 @@ def test_a_method_that_syncs_its_object_makes_the_object_global():
     assert flow.state(meters, line) == Rank.GLOBAL
 
 
-def _depends_on_rank_at_exit(code: str) -> bool:
-    """Whether the test of the ``if`` that breaks out of the function's loop may differ per rank."""
-    source, flow = _flow(code)
-    found: list[cst.If] = []
-
-    class Exits(cst.CSTVisitor):
-        def visit_If(self, node: cst.If) -> None:
-            found.append(node)
-
-    source.module.visit(Exits())
-    return flow.depends_on_rank(found[-1].test, found[-1])
-
-
-@pytest.mark.parametrize(
-    ("loop", "per_rank"),
-    [
-        # the line below leaves this rank's loss for the next turn's flag
-        ("last = 0.0\nfor batch in loader:\n    done = last < 0.01\n    last = model(batch).item()\n    if done: break", True),
-        ("last = 0.0\nwhile True:\n    if last < 0.01: break\n    last = model(next(iter(loader))).item()", True),
-        # every turn rebinds it from a gathered value before reading it
-        ("last = 0.0\nfor batch in loader:\n    last = gather(last)\n    done = last < 0.01\n    last = model(batch).item()\n    if done: break", False),
-        # the rebinding of an outer loop's turn comes before the inner loop reads it, on every turn
-        ("for epoch in range(9):\n    for batch in loader:\n        n = gather(lengths).min()\n        if n < 80: break\n    for batch in val_loader:\n        n = batch.min()", False),
-        # a branch may skip the rebinding
-        ("last = 0.0\nfor batch in loader:\n    if warm:\n        last = 1.0\n    done = last < 0.01\n    last = model(batch).item()\n    if done: break", True),
-        # before the loop: only the value above it
-        ("last = 0.0\ndone = last < 0.01\nlast = model(batch).item()\nwhile True:\n    if done: break", False),
-    ],
-)
-def test_a_loop_hands_its_next_turn_what_the_body_below_a_read_binds(loop: str, per_rank: bool):
-    body = textwrap.indent(loop, "    ")
-    assert _depends_on_rank_at_exit(f"def step(model, loader, val_loader, it, lengths, warm):\n{body}\n") is per_rank
-
-
 def test_a_comprehension_s_own_names_hide_the_scope_s():
     _, flow = _flow(
         """

@@ -25,7 +25,6 @@ from trllint.facts.rank_lattice import (
     named_like_data,
 )
 from trllint.facts.binding import Binding
-from trllint.facts.loop_turns import LoopTurns
 from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name, spelled_element, expression_statement_calls
 from trllint.facts.ranks import RankFacts
 
@@ -60,7 +59,6 @@ class ScopeBindings:
         self._synthetic: list[cst.CSTNode] = []  # kept alive: their ids are keys of _order
         self._bindings: dict[str, list[tuple[int, Binding]]] = {}
         self._lazy: list[Binding] = []  # bindings whose state is not worked out yet, in order made
-        self._turns = LoopTurns()
         self._reductions: set[int] = set()  # ids of the bindings an in-place collective made
         self._forced_upto = 0  # every lazy binding before this index is worked out
         self._depth = 0  # lazy bindings being worked out, one inside another
@@ -144,7 +142,6 @@ class ScopeBindings:
 
     def _compound(self, statement: cst.BaseCompoundStatement) -> None:
         order = self._next(statement)
-        outer = self._turns.enter(statement)
         if isinstance(statement, cst.For):
             self._bind_loop_target(statement.target, statement.iter, statement, order)
         elif isinstance(statement, cst.With):
@@ -155,8 +152,6 @@ class ScopeBindings:
                         self._bind(name, self._deferred(None, statement, False, state), order)
         before_body = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(getattr(statement, "body", None))
-        if isinstance(statement, (cst.For, cst.While)):
-            self._turns.body_walked(order, len(self._order))
         if isinstance(statement, cst.For):
             self._bind_reduced_by_loop(statement, order)
         if isinstance(statement, cst.Match):
@@ -169,21 +164,19 @@ class ScopeBindings:
                 self._walk(statement.finalbody.body)
         orelse = getattr(statement, "orelse", None)
         if isinstance(statement, cst.If) and isinstance(orelse, cst.Else):
-            self._join_arms(orelse, before_body, outer)
+            self._join_arms(orelse, before_body)
             return
         while orelse is not None:
             self._walk(orelse.body)
             orelse = getattr(orelse, "orelse", None) if isinstance(orelse, cst.If) else None
-        self._turns.resume(outer)
 
-    def _join_arms(self, orelse: cst.Else, before_body: dict[str, int], outer: dict[str, int] | None) -> None:
+    def _join_arms(self, orelse: cst.Else, before_body: dict[str, int]) -> None:
         """After ``if``/``else``, a name both arms assign holds what either may: per-rank when one
         arm computes it from this rank's data (``accuracy = ...`` / ``accuracy = torch.tensor(0.0)``)."""
         body_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > before_body.get(n, 0)}
         else_start = {name: len(bound) for name, bound in self._bindings.items()}
         self._walk(orelse.body)
         else_bound = {n: b[-1][1] for n, b in self._bindings.items() if len(b) > else_start.get(n, 0)}
-        self._turns.resume(outer)  # what both arms bind is bound wherever the `if` runs
         # Each arm's binding was made in that arm's own statements, so the two never share one:
         # comparing their statements would work out a join's state (and the project summaries it
         # asks) while the flow is still being built.
@@ -358,7 +351,6 @@ class ScopeBindings:
 
     def _bind(self, name: str, binding: Binding, order: int) -> None:
         self._bindings.setdefault(name, []).append((order, binding))
-        self._turns.bound(name, order)
 
     def _joined_state(self, first: cst.CSTNode, second: cst.CSTNode, order: int) -> Rank:
         return max(self._state(first, order), self._state(second, order))
@@ -430,13 +422,6 @@ class ScopeBindings:
             yield
         finally:
             self._hidden = outer
-
-    def _carried_entry(self, name: str, order: int) -> tuple[int, Binding] | None:
-        """The binding of ``name`` that a loop's previous turn may leave for statement ``order``: one
-        made at or below it in the loop's body (``LoopTurns``), with the order it was made at."""
-        until = self._turns.carried_until(name, order)
-        entry = self._lookup_entry(name, until + 1) if until is not None else None
-        return entry if entry is not None and entry[0] >= order else None
 
     def _reduced_element(self, node: cst.Subscript, order: int) -> Binding | None:
         """The in-place collective on ``logs[key]`` that a read of ``logs[key]`` in statement

@@ -35,7 +35,6 @@ from trllint.facts.rank_lattice import (
 )
 from trllint.facts.rank_reads import read_children
 from trllint.facts.ranks import RankFacts
-from trllint.facts.binding import Binding
 from trllint.facts.scope_bindings import ScopeBindings
 
 
@@ -89,13 +88,14 @@ class RankFlow(ScopeBindings):
         if isinstance(node, (cst.Name, cst.Attribute)):
             if self._state(node, order) == Rank.PER_RANK:
                 return True
-            name = dotted_name(node) or ""
-            found = self._lookup_entry(name, order)
-            carried = self._carried_entry(name, order)
-            if carried is not None and self._binding_depends_on_rank(*carried, followed, check_state=True):
-                return True  # `done = last < tol` above `last = loss.item()` in the loop's body
+            found = self._lookup_entry(dotted_name(node) or "", order)
             if found is not None:
-                return self._binding_depends_on_rank(*found, followed, check_state=False)
+                made, binding = found
+                if id(binding) in followed or binding.value is None:
+                    return False
+                followed.add(id(binding))  # each assignment is read once (`x = f(x)` loops)
+                # Its value reads the names as they were where it was made, not where it is read.
+                return self._depends_on_rank(binding.value, made, followed)
             return isinstance(node, cst.Attribute) and self._depends_on_rank(node.value, order, followed)
         if isinstance(node, cst.Call) and self._state(node, order) == Rank.GLOBAL:
             return False
@@ -110,15 +110,6 @@ class RankFlow(ScopeBindings):
             return inner or self._depends_on_rank(first, order, followed)
         # Where a call places its result is not what it holds: `torch.load(path, map_location=device)`.
         return any(self._depends_on_rank(child, order, followed) for child in read_children(node))
-
-    def _binding_depends_on_rank(self, made: int, binding: Binding, followed: set[int], check_state: bool) -> bool:
-        if id(binding) in followed:
-            return False
-        followed.add(id(binding))  # each assignment is read once (`x = f(x)` loops)
-        if check_state and binding.state == Rank.PER_RANK:
-            return True
-        # Its value reads the names as they were where it was made, not where it is read.
-        return binding.value is not None and self._depends_on_rank(binding.value, made, followed)
 
     def state_of_name(self, name: str, at: cst.CSTNode | None) -> Rank:
         """Per-rank, global or no data, for the dotted name ``name`` read in statement ``at``."""
