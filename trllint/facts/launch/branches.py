@@ -13,7 +13,8 @@ A test *says wrapped* when it holds whenever the model is wrapped: ``hasattr(m, 
 which DDP needs), ``A or B`` of such tests, a function of the file that returns one
 (``def is_dist(): return dist.is_available() and dist.is_initialized()``). On the arm where it
 is false (the ``else``, the body of ``if not ...``, the code after ``if <test>: return``) the
-model is bare, and reading a model member there is correct.
+model is bare, and reading a model member there is correct. For a model ``accelerator.prepare``
+wrapped, a test that an accelerator exists (``if accelerator:``) says wrapped too: prepare needs one.
 
 What a test says of the backend is ``trllint.facts.launch.backend_tests``.
 """
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from trllint.core.cst.names import call_name, dotted_name, last_attribute
+from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import Knowledge, holds_at
 from trllint.facts.launch.backend_tests import is_distributed_type
 
@@ -39,16 +41,20 @@ _PROCESS_GROUP_TESTS = frozenset({"dist.is_initialized", "torch.distributed.is_i
 _PROCESS_COUNTS = ("num_processes", "world_size", "n_gpu", "num_gpus", "_n_gpu", "WORLD_SIZE")
 
 
-def unwrapped_at(model: SemanticModel, read: cst.Attribute) -> bool:
+def unwrapped_at(model: SemanticModel, read: cst.Attribute, prepared: bool = False) -> bool:
     """The receiver of ``read`` is bare here: it sits where a test that says wrapped is false
-    (the shared branch walk of ``trllint.facts.branches``, asked of the property "bare")."""
+    (the shared branch walk of ``trllint.facts.branches``, asked of the property "bare").
+    ``prepared``: the receiver is wrapped by ``accelerator.prepare``, which needs an accelerator, so
+    a test that one exists says wrapped too (``if accelerator: ... else: model.generate(...)``)."""
     receiver = model.source.module.code_for_node(read.value)
     functions = {f.name.value: f for f in model.source.module.body if isinstance(f, cst.FunctionDef)}
 
     def bare(test: cst.BaseExpression) -> Knowledge:
         # Bare when true (one process), bare when false (a test every wrapped model passes).
-        wrapped = _wrapped_test(test, receiver) or _returns_a_wrapped_test(test, functions, receiver)
-        return (True if _bare_test(test, receiver) else None, True if wrapped else None)
+        exists = _accelerator_exists_test(test, model) if prepared else None
+        wrapped = exists is True or _wrapped_test(test, receiver) or _returns_a_wrapped_test(test, functions, receiver)
+        bare_when_true = exists is False or _bare_test(test, receiver)
+        return (True if bare_when_true else None, True if wrapped else None)
 
     return holds_at(model, read, bare)
 
@@ -102,6 +108,23 @@ def _wrapped_test(test: cst.BaseExpression, receiver: str) -> bool:
         if is_distributed_type(left) and isinstance(operator, (cst.NotEqual, cst.IsNot)):
             return (last_attribute(dotted_name(right) or "") or "") == "NO"
     return False
+
+
+def _accelerator_exists_test(test: cst.BaseExpression, model: SemanticModel) -> bool | None:
+    """True for a test true only where an accelerator exists (``accelerator``, ``accelerator is not
+    None``), False for one true only where none does (``accelerator is None``), else None."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+            return None
+        if not is_accelerator(test.left, model.context):
+            return None
+        if isinstance(target.operator, cst.IsNot):
+            return True
+        return False if isinstance(target.operator, cst.Is) else None
+    if isinstance(test, (cst.Name, cst.Attribute)) and is_accelerator(test, model.context):
+        return True
+    return None
 
 
 def _bare_test(test: cst.BaseExpression, receiver: str) -> bool:
