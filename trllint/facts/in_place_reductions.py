@@ -22,15 +22,24 @@ from trllint.semantic.project.summaries import ModuleFact
 
 
 def reduced_in_block(
-    block: cst.BaseSuite, imports: ImportMap, reduced_by_call: Callable[[cst.Call], list[str]]
+    block: cst.BaseSuite,
+    imports: ImportMap,
+    reduced_by_call: Callable[[cst.Call], list[str]],
+    is_global: Callable[[cst.BaseExpression, cst.CSTNode], bool],
 ) -> set[str]:
     """What the block's own statements reduce in place, by a collective or by a call that does
     (``reduced_by_call``: a helper, an object's syncing method), as ``reduced_name`` spells it:
-    ``t`` for ``dist.all_reduce(t)``, ``sums[key]`` for ``dist.all_reduce(sums[key].detach())``."""
+    ``t`` for ``dist.all_reduce(t)``, ``sums[key]`` for ``dist.all_reduce(sums[key].detach())``;
+    and the elements they replace by a value ``is_global`` says is the same on every rank (read
+    in its statement): ``losses[name]`` for ``losses[name] = reduce_dict(losses[name])``."""
     found: set[str] = set()
     lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
     for line in lines:
         for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                element = element_name(small.targets[0].target)
+                if element is not None and is_global(small.value, line):
+                    found.add(element)
             for call in expression_statement_calls(small):
                 found.update(reduced_by_call(call))
                 written = written_tensor(call, imports)

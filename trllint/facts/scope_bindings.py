@@ -319,9 +319,14 @@ class ScopeBindings:
         The loop's iterable is read in each of its spellings (``_spellings_of``), the first that
         names what the body reduces deciding."""
         target = dotted_name(loop.target)
-        if target is None:
+        # `for key, value in sums.items()`: the key names the element the body replaces.
+        pair = loop.target.elements if isinstance(loop.target, cst.Tuple) and len(loop.target.elements) == 2 else None
+        key = dotted_name(pair[0].value) if pair is not None else None
+        if target is None and key is None:
             return
-        reduced = reduced_in_block(loop.body, self._imports, partial(self._names_reduced_by_call, order=order))
+        reduced = reduced_in_block(
+            loop.body, self._imports, partial(self._names_reduced_by_call, order=order), self._is_global_where
+        )
         names: list[str | None] = []
         for iterable in self._spellings_of(loop.iter, order):
             if isinstance(iterable, (cst.Tuple, cst.List)) and target in reduced:
@@ -329,9 +334,12 @@ class ScopeBindings:
             elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
                 container = dotted_name(iterable.func.value)
                 method = iterable.func.attr.value
-                if (method == "values" and target in reduced) or (method == "keys" and spelled_element(container, target) in reduced):
+                # What the body reduces for each element visited: the value itself, or the entry its key names.
+                index = {"keys": target, "items": key}.get(method)
+                visited = target if method == "values" else spelled_element(container, index) if index is not None else None
+                if visited is not None and visited in reduced:
                     names = [container]
-            elif spelled_element(dotted_name(iterable), target) in reduced:
+            elif target is not None and spelled_element(dotted_name(iterable), target) in reduced:
                 names = [dotted_name(iterable)]
             if names:
                 break
@@ -343,6 +351,9 @@ class ScopeBindings:
         after = self._next(marker)
         for name in known:
             self._bind_reduced(name, loop, after)
+
+    def _is_global_where(self, value: cst.BaseExpression, statement: cst.CSTNode) -> bool:
+        return self._state(value, self._order[id(statement)]) == Rank.GLOBAL
 
     def _bind_reduced(self, name: str, statement: cst.CSTNode, order: int) -> None:
         binding = Binding(None, Rank.GLOBAL, statement, False)
