@@ -1,29 +1,11 @@
 """A validation loop whose model returns its losses in groups: each group is replaced in place by
-DETR's `reduce_dict` of it, so every entry the loop visits holds the mean over the ranks before
-rank 0 averages the steps and logs them (VQ-Diffusion's solver)."""
-
-import torch
+the package's `reduce_dict` of it, so every entry the loop visits holds the mean over the ranks
+before rank 0 averages the steps and logs them (VQ-Diffusion's solver)."""
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.tensorboard import SummaryWriter
 
-
-def reduce_dict(input_dict, average=True):
-    world_size = dist.get_world_size()
-    if world_size < 2:
-        return input_dict
-    with torch.no_grad():
-        names = []
-        values = []
-        for k in sorted(input_dict.keys()):
-            names.append(k)
-            values.append(input_dict[k])
-        values = torch.stack(values, dim=0)
-        dist.all_reduce(values)
-        if average:
-            values /= world_size
-        reduced_dict = {k: v for k, v in zip(names, values)}
-    return reduced_dict
+from synthesis.distributed import reduce_dict
 
 
 def validate(model, loader, epoch):
