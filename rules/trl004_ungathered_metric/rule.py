@@ -15,7 +15,6 @@ import libcst as cst
 from trllint.core.findings import ReasonKind
 
 from trllint.facts.rank_split import rank_divergence
-from trllint.facts.ranks import is_rank_index
 from trllint.semantic.context import CONTEXT_METADATA, is_trainer_class, methods_of
 from trllint.facts.launch.backends import MULTI_PROCESS
 from trllint.facts.launch.model import launch_of
@@ -417,8 +416,8 @@ class UngatheredMetric(Rule):
         value it stores."""
         if id(value) in self._reported or is_media(value) or flow.state(value, line) != Rank.PER_RANK:
             return
-        if is_rank_index(self.model, value):
-            return  # the rank's own index (`accelerator.process_index`): which rank logs, not its data
+        if flow.holds_the_rank(value, line):
+            return  # which rank logs (`accelerator.process_index`), none of its data
         self._reported.add(id(value))
         launch = launch_of(self.model, value)
         if not launch.multi_process:

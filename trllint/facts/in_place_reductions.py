@@ -16,7 +16,7 @@ import libcst as cst
 from trllint.core.cst import walk
 from trllint.core.cst.names import ImportMap, assigned_names, dotted_name
 from trllint.core.prefilter import AllOf, AnyOf
-from trllint.facts.rank_lattice import IN_PLACE_COLLECTIVES, written_tensor
+from trllint.facts.rank_lattice import IN_PLACE_COLLECTIVES, Rank, written_tensor
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.summaries import ModuleFact
 
@@ -25,27 +25,59 @@ def reduced_in_block(
     block: cst.BaseSuite,
     imports: ImportMap,
     reduced_by_call: Callable[[cst.Call], list[str]],
-    is_global: Callable[[cst.BaseExpression, cst.CSTNode], bool],
+    state_at: Callable[[cst.BaseExpression, cst.CSTNode], Rank],
 ) -> set[str]:
-    """What the block's own statements reduce in place, by a collective or by a call that does
-    (``reduced_by_call``: a helper, an object's syncing method), as ``reduced_name`` spells it:
-    ``t`` for ``dist.all_reduce(t)``, ``sums[key]`` for ``dist.all_reduce(sums[key].detach())``;
-    and the elements they replace by a value ``is_global`` says is the same on every rank (read
-    in its statement): ``losses[name]`` for ``losses[name] = reduce_dict(losses[name])``."""
+    """What the block's own statements leave reduced, in their order, as ``reduced_name`` spells
+    it: reduced in place by a collective or by a call that does (``reduced_by_call``: a helper,
+    an object's syncing method), ``t`` for ``dist.all_reduce(t)``, ``sums[key]`` for
+    ``dist.all_reduce(sums[key].detach())``; or an element replaced by a value the same on every
+    rank (``state_at``, read in its statement): ``losses[name] = reduce_dict(losses[name])``. A
+    later statement that writes this rank's data into an element undoes it."""
     found: set[str] = set()
     lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
     for line in lines:
         for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                element = element_name(small.targets[0].target)
-                if element is not None and is_global(small.value, line):
+            written = _written_element(small)
+            if written is not None:
+                element, value = written
+                state = state_at(value, line)
+                if state == Rank.GLOBAL and isinstance(small, cst.Assign):
                     found.add(element)
+                elif state == Rank.PER_RANK or isinstance(small, cst.Assign):
+                    found.discard(element)  # `sums[k] /= world_size` keeps it; `/= local_count` does not
             for call in expression_statement_calls(small):
                 found.update(reduced_by_call(call))
-                written = written_tensor(call, imports)
-                name = reduced_name(written) if written is not None else None
+                tensor = written_tensor(call, imports)
+                name = reduced_name(tensor) if tensor is not None else None
                 if name is not None:
                     found.add(name)
+    return found
+
+
+def _written_element(small: cst.BaseSmallStatement) -> tuple[str, cst.BaseExpression] | None:
+    """The element ``small`` assigns (``d[k] = v``, ``d[k] /= n``) and the value it assigns."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+    elif isinstance(small, cst.AugAssign):
+        target = small.target
+    else:
+        return None
+    element = element_name(target)
+    return (element, small.value) if element is not None else None
+
+
+def skips_some_turn(body: cst.BaseSuite) -> bool:
+    """A ``continue`` or ``break`` of the loop whose body this is (not of a loop or a function
+    inside it): some turn may leave before the body's reductions."""
+    found = False
+
+    class Exits(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal found
+            found = found or isinstance(node, (cst.Continue, cst.Break))
+            return not isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+    body.visit(Exits())
     return found
 
 

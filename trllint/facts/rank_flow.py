@@ -38,6 +38,12 @@ def rank_flows(model: SemanticModel) -> FileRankFlows:
     return model.once((rank_flows,), lambda: FileRankFlows(model.source))
 
 
+# A call of a function of the file: what it hands one parameter (None: the default), the function
+# or module holding the call, its statement, and whether it sits in a lambda or a comprehension.
+_Scope = cst.FunctionDef | cst.Module
+_Argument = tuple[cst.BaseExpression | None, _Scope, cst.CSTNode | None, bool]
+
+
 @dataclass(frozen=True)
 class ProjectReturns:
     """What a function of another module of the project returns, as its module's
@@ -74,7 +80,7 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 # Which functions of a module return a value reduced across ranks, and which return what the
 # linter cannot judge (see FileRankFlows.returns_global, returns_unknown). The version changes
 # whenever the flows would read a module differently, so that no stored answer outlives them.
-RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 12, _returns_across_ranks)
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 13, _returns_across_ranks)
 
 
 def is_global(model: SemanticModel, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -243,39 +249,22 @@ class FileRankFlows:
     def passed_to(self, function: cst.FunctionDef, name: str) -> Rank | None:
         """What the calls of ``function`` in this file hand parameter ``name``, when none hands it
         this rank's data: GLOBAL when every call hands it a gathered or reduced value (GRPO's
-        ``_compute_advantages(samples, gathered_rewards)``), NO_DATA when some hand it no data
-        (a dict that starts empty, what a step the file cannot follow returns), as the value
-        would read inline. Else None: a parameter named like data is then taken as this rank's.
-        So it is when a call hands it what an unknown call made of this rank's data
-        (``self.reward_model(**inputs)``: unknown, so no proof against the name), or in a lambda
-        or a comprehension something short of a gathered value, when the function is also handed
-        on as a value (a callback the file does not call itself), and when the
-        function is never called here (recursive calls aside), is called through ``*args``, or
-        is defined twice: its callers, not its name, are what the linter cannot see."""
+        ``_compute_advantages(samples, gathered_rewards)``), NO_DATA when some hand it no data.
+        Else None, and a parameter named like data is taken as this rank's: a call hands it what
+        an unknown call made of this rank's data (``self.reward_model(**inputs)``), or in a lambda
+        or a comprehension anything short of a gathered value, or ``passed_arguments`` is None."""
         key = (id(function), name)
         if key in self._passed:
             return self._passed[key]
         self._passed[key] = None  # a recursive call reads as unknown
-        found = self._call_sites(function)
-        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-        shift = 1 if id(function) in self._class_of and positional[:1] in (["self"], ["cls"]) else 0
         states: list[Rank] = []
-        for call, scope, statement, in_binder in found:
-            if scope is function:
-                continue  # a recursive call hands on what the parameter already holds: no evidence
-            argument_node = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-            if argument_node is None and name in positional:
-                plain = [a for a in call.args if a.keyword is None]
-                index = positional.index(name) - shift
-                if any(a.star for a in plain[: index + 1]) or not 0 <= index < len(plain):
-                    return None
-                argument_node = plain[index]
-            if argument_node is None:
+        for value, scope, statement, in_binder in self._arguments_of(function, name) or ():
+            if value is None:
                 return None
             caller = self.flow(scope)
-            state = caller.state(argument_node.value, statement)
+            state = caller.state(value, statement)
             if state == Rank.PER_RANK or (
-                state == Rank.NO_DATA and (in_binder or caller.depends_on_rank(argument_node.value, statement))
+                state == Rank.NO_DATA and (in_binder or caller.depends_on_rank(value, statement))
             ):
                 # What an unknown call made of this rank's data (`self.reward_model(**inputs)`)
                 # may be this rank's: it does not contradict the parameter's name.
@@ -285,9 +274,33 @@ class FileRankFlows:
         self._passed[key] = result
         return result
 
-    def _call_sites(
-        self, function: cst.FunctionDef
-    ) -> list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None, bool]]:
+    def passed_arguments(self, function: cst.FunctionDef, name: str) -> list[cst.BaseExpression | None] | None:
+        """What each call of ``function`` in this file hands parameter ``name`` (None: its default);
+        None when the file shows none of its callers or not all (a callback, ``*args``, defined twice)."""
+        arguments = self._arguments_of(function, name)
+        return [value for value, _, _, _ in arguments] if arguments else None
+
+    def _arguments_of(self, function: cst.FunctionDef, name: str) -> list[_Argument] | None:
+        """``_call_sites`` with the argument each call hands parameter ``name`` (None where it
+        leaves the default), recursive calls left out; None when a call passes ``*args`` up to it
+        (which parameter gets what is not written)."""
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        shift = 1 if id(function) in self._class_of and positional[:1] in (["self"], ["cls"]) else 0
+        found: list[_Argument] = []
+        for call, scope, statement, in_binder in self._call_sites(function):
+            if scope is function:
+                continue  # a recursive call hands on what the parameter already holds: no evidence
+            argument_node = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if argument_node is None and name in positional:
+                plain = [a for a in call.args if a.keyword is None]
+                index = positional.index(name) - shift
+                if any(a.star for a in plain[: index + 1]):
+                    return None
+                argument_node = plain[index] if 0 <= index < len(plain) else None
+            found.append((argument_node.value if argument_node is not None else None, scope, statement, in_binder))
+        return found
+
+    def _call_sites(self, function: cst.FunctionDef) -> list[tuple[cst.Call, _Scope, cst.CSTNode | None, bool]]:
         """(call, the scope holding it, its statement, whether it sits in a lambda or a
         comprehension) for each call of ``function`` in the file. The flow binds no lambda
         parameter or comprehension variable, so such a call's arguments may read names it
@@ -298,7 +311,7 @@ class FileRankFlows:
         method = id(function) in self._class_of
         # The context's links: the function around each call, not a map of the whole file.
         parent_of = SemanticModel.of(self.source).context.parent
-        sites: list[tuple[cst.Call, cst.FunctionDef | cst.Module, cst.CSTNode | None, bool]] = []
+        sites: list[tuple[cst.Call, _Scope, cst.CSTNode | None, bool]] = []
         for call in self._calls_by_name.get(name, ()):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
             # A method is called on `self` or `cls`; a function by its name alone (`os.path.exists(p)`

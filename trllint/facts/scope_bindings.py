@@ -25,7 +25,9 @@ from trllint.facts.rank_lattice import (
     named_like_data,
 )
 from trllint.facts.binding import Binding
-from trllint.facts.in_place_reductions import element_name, reduced_in_block, reduced_name, spelled_element, expression_statement_calls
+from trllint.facts.in_place_reductions import (
+    element_name, expression_statement_calls, reduced_in_block, reduced_name, skips_some_turn, spelled_element,
+)
 from trllint.facts.ranks import RankFacts
 
 
@@ -313,11 +315,15 @@ class ScopeBindings:
         return [name for i in positions if i < len(plain) and (name := dotted_name(plain[i].value)) is not None]
 
     def _bind_reduced_by_loop(self, loop: cst.For, order: int) -> None:
-        """``for t in (correct, total): dist.all_reduce(t)``, ``for v in sums.values(): ...`` and
-        ``for k in sorted(sums): dist.all_reduce(sums[k].detach())``: every element the loop visits is
-        reduced in place, so after the loop each of the names (or the whole container) is global.
+        """``for t in (correct, total): dist.all_reduce(t)``, ``for v in sums.values(): ...``,
+        ``for k in sorted(sums): dist.all_reduce(sums[k].detach())`` and ``for k, v in
+        losses.items(): losses[k] = reduce_dict(v)``: every element the loop visits is reduced in
+        place or replaced by a global value (``reduced_in_block``) on every turn, so after the loop
+        each of the names (or the whole container) is global.
         The loop's iterable is read in each of its spellings (``_spellings_of``), the first that
         names what the body reduces deciding."""
+        if skips_some_turn(loop.body):
+            return  # a turn that leaves early may skip its element
         target = dotted_name(loop.target)
         # `for key, value in sums.items()`: the key names the element the body replaces.
         pair = loop.target.elements if isinstance(loop.target, cst.Tuple) and len(loop.target.elements) == 2 else None
@@ -325,7 +331,7 @@ class ScopeBindings:
         if target is None and key is None:
             return
         reduced = reduced_in_block(
-            loop.body, self._imports, partial(self._names_reduced_by_call, order=order), self._is_global_where
+            loop.body, self._imports, partial(self._names_reduced_by_call, order=order), self._state_at
         )
         names: list[str | None] = []
         for iterable in self._spellings_of(loop.iter, order):
@@ -334,9 +340,13 @@ class ScopeBindings:
             elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
                 container = dotted_name(iterable.func.value)
                 method = iterable.func.attr.value
-                # What the body reduces for each element visited: the value itself, or the entry its key names.
-                index = {"keys": target, "items": key}.get(method)
-                visited = target if method == "values" else spelled_element(container, index) if index is not None else None
+                # What the body must reduce for each element visited: the value itself, or the
+                # entry its key names.
+                if method == "values":
+                    visited = target
+                else:
+                    index = {"keys": target, "items": key}.get(method)
+                    visited = spelled_element(container, index) if index is not None else None
                 if visited is not None and visited in reduced:
                     names = [container]
             elif target is not None and spelled_element(dotted_name(iterable), target) in reduced:
@@ -352,8 +362,8 @@ class ScopeBindings:
         for name in known:
             self._bind_reduced(name, loop, after)
 
-    def _is_global_where(self, value: cst.BaseExpression, statement: cst.CSTNode) -> bool:
-        return self._state(value, self._order[id(statement)]) == Rank.GLOBAL
+    def _state_at(self, value: cst.BaseExpression, statement: cst.CSTNode) -> Rank:
+        return self._state(value, self._order[id(statement)])
 
     def _bind_reduced(self, name: str, statement: cst.CSTNode, order: int) -> None:
         binding = Binding(None, Rank.GLOBAL, statement, False)

@@ -39,6 +39,10 @@ from trllint.facts.ranks import RankFacts
 from trllint.facts.scope_bindings import ScopeBindings
 
 
+# Builtins that hand on the rank as another type (`int(os.environ["LOCAL_RANK"])`).
+_RANK_CONVERSIONS = frozenset({"int", "str"})
+
+
 class RankFlow(ScopeBindings):
     """Per-rank or global, for the values of one function (or a module's top-level code)."""
 
@@ -80,6 +84,30 @@ class RankFlow(ScopeBindings):
     def state(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> Rank:
         """Per-rank, global or no data, for ``expr`` evaluated in statement ``at``."""
         return self._state(expr, self._order.get(id(at), len(self._order) + 1))
+
+    def holds_the_rank(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> bool:
+        """``expr`` is this process's rank itself, which rank it is and none of its data:
+        ``accelerator.process_index``, ``dist.get_rank()``, ``int(os.environ["RANK"])``, a parameter
+        named as a rank, or a name whose assignment reaching ``at`` binds one of those. A name
+        spelled as a rank but assigned anything else (``rank = matrix_rank(emb).item()``) is not."""
+        return self._holds_the_rank(expr, self._order.get(id(at), len(self._order) + 1), set())
+
+    def _holds_the_rank(self, node: cst.CSTNode, order: int, followed: set[int]) -> bool:
+        if isinstance(node, cst.Call) and call_name(node) in _RANK_CONVERSIONS and len(node.args) == 1:
+            return self._holds_the_rank(node.args[0].value, order, followed)
+        if not self._ranks.is_rank_index(node):
+            return False
+        name = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        found = self._lookup_entry(name, order) if name else None
+        if found is None:
+            return True  # a rank read as spelled (`dist.get_rank()`, `accelerator.process_index`)
+        made, binding = found
+        if binding.value is None:
+            return isinstance(binding.statement, cst.FunctionDef)  # a parameter; not a join of two arms
+        if id(binding) in followed:
+            return False
+        followed.add(id(binding))
+        return self._holds_the_rank(binding.value, made, followed)
 
     def depends_on_rank(self, expr: cst.CSTNode, at: cst.CSTNode | None) -> bool:
         """``expr`` may differ per rank: it reads this rank's data, its size (``len(batch)``) or its index."""

@@ -1,4 +1,4 @@
-"""The near miss of good_loss_groups_replaced_by_reduced_ones.py: each group is replaced in place
+"""The near miss of good_loss_groups_replaced_by_a_project_helper/: each group is replaced in place
 by its mean on this rank, so rank 0 logs its own shard's losses as the run's."""
 
 import torch

@@ -14,7 +14,9 @@ which DDP needs), ``A or B`` of such tests, a function of the file that returns 
 (``def is_dist(): return dist.is_available() and dist.is_initialized()``). On the arm where it
 is false (the ``else``, the body of ``if not ...``, the code after ``if <test>: return``) the
 model is bare, and reading a model member there is correct. For a model ``accelerator.prepare``
-wrapped, a test that an accelerator exists (``if accelerator:``) says wrapped too: prepare needs one.
+wrapped, a test that an accelerator exists (``if accelerator:``) says wrapped too, taking the code at
+its word that without one nothing was prepared; an accelerator handed in as a parameter counts
+only where every call of the function in the file hands one.
 
 What a test says of the backend is ``trllint.facts.launch.backend_tests``.
 """
@@ -25,10 +27,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from trllint.core.cst.names import call_name, dotted_name, last_attribute
+from trllint.core.cst.names import call_name, dotted_name, is_none, last_attribute, parameter_names
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import Knowledge, holds_at
 from trllint.facts.launch.backend_tests import is_distributed_type
+from trllint.facts.rank_flow import rank_flows
 
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
@@ -112,19 +115,23 @@ def _wrapped_test(test: cst.BaseExpression, receiver: str) -> bool:
 
 def _accelerator_exists_test(test: cst.BaseExpression, model: SemanticModel) -> bool | None:
     """True for a test true only where an accelerator exists (``accelerator``, ``accelerator is not
-    None``), False for one true only where none does (``accelerator is None``), else None."""
+    None``), False for one true only where none does (``accelerator is None``), else None. An
+    accelerator handed in as a parameter counts only where every call of the function in the file
+    hands it one: a caller that leaves it out may still pass a prepared model."""
+    tested, exists = test, True
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
-        if not (isinstance(target.comparator, cst.Name) and target.comparator.value == "None"):
+        if not is_none(target.comparator) or not isinstance(target.operator, (cst.Is, cst.IsNot)):
             return None
-        if not is_accelerator(test.left, model.context):
+        tested, exists = test.left, isinstance(target.operator, cst.IsNot)
+    if not isinstance(tested, (cst.Name, cst.Attribute)) or not is_accelerator(tested, model.context):
+        return None
+    function = model.context.enclosing_function(test)
+    if isinstance(tested, cst.Name) and function is not None and tested.value in parameter_names(function.params):
+        passed = rank_flows(model).passed_arguments(function, tested.value)
+        if passed is None or not all(a is not None and is_accelerator(a, model.context) for a in passed):
             return None
-        if isinstance(target.operator, cst.IsNot):
-            return True
-        return False if isinstance(target.operator, cst.Is) else None
-    if isinstance(test, (cst.Name, cst.Attribute)) and is_accelerator(test, model.context):
-        return True
-    return None
+    return exists
 
 
 def _bare_test(test: cst.BaseExpression, receiver: str) -> bool:
