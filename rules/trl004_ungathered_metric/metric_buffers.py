@@ -207,7 +207,7 @@ def _classes_reducing_stored_metrics(model: SemanticModel) -> dict[str, bool]:
     return answer
 
 
-REDUCES_STORED_METRICS = ModuleFact("trl004.reduces-stored-metrics", 8, _classes_reducing_stored_metrics)
+REDUCES_STORED_METRICS = ModuleFact("trl004.reduces-stored-metrics", 9, _classes_reducing_stored_metrics)
 # A class reduces the buffers only where it names one (``_names_a_buffer``): a module that spells
 # no buffer's last part is not parsed for REDUCES_STORED_METRICS (its answer is {}).
 NAMES_A_METRIC_BUFFER = AnyOf(*{buffer.rsplit(".", 1)[-1] for buffer in METRIC_BUFFERS})

@@ -430,5 +430,5 @@ def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
 # changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 20, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 21, _entered_collectives)
 FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)

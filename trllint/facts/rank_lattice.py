@@ -56,9 +56,6 @@ IN_PLACE_COLLECTIVES = {
 ACCELERATE_IN_PLACE = ("accelerate.utils.broadcast_object_list", "accelerate.utils.operations.broadcast_object_list")
 # Reads of shape or placement, not of data: the same kind of thing on every rank.
 SHAPE_READS = frozenset({"size", "shape", "numel", "nelement", "dim", "ndim", "ndimension", "device", "dtype"})
-# A dict's keys name its entries (`"loss"`, `"accuracy"`): taken as the same names on every rank,
-# so keys that are data (`Counter(codes).keys()`) go unseen, as `len(...)` of anything does.
-KEY_READS = frozenset({"keys"})
 NO_DATA_BUILTINS = frozenset({"len", "range", "isinstance", "hasattr", "type", "str", "repr", "print"})
 # Parameter names that carry a batch or what the model made of it (compute_loss(model, inputs)).
 DATA_PARAMETER_HINTS = (

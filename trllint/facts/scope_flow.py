@@ -19,7 +19,6 @@ from trllint.facts.rank_lattice import (
     DATA_LOADERS,
     LOADER_ARGUMENTS,
     GATHERING_CALLS,
-    KEY_READS,
     NO_DATA_BUILTINS,
     SHAPE_READS,
     GLOBAL_PREFIX,
@@ -233,7 +232,7 @@ class RankFlow(ScopeBindings):
                 if (is_loss_function(method) or is_model_forward(node)) and any(self._state(p, order) == Rank.PER_RANK for p in data_parts(node)):
                     return Rank.PER_RANK
                 return Rank.NO_DATA
-            if method in SHAPE_READS or method in KEY_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
+            if method in SHAPE_READS or (isinstance(node.func, cst.Name) and method in NO_DATA_BUILTINS):
                 return Rank.NO_DATA
             if isinstance(node.func, cst.Name) and method in ("next", "iter") and node.args:
                 # `next(batches)`, `iter(loader)`: an element of what is iterated, as a `for` reads it.
