@@ -170,7 +170,7 @@ class RankFacts:
             return True
         if isinstance(node, (cst.Lambda, cst.BaseString)):
             return False
-        if not through_calls and isinstance(node, cst.Call) and dotted_name(node.func) not in _CONVERSIONS:
+        if not through_calls and isinstance(node, cst.Call) and dotted_name(node.func) not in RANK_CONVERSIONS:
             return False
         if isinstance(node, COMPREHENSIONS):
             shadowed = shadowed | _comprehension_targets(node)
@@ -432,7 +432,7 @@ def _progress_bar_disabled_by_rank(value: cst.BaseExpression, ranks: RankFacts) 
 
 
 # Builtins that turn the rank into the rank in another type.
-_CONVERSIONS = frozenset({"int", "str", "float"})
+RANK_CONVERSIONS = frozenset({"int", "str", "float"})
 
 
 def _rank_text(node: cst.BaseExpression) -> str | None:
@@ -444,7 +444,7 @@ def _rank_text(node: cst.BaseExpression) -> str | None:
     if modulus and isinstance(node, cst.BinaryOperation):
         inner = _rank_text(node.left)
         return f"{inner} % {modulus}" if inner is not None else None
-    if isinstance(node, cst.Call) and dotted_name(node.func) in _CONVERSIONS and len(node.args) == 1:
+    if isinstance(node, cst.Call) and dotted_name(node.func) in RANK_CONVERSIONS and len(node.args) == 1:
         node = node.args[0].value
     variable = rank_variable(node)
     return variable if variable is not None else _text(node)

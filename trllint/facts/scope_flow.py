@@ -34,12 +34,8 @@ from trllint.facts.rank_lattice import (
     names_in,
 )
 from trllint.facts.rank_reads import read_children
-from trllint.facts.ranks import RankFacts
+from trllint.facts.ranks import RANK_CONVERSIONS, RankFacts
 from trllint.facts.scope_bindings import ScopeBindings
-
-
-# Builtins that hand on the rank as another type (`int(os.environ["LOCAL_RANK"])`).
-_RANK_CONVERSIONS = frozenset({"int", "str"})
 
 
 class RankFlow(ScopeBindings):
@@ -92,7 +88,7 @@ class RankFlow(ScopeBindings):
         return self._holds_the_rank(expr, self._order.get(id(at), len(self._order) + 1), set())
 
     def _holds_the_rank(self, node: cst.CSTNode, order: int, followed: set[int]) -> bool:
-        if isinstance(node, cst.Call) and call_name(node) in _RANK_CONVERSIONS and len(node.args) == 1:
+        if isinstance(node, cst.Call) and call_name(node) in RANK_CONVERSIONS and len(node.args) == 1:
             return self._holds_the_rank(node.args[0].value, order, followed)
         if not self._ranks.is_rank_index(node):
             return False
