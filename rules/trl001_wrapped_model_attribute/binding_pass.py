@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, matches, parameter_names
+from trllint.core.cst.names import ImportMap, argument, assigned_names, call_name, dotted_name, matches, parameter_names
 from trllint.facts.ranks import RankFacts
 from trllint.facts.wrapping import (
     ACCELERATE,
@@ -32,6 +32,7 @@ from trllint.facts.wrapping import (
 from trllint.rules.trl001_wrapped_model_attribute.binding_records import IfBindings, Scope, WrappingFacts, loop_element, tuple_of
 from trllint.rules.trl001_wrapped_model_attribute.inherited_wrappings import ClassNames, InheritedWrappings
 from trllint.rules.trl001_wrapped_model_attribute.returned_wrappers import arguments_given, returned_parameter, returned_wrapping
+from trllint.rules.trl001_wrapped_model_attribute.wrapper_members import member_read_by
 from trllint.semantic.context import is_trainer_class, methods_of
 
 if TYPE_CHECKING:
@@ -349,6 +350,7 @@ class BindingPass(cst.CSTVisitor):
                 # From here on, ``self`` holds what the bases' ``__init__`` bound.
                 scope.bindings.update(self.bases.from_library(scope.cls))
                 scope.bindings.update(self.bases.of(scope.cls))
+        self._handed_to_a_library(node)
         callee, skip_self = self._callee(node)
         if callee is None:
             return
@@ -362,6 +364,15 @@ class BindingPass(cst.CSTVisitor):
                     # A nested function is walked again with the function that holds it (its closure).
                     nested = self._nested_function(call_name(node))
                     self.stale.add(id(self.scopes[1].function) if nested else id(callee))
+
+    def _handed_to_a_library(self, call: cst.Call) -> None:
+        """A wrapped model handed to a library function that reads a member of it."""
+        member = member_read_by(self.imports.resolve(call_name(call)))
+        handed = argument(call, "model", 0) if member is not None else None
+        name = dotted_name(handed.value) if handed is not None else None
+        wrapping = self._lookup(name) if name is not None else None
+        if handed is not None and member is not None and wrapping is not None and wrapping.kind in (DATA_PARALLEL, ACCELERATE):
+            self.facts.handed_reads[id(call)] = (call, handed.value, member, wrapping)
 
     def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef | None, bool]:
         name = call_name(call)

@@ -25,6 +25,9 @@ class WrappingFacts:
     # id(read) -> (the Attribute node, its wrapping): reads of any other member of a model that
     # DataParallel, DDP or accelerate's prepare may wrap (what the wrapper lacks is the rule's call).
     other_reads: dict[int, tuple[cst.Attribute, Wrapping]] = field(default_factory=dict)
+    # id(call) -> (the call, the model handed to it, the member the library function reads on it,
+    # the model's wrapping): `get_peft_model_state_dict(model)` reads `model.peft_config`.
+    handed_reads: dict[int, tuple[cst.Call, cst.BaseExpression, str, Wrapping]] = field(default_factory=dict)
 
     def at(self, read: cst.Attribute) -> Wrapping | None:
         found = self.reads.get(id(read))

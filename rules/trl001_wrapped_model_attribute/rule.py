@@ -165,13 +165,15 @@ class WrappedModelAttribute(Rule):
             self._check_read(read, wrapping)
         for read, wrapping in self.wrapping.other_reads.values():
             self._check_hidden_read(read, wrapping)
+        for call, handed, member, wrapping in self.wrapping.handed_reads.values():
+            self._check_handed_read(call, handed, member, wrapping)
 
     def _check_read(self, node: cst.Attribute, wrapping: Wrapping) -> None:
         member = node.attr.value
         given = self._handed_state_dict(node)
         if not wrapping.breaks(member, given) or self._guarded_by_hasattr(node):
             return
-        if unwrapped_at(self.model, node, prepared=wrapping.kind == ACCELERATE):
+        if unwrapped_at(self.model, node.value, prepared=wrapping.kind == ACCELERATE):
             return  # the other arm of a test for the wrapper: the model is bare here
         evidence: tuple[Evidence, ...] = ()
         backends = wrapping.breaking_backends(member, given)
@@ -222,12 +224,37 @@ class WrappedModelAttribute(Rule):
         if member in answered_by(wrapping) or is_written(self.model, node) or self._guarded_by_hasattr(node):
             return
         receiver = self.source.module.code_for_node(node.value)
-        if member in written_on_wrapper(self.model, self.wrapping, receiver) or unwrapped_at(
-            self.model, node, prepared=wrapping.kind == ACCELERATE
-        ):
+        if member in written_on_wrapper(self.model, self.wrapping, receiver):
+            return
+        module_shown = shown_a_module(self.model, receiver)
+        read = f"{receiver}.{member}"
+        self._report_unforwarded(node, node.value, member, wrapping, module_shown, read, "read it from")
+
+    def _check_handed_read(self, call: cst.Call, handed: cst.BaseExpression, member: str, wrapping: Wrapping) -> None:
+        """A library function handed the model reads a member of it (peft's
+        ``get_peft_model_state_dict(model)`` reads ``model.peft_config``): through DDP or
+        DataParallel that read fails as the code's own would. The function takes only modules."""
+        code = self.source.module.code_for_node
+        read = f"{code(call.func)}(...) reads {code(handed)}.{member}"
+        self._report_unforwarded(handed, handed, member, wrapping, True, read, "hand it")
+
+    def _report_unforwarded(
+        self,
+        node: cst.BaseExpression,
+        model_read: cst.BaseExpression,
+        member: str,
+        wrapping: Wrapping,
+        module_shown: bool,
+        read: str,
+        verb: str,
+    ) -> None:
+        """Report ``read`` of ``member`` on the model ``model_read`` holds, at ``node``, unless the
+        model is bare there or no launch wraps it in a wrapper that hides the member."""
+        if unwrapped_at(self.model, model_read, prepared=wrapping.kind == ACCELERATE):
             return
         if wrapping.conditional and in_an_else_arm(self.model, node):
             return  # the arm that handles the model the branch left bare
+        receiver = self.source.module.code_for_node(model_read)
         evidence: tuple[Evidence, ...] = ()
         kind = "own-member-wrapped-elsewhere" if wrapping.other_module else "own-member-wrapped-here"
         if wrapping.local_helper:
@@ -235,7 +262,7 @@ class WrappedModelAttribute(Rule):
         if wrapping.kind == ACCELERATE:
             # The file's own class defining the member is the stronger evidence: it names the kind.
             own_class = defined_by_own_class(self.model, wrapping, member)
-            if own_class is None and not shown_a_module(self.model, receiver):
+            if own_class is None and not module_shown:
                 return  # accelerate prepares optimizers, loaders and schedulers too
             launch = launch_of(self.model, node)
             if not launch.possible(_DDP):
@@ -247,13 +274,13 @@ class WrappedModelAttribute(Rule):
         unwrapped = self._unwrapped(node, receiver, wrapping)
         fix = None
         if unwrapped is not None:
-            start, end = self.span_of(node.value)
-            called = runs_outside_the_wrapper(self.model, node)
+            start, end = self.span_of(model_read)
+            called = runs_outside_the_wrapper(self.model, node) if isinstance(node, cst.Attribute) else None
             code = self.source.module.code_for_node
             reason = Unsafe.OUTSIDE_THE_WRAPPER.text(call=code(called)) if called is not None else None
             fix = self.fix(Edit(start, end, unwrapped), reason=reason)
-        advice = f"read it from {unwrapped}" if unwrapped else "read it from accelerator.unwrap_model(...)"
-        message = f"{receiver}.{member} through {through(wrapping)}, which does not forward it (AttributeError); {advice}"
+        advice = f"{verb} {unwrapped or 'accelerator.unwrap_model(...)'}"
+        message = f"{read} through {through(wrapping)}, which does not forward it (AttributeError); {advice}"
         self.report(node, message, fix=fix, evidence=evidence, kind=kind)
 
     # ---- what is not a finding ----------------------------------------------------------
@@ -287,7 +314,7 @@ class WrappedModelAttribute(Rule):
 
     # ---- the fixes ----------------------------------------------------------------------
 
-    def _unwrapped(self, read: cst.Attribute, receiver: str, wrapping: Wrapping) -> str | None:
+    def _unwrapped(self, read: cst.BaseExpression, receiver: str, wrapping: Wrapping) -> str | None:
         """The expression that reads the real model at ``read``, or None when nothing in scope can."""
         if wrapping.kind == FSDP:
             return None  # .module holds sharded parameters too: the fix is FSDP.summon_full_params
@@ -301,7 +328,7 @@ class WrappedModelAttribute(Rule):
             accelerator = "accelerator"
         return f"{accelerator}.unwrap_model({receiver})" if accelerator else None
 
-    def _bound_here(self, read: cst.Attribute, name: str) -> bool:
+    def _bound_here(self, read: cst.BaseExpression, name: str) -> bool:
         """``name`` is a parameter of the function holding ``read`` (or ``self.<attr>`` in a method).
 
         A name assigned in the function may be assigned after the read (UnboundLocalError in the

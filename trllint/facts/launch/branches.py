@@ -44,12 +44,13 @@ _PROCESS_GROUP_TESTS = frozenset({"dist.is_initialized", "torch.distributed.is_i
 _PROCESS_COUNTS = ("num_processes", "world_size", "n_gpu", "num_gpus", "_n_gpu", "WORLD_SIZE")
 
 
-def unwrapped_at(model: SemanticModel, read: cst.Attribute, prepared: bool = False) -> bool:
-    """The receiver of ``read`` is bare here: it sits where a test that says wrapped is false
-    (the shared branch walk of ``trllint.facts.branches``, asked of the property "bare").
-    ``prepared``: the receiver is wrapped by ``accelerator.prepare``, which needs an accelerator, so
-    a test that one exists says wrapped too (``if accelerator: ... else: model.generate(...)``)."""
-    receiver = model.source.module.code_for_node(read.value)
+def unwrapped_at(model: SemanticModel, read: cst.BaseExpression, prepared: bool = False) -> bool:
+    """The model expression ``read`` (``model`` in ``model.generate``) is bare here: it sits where
+    a test that says wrapped is false (the shared branch walk of ``trllint.facts.branches``, asked
+    of the property "bare"). ``prepared``: the model is wrapped by ``accelerator.prepare``, which
+    needs an accelerator, so a test that one exists says wrapped too
+    (``if accelerator: ... else: model.generate(...)``)."""
+    receiver = model.source.module.code_for_node(read)
     functions = {f.name.value: f for f in model.source.module.body if isinstance(f, cst.FunctionDef)}
 
     def bare(test: cst.BaseExpression) -> Knowledge:
