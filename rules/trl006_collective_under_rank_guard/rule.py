@@ -23,7 +23,7 @@ from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_reads import RANK_MARKERS
 from trllint.facts.rank_split import Split, rank_split
 from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator
-from trllint.facts.wrapping import PREPARE_METHODS
+from trllint.facts.wrapping import DDP_WRAPPER, PREPARE_METHODS
 from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Reached, Rule
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_reaches
@@ -43,7 +43,7 @@ from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collec
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
     "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes", "check_trigger",
-    "full_tensor", "deepspeed.initialize", "prepare", "DistributedDataParallel",
+    "full_tensor", "deepspeed.initialize", "prepare", DDP_WRAPPER,
 )
 _BUILTINS = frozenset(dir(builtins))
 # A function of another module of the project that the file calls may enter a collective.
@@ -83,7 +83,7 @@ class CollectiveUnderRankGuard(Rule):
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
         AnyOf(*COLLECTIVE_MARKERS, _HELPER_ENTERS),
-        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", "DistributedDataParallel", _HELPER_ENTERS),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", DDP_WRAPPER, _HELPER_ENTERS),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
