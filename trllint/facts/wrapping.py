@@ -170,10 +170,12 @@ def wrapping_made_by(value: cst.BaseExpression, imports: ImportMap, accelerators
         return None
     if matches(full, *DATA_PARALLEL_WRAPPERS):
         wrapper = last_attribute(full)
-        # DistributedDataParallel(module, device_ids, output_device, dim, broadcast_buffers, ...):
-        # left out or True, it broadcasts; any other value is not shown to.
+        # torch's DistributedDataParallel(module, device_ids, output_device, dim, broadcast_buffers,
+        # ...): left out or True, it broadcasts; any other value is not shown to. Megatron's and
+        # apex's classes of the name sync no buffers in the forward.
         broadcast = argument(value, "broadcast_buffers", 4)
-        broadcasts = wrapper == DDP_WRAPPER and (broadcast is None or is_true(broadcast.value))
+        torch_ddp = wrapper == DDP_WRAPPER and (full or "").startswith("torch.")
+        broadcasts = torch_ddp and (broadcast is None or is_true(broadcast.value))
         return [Wrapping(DATA_PARALLEL, f"{wrapper}(...)", wrapper=wrapper, broadcasts_buffers=broadcasts)]
     if matches(full, FSDP_WRAPPER):
         return [Wrapping(FSDP, f"{FSDP_WRAPPER}(...)")]

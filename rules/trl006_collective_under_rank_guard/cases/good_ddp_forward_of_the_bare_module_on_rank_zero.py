@@ -7,6 +7,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 import torchvision
+from apex.parallel import DistributedDataParallel as ApexDDP
 from torch.nn.parallel import DistributedDataParallel
 
 
@@ -34,6 +35,8 @@ def main():
     net = torchvision.models.resnet18(num_classes=10).to(local_rank)
     model = DistributedDataParallel(net, device_ids=[local_rank])
     quiet = DistributedDataParallel(torchvision.models.resnet18().to(local_rank), device_ids=[local_rank], broadcast_buffers=False)
+    # apex's DDP syncs no buffers in its forward
+    apex_model = ApexDDP(torchvision.models.resnet18().to(local_rank))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(100):
         images = torch.randn(32, 3, 224, 224, device=local_rank)
@@ -45,7 +48,7 @@ def main():
         if dist.get_rank() == 0 and step % 10 == 0:
             with torch.no_grad():
                 probe = model.module(images[:4])
-                quiet_probe = quiet(images[:4])
+                quiet_probe = quiet(images[:4]) + apex_model(images[:4])
             print(step, probe.mean().item(), quiet_probe.mean().item())
     sample_grid(net, local_rank)
     preview_after_unwrapping(net, local_rank)
