@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.launch.backends import DEEPSPEED, MULTI_PROCESS, SHARDED, Backend, describe
 from trllint.facts.module_names import shown_a_module
-from trllint.facts.rank_flow import rank_flows
-from trllint.facts.wrapping import PREPARE_METHODS, returns_a_wrapper, wrapping_made_by
+from trllint.facts.wrapping import PREPARE_METHODS
 from trllint.facts.rank_lattice import is_torch_distributed
 from trllint.semantic.context import NodeContext, is_trainer_class
 from trllint.core.cst.names import argument, call_name, dotted_name, last_attribute
@@ -126,8 +125,6 @@ class Collective:
 
 # A DTensor's whole value (FSDP2, tensor parallelism): an all-gather of its shards over its mesh.
 DTENSOR_GATHER = "full_tensor"
-# A forward of a DistributedDataParallel model: a broadcast of the module's buffers.
-DDP_FORWARD = "ddp_forward"
 COLLECTIVE_NAMES = frozenset(
     {*ACCELERATOR_METHODS, *ACCELERATE_FUNCTIONS, *TORCH_COLLECTIVES, "save_model", "save_checkpoint", DTENSOR_GATHER}
 )
@@ -151,8 +148,7 @@ def named_like_collective(call: cst.Call) -> bool:
 def collective_of(call: cst.Call, context: NodeContext) -> Collective | None:
     """The collective ``call`` enters, or None when it is none (or not known to be one)."""
     if not named_like_collective(call):
-        # each answer below needs a called name in COLLECTIVE_NAMES
-        return _engine_forward(call, context) or _ddp_forward(call, context)
+        return _engine_forward(call, context)  # each answer below needs a called name in COLLECTIVE_NAMES
     name = call_name(call)
     if name is None:
         return None
@@ -206,70 +202,6 @@ def _engine_forward(call: cst.Call, context: NodeContext) -> Collective | None:
         return None
     label = call_name(call) or name
     return Collective(call, f"{label} (a forward of a DeepSpeed engine)", "engine_forward", "never")
-
-
-def _ddp_forward(call: cst.Call, context: NodeContext) -> Collective | None:
-    """A forward of a model the code wrapped in DistributedDataParallel: ``model(batch)`` or
-    ``model.forward(...)``, not ``model.module(...)`` (the bare module). DDP broadcasts the
-    module's buffers from rank 0 before a forward (``broadcast_buffers``, its default): a rank
-    that runs one alone waits for the others in that broadcast."""
-    func = call.func
-    receiver = func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
-    name = dotted_name(receiver)
-    if name is None or name not in ddp_names(context) or not _holds_a_ddp(context, call, name):
-        return None
-    label = f"{call_name(call) or name} (a forward of a DistributedDataParallel model: it broadcasts the module's buffers)"
-    return Collective(call, label, DDP_FORWARD, "never")
-
-
-def ddp_names(context: NodeContext) -> frozenset[str]:
-    """The names some assignment of the file binds to a DistributedDataParallel that broadcasts
-    buffers (``model = DistributedDataParallel(model, ...)``, or ``model = wrap_model(model)`` with
-    a function of the file that returns one): what a forward must call to be asked further."""
-    model = SemanticModel.of(context.source)
-    return model.once((ddp_names,), lambda: frozenset(n for n, v in _assignments(model) if _makes_a_ddp(v, model)))
-
-
-def _holds_a_ddp(context: NodeContext, call: cst.Call, name: str) -> bool:
-    """``name`` holds such a DDP at ``call``: the assignment of a plain name that reaches the call
-    in its function makes one (the rank flow's bindings, in statement order); every assignment of
-    ``self.<name>`` in the class does."""
-    model = SemanticModel.of(context.source)
-    if name.startswith("self."):
-        cls = context.enclosing_class(call)
-        values = [v for n, v in _assignments(model, cls) if n == name] if cls is not None else []
-        return bool(values) and all(_makes_a_ddp(v, model) for v in values)
-    scope = context.enclosing_function(call) or model.source.module
-    binding = rank_flows(model).flow(scope).binding(name, context.enclosing_statement(call))
-    return binding is not None and binding.value is not None and _makes_a_ddp(binding.value, model)
-
-
-def _assignments(model: SemanticModel, cls: cst.ClassDef | None = None) -> list[tuple[str, cst.BaseExpression]]:
-    """(name, value) of the file's single-target assignments (of ``cls``'s methods only, if given)."""
-    found = []
-    for node in model.assignments:  # the file's assignments, from the walk every rule shares
-        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
-            continue
-        if cls is not None and model.context.enclosing_class(node) is not cls:
-            continue
-        name = dotted_name(node.targets[0].target)
-        if name is not None:
-            found.append((name, node.value))
-    return found
-
-
-def _makes_a_ddp(value: cst.BaseExpression, model: SemanticModel) -> bool:
-    """``value`` makes a DistributedDataParallel that broadcasts buffers, itself or through a
-    function of the file that returns one."""
-    if not isinstance(value, cst.Call):
-        return False
-    made = wrapping_made_by(value, model.imports, set())
-    wrapping = made[0] if made is not None and len(made) == 1 else None
-    helpers = model.once((_makes_a_ddp,), lambda: {s.name.value: s for s in model.source.module.body if isinstance(s, cst.FunctionDef)})
-    helper = helpers.get(call_name(value) or "")
-    if wrapping is None and helper is not None:
-        wrapping = returns_a_wrapper(helper, model.imports)
-    return wrapping is not None and wrapping.broadcasts_buffers
 
 
 def forwarded(call: cst.Call) -> str | None:

@@ -24,7 +24,6 @@ from trllint.facts.launch.backends import Backend
 from trllint.rule.base import AnyOf
 from trllint.semantic.project.file_view import project_view
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
-from trllint.facts.wrapping import DDP_WRAPPER
 
 from .collectives import COLLECTIVE_NAMES, ENGINE_FORWARD_BACKENDS, Collective, call_label
 from .forwards import FunctionReader, handed_engine, hands_an_engine, per_function
@@ -32,10 +31,10 @@ from .forwards import FunctionReader, handed_engine, hands_an_engine, per_functi
 if TYPE_CHECKING:
     from trllint.semantic.model import SemanticModel
 
-# What a module must spell to hold a function that enters a collective: a collective's name,
-# `initialize` for the forward of an engine `deepspeed.initialize` made there, or the DDP whose
-# forward broadcasts buffers. A module that spells none is never parsed for ENTERS_A_COLLECTIVE.
-SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize", DDP_WRAPPER)
+# What a module must spell to hold a function that enters a collective: a collective's name, or
+# `initialize` for the forward of an engine `deepspeed.initialize` made there. A module that spells
+# none is never parsed for ENTERS_A_COLLECTIVE.
+SPELLS_A_COLLECTIVE = AnyOf(*sorted(COLLECTIVE_NAMES), "initialize")
 
 
 class EnteringReader(FunctionReader, Protocol):

@@ -23,14 +23,14 @@ from trllint.facts.distributed import DISTRIBUTED_MARKERS, runs_distributed
 from trllint.facts.rank_reads import RANK_MARKERS
 from trllint.facts.rank_split import Split, rank_split
 from trllint.facts.ranks import ALL_RANKS, guard_key, main_only_decorator
-from trllint.facts.wrapping import DDP_WRAPPER, PREPARE_METHODS
+from trllint.facts.wrapping import PREPARE_METHODS
 from trllint.rule.base import AllOf, AnyOf, Calls, FindingKind, Reached, Rule
 from trllint.semantic.model import SemanticModel
 from trllint.semantic.project.file_view import project_reaches
 from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
-from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, DDP_FORWARD, DTENSOR_GATHER, Collective, call_label, collective_of
-from .collectives import ddp_names, engines_from_initialize, names_checkpoints_automatically
+from .collectives import AUTOMATIC_NAMING, COLLECTIVE_NAMES, DTENSOR_GATHER, Collective, call_label, collective_of
+from .collectives import engines_from_initialize, names_checkpoints_automatically
 from .early_exits import Guard, Holds, early_exit_before, fact_of
 from .split_evidence import split_evidence
 from .guard_syntax import (
@@ -43,7 +43,7 @@ from .project_helpers import SPELLS_A_COLLECTIVE, ProjectHelpers, entered_collec
 COLLECTIVE_MARKERS = (
     "gather", "reduce", "wait_for_everyone", "barrier", "broadcast", "scatter", "all_to_all",
     "get_state_dict", "save_model", "save_state", "save_checkpoint", "pad_across_processes", "check_trigger",
-    "full_tensor", "deepspeed.initialize", "prepare", DDP_WRAPPER,
+    "full_tensor", "deepspeed.initialize", "prepare",
 )
 _BUILTINS = frozenset(dir(builtins))
 # A function of another module of the project that the file calls may enter a collective.
@@ -68,12 +68,6 @@ class CollectiveUnderRankGuard(Rule):
         "launch-unknown": FindingKind(
             "a call that is a collective only under backends no launch of the project shows", unproven=True
         ),
-        # Whether the module has buffers to broadcast (batch norm's statistics, rotary tables) is
-        # the model's, which the file does not show.
-        "ddp-forward": FindingKind(
-            "a forward of a model the code wrapped in DistributedDataParallel, which broadcasts the module's buffers",
-            unproven=True,
-        ),
     }
     # A guard is a rank test, a rank-only decorator, or an exit under one: all spell a rank marker;
     # or a `continue` or `break` on this rank's own data (`if out is None: continue`), which need not.
@@ -83,7 +77,7 @@ class CollectiveUnderRankGuard(Rule):
         AnyOf(*DISTRIBUTED_MARKERS),
         AnyOf(*RANK_MARKERS, "continue", "break"),
         AnyOf(*COLLECTIVE_MARKERS, _HELPER_ENTERS),
-        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", DDP_WRAPPER, _HELPER_ENTERS),
+        AnyOf(Calls(*COLLECTIVE_NAMES), "deepspeed.initialize", _HELPER_ENTERS),
     )
     METADATA_DEPENDENCIES = (*Rule.METADATA_DEPENDENCIES, *CONTEXT_METADATA)
 
@@ -91,7 +85,6 @@ class CollectiveUnderRankGuard(Rule):
         if (
             called_names(model).isdisjoint(COLLECTIVE_NAMES)
             and not engines_from_initialize(model.context)
-            and not ddp_names(model.context)
             and not project_reaches(model, SPELLS_A_COLLECTIVE)
         ):
             return  # no collective, so no call of this file's functions enters one either
@@ -366,8 +359,6 @@ class CollectiveUnderRankGuard(Rule):
             remedy = "call it on every rank: hoist it above the rank test"
         if collective.kind in PREPARE_METHODS:
             remedy = "wrap the model once, on every rank: save from an unwrapped copy and keep the prepared model"
-        elif collective.kind == DDP_FORWARD:
-            remedy = "where only some ranks evaluate, run the bare module (`.module`), which broadcasts nothing"
         gathered = guard.split is not None and guard.split.kind is Split.GATHERED
         if gathered:
             remedy = "call it on every rank, with a placeholder (None, an empty list) where this rank has nothing"
@@ -391,8 +382,6 @@ class CollectiveUnderRankGuard(Rule):
         kind = "collective" if collective.backends is None or automatic is not None else "backend-collective"
         if gathered:
             kind = "per-rank-data"
-        elif collective.kind == DDP_FORWARD:
-            kind = "ddp-forward"
         backends = collective.backends
         # The backends under which the guard still parts the ranks: a disjunction that names
         # some (`if is_main or distributed_type == DEEPSPEED:`) lets every rank in under those.
@@ -441,5 +430,5 @@ def _forwarded_parameters(model: SemanticModel) -> ModuleAnswer:
 # Which functions of a module enter a collective on every rank that calls them, and under which
 # backends (project_helpers.py); which run a forward of a parameter (forwards.py). Each version
 # changes whenever the rule would read a module differently.
-ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 22, _entered_collectives)
+ENTERS_A_COLLECTIVE = ModuleFact("trl006.enters-a-collective", 21, _entered_collectives)
 FORWARDS_A_PARAMETER = ModuleFact("trl006.forwards-a-parameter", 1, _forwarded_parameters)

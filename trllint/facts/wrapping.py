@@ -22,17 +22,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from trllint.core.cst import walk
-from trllint.core.cst.names import (
-    ImportMap,
-    argument,
-    assigned_names,
-    call_name,
-    dotted_name,
-    is_true,
-    last_attribute,
-    matches,
-    parameter_names,
-)
+from trllint.core.cst.names import ImportMap, assigned_names, call_name, dotted_name, last_attribute, matches, parameter_names
 from trllint.facts.launch.backends import DEEPSPEED as LAUNCH_DEEPSPEED, Backend
 
 # Members a Hugging Face PreTrainedModel has and a wrapper does not forward.
@@ -82,8 +72,7 @@ PREPARE_METHODS = ("prepare", "prepare_model")
 # Attributes of transformers' Trainer that hold the wrapped model.
 TRAINER_WRAPPED_ATTRIBUTES = ("self.model_wrapped", "self.deepspeed")
 # The wrappers a call builds (wrapping_made_by), by their last names.
-DDP_WRAPPER = "DistributedDataParallel"
-DATA_PARALLEL_WRAPPERS = ("DataParallel", DDP_WRAPPER)
+DATA_PARALLEL_WRAPPERS = ("DataParallel", "DistributedDataParallel")
 FSDP_WRAPPER = "FullyShardedDataParallel"
 
 
@@ -109,9 +98,6 @@ class Wrapping:
     local_helper: bool = False
     # Made by a library trainer the class inherits from (TRL's PPOTrainer prepares self.model).
     library_base: bool = False
-    # A DistributedDataParallel that broadcasts the module's buffers from rank 0 at each forward
-    # (its default; ``broadcast_buffers=False`` turns it off): such a forward is a collective.
-    broadcasts_buffers: bool = False
 
     def breaks(self, member: str, state_dict_given: bool = False) -> bool:
         """Whether reading ``member`` through this wrapper fails or reads the wrong object;
@@ -170,13 +156,7 @@ def wrapping_made_by(value: cst.BaseExpression, imports: ImportMap, accelerators
         return None
     if matches(full, *DATA_PARALLEL_WRAPPERS):
         wrapper = last_attribute(full)
-        # torch's DistributedDataParallel(module, device_ids, output_device, dim, broadcast_buffers,
-        # ...): left out or True, it broadcasts; any other value is not shown to. Megatron's and
-        # apex's classes of the name sync no buffers in the forward.
-        broadcast = argument(value, "broadcast_buffers", 4)
-        torch_ddp = wrapper == DDP_WRAPPER and (full or "").startswith("torch.")
-        broadcasts = torch_ddp and (broadcast is None or is_true(broadcast.value))
-        return [Wrapping(DATA_PARALLEL, f"{wrapper}(...)", wrapper=wrapper, broadcasts_buffers=broadcasts)]
+        return [Wrapping(DATA_PARALLEL, f"{wrapper}(...)", wrapper=wrapper)]
     if matches(full, FSDP_WRAPPER):
         return [Wrapping(FSDP, f"{FSDP_WRAPPER}(...)")]
     method = last_attribute(name)
@@ -230,13 +210,7 @@ def returns_a_wrapper(function: cst.FunctionDef, imports: ImportMap) -> Wrapping
     if wrapping is None:
         return None
     conditional = any(r is None for r in returns.returns)
-    return Wrapping(
-        DATA_PARALLEL,
-        wrapping.origin,
-        wrapper=wrapping.wrapper,
-        conditional=conditional,
-        broadcasts_buffers=wrapping.broadcasts_buffers,
-    )
+    return Wrapping(DATA_PARALLEL, wrapping.origin, wrapper=wrapping.wrapper, conditional=conditional)
 
 
 class _ReturnedWrappers(cst.CSTVisitor):
