@@ -370,8 +370,10 @@ class BindingPass(cst.CSTVisitor):
         member = member_read_by(self.imports.resolve(call_name(call)))
         handed = argument(call, "model", 0) if member is not None else None
         name = dotted_name(handed.value) if handed is not None else None
-        wrapping = self._lookup(name) if name is not None else None
-        if handed is not None and member is not None and wrapping is not None and wrapping.kind in (DATA_PARALLEL, ACCELERATE):
+        if member is None or handed is None or name is None:
+            return
+        wrapping = self._lookup(name)
+        if wrapping is not None and wrapping.kind in (DATA_PARALLEL, ACCELERATE):
             self.facts.handed_reads[id(call)] = (call, handed.value, member, wrapping)
 
     def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef | None, bool]:

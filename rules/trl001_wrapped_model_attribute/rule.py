@@ -226,7 +226,8 @@ class WrappedModelAttribute(Rule):
         receiver = self.source.module.code_for_node(node.value)
         if member in written_on_wrapper(self.model, self.wrapping, receiver):
             return
-        module_shown = shown_a_module(self.model, receiver)
+        # Asked only where accelerate may have prepared something other than a model.
+        module_shown = wrapping.kind == ACCELERATE and shown_a_module(self.model, receiver)
         read = f"{receiver}.{member}"
         self._report_unforwarded(node, node.value, member, wrapping, module_shown, read, "read it from")
 
@@ -249,7 +250,8 @@ class WrappedModelAttribute(Rule):
         verb: str,
     ) -> None:
         """Report ``read`` of ``member`` on the model ``model_read`` holds, at ``node``, unless the
-        model is bare there or no launch wraps it in a wrapper that hides the member."""
+        model is bare there or no launch wraps it in a wrapper that hides the member.
+        ``module_shown``: the file shows an accelerate-prepared ``model_read`` is a model."""
         if unwrapped_at(self.model, model_read, prepared=wrapping.kind == ACCELERATE):
             return
         if wrapping.conditional and in_an_else_arm(self.model, node):

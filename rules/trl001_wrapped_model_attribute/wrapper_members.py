@@ -28,20 +28,19 @@ DATA_PARALLEL_CLASS = "DataParallel"
 DDP_CLASS = "DistributedDataParallel"
 
 # Library functions that read a member of the model handed to them (their first argument or
-# `model=`), which DDP and DataParallel do not forward: peft's state-dict helpers read the PEFT
-# model's `peft_config`. Keyed by the function's name in the library's package.
+# `model=`), which DDP and DataParallel do not forward, by (package, function name): peft's
+# state-dict helpers read the PEFT model's `peft_config` (exported from `peft` and `peft.utils`).
 MEMBER_READ_BY_LIBRARY = {
-    "get_peft_model_state_dict": "peft_config",
-    "set_peft_model_state_dict": "peft_config",
+    ("peft", "get_peft_model_state_dict"): "peft_config",
+    ("peft", "set_peft_model_state_dict"): "peft_config",
 }
-LIBRARY_THAT_READS = "peft"
 
 
 def member_read_by(function: str | None) -> str | None:
     """The member of its model argument that the library function ``function`` (a full name) reads."""
-    if function is None or not function.startswith(LIBRARY_THAT_READS + "."):
+    if function is None or "." not in function:
         return None
-    return MEMBER_READ_BY_LIBRARY.get(function.rsplit(".", 1)[-1])
+    return MEMBER_READ_BY_LIBRARY.get((function.split(".", 1)[0], function.rsplit(".", 1)[1]))
 
 
 @cache
