@@ -653,6 +653,24 @@ def test_standard_input_hears_only_its_own_code():
         ("if args.stage == 2: pass", frozenset()),
         ("if args.num_stages == 3: pass", frozenset()),
         ("sharded = self.is_fsdp_enabled", FSDP),
+        # Lightning builds its launch from a strategy: by class, or by its registry name.
+        ("strategy = FSDPStrategy(sharding_strategy='SHARD_GRAD_OP')", FSDP),
+        ("fabric = L.Fabric(devices=8, strategy=DDPStrategy(find_unused_parameters=True))", DDP),
+        ("trainer = pl.Trainer(strategy=DeepSpeedStrategy(stage=3))", ZERO3),
+        ("trainer = pl.Trainer(strategy=DeepSpeedStrategy())", ZERO12),  # Lightning's default stage
+        ("trainer = pl.Trainer(strategy=DeepSpeedStrategy(stage=args.stage))", DEEPSPEED),
+        ("fabric = Fabric(devices=4, strategy='ddp')", DDP),
+        ("trainer = Trainer(accelerator='gpu', devices=2, strategy='ddp_find_unused_parameters_true')", DDP),
+        ("trainer = Trainer(strategy='fsdp')", FSDP),
+        ("trainer = Trainer(strategy='deepspeed_stage_3_offload')", ZERO3),
+        ("trainer = Trainer(strategy='deepspeed')", ZERO12),
+        # One process, DataParallel (one process too), or a strategy the code does not spell.
+        ("trainer = Trainer(strategy='auto')", frozenset()),
+        ("trainer = Trainer(strategy='dp')", frozenset()),
+        ("fabric = Fabric(strategy=args.strategy)", frozenset()),
+        # A Hugging Face Trainer takes no strategy; another call's `strategy=` is not Lightning's.
+        ("trainer = Trainer(model=model, args=args)", frozenset()),
+        ("split = train_test_split(data, strategy='ddp')", frozenset()),
         ("print('DeepSpeed and FSDP are mentioned only in text')", frozenset()),
     ],
 )

@@ -8,6 +8,10 @@
   ``is_deepspeed_zero3_enabled()``, ``self.is_fsdp_enabled``, ``accelerator.state.deepspeed_plugin``:
   code that handles DeepSpeed says DeepSpeed is a launch it supports (the diffusers examples'
   ``save_state`` hang was fixed by such a test).
+- Lightning's strategies: ``Fabric(strategy="ddp")``, ``Trainer(strategy="deepspeed_stage_3")``,
+  ``FSDPStrategy(...)``, ``DDPStrategy(...)``, ``DeepSpeedStrategy(stage=3)``: a Fabric or a
+  Lightning Trainer so built launches its processes itself (TinyLlama's pretraining builds
+  ``FSDPStrategy`` when it runs on several devices).
 - ``notebook_launcher(fn, num_processes=N)`` starts ``fn`` in N processes (None: one per GPU).
 - It rules one out: ``accelerator.prepare(model, discriminator, ...)`` with two models in one call,
   run on every path of its function (not under an ``if``, a loop or a ``try``), which accelerate
@@ -36,6 +40,9 @@ _ZERO3_NAMES = ("is_zero3", "zero3_init_flag")
 _FSDP_WRAPS = ("FullyShardedDataParallel", "FSDP", "fully_shard")
 _DDP_WRAPS = ("DistributedDataParallel", "DDP")
 _ARGUMENT_CLASSES = ("Arguments", "Config")
+# Lightning's strategy classes, and the callables that take a strategy by name.
+_LIGHTNING_STRATEGIES = {"DDPStrategy": frozenset({Backend.DDP}), "FSDPStrategy": frozenset({Backend.FSDP})}
+_LIGHTNING_LAUNCHERS = ("Fabric", "Trainer")
 
 
 @dataclass
@@ -251,6 +258,17 @@ def _call(call: cst.Call, found: CodeLaunch, line_of: LineOf) -> None:
         found.add(frozenset({Backend.FSDP}), line_of(call), f"{name}(...) shards the model with FSDP")
     elif name in _DDP_WRAPS:
         found.add(frozenset({Backend.DDP}), line_of(call), f"{name}(...) wraps the model in DDP")
+    elif name in _LIGHTNING_STRATEGIES:
+        found.add(_LIGHTNING_STRATEGIES[name], line_of(call), f"{name}(...) builds a Lightning {describe(_LIGHTNING_STRATEGIES[name])} launch")
+    elif name == "DeepSpeedStrategy":
+        given = _keyword(call, "stage")
+        # Lightning's default stage is 2; a stage it cannot read is either (deepspeed_stage).
+        found.add(deepspeed_stage(2 if given is None else _constant(given)), line_of(call), "DeepSpeedStrategy(...) builds a Lightning DeepSpeed launch")
+    elif name in _LIGHTNING_LAUNCHERS:
+        strategy = _constant(_keyword(call, "strategy"))
+        backends = lightning_strategy_backends(strategy) if isinstance(strategy, str) else frozenset()
+        if backends:
+            found.add(backends, line_of(call), f'{name}(strategy="{strategy}") launches {describe(backends)}')
     elif name == "notebook_launcher" and _positional(call):
         positional = _positional(call)
         target = positional[0]
@@ -265,6 +283,20 @@ def _call(call: cst.Call, found: CodeLaunch, line_of: LineOf) -> None:
             found.add(DEEPSPEED, line_of(call), f"{name}(deepspeed=...) trains under DeepSpeed")
         if not _absent(_keyword(call, "fsdp")):
             found.add(frozenset({Backend.FSDP}), line_of(call), f"{name}(fsdp=...) trains under FSDP")
+
+
+def lightning_strategy_backends(strategy: str) -> frozenset[Backend]:
+    """The backends a Lightning strategy named by its registry name runs (``ddp``, ``ddp_spawn``,
+    ``fsdp``, ``deepspeed_stage_3_offload``); empty for one process or DataParallel (``dp``,
+    ``auto``, ``single_device``)."""
+    if strategy.startswith("ddp"):
+        return frozenset({Backend.DDP})
+    if strategy.startswith("fsdp"):
+        return frozenset({Backend.FSDP})
+    if strategy.startswith("deepspeed"):
+        # `deepspeed` is Lightning's stage 2; `deepspeed_stage_3_offload` names its stage.
+        return deepspeed_stage(strategy.removeprefix("deepspeed").removeprefix("_stage_")[:1] or 2)
+    return frozenset()
 
 
 def _attribute(node: cst.Attribute, found: CodeLaunch, line_of: LineOf) -> None:
