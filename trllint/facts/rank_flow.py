@@ -116,6 +116,7 @@ class FileRankFlows:
         self._called: dict[int, ProjectReturns | None] = {}
         self._bases: dict[int, list[Definition]] = {}
         self._passed: dict[tuple[int, str], Rank | None] = {}
+        self._handed: dict[tuple[int, str], bool] = {}
         self._reduced: dict[int, list[int]] = {}  # a function of this file -> reduced_parameters
         self._argument_free: dict[int, RankFlow] = {}  # a function -> its flow, every argument per-rank
         self._own_syncing: dict[str, list[str]] | None = None  # object_syncing_methods of this file
@@ -159,6 +160,7 @@ class FileRankFlows:
             lambda call: self.reduced_arguments(call, cls),
             self.returned_element,
             arguments_per_rank=arguments_per_rank,
+            handed_this_ranks_data=self.handed_this_ranks_data,
             builds_syncing_metric=self.builds_syncing_metric,
             syncs_its_object=self.syncs_its_object,
         )
@@ -273,6 +275,19 @@ class FileRankFlows:
         result = max(states) if states else None
         self._passed[key] = result
         return result
+
+    def handed_this_ranks_data(self, function: cst.FunctionDef, name: str) -> bool:
+        """The file shows every call of ``function`` and each hands parameter ``name`` this rank's
+        data (``train(..., val_loader)`` of a loader ``fabric.setup_dataloaders`` sharded)."""
+        key = (id(function), name)
+        if key not in self._handed:
+            self._handed[key] = False  # a recursive call reads as not shown
+            arguments = self._arguments_of(function, name)
+            self._handed[key] = bool(arguments) and all(
+                value is not None and self.flow(scope).state(value, statement) == Rank.PER_RANK
+                for value, scope, statement, _ in arguments or ()
+            )
+        return self._handed[key]
 
     def passed_arguments(self, function: cst.FunctionDef, name: str) -> list[cst.BaseExpression | None] | None:
         """What each call of ``function`` in this file hands parameter ``name`` (None: its default);

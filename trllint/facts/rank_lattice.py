@@ -82,6 +82,11 @@ def named_like_data(param: cst.Param) -> bool:
     return dotted_name(annotation) not in _SCALAR_ANNOTATIONS if annotation is not None else True
 
 
+def names_a_loader(name: str) -> bool:
+    """A name of a data loader (``val_loader``, ``train_dataloader``), the last part of a dotted one."""
+    return "loader" in name.rpartition(".")[2].lower()
+
+
 # Clocks: a quantity divided by a duration they measure is a speed (tokens per second,
 # samples per second). In synchronous data-parallel training every rank's step takes the same
 # wall-clock time and a rate is a measurement of the process, meant per device: it describes
@@ -128,7 +133,16 @@ PER_RANK_LIBRARY_METHODS = frozenset(
 GLOBAL_PREFIX = "global_"
 # Samplers that hand each rank its own shard of a data set: a loader built on one yields this
 # rank's data, whatever its name.
-SHARDING_SAMPLERS = frozenset({"DistributedSampler"})
+# What hands each rank its own shard of the data: torch's sampler, and Fabric's
+# `setup_dataloaders`, which gives each loader one (unless `use_distributed_sampler=False`).
+SHARDING_SAMPLERS = frozenset({"DistributedSampler", "setup_dataloaders"})
+
+
+def shards_the_data(call: cst.Call, method: str) -> bool:
+    """``call`` (of ``method``) hands this rank its shard: one of ``SHARDING_SAMPLERS``, not told
+    to keep the loader's own sampler."""
+    keeps = argument(call, "use_distributed_sampler")
+    return method in SHARDING_SAMPLERS and not (keeps is not None and isinstance(keeps.value, cst.Name) and keeps.value.value == "False")
 # torch's data loaders (and torchdata's resumable one): a sampler or the data set decides which
 # examples each rank reads.
 DATA_LOADERS = frozenset({"DataLoader", "StatefulDataLoader"})

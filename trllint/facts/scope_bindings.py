@@ -23,6 +23,7 @@ from trllint.facts.rank_lattice import (
     written_tensor,
     is_own_function_call,
     named_like_data,
+    names_a_loader,
 )
 from trllint.facts.binding import Binding
 from trllint.facts.in_place_reductions import (
@@ -102,6 +103,9 @@ class ScopeBindings:
     def _data_parameter(self, function: cst.FunctionDef, name: str) -> Rank:
         raise NotImplementedError
 
+    def _loader_parameter(self, function: cst.FunctionDef, name: str) -> Rank:
+        raise NotImplementedError
+
     # ---- building the bindings ------------------------------------------------------------------
 
     def _bind_parameters(self, function: cst.FunctionDef) -> None:
@@ -117,6 +121,8 @@ class ScopeBindings:
                 plain_state = Rank.PER_RANK  # `def worker(rank, world_size)`: each process its own
             if param.default is None and named_like_data(param):
                 self._bind(name, self._deferred(None, function, False, partial(self._data_parameter, function, name)), 0)
+            elif param.default is None and names_a_loader(name):
+                self._bind(name, self._deferred(None, function, False, partial(self._loader_parameter, function, name)), 0)
             else:
                 self._bind(name, Binding(None, plain_state, function, False), 0)
 

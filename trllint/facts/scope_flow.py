@@ -23,7 +23,7 @@ from trllint.facts.rank_lattice import (
     SHAPE_READS,
     GLOBAL_PREFIX,
     MODULE_RETURNS_ITSELF,
-    SHARDING_SAMPLERS,
+    shards_the_data,
     Rank,
     data_parts,
     in_place_output,
@@ -56,10 +56,12 @@ class RankFlow(ScopeBindings):
         arguments_per_rank: bool = False,  # every parameter but `self`/`cls` holds this rank's data
         builds_syncing_metric: Callable[[cst.Call], bool] = lambda call: False,
         syncs_its_object: Callable[[cst.Call, str], bool] = lambda built, method: False,
+        handed_this_ranks_data: Callable[[cst.FunctionDef, str], bool] = lambda function, name: False,
     ) -> None:
         self._returned_element = returned_element
         self._builds_syncing_metric = builds_syncing_metric
         self._passed_to = passed_to
+        self._handed_this_ranks_data = handed_this_ranks_data
         self._is_project_call = is_project_call
         self._returns_global = returns_global
         self._is_unknown_call = is_unknown_call
@@ -146,6 +148,10 @@ class RankFlow(ScopeBindings):
         passed = self._passed_to(function, name)
         return passed if passed is not None else Rank.PER_RANK
 
+    def _loader_parameter(self, function: cst.FunctionDef, name: str) -> Rank:
+        # A loader is this rank's shard only where every call of the file shows it is one.
+        return Rank.PER_RANK if self._handed_this_ranks_data(function, name) else Rank.NO_DATA
+
     def _element_state(self, call: cst.Call, index: int, count: int, order: int) -> Rank:
         """Element ``index`` of the tuple ``call`` returns: what the function's returns put there
         whatever its arguments hold (a value it gathered, one read from no argument), else what
@@ -212,7 +218,7 @@ class RankFlow(ScopeBindings):
                 return Rank.GLOBAL  # `metric.compute()` of a torchmetrics metric: synced across ranks
             if method.startswith(GLOBAL_PREFIX):
                 return Rank.GLOBAL  # `global_num_tokens_in_batch(batch)`: counted over every rank
-            if method in SHARDING_SAMPLERS:
+            if shards_the_data(node, method):
                 return Rank.PER_RANK  # this rank's shard of the data set
             if self._ranks.is_rank_index(node) or self._ranks.is_rank_index(node.func):
                 return Rank.PER_RANK  # `dist.get_rank()`, `os.environ.get("RANK")`, `self.rank()`
