@@ -40,6 +40,7 @@ from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import (
     WRAPPING_IN_CODE,
     WRAPPING_MARKERS,
     WRAPS_A_MODEL,
+    shown_a_module_by_a_base,
     wrapping_facts,
 )
 from trllint.rules.trl001_wrapped_model_attribute.library_bases import LIBRARY_TRAINER_NAMES
@@ -227,7 +228,9 @@ class WrappedModelAttribute(Rule):
         if member in written_on_wrapper(self.model, self.wrapping, receiver):
             return
         # Asked only where accelerate may have prepared something other than a model.
-        module_shown = wrapping.kind == ACCELERATE and shown_a_module(self.model, receiver)
+        module_shown = wrapping.kind == ACCELERATE and (
+            shown_a_module(self.model, receiver) or shown_a_module_by_a_base(self.model, node)
+        )
         read = f"{receiver}.{member}"
         self._report_unforwarded(node, node.value, member, wrapping, module_shown, read, "read it from")
 

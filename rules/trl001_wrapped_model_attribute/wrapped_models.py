@@ -28,6 +28,7 @@ from trllint.core.cst.names import ImportMap, dotted_name, last_attribute
 from trllint.core.prefilter import AllOf, AnyOf, Calls, Defines, Reads, Token, token_present
 from trllint.core.source import SourceFile
 from trllint.facts.markers import DEEPSPEED_INITIALIZE
+from trllint.facts.module_names import module_names
 from trllint.facts.ranks import RankFacts, rank_facts
 from trllint.facts.wrapping import (
     DATA_PARALLEL_WRAPPERS,
@@ -117,10 +118,13 @@ def compute_wrapping(model: SemanticModel, step_methods: tuple[str, ...]) -> Wra
 
 def _self_attributes(model: SemanticModel) -> dict[str, dict[str, Any]]:
     """Class name -> ``{"wrapped": {attribute: [kind, origin, accelerator, conditional]}, "bound":
-    [attribute, ...]}``: the ``self`` attributes its methods bind to a model that may be wrapped
-    (with the default step methods), and every one they bind (a base nearer the subclass that
-    rebinds an attribute hides the wrapping of a farther one). A class that binds none is left out."""
+    [attribute, ...], "modules": [attribute, ...]}``: the ``self`` attributes its methods bind to
+    a model that may be wrapped (with the default step methods), every one they bind (a base
+    nearer the subclass that rebinds an attribute hides the wrapping of a farther one), and those
+    of them the module shows hold an ``nn.Module`` (``self.model.parameters()``: a subclass that
+    prepares the attribute prepares a model). A class that binds none is left out."""
     wrapping = wrapping_facts(model.source, DEFAULT_STEP_METHODS)
+    shown = module_names(model)
     answer: dict[str, dict[str, Any]] = {}
     for cls in top_level_classes(model):
         wrapped = {
@@ -131,12 +135,30 @@ def _self_attributes(model: SemanticModel) -> dict[str, dict[str, Any]]:
         bound = sorted(n for n in names if n.startswith("self.") and n.count(".") == 1)
         answer.pop(cls.name.value, None)  # a later class of the name wins, as Python binds it
         if wrapped or bound:
-            answer[cls.name.value] = {"wrapped": wrapped, "bound": bound}
+            modules = [name for name in bound if name in shown]
+            answer[cls.name.value] = {"wrapped": wrapped, "bound": bound, "modules": modules}
     return answer
 
 
 # What a module's classes bind to ``self``, wrapped or not: asked of a base class in another module.
-SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 3, _self_attributes)
+SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 4, _self_attributes)
+
+
+def shown_a_module_by_a_base(model: SemanticModel, read: cst.Attribute) -> bool:
+    """``read`` reads a member of ``self.<attribute>`` that a base class of its class, in another
+    module of the project, binds and shows holds an ``nn.Module``: the same object, on the same
+    instance (trlx's ``AccelerateRLModel`` builds ``self.model`` and hands its ``parameters()`` to
+    the optimizer; its subclasses prepare it)."""
+    receiver = dotted_name(read.value) or ""
+    cls = model.context.enclosing_class(read)
+    project = project_view(model)
+    if project is None or cls is None or not receiver.startswith("self.") or receiver.count(".") != 1:
+        return False
+    for base in project.base_classes(cls):
+        answer = project.fact(base, SELF_ATTRIBUTES)
+        if answer is not None and receiver in answer.get(base.name, {}).get("modules", ()):
+            return True
+    return False
 
 
 class ProjectBases:

@@ -26,7 +26,12 @@ _OPTIMIZER_MEMBERS = frozenset({"step", "param_groups", "get_last_lr"})
 
 def shown_a_module(model: SemanticModel, receiver: str) -> bool:
     """The file shows ``receiver`` holds an ``nn.Module`` (the module docstring says how)."""
-    return receiver in model.once((shown_a_module,), lambda: _module_names(model))
+    return receiver in module_names(model)
+
+
+def module_names(model: SemanticModel) -> frozenset[str]:
+    """Every name (``model``, ``self.net``) the file shows holds an ``nn.Module``."""
+    return model.once((shown_a_module,), lambda: _module_names(model))
 
 
 def _module_names(model: SemanticModel) -> frozenset[str]:
