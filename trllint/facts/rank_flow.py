@@ -80,7 +80,7 @@ def _returns_across_ranks(model: SemanticModel) -> dict[str, list[bool]]:
 # Which functions of a module return a value reduced across ranks, and which return what the
 # linter cannot judge (see FileRankFlows.returns_global, returns_unknown). The version changes
 # whenever the flows would read a module differently, so that no stored answer outlives them.
-RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 14, _returns_across_ranks)
+RETURNS_ACROSS_RANKS = ModuleFact("rank-flow.returns", 15, _returns_across_ranks)
 
 
 def is_global(model: SemanticModel, expr: cst.CSTNode, at: cst.CSTNode) -> bool:
