@@ -1,6 +1,7 @@
 """The wrapped ``self`` attributes a class has before its own code binds any: what a library
-trainer base (TRL's ``PPOTrainer``) prepared, and what a base class of this file or of another
-module of the project wrapped. The binding pass asks it as it enters each method."""
+trainer base (TRL's ``PPOTrainer``) prepared, what a base class of this file or of another
+module of the project wrapped, and what a subclass beside the file wrapped. The binding pass asks
+it as it enters each method."""
 
 from __future__ import annotations
 
@@ -94,6 +95,18 @@ class InheritedWrappings:
                 wrapped = {n: _from_project(w, owner) for n, w in entry.get("wrapped", {}).items()}
                 take(wrapped, entry.get("bound", ()))
         self.inherited[id(cls)] = found
+        return found
+
+    def from_subclasses(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
+        """The ``self`` attributes that a class derived from ``cls`` beside its file binds wrapped:
+        a method ``cls`` defines runs on such an instance too, after the subclass wrapped them
+        (trlx's ``AccelerateRLModel.act`` reads ``self.model.generate`` on the model its PPO and
+        ILQL subclasses prepare). Asked at the entry of every method but ``__init__``, which runs
+        before any method of the subclass; the class's own and its bases' bindings come after."""
+        found: dict[str, Wrapping] = {}
+        for owner, entry in self.project_bases.subclasses(cls):
+            for name, wrapping in entry.get("wrapped", {}).items():
+                found.setdefault(name, _from_project(wrapping, owner))
         return found
 
     def bound_by(self, cls: cst.ClassDef) -> frozenset[str]:

@@ -141,11 +141,11 @@ class WrappedModelAttribute(Rule):
         # A helper of the project may make the wrapper (`model = setup_ddp(model)`).
         AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, setting="training-step-methods"),
         # The name of what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base
-        # class in another module binds a wrapped attribute.
+        # class in another module, or a subclass beside the file, binds a wrapped attribute.
         AnyOf(
             *WRAPPING_IN_CODE,
             LIBRARY_TRAINER_NAMES,  # a library trainer base prepares the model
-            Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS),
+            Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS, subclasses=True),
             _HELPER_WRAPS,
             setting="training-step-methods",
         ),

@@ -170,6 +170,7 @@ class ProjectBases:
         self.class_names = class_names
         self._chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
         self._reads: dict[int, bool] = {}
+        self._subclasses: dict[int, list[tuple[str, dict[str, Any]]]] = {}
 
     def reads(self, cls: cst.ClassDef) -> bool:
         """``reads_member_of_an_inherited_attribute``, walked once per class."""
@@ -198,14 +199,32 @@ class ProjectBases:
                 entries.append((base.name, answer.get(base.name, {})))
         return entries
 
+    def subclasses(self, cls: cst.ClassDef) -> list[tuple[str, dict[str, Any]]]:
+        """What the classes that modules beside the file derive from ``cls`` bind (``SELF_ATTRIBUTES``),
+        asked only of a class that reads a Hugging Face member of a ``self`` attribute: (the
+        subclass's name, its entry)."""
+        if self.project is None:
+            return []
+        if id(cls) not in self._subclasses:
+            reads = _MemberReads()
+            walk.visit(cls, reads)
+            entries = []
+            for subclass in self.project.subclasses_beside([cls.name.value]) if reads.read else ():
+                answer = self.project.fact(subclass, SELF_ATTRIBUTES, WRAPS_A_MODEL)
+                if answer is not None:
+                    entries.append((subclass.name, answer.get(subclass.name, {})))
+            self._subclasses[id(cls)] = entries
+        return self._subclasses[id(cls)]
+
     def any_wrapped(self, module: cst.Module) -> bool:
         """Some class of the file that reads a member of a ``self`` attribute has a base in another
-        module that binds a wrapped attribute."""
+        module that binds a wrapped attribute, or a subclass beside the file that does."""
         classes = [statement for statement in module.body if isinstance(statement, cst.ClassDef)]
         # A reading class may inherit through a base of this file: every class's bases count then.
-        return any(self.reads(c) for c in classes) and any(
+        inherited = any(self.reads(c) for c in classes) and any(
             entry.get("wrapped") for statement in classes for _, entry in self.of(statement)
         )
+        return inherited or any(entry.get("wrapped") for c in classes for _, entry in self.subclasses(c))
 
 
 def reads_member_of_an_inherited_attribute(cls: cst.ClassDef, assigned: frozenset[str]) -> bool:

@@ -50,17 +50,26 @@ class Reached:
     :func:`trllint.semantic.project.index.project_reaches`) answers it, so this layer knows
     no project; without such a caller (text that is no file of a project) it never holds."""
 
-    __slots__ = ("tokens", "calls", "reading")
+    __slots__ = ("tokens", "calls", "reading", "subclasses")
 
-    def __init__(self, tokens: AnyOf | AllOf, *, calls: bool = True, reading: frozenset[str] | None = None) -> None:
+    def __init__(
+        self,
+        tokens: AnyOf | AllOf,
+        *,
+        calls: bool = True,
+        reading: frozenset[str] | None = None,
+        subclasses: bool = False,
+    ) -> None:
         self.tokens = tokens
         self.calls = calls  # False: only the bases of the file's classes lead on
         # The bases lead on only from a file with a class that reads one of these members on a
         # `self` attribute it does not bind (trllint.semantic.project.outline.class_bases).
         self.reading = reading
+        # True: so do the modules beside the file that derive a class from such a reading class.
+        self.subclasses = subclasses
 
     def __repr__(self) -> str:
-        return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r})"
+        return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r}, subclasses={self.subclasses})"
 
 
 def _configured_names(settings: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:

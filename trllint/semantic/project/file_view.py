@@ -53,14 +53,16 @@ def project_reaches(
     *,
     calls: bool = True,
     reading: frozenset[str] | None = None,
+    subclasses: bool = False,
 ) -> bool:
     """Some module of the project that this file's calls (unless ``calls`` is False) or classes'
-    bases (with ``reading``, see ``outline.class_bases``) lead to holds ``tokens``
+    bases (with ``reading``, see ``outline.class_bases``) lead to holds ``tokens``, or (with
+    ``subclasses``) a module beside it that derives a class from a class of it that so reads
     (:meth:`ProjectView.reaches`): a prefilter's :class:`~trllint.core.prefilter.Reached`, asked of
     the file's calls and the outline of its classes. A file CPython cannot parse is let through:
     its syntax error is reported by the rule's run."""
     from trllint.core.syntax import cpython_tree
-    from trllint.semantic.project.outline import class_bases, spelled_dotted_names
+    from trllint.semantic.project.outline import class_bases, classes_reading, spelled_dotted_names
 
     source = model.source
 
@@ -76,9 +78,10 @@ def project_reaches(
         called: set[str] = set()
         if calls:
             called = model.once((spelled_dotted_names,), lambda: spelled_dotted_names(source.text, set(view.imports)))
-        return view.reaches(tokens, called, class_bases(tree, source.lines, reading))
+        derived_from = classes_reading(tree, source.lines, reading) if subclasses and reading is not None else set()
+        return view.reaches(tokens, called, class_bases(tree, source.lines, reading), derived_from)
 
-    return model.once((project_reaches, tokens, calls, reading), compute)
+    return model.once((project_reaches, tokens, calls, reading, subclasses), compute)
 
 
 def consulted_modules(model: SemanticModel) -> dict[str, str]:

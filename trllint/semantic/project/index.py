@@ -38,6 +38,9 @@ __all__ = [
 
 # How many base classes (across modules) one class's chain may follow: cycles and runaway chains end.
 MAX_BASE_DEPTH = 16
+# How many modules beside a file are outlined for subclasses of its classes: a folder of a
+# package, not a dump of generated files.
+MAX_MODULES_BESIDE = 64
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.
 _CACHE_FOLDER: list[Path | None] = [None]
@@ -164,6 +167,29 @@ class ProjectView:
             for module_path, class_name, outline in self._base_chain([dotted_name(base.value) or "" for base in cls.bases])
         ]
 
+    def subclasses_beside(self, names: Iterable[str]) -> list[Definition]:
+        """The classes that the modules beside this file (in its folder) derive from one of this
+        file's classes ``names``, imported from it: a base's methods run on their instances too
+        (trlx's trainers prepare the ``self.model`` that their base's ``generate`` reads). A module
+        added beside the file later is not seen until the file is linted again for another reason."""
+        wanted = frozenset(names)
+        found: list[Definition] = []
+        for path in self.index.modules_beside(self.path)[:MAX_MODULES_BESIDE]:
+            outline = self._outline(path)
+            for name, cls in (outline.classes if outline is not None else {}).items():
+                if any(self._names_a_class_of_this_file(path, outline, base, wanted) for base in cls.bases):
+                    found.append(Definition(path, name, cls.methods))
+        return found
+
+    def _names_a_class_of_this_file(self, importer: Path, outline: ModuleOutline, base: str, names: frozenset[str]) -> bool:
+        """``base``, as the module ``importer`` writes it, is one of this file's classes ``names``."""
+        head, _, rest = base.partition(".")
+        ref = outline.imports.get(head)
+        target = self.index.resolve(importer, ref) if ref is not None else None
+        if target is None or target[0] != self.path:
+            return False
+        return ".".join(part for part in (target[1], rest) if part) in names
+
     def fact(
         self, definition: Definition, fact: ModuleFact, deep_if: AnyOf | AllOf | None = None
     ) -> ModuleAnswer | None:
@@ -185,9 +211,12 @@ class ProjectView:
             source.release()
         self.parsed.clear()
 
-    def reaches(self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str]) -> bool:
+    def reaches(
+        self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str], derived_from: Iterable[str] = ()
+    ) -> bool:
         """Some module of the project that defines a function or a class this file calls (``called``: dotted
-        names) or a base class of its classes (``class_bases``, and their bases) holds ``tokens``
+        names), a base class of its classes (``class_bases``, and their bases) or a module beside
+        it that derives a class from one of ``derived_from`` (its classes) holds ``tokens``
         (``spells``: its text): asked before the file is parsed, of outlines and text alone. What
         a fact could tell the file about those names comes from such a module, so without one it
         tells nothing."""
@@ -198,7 +227,10 @@ class ProjectView:
             # A class the file constructs leads on too: its methods are what the file then calls.
             if self._defined(name, "function", tokens) is not None or self._defined(name, "class", tokens) is not None:
                 return True
-        return any(self.index.spells(path, tokens) for path, _, _ in self._base_chain(sorted(class_bases)))
+        if any(self.index.spells(path, tokens) for path, _, _ in self._base_chain(sorted(class_bases))):
+            return True
+        derived_from = frozenset(derived_from)
+        return bool(derived_from) and any(self.index.spells(d.path, tokens) for d in self.subclasses_beside(derived_from))
 
     def _base_chain(self, bases: list[str]) -> list[tuple[Path, str, ClassOutline]]:
         """The modules and names of the classes ``bases`` (named in this file) and their bases,

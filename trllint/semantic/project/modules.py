@@ -65,6 +65,11 @@ class ProjectIndex:
         itself). None when it leads outside the project or nowhere."""
         return self.imports.resolve(importer, ref)
 
+    def modules_beside(self, path: Path) -> list[Path]:
+        """The other modules in ``path``'s folder, in name order."""
+        files, _ = self.imports.listing(path.parent)
+        return [path.parent / name for name in sorted(files) if name.endswith(".py") and name != path.name]
+
     def forget(self, path: Path) -> None:
         """Read ``path`` afresh: it was edited, saved, created or deleted (an editor's server).
         What was computed from its old content stays, keyed by that content."""

@@ -250,6 +250,12 @@ def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | No
     return {name for c in classes for name in map(dotted_name, c.bases) if name}
 
 
+def classes_reading(tree: ast.Module, lines: list[str], reading: frozenset[str]) -> set[str]:
+    """The module's top-level classes whose text spells a read of one of ``reading`` on a
+    ``self`` attribute: the classes a subclass's wrapping of that attribute can break."""
+    return {s.name for s in tree.body if type(s) is ast.ClassDef and _spells_a_member_read(s, reading, lines)}
+
+
 def _spells_a_member_read(cls: ast.ClassDef, members: frozenset[str], lines: list[str]) -> bool:
     segment = "\n".join(lines[cls.lineno - 1 : cls.end_lineno])
     return bool(re.search(r"self\s*\.\s*\w+\s*\.\s*(?:" + "|".join(map(re.escape, sorted(members))) + r")\b", segment))

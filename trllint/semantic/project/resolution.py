@@ -139,10 +139,10 @@ class ImportResolver:
     def _find_module_file(self, base: Path, parts: list[str]) -> Path | None:
         folder = base
         for part in parts[:-1]:
-            if part not in self._listing(folder)[1]:
+            if part not in self.listing(folder)[1]:
                 return None
             folder = folder / part
-        files, folders = self._listing(folder)
+        files, folders = self.listing(folder)
         if parts[-1] + ".py" in files:
             candidate = folder / (parts[-1] + ".py")
         elif parts[-1] in folders:
@@ -153,9 +153,9 @@ class ImportResolver:
 
     def _package_init(self, base: Path) -> Path | None:
         candidate = base / "__init__.py"
-        return candidate if "__init__.py" in self._listing(base)[0] and self._inside(candidate) else None
+        return candidate if "__init__.py" in self.listing(base)[0] and self._inside(candidate) else None
 
-    def _listing(self, folder: Path) -> tuple[frozenset[str], frozenset[str]]:
+    def listing(self, folder: Path) -> tuple[frozenset[str], frozenset[str]]:
         """The names of the files and of the folders in ``folder`` (links followed); none when it
         cannot be read."""
         if folder not in self._listings:
