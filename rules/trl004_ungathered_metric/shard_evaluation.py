@@ -8,7 +8,7 @@ from __future__ import annotations
 import libcst as cst
 
 from trllint.core.cst.names import dotted_name
-from trllint.facts.rank_lattice import Rank
+from trllint.facts.rank_lattice import Rank, names_a_loader
 from trllint.facts.rank_split import under_rank_split
 from trllint.facts.scope_flow import RankFlow
 from trllint.semantic.model import SemanticModel
@@ -36,4 +36,4 @@ def _is_sharded_loader(expr: cst.BaseExpression, at: cst.CSTNode, flow: RankFlow
     """A data loader (by its name) that holds this rank's shard (built with a rank or a
     ``DistributedSampler``)."""
     name = dotted_name(expr)
-    return name is not None and "loader" in name.rsplit(".", 1)[-1].lower() and flow.state(expr, at) == Rank.PER_RANK
+    return name is not None and names_a_loader(name) and flow.state(expr, at) == Rank.PER_RANK

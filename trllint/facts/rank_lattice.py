@@ -131,10 +131,9 @@ PER_RANK_LIBRARY_METHODS = frozenset(
 # A function named for the value over every rank (`global_num_tokens_in_batch`), as
 # `num_items_in_batch` names a parameter: its result is the same on every rank.
 GLOBAL_PREFIX = "global_"
-# Samplers that hand each rank its own shard of a data set: a loader built on one yields this
-# rank's data, whatever its name.
-# What hands each rank its own shard of the data: torch's sampler, and Fabric's
-# `setup_dataloaders`, which gives each loader one (unless `use_distributed_sampler=False`).
+# What hands each rank its own shard of a data set, so that a loader built on it yields this
+# rank's data whatever its name: torch's sampler, and Fabric's `setup_dataloaders`, which gives
+# each loader one (unless told `use_distributed_sampler=False`).
 SHARDING_SAMPLERS = frozenset({"DistributedSampler", "setup_dataloaders"})
 
 
@@ -142,7 +141,10 @@ def shards_the_data(call: cst.Call, method: str) -> bool:
     """``call`` (of ``method``) hands this rank its shard: one of ``SHARDING_SAMPLERS``, not told
     to keep the loader's own sampler."""
     keeps = argument(call, "use_distributed_sampler")
-    return method in SHARDING_SAMPLERS and not (keeps is not None and isinstance(keeps.value, cst.Name) and keeps.value.value == "False")
+    kept = keeps is not None and isinstance(keeps.value, cst.Name) and keeps.value.value == "False"
+    return method in SHARDING_SAMPLERS and not kept
+
+
 # torch's data loaders (and torchdata's resumable one): a sampler or the data set decides which
 # examples each rank reads.
 DATA_LOADERS = frozenset({"DataLoader", "StatefulDataLoader"})

@@ -259,11 +259,13 @@ def _call(call: cst.Call, found: CodeLaunch, line_of: LineOf) -> None:
     elif name in _DDP_WRAPS:
         found.add(frozenset({Backend.DDP}), line_of(call), f"{name}(...) wraps the model in DDP")
     elif name in _LIGHTNING_STRATEGIES:
-        found.add(_LIGHTNING_STRATEGIES[name], line_of(call), f"{name}(...) builds a Lightning {describe(_LIGHTNING_STRATEGIES[name])} launch")
+        backends = _LIGHTNING_STRATEGIES[name]
+        found.add(backends, line_of(call), f"{name}(...) builds a Lightning {describe(backends)} launch")
     elif name == "DeepSpeedStrategy":
         given = _keyword(call, "stage")
-        # Lightning's default stage is 2; a stage it cannot read is either (deepspeed_stage).
-        found.add(deepspeed_stage(2 if given is None else _constant(given)), line_of(call), "DeepSpeedStrategy(...) builds a Lightning DeepSpeed launch")
+        # Lightning's default stage is 2; a stage the code does not spell is either (deepspeed_stage).
+        backends = deepspeed_stage(2 if given is None else _constant(given))
+        found.add(backends, line_of(call), "DeepSpeedStrategy(...) builds a Lightning DeepSpeed launch")
     elif name in _LIGHTNING_LAUNCHERS:
         strategy = _constant(_keyword(call, "strategy"))
         backends = lightning_strategy_backends(strategy) if isinstance(strategy, str) else frozenset()
