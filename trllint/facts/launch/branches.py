@@ -136,7 +136,12 @@ def _accelerator_exists_test(test: cst.BaseExpression, model: SemanticModel) -> 
 
 
 def _bare_test(test: cst.BaseExpression, receiver: str) -> bool:
-    """``test`` true only when the model is bare: one process."""
+    """``test`` true only when the model is bare: one process, or the name holds a container
+    (``isinstance(self.model, dict)``: a trainer that keeps several models in a dict wraps each
+    entry, and the dict itself is no wrapper)."""
+    if isinstance(test, cst.Call) and call_name(test) == "isinstance" and len(test.args) == 2:
+        first, classes = test.args[0].value, test.args[1].value
+        return _is(first, receiver) and _names_containers(classes)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         left, right, operator = test.left, target.comparator, target.operator
@@ -149,6 +154,18 @@ def _bare_test(test: cst.BaseExpression, receiver: str) -> bool:
 
 def _is(node: cst.BaseExpression, receiver: str) -> bool:
     return dotted_name(node) == receiver
+
+
+# Built-in containers: an object that is one holds models, and is none itself.
+_CONTAINERS = frozenset({"dict", "list", "tuple", "Mapping", "MutableMapping", "Sequence", "ModuleDict", "ModuleList"})
+
+
+def _names_containers(classes: cst.BaseExpression) -> bool:
+    """``classes`` (an ``isinstance`` second argument) names only containers."""
+    if isinstance(classes, (cst.Tuple, cst.List)):
+        return bool(classes.elements) and all(_names_containers(e.value) for e in classes.elements)
+    name = dotted_name(classes)
+    return name is not None and (last_attribute(name) or name) in _CONTAINERS
 
 
 def _names_wrappers(classes: cst.BaseExpression) -> bool:
