@@ -97,16 +97,22 @@ class InheritedWrappings:
         self.inherited[id(cls)] = found
         return found
 
-    def from_subclasses(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
-        """The ``self`` attributes that a class derived from ``cls`` beside its file binds wrapped:
-        a method ``cls`` defines runs on such an instance too, after the subclass wrapped them
-        (trlx's ``AccelerateRLModel.act`` reads ``self.model.generate`` on the model its PPO and
-        ILQL subclasses prepare). Asked at the entry of every method but ``__init__``, which runs
-        before any method of the subclass; the class's own and its bases' bindings come after."""
+    def from_subclasses(self, cls: cst.ClassDef, method: str) -> dict[str, Wrapping]:
+        """The ``self`` attributes that a class derived from ``cls`` beside its file binds wrapped
+        and does not override ``method`` of: ``cls``'s ``method`` runs on such an instance too,
+        after the subclass wrapped them (trlx's ``AccelerateRLModel.act`` reads
+        ``self.model.generate`` on the model its PPO and ILQL subclasses prepare). Asked at the
+        entry of every method but ``__init__``, which runs before any method of the subclass; the
+        class's own and its bases' bindings come after. Only a class at the top of the file has
+        subclasses elsewhere."""
         found: dict[str, Wrapping] = {}
-        for owner, entry in self.project_bases.subclasses(cls):
+        if self.module_classes.get(cls.name.value) is not cls:
+            return found
+        for subclass, entry in self.project_bases.subclasses(cls):
+            if method in subclass.methods:
+                continue  # the subclass's instances run its own method instead
             for name, wrapping in entry.get("wrapped", {}).items():
-                found.setdefault(name, _from_project(wrapping, owner))
+                found.setdefault(name, _from_project(wrapping, subclass.name))
         return found
 
     def bound_by(self, cls: cst.ClassDef) -> frozenset[str]:

@@ -169,14 +169,26 @@ class ProjectBases:
         self.project = project
         self.class_names = class_names
         self._chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
-        self._reads: dict[int, bool] = {}
-        self._subclasses: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+        self._reads: dict[int, frozenset[str]] = {}
+        self._subclasses: dict[int, list[tuple[Definition, dict[str, Any]]]] = {}
+
+    def member_reads(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The ``self.<attr>`` whose Hugging Face member the class reads, walked once per class."""
+        if id(cls) not in self._reads:
+            reads = _MemberReads()
+            walk.visit(cls, reads)
+            self._reads[id(cls)] = frozenset(reads.read)
+        return self._reads[id(cls)]
 
     def reads(self, cls: cst.ClassDef) -> bool:
-        """``reads_member_of_an_inherited_attribute``, walked once per class."""
-        if id(cls) not in self._reads:
-            self._reads[id(cls)] = reads_member_of_an_inherited_attribute(cls, self.class_names(cls))
-        return self._reads[id(cls)]
+        """The class reads a Hugging Face member of a ``self`` attribute it does not bind itself:
+        the only reads an inherited wrapped attribute can break (one the class binds hides what
+        any base bound, see ``BindingPass._inherited``). A class without one is not asked about
+        its bases in other modules, which would cost a parse of each base's module (a model's
+        ``PreTrainedModel`` is 270 KB of transformers; its subclasses read ``self.model.config``
+        on the ``self.model`` they built)."""
+        read = self.member_reads(cls)
+        return bool(read) and not read <= self.class_names(cls)
 
     def of(self, cls: cst.ClassDef) -> list[tuple[str, dict[str, Any]]]:
         if self.project is None or not cls.bases:
@@ -199,20 +211,18 @@ class ProjectBases:
                 entries.append((base.name, answer.get(base.name, {})))
         return entries
 
-    def subclasses(self, cls: cst.ClassDef) -> list[tuple[str, dict[str, Any]]]:
-        """What the classes that modules beside the file derive from ``cls`` bind (``SELF_ATTRIBUTES``),
-        asked only of a class that reads a Hugging Face member of a ``self`` attribute: (the
-        subclass's name, its entry)."""
+    def subclasses(self, cls: cst.ClassDef) -> list[tuple[Definition, dict[str, Any]]]:
+        """What the classes that modules beside the file derive from ``cls`` (a class at the top
+        of the file) bind (``SELF_ATTRIBUTES``), asked only of a class that reads a Hugging Face
+        member of a ``self`` attribute: (the subclass, its entry)."""
         if self.project is None:
             return []
         if id(cls) not in self._subclasses:
-            reads = _MemberReads()
-            walk.visit(cls, reads)
             entries = []
-            for subclass in self.project.subclasses_beside([cls.name.value]) if reads.read else ():
+            for subclass in self.project.subclasses_beside([cls.name.value]) if self.member_reads(cls) else ():
                 answer = self.project.fact(subclass, SELF_ATTRIBUTES, WRAPS_A_MODEL)
                 if answer is not None:
-                    entries.append((subclass.name, answer.get(subclass.name, {})))
+                    entries.append((subclass, answer.get(subclass.name, {})))
             self._subclasses[id(cls)] = entries
         return self._subclasses[id(cls)]
 
@@ -225,18 +235,6 @@ class ProjectBases:
             entry.get("wrapped") for statement in classes for _, entry in self.of(statement)
         )
         return inherited or any(entry.get("wrapped") for c in classes for _, entry in self.subclasses(c))
-
-
-def reads_member_of_an_inherited_attribute(cls: cst.ClassDef, assigned: frozenset[str]) -> bool:
-    """The class reads ``self.<attr>.config`` (or another Hugging Face member) for an attribute it
-    does not bind itself: the only reads an inherited wrapped attribute can break (one the class
-    binds hides what any base bound, see ``BindingPass._inherited``). A class without one is
-    not asked about its bases in other modules, which would cost a parse of each base's module
-    (a model's ``PreTrainedModel`` is 270 KB of transformers; its subclasses read
-    ``self.model.config`` on the ``self.model`` they built)."""
-    reads = _MemberReads()
-    walk.visit(cls, reads)
-    return bool(reads.read) and not reads.read <= assigned
 
 
 class _MemberReads(cst.CSTVisitor):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from trllint.core.prefilter import AnyOf
 from trllint.semantic.project.buffers import keep_buffer
 from trllint.semantic.project.modules import ProjectIndex
 from trllint.semantic.project.resolution import project_of_folder
@@ -21,7 +22,7 @@ from trllint.semantic.project.summaries import CONSULTED
 if TYPE_CHECKING:
     import libcst as cst
 
-    from trllint.core.prefilter import AllOf, AnyOf
+    from trllint.core.prefilter import AllOf
     from trllint.core.source import SourceFile
     from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
@@ -38,9 +39,9 @@ __all__ = [
 
 # How many base classes (across modules) one class's chain may follow: cycles and runaway chains end.
 MAX_BASE_DEPTH = 16
-# How many modules beside a file are outlined for subclasses of its classes: a folder of a
-# package, not a dump of generated files.
-MAX_MODULES_BESIDE = 64
+# How many modules beside a file are read for subclasses of its classes: a folder of a package,
+# not a dump of generated files.
+MAX_MODULES_BESIDE = 256
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.
 _CACHE_FOLDER: list[Path | None] = [None]
@@ -173,8 +174,14 @@ class ProjectView:
         (trlx's trainers prepare the ``self.model`` that their base's ``generate`` reads). A module
         added beside the file later is not seen until the file is linted again for another reason."""
         wanted = frozenset(names)
+        spelled = AnyOf(*sorted(wanted))
         found: list[Definition] = []
         for path in self.index.modules_beside(self.path)[:MAX_MODULES_BESIDE]:
+            # A module that spells none of the names derives from none of them: its text is read,
+            # and its outline only where it does.
+            self.consulted[path] = self.index.content_hash(path) or ""
+            if not wanted or not self.index.spells(path, spelled):
+                continue
             outline = self._outline(path)
             for name, cls in (outline.classes if outline is not None else {}).items():
                 if any(self._names_a_class_of_this_file(path, outline, base, wanted) for base in cls.bases):
