@@ -659,6 +659,8 @@ def test_standard_input_hears_only_its_own_code():
         ("trainer = pl.Trainer(strategy=DeepSpeedStrategy(stage=3))", ZERO3),
         ("trainer = pl.Trainer(strategy=DeepSpeedStrategy())", ZERO12),  # Lightning's default stage
         ("trainer = pl.Trainer(strategy=DeepSpeedStrategy(stage=args.stage))", DEEPSPEED),
+        ("trainer = pl.Trainer(strategy=DeepSpeedStrategy(config='ds_zero3.json'))", DEEPSPEED),  # its config says
+        ("trainer = Trainer(strategy='DDP')", DDP),
         ("fabric = Fabric(devices=4, strategy='ddp')", DDP),
         ("trainer = Trainer(accelerator='gpu', devices=2, strategy='ddp_find_unused_parameters_true')", DDP),
         ("trainer = Trainer(strategy='fsdp')", FSDP),

@@ -131,18 +131,25 @@ PER_RANK_LIBRARY_METHODS = frozenset(
 # A function named for the value over every rank (`global_num_tokens_in_batch`), as
 # `num_items_in_batch` names a parameter: its result is the same on every rank.
 GLOBAL_PREFIX = "global_"
-# What hands each rank its own shard of a data set, so that a loader built on it yields this
-# rank's data whatever its name: torch's sampler, and Fabric's `setup_dataloaders`, which gives
-# each loader one (unless told `use_distributed_sampler=False`).
-SHARDING_SAMPLERS = frozenset({"DistributedSampler", "setup_dataloaders"})
+# Samplers that hand each rank its own shard of a data set: a loader built on one yields this
+# rank's data, whatever its name.
+SHARDING_SAMPLERS = frozenset({"DistributedSampler"})
+# Fabric's (and Lightning Lite's) method that gives each loader such a sampler, unless told
+# `use_distributed_sampler=False`.
+FABRIC_SETUP_LOADERS = "setup_dataloaders"
 
 
 def shards_the_data(call: cst.Call, method: str) -> bool:
-    """``call`` (of ``method``) hands this rank its shard: one of ``SHARDING_SAMPLERS``, not told
-    to keep the loader's own sampler."""
+    """``call`` (of ``method``) hands this rank its shard: a sharding sampler, or a Fabric's
+    ``setup_dataloaders`` method (``fabric.setup_dataloaders``, a ``LightningLite`` subclass's
+    ``self.setup_dataloaders``; not a function of that name) left to add one, as it does unless
+    the code spells anything but ``use_distributed_sampler=True``."""
+    if method in SHARDING_SAMPLERS:
+        return True
+    if method != FABRIC_SETUP_LOADERS or not isinstance(call.func, cst.Attribute):
+        return False
     keeps = argument(call, "use_distributed_sampler")
-    kept = keeps is not None and isinstance(keeps.value, cst.Name) and keeps.value.value == "False"
-    return method in SHARDING_SAMPLERS and not kept
+    return keeps is None or (isinstance(keeps.value, cst.Name) and keeps.value.value == "True")
 
 
 # torch's data loaders (and torchdata's resumable one): a sampler or the data set decides which

@@ -1,6 +1,7 @@
 """Fabric pretraining whose validation loss is the run's: near misses of a helper evaluated over
 a shard. The helper reduces before it returns; a loader kept whole on every rank
-(`use_distributed_sampler=False`); a loader built with no sampler and no shuffle."""
+(`use_distributed_sampler=False`, or a flag the code does not spell); a loader built with no
+sampler and no shuffle; a function of the file that happens to be named `setup_dataloaders`."""
 
 import lightning as L
 import torch
@@ -27,6 +28,10 @@ def validate(model, loader):
     return total / len(loader)
 
 
+def setup_dataloaders(dataset):
+    return DataLoader(dataset, batch_size=8)
+
+
 def main(fabric, config, model, train_set, val_set):
     train_dataloader = fabric.setup_dataloaders(DataLoader(train_set, batch_size=8, shuffle=True))
     # Every rank reads the whole validation set, in order.
@@ -35,6 +40,10 @@ def main(fabric, config, model, train_set, val_set):
     model = fabric.setup(model)
     fabric.log_dict({"metric/val_loss": validate_reduced(fabric, model, sharded_val_dataloader).item()}, 0)
     fabric.log_dict({"metric/val_loss_whole": validate(model, whole_val_dataloader)}, 0)
+    # The configuration decides whether Fabric shards it: not shown.
+    flagged_val_dataloader = fabric.setup_dataloaders(DataLoader(val_set, batch_size=8), use_distributed_sampler=config.shard_val)
+    fabric.log_dict({"metric/val_loss_flagged": validate(model, flagged_val_dataloader)}, 0)
+    fabric.log_dict({"metric/val_loss_own_setup": validate(model, setup_dataloaders(val_set))}, 0)
     # A loader Fabric never set up: every rank reads the whole set.
     fabric.log_dict({"metric/train_loss_sample": validate(model, DataLoader(train_set, batch_size=8))}, 0)
 

@@ -23,7 +23,7 @@ What a test says of the backend is ``trllint.facts.launch.backend_tests``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import libcst as cst
 
@@ -156,23 +156,28 @@ def _is(node: cst.BaseExpression, receiver: str) -> bool:
     return dotted_name(node) == receiver
 
 
-# Built-in containers: an object that is one holds models, and is none itself.
+# Containers (Python's, typing's, torch's): an object that is one may hold models, and is no
+# wrapper itself.
 _CONTAINERS = frozenset({"dict", "list", "tuple", "Mapping", "MutableMapping", "Sequence", "ModuleDict", "ModuleList"})
 
 
 def _names_containers(classes: cst.BaseExpression) -> bool:
     """``classes`` (an ``isinstance`` second argument) names only containers."""
-    if isinstance(classes, (cst.Tuple, cst.List)):
-        return bool(classes.elements) and all(_names_containers(e.value) for e in classes.elements)
-    name = dotted_name(classes)
-    return name is not None and (last_attribute(name) or name) in _CONTAINERS
+    return _names_classes(classes, _CONTAINERS, all)
 
 
 def _names_wrappers(classes: cst.BaseExpression) -> bool:
+    """``classes`` (an ``isinstance`` second argument) names a wrapper."""
+    return _names_classes(classes, WRAPPER_CLASSES, any)
+
+
+def _names_classes(classes: cst.BaseExpression, names: frozenset[str], combine: Callable[[Iterable[bool]], bool]) -> bool:
+    """The classes ``classes`` names (one, or a tuple of them) are among ``names``, as ``combine``
+    (``all``, ``any``) joins the answers."""
     if isinstance(classes, (cst.Tuple, cst.List)):
-        return bool(classes.elements) and any(_names_wrappers(e.value) for e in classes.elements)
+        return bool(classes.elements) and combine(_names_classes(e.value, names, combine) for e in classes.elements)
     name = dotted_name(classes)
-    return name is not None and (last_attribute(name) or name) in WRAPPER_CLASSES
+    return name is not None and (last_attribute(name) or name) in names
 
 
 def _process_count(node: cst.BaseExpression) -> bool:

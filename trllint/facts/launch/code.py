@@ -263,12 +263,16 @@ def _call(call: cst.Call, found: CodeLaunch, line_of: LineOf) -> None:
         found.add(backends, line_of(call), f"{name}(...) builds a Lightning {describe(backends)} launch")
     elif name == "DeepSpeedStrategy":
         given = _keyword(call, "stage")
-        # Lightning's default stage is 2; a stage the code does not spell is either (deepspeed_stage).
-        backends = deepspeed_stage(2 if given is None else _constant(given))
+        # Lightning's default stage is 2, unless a `config=` names its own; a stage the code does
+        # not spell is either (deepspeed_stage).
+        if given is None and not _absent(_keyword(call, "config")):
+            backends = DEEPSPEED
+        else:
+            backends = deepspeed_stage(2 if given is None else _constant(given))
         found.add(backends, line_of(call), "DeepSpeedStrategy(...) builds a Lightning DeepSpeed launch")
     elif name in _LIGHTNING_LAUNCHERS:
         strategy = _constant(_keyword(call, "strategy"))
-        backends = lightning_strategy_backends(strategy) if isinstance(strategy, str) else frozenset()
+        backends = _lightning_strategy_backends(strategy.lower()) if isinstance(strategy, str) else frozenset()
         if backends:
             found.add(backends, line_of(call), f'{name}(strategy="{strategy}") launches {describe(backends)}')
     elif name == "notebook_launcher" and _positional(call):
@@ -287,7 +291,7 @@ def _call(call: cst.Call, found: CodeLaunch, line_of: LineOf) -> None:
             found.add(frozenset({Backend.FSDP}), line_of(call), f"{name}(fsdp=...) trains under FSDP")
 
 
-def lightning_strategy_backends(strategy: str) -> frozenset[Backend]:
+def _lightning_strategy_backends(strategy: str) -> frozenset[Backend]:
     """The backends a Lightning strategy named by its registry name runs (``ddp``, ``ddp_spawn``,
     ``fsdp``, ``deepspeed_stage_3_offload``); empty for one process or DataParallel (``dp``,
     ``auto``, ``single_device``)."""
