@@ -45,7 +45,7 @@ from trllint.facts.branches import earlier_siblings
 from trllint.facts.launch.backends import Backend
 from trllint.facts.launch.backend_tests import backends_named
 from trllint.facts.rank_flow import rank_flows
-from trllint.facts.rank_lattice import Rank, is_torch_distributed, names_in
+from trllint.facts.rank_lattice import Rank, is_torch_distributed, names_a_loader, names_in
 from trllint.facts.ranks import rank_facts, splits_ranks
 from trllint.semantic.model import SemanticModel
 
@@ -452,5 +452,5 @@ def _has_exit(block: cst.CSTNode, in_loop: bool) -> bool:
 
 def _is_loader(iterable: cst.CSTNode) -> bool:
     # A prepared data loader yields the same number of batches on every rank (even_batches).
-    return any("loader" in name.lower() for name in names_in(iterable))
+    return any(names_a_loader(name) for name in names_in(iterable))
 

@@ -31,6 +31,7 @@ from trllint.facts.rank_lattice import (
     is_model_forward,
     is_own_function_call,
     method_or_function,
+    names_a_loader,
     names_in,
 )
 from trllint.facts.rank_reads import read_children
@@ -182,9 +183,8 @@ class RankFlow(ScopeBindings):
             per_rank = dataset is not None and self._state(dataset.value, built_at) == Rank.PER_RANK
             return Rank.PER_RANK if per_rank else Rank.NO_DATA
         # Each rank iterates its own shard of a (prepared) data loader.
-        for node in names_in(iterable):
-            if "loader" in node.lower():
-                return Rank.PER_RANK
+        if any(names_a_loader(name) for name in names_in(iterable)):
+            return Rank.PER_RANK
         return self._state(iterable, order)
 
     def _state(self, node: cst.CSTNode, order: int) -> Rank:
