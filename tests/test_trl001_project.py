@@ -7,6 +7,7 @@ where a nearer one rebinds the attribute, and a summary that stays about its own
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -226,3 +227,42 @@ def test_a_helper_module_is_read_for_a_returned_wrapper_only_where_it_spells_one
     assert [line for line, _ in findings] == [8]
     # `FullyShardedDataParallel` holds "DataParallel" but makes no DDP: its module is not parsed.
     assert [path.name for path in parsed] == ["ddp.py"]
+
+
+SAMPLING_BASE = """
+    from accelerate import Accelerator
+    from transformers import AutoModelForCausalLM
+
+
+    class RLTrainer:
+        def __init__(self, path):
+            self.accelerator = Accelerator()
+            self.model = AutoModelForCausalLM.from_pretrained(path)
+
+        def act(self, inputs):
+            return self.model.generate(**inputs)
+"""
+
+PREPARING_SUBCLASS = """
+    from .base import RLTrainer
+
+
+    class PPOTrainer(RLTrainer):
+        def learn(self, loader):
+            self.model, loader = self.accelerator.prepare(self.model, loader)
+"""
+
+
+def test_a_subclass_added_beside_a_cached_file_lints_it_again(tmp_path, cli, monkeypatch):
+    # The cached result of rl/base.py read which modules its folder held: a module added there
+    # (that prepares what the base's `act` reads) makes the next run lint it again, and so does
+    # its removal.
+    project = _project(tmp_path, {"rl/__init__.py": "", "rl/base.py": SAMPLING_BASE})
+    monkeypatch.chdir(project)
+    assert cli("--preview", "--select", "TRL001", "--format", "json", "rl").out.strip() == "[]"
+    (project / "rl" / "ppo.py").write_text(textwrap.dedent(PREPARING_SUBCLASS).lstrip())
+    found = json.loads(cli("--preview", "--select", "TRL001", "--format", "json", "rl").out)
+    assert [(f["path"], f["line"]) for f in found] == [("rl/base.py", 11)]
+    (project / "rl" / "ppo.py").unlink()
+    assert cli("--preview", "--select", "TRL001", "--format", "json", "rl").out.strip() == "[]"
+    assert list((project / ".trllint_cache").glob("results-*.json"))

@@ -28,6 +28,7 @@ from trllint.app.config import Config
 from trllint.core.findings import Edit, Evidence, Finding, Fix
 from trllint.engine.results import FileResult, Mode
 from trllint.facts.launch import LAUNCH_SOURCES
+from trllint.semantic.project.index import MODULES_IN_FOLDER
 
 if TYPE_CHECKING:
     from trllint.rule.ruleset import RuleSet
@@ -110,7 +111,8 @@ _MODULE_STAMPS = ""
 
 
 def _unchanged(dependency: str, digest: str, stamps: dict[str, list]) -> bool:
-    """The module (or a project's launch files) ``dependency`` still has the content ``digest``.
+    """The module (or a project's launch files, or a folder's list of modules) ``dependency``
+    still has the content ``digest``.
     A module whose size and mtime are those it had when its content last had ``digest`` is
     trusted without reading it, as a linted file is (``stamps``: path -> [size, mtime, digest],
     refreshed here). The stat comes before the read: a module written in between is read again
@@ -119,6 +121,10 @@ def _unchanged(dependency: str, digest: str, stamps: dict[str, list]) -> bool:
         from trllint.facts.launch.project import project_launch
 
         return project_launch(Path(dependency[len(LAUNCH_SOURCES) :])).digest == digest
+    if dependency.startswith(MODULES_IN_FOLDER):  # which modules a folder holds
+        from trllint.semantic.project.modules import modules_listing_digest
+
+        return modules_listing_digest(Path(dependency[len(MODULES_IN_FOLDER) :])) == digest
     from trllint.semantic.project.buffers import has_unsaved_buffer
     from trllint.semantic.project.fact_cache import module_digest
 

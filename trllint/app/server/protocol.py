@@ -34,7 +34,7 @@ from trllint.app.server.diagnostics import Linted, diagnostic
 from trllint.app.server.documents import OpenFile, Part, lint
 from trllint.app.server.settings import CONFIG_FILE_NAMES, Settings, SettingsCache, is_config_file
 from trllint.rule.registry import available_rules
-from trllint.semantic.project.index import forget_module, use_unsaved
+from trllint.semantic.project.index import MODULES_IN_FOLDER, forget_module, use_unsaved
 
 # Files whose change can change a finding without being opened: configurations, the modules a
 # file imports, and the launch files (scripts, accelerate and DeepSpeed configs, READMEs).
@@ -209,11 +209,13 @@ class TrllintServer(LanguageServer):
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(document, []))
 
     def dependents(self, path: Path | None) -> list[str]:
-        """The open files whose findings read the module at ``path``."""
+        """The open files whose findings read the module at ``path``, or which modules its folder
+        holds (one created or deleted there)."""
         if path is None or path.suffix not in (".py", ".pyi"):
             return []
-        key = str(path.resolve())
-        return [uri for uri, linted in self.linted.items() if key in linted.dependencies]
+        resolved = path.resolve()
+        keys = {str(resolved), f"{MODULES_IN_FOLDER}{resolved.parent}"}
+        return [uri for uri, linted in self.linted.items() if keys & linted.dependencies]
 
     def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         linted = self.current(self.file_uri(params.text_document.uri))

@@ -85,7 +85,13 @@ def project_reaches(
 
 
 def consulted_modules(model: SemanticModel) -> dict[str, str]:
-    """The project modules whose facts this file's answers read (path -> content hash); empty
+    """The project modules whose facts this file's answers read (path -> content hash), and the
+    folders whose list of modules they read (``MODULES_IN_FOLDER`` + folder -> its digest); empty
     when no question reached the project (the view is not made just to ask)."""
+    from trllint.semantic.project.index import MODULES_IN_FOLDER
+
     view = model.cached((project_view,))
-    return {str(path): digest for path, digest in view.consulted.items()} if view is not None else {}
+    if view is None:
+        return {}
+    folders = {f"{MODULES_IN_FOLDER}{folder}": digest for folder, digest in view.listings.items()}
+    return {**{str(path): digest for path, digest in view.consulted.items()}, **folders}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from trllint.core.prefilter import AnyOf
 from trllint.semantic.project.buffers import keep_buffer
-from trllint.semantic.project.modules import ProjectIndex
+from trllint.semantic.project.modules import ProjectIndex, modules_listing_digest
 from trllint.semantic.project.resolution import project_of_folder
 from trllint.semantic.project.summaries import CONSULTED
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 __all__ = [
+    "MODULES_IN_FOLDER",
     "Definition",
     "ProjectView",
     "cache_folder",
@@ -42,6 +43,9 @@ MAX_BASE_DEPTH = 16
 # How many modules beside a file are read for subclasses of its classes: a folder of a package,
 # not a dump of generated files.
 MAX_MODULES_BESIDE = 256
+# A result's dependency on which modules a folder holds (``ProjectView.listings``), as the result
+# cache keys it: the prefix, then the folder.
+MODULES_IN_FOLDER = "modules-in-folder:"
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.
 _CACHE_FOLDER: list[Path | None] = [None]
@@ -106,6 +110,8 @@ class ProjectView:
     imports: dict[str, ImportRef]
     # The project modules this file's answers read: (path, content hash).
     consulted: dict[Path, str] = field(default_factory=dict)
+    # The folders whose list of modules this file's answers read: (folder, modules_listing_digest).
+    listings: dict[Path, str] = field(default_factory=dict)
     # The modules parsed for this file's questions, by content hash: the rules ask one module
     # several facts while the file is linted (a base class's wrapping, its methods' returns), so
     # it is parsed once for them all, and released with the file (:meth:`release`).
@@ -171,9 +177,11 @@ class ProjectView:
     def subclasses_beside(self, names: Iterable[str]) -> list[Definition]:
         """The classes that the modules beside this file (in its folder) derive from one of this
         file's classes ``names``, imported from it: a base's methods run on their instances too
-        (trlx's trainers prepare the ``self.model`` that their base's ``generate`` reads). A module
-        added beside the file later is not seen until the file is linted again for another reason."""
+        (trlx's trainers prepare the ``self.model`` that their base's ``generate`` reads). Which
+        modules the folder holds is recorded (``listings``): a module added or removed beside the
+        file lints it again."""
         wanted = frozenset(names)
+        self.listings[self.path.parent] = modules_listing_digest(self.path.parent)
         spelled = AnyOf(*sorted(wanted))
         found: list[Definition] = []
         for path in self.index.modules_beside(self.path)[:MAX_MODULES_BESIDE]:
@@ -183,7 +191,9 @@ class ProjectView:
             if not wanted or not self.index.spells(path, spelled):
                 continue
             outline = self._outline(path)
-            for name, cls in (outline.classes if outline is not None else {}).items():
+            if outline is None:
+                continue
+            for name, cls in outline.classes.items():
                 if any(self._names_a_class_of_this_file(path, outline, base, wanted) for base in cls.bases):
                     found.append(Definition(path, name, cls.methods))
         return found

@@ -18,7 +18,9 @@ module, and a pre-commit run on one file reads only the facts of the modules it 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -276,3 +278,13 @@ def _keep_recent(kept: dict[str, T], key: str, value: T, limit: int) -> None:
     if key not in kept and len(kept) >= limit:
         kept.pop(next(iter(kept)))
     kept[key] = value
+
+
+def modules_listing_digest(folder: Path) -> str:
+    """A digest of the names of the modules in ``folder`` as it is now (not as an index listed
+    it): a result that read the modules beside a file holds while no module is added or removed."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(".py"))
+    except OSError:
+        names = []
+    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
