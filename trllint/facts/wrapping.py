@@ -30,6 +30,9 @@ HF_MODEL_MEMBERS = frozenset(
     {
         "config",
         "generation_config",
+        # PreTrainedModel's property for the bare backbone (and PeftModel's attribute for the model
+        # it adapts): `model.base_model.save_pretrained(...)` through DDP raises (trlx#181).
+        "base_model",
         "name_or_path",
         "generate",
         "can_generate",
