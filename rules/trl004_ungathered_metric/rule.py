@@ -31,7 +31,7 @@ from .log_files import LOG_FILE_WORDS, log_file_values
 from .forwarding_loggers import REACHES_A_LOGGER, FileLoggers, file_loggers
 from .reduced_copies import reads_to_rename, reduced_copy, reduced_on_some_path
 from .shard_evaluation import evaluated_by_some_ranks
-from .sink_calls import Logged, logged_arguments
+from .sink_calls import Logged, fabrics_log_nothing, is_fabric_receiver, logged_arguments
 from .gather_fix import gather_expression, proposed_gather, wrapped_to_line_length
 from .gather_sites import GatherSite, gather_sites
 from trllint.rules.trl004_ungathered_metric.metric_buffers import stored_metrics_reduced
@@ -204,12 +204,14 @@ class UngatheredMetric(Rule):
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
         self._stored_reduced: dict[int, bool] = {}
         self._forwarders = FileLoggers()
+        self._fabrics_log_nothing = False
 
     def check_module(self, model: SemanticModel) -> None:
         if not (runs_distributed(self.source) or model.imports.imports_any(*LIGHTNING_MODULES)):
             return
         definitions = model.definitions
         self._forwarders = file_loggers(model)
+        self._fabrics_log_nothing = fabrics_log_nothing(model)
         self._functions = definitions.functions
         self._classes = definitions.classes_by_name()
         self._class_of_method = definitions.class_of_method
@@ -283,6 +285,8 @@ class UngatheredMetric(Rule):
     def _logged_arguments(self, call: cst.Call) -> list[Logged]:
         """The arguments of ``call`` that a metric sink logs, or [] when it is no sink: a sink
         by its name, or a method of a logger class of the project that hands them to one."""
+        if self._fabrics_log_nothing and is_fabric_receiver(call):
+            return []  # the file's Fabrics have no loggers: nothing is recorded
         logged = logged_arguments(call, self.settings["metric-sinks"])
         return logged or self._forwarders.logged(call)
 

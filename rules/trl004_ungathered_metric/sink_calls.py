@@ -6,7 +6,8 @@ from typing import Iterable
 
 import libcst as cst
 
-from trllint.core.cst.names import argument, is_true
+from trllint.core.cst.names import argument, call_name, is_true
+from trllint.semantic.model import SemanticModel
 
 from .metric_syntax import loose_name
 from .sinks import (
@@ -16,6 +17,7 @@ from .sinks import (
     SCALAR_SINK_METHODS,
     SCALARS_SINK_METHOD,
     SELF_SINKS,
+    LIGHTNING_MODULES,
     SYNC_KEYWORD,
     logs_with_log,
 )
@@ -58,3 +60,27 @@ def logged_arguments(call: cst.Call, configured: Iterable[str] = ()) -> list[Log
         if name == sink or name.endswith("." + sink):
             return [(arg.value, None) for arg in call.args]
     return []
+
+
+# Lightning Fabric's constructor and where its loggers go: Fabric(accelerator, strategy, devices,
+# num_nodes, precision, plugins, callbacks, loggers). A Fabric has no way to add a logger later.
+_FABRIC = "Fabric"
+_FABRIC_LOGGERS = ("loggers", 7)
+
+
+def fabrics_log_nothing(model: SemanticModel) -> bool:
+    """Every Lightning Fabric the file builds is built without loggers, so its ``log`` and
+    ``log_dict`` record nothing (lit-llama's pretraining scripts print instead). False when the
+    file builds none: a Fabric handed in may have loggers. ``**`` or ``*`` arguments may hand some."""
+    if not model.imports.imports_any(*LIGHTNING_MODULES):
+        return False
+    built = [call for call in model.calls if (call_name(call) or "").rsplit(".", 1)[-1] == _FABRIC]
+    return bool(built) and all(
+        argument(call, *_FABRIC_LOGGERS) is None and all(arg.star == "" for arg in call.args) for call in built
+    )
+
+
+def is_fabric_receiver(call: cst.Call) -> bool:
+    """A sink call on a Fabric by its name (``fabric.log_dict(...)``, ``self.fabric.log(...)``)."""
+    parts = loose_name(call.func).split(".")
+    return len(parts) > 1 and parts[-2] == "fabric"

@@ -4,6 +4,7 @@
 import lightning as L
 import torch
 import torch.nn.functional as F
+from lightning.fabric.loggers import CSVLogger
 from lightning.fabric.strategies import FSDPStrategy
 
 
@@ -42,5 +43,6 @@ def main(fabric, config, model, train_dataloader, val_dataloader):
 
 def setup(config, model, train_dataloader, val_dataloader):
     strategy = FSDPStrategy(sharding_strategy="SHARD_GRAD_OP") if config.devices > 1 else "auto"
-    fabric = L.Fabric(devices=config.devices, strategy=strategy, precision="bf16-mixed")
+    logger = CSVLogger("out", name="pretrain", flush_logs_every_n_steps=config.log_interval)
+    fabric = L.Fabric(devices=config.devices, strategy=strategy, precision="bf16-mixed", loggers=logger)
     fabric.launch(main, config, model, train_dataloader, val_dataloader)
