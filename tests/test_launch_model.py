@@ -717,46 +717,6 @@ def test_two_models_in_one_prepare_rule_deepspeed_out(project, prepare, excluded
     assert alone.possible(DEEPSPEED) is not excluded and alone.possible(DDP)
 
 
-SAVE_HOOK = """
-def main(args, unet, optimizer, loader):
-    accelerator = Accelerator()
-
-    def save_model_hook(models, weights, output_dir):
-{hook}
-
-    accelerator.register_save_state_pre_hook({registered})
-    unet, optimizer, loader = accelerator.prepare(unet, optimizer, loader)
-"""
-POP = "weights.pop()"
-
-
-@pytest.mark.parametrize(
-    "hook, registered, excluded",
-    [
-        # diffusers' older hook: the pop under the main-process test, in the loop over the models.
-        (f"        if accelerator.is_main_process:\n            for model in models:\n                model.save_pretrained(output_dir)\n                {POP}", "save_model_hook", True),
-        (f"        for i in range(len(models)):\n            {POP}", "save_model_hook", True),
-        # Guarded by the list itself, by the backend, or by a try: it may run under either.
-        (f"        for model in models:\n            if weights:\n                {POP}", "save_model_hook", False),
-        (f"        if len(weights) > 0:\n            {POP}", "save_model_hook", False),
-        (f"        if accelerator.distributed_type != DistributedType.DEEPSPEED:\n            {POP}", "save_model_hook", False),
-        (f"        try:\n            {POP}\n        except IndexError:\n            pass", "save_model_hook", False),
-        (f"        while weights:\n            {POP}", "save_model_hook", False),
-        # A hook never registered, or one that pops another list.
-        (f"        {POP}", "other_hook", False),
-        ("        models.pop()", "save_model_hook", False),
-    ],
-)
-def test_a_save_hook_popping_weights_unguarded_rules_deepspeed_and_fsdp_out(project, hook, registered, excluded):
-    write(project, {"run.sh": "accelerate launch --config_file zero3.yaml train.py\n", "zero3.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"})
-    code = SAVE_HOOK.format(hook=hook, registered=registered)
-    launch = launch_at(source_of(project / "train.py", code))
-    assert launch.possible(ZERO3) is not excluded
-    assert bool(launch.shown(SHARDED)) is not excluded
-    alone = launch_at(source_of(None, code))
-    assert alone.possible(FSDP) is not excluded and alone.possible(DEEPSPEED) is not excluded and alone.possible(DDP)
-
-
 # ---- notebooks ----------------------------------------------------------------------------
 
 NOTEBOOK = """

@@ -19,11 +19,6 @@
   using DeepSpeed"): the file never runs under DeepSpeed. An argument counts as a model only where
   the file treats that name as one (``.parameters()``, ``.named_parameters()``, ``.train()``,
   ``.eval()``, ``.requires_grad_()``, ``accelerator.unwrap_model(name)``).
-- It rules two out: a save hook (``accelerator.register_save_state_pre_hook(hook)``, ``hook`` a
-  function of the file) that calls ``weights.pop()`` on its second parameter unguarded (not under a
-  test or loop that reads it, nor in a ``try``). accelerate fills that list only where neither
-  DeepSpeed nor FSDP saves the models itself; under those it is empty, so the first ``save_state``
-  raises IndexError (the diffusers examples' hooks before they guarded the pop).
 """
 
 from __future__ import annotations
@@ -75,7 +70,6 @@ def code_launch(module: cst.Module, line_of: LineOf) -> CodeLaunch:
     reader = _Reader(found, line_of)
     walk.visit(module, reader)
     _two_models_in_one_prepare([module, *reader.bodies], reader.modules, found, line_of)
-    _save_hook_pops_weights(reader.save_hooks, reader.functions, found, line_of)
     return found
 
 
@@ -90,8 +84,6 @@ class _Reader(cst.CSTVisitor):
         self.line_of = line_of
         self.modules: set[str] = set()  # the names the file treats as models (see the docstring)
         self.bodies: list[cst.CSTNode] = []  # each function's body, in walk order
-        self.functions: dict[str, cst.FunctionDef] = {}  # each function by its name (the last of that name)
-        self.save_hooks: list[str] = []  # the names handed to register_save_state_pre_hook
         self._not_read: set[int] = set()  # ids of the Name nodes that are no expression
 
     def _skip(self, *names: cst.CSTNode | None) -> None:
@@ -100,8 +92,6 @@ class _Reader(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         _call(node, self.found, self.line_of)
         _module_evidence(node, self.modules)
-        if _last(node.func) == _SAVE_HOOK_REGISTRATION and node.args and isinstance(node.args[0].value, cst.Name):
-            self.save_hooks.append(node.args[0].value.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip(node.attr)
@@ -115,7 +105,6 @@ class _Reader(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._skip(node.name)
         self.bodies.append(node.body)
-        self.functions[node.name.value] = node
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._skip(node.name)
@@ -216,60 +205,6 @@ def _two_models_in_one_prepare(bodies: list[cst.CSTNode], modules: set[str], fou
                 f"prepare({', '.join(models)}, ...) hands one Accelerator two models, which accelerate "
                 "refuses under DeepSpeed",
             )
-
-
-_SAVE_HOOK_REGISTRATION = "register_save_state_pre_hook"
-# Words of a test that may keep the pop from an empty list: the list itself, or the backend.
-_GUARD_WORDS = ("deepspeed", "fsdp", "distributed_type")
-
-
-def _save_hook_pops_weights(hooks: list[str], functions: dict[str, cst.FunctionDef], found: CodeLaunch, line_of: LineOf) -> None:
-    sharded_savers = DEEPSPEED | {Backend.FSDP}
-    for name in hooks:
-        hook = functions.get(name)
-        params = hook.params.params if hook is not None else ()
-        if hook is None or len(params) < 2 or sharded_savers in found.excluded:
-            continue
-        weights = params[1].name.value
-        pop = _unguarded_pop(hook.body, weights)
-        if pop is not None:
-            found.excluded[sharded_savers] = (
-                line_of(pop),
-                f"the save hook {name} pops {weights} unguarded, which accelerate leaves empty under DeepSpeed "
-                "and FSDP (IndexError at the first save_state)",
-            )
-
-
-def _unguarded_pop(body: cst.BaseSuite, weights: str) -> cst.Call | None:
-    """The first ``weights.pop(...)`` that ``body`` runs whatever ``weights`` holds: descending
-    into tests and loops that read neither it nor the backend, and ``with`` blocks; not into
-    ``try`` (it may catch the IndexError), ``while`` or nested definitions."""
-    lines = body.body if isinstance(body, cst.IndentedBlock) else (body,)
-    for line in lines:
-        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for small in line.body:
-                value = getattr(small, "value", None)
-                if isinstance(value, cst.Call) and dotted_name(value.func) == f"{weights}.pop":
-                    return value
-            continue
-        if isinstance(line, cst.If):
-            test = cst.Module([]).code_for_node(line.test).lower()
-            if weights.lower() in test or any(word in test for word in _GUARD_WORDS):
-                continue
-            blocks: list[cst.BaseSuite] = [line.body] + ([line.orelse.body] if isinstance(line.orelse, cst.Else) else [])
-        elif isinstance(line, cst.For):
-            if weights in cst.Module([]).code_for_node(line.iter):
-                continue
-            blocks = [line.body]
-        elif isinstance(line, cst.With):
-            blocks = [line.body]
-        else:
-            continue
-        for block in blocks:
-            pop = _unguarded_pop(block, weights)
-            if pop is not None:
-                return pop
-    return None
 
 
 def _last(func: cst.BaseExpression) -> str:
