@@ -23,7 +23,7 @@ What a test says of the backend is ``trllint.facts.launch.backend_tests``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -136,12 +136,14 @@ def _accelerator_exists_test(test: cst.BaseExpression, model: SemanticModel) -> 
 
 
 def _bare_test(test: cst.BaseExpression, receiver: str) -> bool:
-    """``test`` true only when the model is bare: one process, or the name holds a container
-    (``isinstance(self.model, dict)``: a trainer that keeps several models in a dict wraps each
-    entry, and the dict itself is no wrapper)."""
+    """``test`` true only when the model is bare: one process, or the name holds an object of a
+    class no wrapper is: a container (``isinstance(self.model, dict)``: a trainer that keeps
+    several models in a dict wraps each entry, and the dict itself is no wrapper) or a model class
+    (``isinstance(model, PeftModel)``, as transformers' ``compute_loss`` tests before it reads
+    ``model.base_model``)."""
     if isinstance(test, cst.Call) and call_name(test) == "isinstance" and len(test.args) == 2:
         first, classes = test.args[0].value, test.args[1].value
-        return _is(first, receiver) and _names_containers(classes)
+        return _is(first, receiver) and _names_no_wrapper_class(classes)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         left, right, operator = test.left, target.comparator, target.operator
@@ -156,28 +158,34 @@ def _is(node: cst.BaseExpression, receiver: str) -> bool:
     return dotted_name(node) == receiver
 
 
-# Containers (Python's, typing's, torch's): an object that is one may hold models, and is no
-# wrapper itself.
-_CONTAINERS = frozenset({"dict", "list", "tuple", "Mapping", "MutableMapping", "Sequence", "ModuleDict", "ModuleList"})
+# Classes every wrapper is an instance of: a test for them says nothing of the wrapper.
+_WRAPPERS_ARE = frozenset({"Module", "object"})
+# Words of a class name that may be a wrapper of the project's own (`MyDDP(DistributedDataParallel)`).
+_WRAPPER_WORDS = ("DataParallel", "DDP", "FSDP", "Engine", "Wrapper", "Wrapped")
 
 
-def _names_containers(classes: cst.BaseExpression) -> bool:
-    """``classes`` (an ``isinstance`` second argument) names only containers."""
-    return _names_classes(classes, _CONTAINERS, all)
+def _names_no_wrapper_class(classes: cst.BaseExpression) -> bool:
+    """``classes`` (an ``isinstance`` second argument) names only classes no wrapper is an instance
+    of: neither a wrapper, nor ``nn.Module`` or ``object``, nor a name that may be a wrapper."""
+    names = _class_names(classes)
+    return bool(names) and all(
+        name and name not in WRAPPER_CLASSES and name not in _WRAPPERS_ARE and not any(word in name for word in _WRAPPER_WORDS)
+        for name in names
+    )
 
 
 def _names_wrappers(classes: cst.BaseExpression) -> bool:
     """``classes`` (an ``isinstance`` second argument) names a wrapper."""
-    return _names_classes(classes, WRAPPER_CLASSES, any)
+    return any(name in WRAPPER_CLASSES for name in _class_names(classes))
 
 
-def _names_classes(classes: cst.BaseExpression, names: frozenset[str], combine: Callable[[Iterable[bool]], bool]) -> bool:
-    """The classes ``classes`` names (one, or a tuple of them) are among ``names``, as ``combine``
-    (``all``, ``any``) joins the answers."""
+def _class_names(classes: cst.BaseExpression) -> list[str]:
+    """The last name of each class ``classes`` names (one, or a tuple of them); "" for one that
+    is no plain name (``type(x)``)."""
     if isinstance(classes, (cst.Tuple, cst.List)):
-        return bool(classes.elements) and combine(_names_classes(e.value, names, combine) for e in classes.elements)
+        return [name for element in classes.elements for name in _class_names(element.value)]
     name = dotted_name(classes)
-    return name is not None and (last_attribute(name) or name) in names
+    return [(last_attribute(name) or name) if name is not None else ""]
 
 
 def _process_count(node: cst.BaseExpression) -> bool:
