@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 import libcst as cst
 
-from trllint.core.cst.names import argument, call_name, is_true
+from trllint.core.cst.names import argument, call_name, is_none, is_true
 from trllint.semantic.model import SemanticModel
 
 from .metric_syntax import loose_name
@@ -62,25 +63,32 @@ def logged_arguments(call: cst.Call, configured: Iterable[str] = ()) -> list[Log
     return []
 
 
-# Lightning Fabric's constructor and where its loggers go: Fabric(accelerator, strategy, devices,
-# num_nodes, precision, plugins, callbacks, loggers). A Fabric has no way to add a logger later.
+# Lightning Fabric's constructor and where its loggers go: `loggers=` (keyword-only in Lightning 2;
+# the eighth positional argument of Lightning 1.9's Fabric).
 _FABRIC = "Fabric"
 _FABRIC_LOGGERS = ("loggers", 7)
+# A Fabric's `loggers` is its own list: code may add one later (`fabric.loggers.append(logger)`).
+_LOGGERS_ADDED = re.compile(r"\b_?loggers\s*\.\s*(?:append|extend|insert)\s*\(|\b_loggers\s*=")
 
 
 def fabrics_log_nothing(model: SemanticModel) -> bool:
-    """Every Lightning Fabric the file builds is built without loggers, so its ``log`` and
-    ``log_dict`` record nothing (lit-llama's pretraining scripts print instead). False when the
-    file builds none: a Fabric handed in may have loggers. ``**`` or ``*`` arguments may hand some."""
-    if not model.imports.imports_any(*LIGHTNING_MODULES):
+    """Every Lightning Fabric the file builds is built without loggers (none given, or None) and
+    the file adds none later, so its ``log`` and ``log_dict`` record nothing (lit-llama's
+    pretraining scripts print instead). False when the file builds none: a Fabric handed in may
+    have loggers. ``**`` or ``*`` arguments may hand some."""
+    if not model.imports.imports_any(*LIGHTNING_MODULES) or _LOGGERS_ADDED.search(model.source.text):
         return False
     built = [call for call in model.calls if (call_name(call) or "").rsplit(".", 1)[-1] == _FABRIC]
-    return bool(built) and all(
-        argument(call, *_FABRIC_LOGGERS) is None and all(arg.star == "" for arg in call.args) for call in built
-    )
+    return bool(built) and all(_without_loggers(call) for call in built)
+
+
+def _without_loggers(call: cst.Call) -> bool:
+    loggers = argument(call, *_FABRIC_LOGGERS)
+    return (loggers is None or is_none(loggers.value)) and all(arg.star == "" for arg in call.args)
 
 
 def is_fabric_receiver(call: cst.Call) -> bool:
-    """A sink call on a Fabric by its name (``fabric.log_dict(...)``, ``self.fabric.log(...)``)."""
+    """A sink call on a Fabric by its name (``fabric.log_dict(...)``, ``self._fabric.log(...)``),
+    as ``logs_with_log`` reads a receiver."""
     parts = loose_name(call.func).split(".")
-    return len(parts) > 1 and parts[-2] == "fabric"
+    return len(parts) > 1 and "fabric" in parts[-2]

@@ -1,8 +1,14 @@
-"""Near miss of a model-class arm: every wrapper is an `nn.Module`, and a wrapper class of the
-project's own may be tested too, so these arms may still hold the wrapper."""
+"""Near misses of a model-class arm: these tests may hold for the wrapper. Every wrapper is an
+`nn.Module`; accelerate compiles after it wraps, so an `OptimizedModule` may hold DDP; a constant
+may hold wrapper classes, an import may rename one, and a tuple may name a wrapper beside a model."""
 
 import torch
+from peft import PeftModel
+from torch._dynamo.eval_frame import OptimizedModule
+from torch.nn.parallel import DistributedDataParallel as Parallel
 from transformers import Trainer
+
+WRAPPERS = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
 
 
 class ScaledLossTrainer(Trainer):
@@ -12,4 +18,13 @@ class ScaledLossTrainer(Trainer):
         if isinstance(model, torch.nn.Module):
             # expect: TRL001
             scale = model.base_model.config.hidden_size ** -0.5
+        if isinstance(model, OptimizedModule):
+            # expect: TRL001
+            scale *= model.config.initializer_range
+        if isinstance(model, WRAPPERS):
+            # expect: TRL001
+            scale *= model.config.initializer_range
+        if isinstance(model, (PeftModel, Parallel)):
+            # expect: TRL001
+            scale *= model.config.initializer_range
         return outputs.loss * scale

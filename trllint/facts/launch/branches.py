@@ -18,6 +18,10 @@ wrapped, a test that an accelerator exists (``if accelerator:``) says wrapped to
 its word that without one nothing was prepared; an accelerator handed in as a parameter counts
 only where every call of the function in the file hands one.
 
+A test may also say bare when it holds: one process (``num_processes == 1``), or the model an
+instance of a class no wrapper is (``isinstance(model, PeftModel)``, ``isinstance(self.model,
+dict)``); the model is bare on that arm.
+
 What a test says of the backend is ``trllint.facts.launch.backend_tests``.
 """
 
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from trllint.core.cst.names import call_name, dotted_name, is_none, last_attribute, parameter_names
+from trllint.core.cst.names import ImportMap, call_name, dotted_name, is_none, last_attribute, parameter_names
 from trllint.facts.accelerators import is_accelerator
 from trllint.facts.branches import Knowledge, holds_at
 from trllint.facts.launch.backend_tests import is_distributed_type
@@ -57,7 +61,7 @@ def unwrapped_at(model: SemanticModel, read: cst.BaseExpression, prepared: bool 
         # Bare when true (one process), bare when false (a test every wrapped model passes).
         exists = _accelerator_exists_test(test, model) if prepared else None
         wrapped = exists is True or _wrapped_test(test, receiver) or _returns_a_wrapped_test(test, functions, receiver)
-        bare_when_true = exists is False or _bare_test(test, receiver)
+        bare_when_true = exists is False or _bare_test(test, receiver, model.imports)
         return (True if bare_when_true else None, True if wrapped else None)
 
     return holds_at(model, read, bare)
@@ -135,7 +139,7 @@ def _accelerator_exists_test(test: cst.BaseExpression, model: SemanticModel) -> 
     return exists
 
 
-def _bare_test(test: cst.BaseExpression, receiver: str) -> bool:
+def _bare_test(test: cst.BaseExpression, receiver: str, imports: ImportMap) -> bool:
     """``test`` true only when the model is bare: one process, or the name holds an object of a
     class no wrapper is: a container (``isinstance(self.model, dict)``: a trainer that keeps
     several models in a dict wraps each entry, and the dict itself is no wrapper) or a model class
@@ -143,7 +147,7 @@ def _bare_test(test: cst.BaseExpression, receiver: str) -> bool:
     ``model.base_model``)."""
     if isinstance(test, cst.Call) and call_name(test) == "isinstance" and len(test.args) == 2:
         first, classes = test.args[0].value, test.args[1].value
-        return _is(first, receiver) and _names_no_wrapper_class(classes)
+        return _is(first, receiver) and _names_no_wrapper_class(classes, imports)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         left, right, operator = test.left, target.comparator, target.operator
@@ -158,34 +162,51 @@ def _is(node: cst.BaseExpression, receiver: str) -> bool:
     return dotted_name(node) == receiver
 
 
-# Classes every wrapper is an instance of: a test for them says nothing of the wrapper.
-_WRAPPERS_ARE = frozenset({"Module", "object"})
-# Words of a class name that may be a wrapper of the project's own (`MyDDP(DistributedDataParallel)`).
-_WRAPPER_WORDS = ("DataParallel", "DDP", "FSDP", "Engine", "Wrapper", "Wrapped")
+# Containers (Python's, typing's, torch's): an object that is one may hold models, and is no
+# wrapper itself.
+_CONTAINERS = frozenset({"dict", "list", "tuple", "Mapping", "MutableMapping", "Sequence", "ModuleDict", "ModuleList"})
+# Classes a wrapper is an instance of (torch.compile's OptimizedModule holds accelerate's DDP):
+# a test for them says nothing of the wrapper.
+_WRAPPERS_ARE = frozenset({"Module", "object", "Callable", "OptimizedModule"})
+# Words of a class's name, or of the module it is imported from, that may make it a wrapper
+# (`MyDDP(DistributedDataParallel)`, `DistributedDataParallel as Parallel`, Megatron's
+# `Float16Module`, SageMaker's `DistributedModel`).
+_WRAPPER_WORDS = ("dataparallel", "ddp", "fsdp", "engine", "wrapper", "wrapped", "distributed", "parallel", "deepspeed")
 
 
-def _names_no_wrapper_class(classes: cst.BaseExpression) -> bool:
+def _names_no_wrapper_class(classes: cst.BaseExpression, imports: ImportMap) -> bool:
     """``classes`` (an ``isinstance`` second argument) names only classes no wrapper is an instance
-    of: neither a wrapper, nor ``nn.Module`` or ``object``, nor a name that may be a wrapper."""
+    of: a container, or a class by a CamelCase name (not a constant that may hold wrappers, as
+    `WRAPPERS = (DDP, DataParallel)`) that is no wrapper, none of the classes every wrapper is,
+    no other module class (`...Module`) and spells no word of a wrapper, nor does its import."""
     names = _class_names(classes)
-    return bool(names) and all(
-        name and name not in WRAPPER_CLASSES and name not in _WRAPPERS_ARE and not any(word in name for word in _WRAPPER_WORDS)
-        for name in names
+    return bool(names) and all(name in _CONTAINERS or _no_wrapper_class(name, imports) for name in names)
+
+
+def _no_wrapper_class(name: str, imports: ImportMap) -> bool:
+    last = last_attribute(name) or name
+    camel_case = last[:1].isupper() and any(c.islower() for c in last)
+    full = (imports.resolve(name) or name).lower()
+    return (
+        camel_case
+        and last not in WRAPPER_CLASSES
+        and last not in _WRAPPERS_ARE
+        and not last.endswith("Module")
+        and not any(word in full for word in _WRAPPER_WORDS)
     )
 
 
 def _names_wrappers(classes: cst.BaseExpression) -> bool:
     """``classes`` (an ``isinstance`` second argument) names a wrapper."""
-    return any(name in WRAPPER_CLASSES for name in _class_names(classes))
+    return any((last_attribute(name) or name) in WRAPPER_CLASSES for name in _class_names(classes))
 
 
 def _class_names(classes: cst.BaseExpression) -> list[str]:
-    """The last name of each class ``classes`` names (one, or a tuple of them); "" for one that
+    """The dotted name of each class ``classes`` names (one, or a tuple of them); "" for one that
     is no plain name (``type(x)``)."""
     if isinstance(classes, (cst.Tuple, cst.List)):
         return [name for element in classes.elements for name in _class_names(element.value)]
-    name = dotted_name(classes)
-    return [(last_attribute(name) or name) if name is not None else ""]
+    return [dotted_name(classes) or ""]
 
 
 def _process_count(node: cst.BaseExpression) -> bool:
