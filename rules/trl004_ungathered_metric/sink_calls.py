@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 import libcst as cst
@@ -68,7 +67,7 @@ def logged_arguments(call: cst.Call, configured: Iterable[str] = ()) -> list[Log
 _FABRIC = "Fabric"
 _FABRIC_LOGGERS = ("loggers", 7)
 # A Fabric's `loggers` is its own list: code may add one later (`fabric.loggers.append(logger)`).
-_LOGGERS_ADDED = re.compile(r"\b_?loggers\s*\.\s*(?:append|extend|insert)\s*\(|\b_loggers\s*=")
+_LIST_ADDS = ("append", "extend", "insert")
 
 
 def fabrics_log_nothing(model: SemanticModel) -> bool:
@@ -76,9 +75,12 @@ def fabrics_log_nothing(model: SemanticModel) -> bool:
     the file adds none later, so its ``log`` and ``log_dict`` record nothing (lit-llama's
     pretraining scripts print instead). False when the file builds none: a Fabric handed in may
     have loggers. ``**`` or ``*`` arguments may hand some."""
-    if not model.imports.imports_any(*LIGHTNING_MODULES) or _LOGGERS_ADDED.search(model.source.text):
+    if not model.imports.imports_any(*LIGHTNING_MODULES):
         return False
-    built = [call for call in model.calls if (call_name(call) or "").rsplit(".", 1)[-1] == _FABRIC]
+    names = [(call_name(call) or "").split(".") for call in model.calls]
+    if any(len(parts) > 1 and parts[-1] in _LIST_ADDS and parts[-2].lstrip("_") == "loggers" for parts in names):
+        return False  # a logger added to a Fabric's list
+    built = [call for call, parts in zip(model.calls, names) if parts[-1] == _FABRIC]
     return bool(built) and all(_without_loggers(call) for call in built)
 
 

@@ -14,7 +14,7 @@ import re
 
 import libcst as cst
 
-from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, last_attribute, matches
+from trllint.core.cst.names import ImportMap, argument, call_name, dotted_name, is_true, last_attribute, matches
 from trllint.core.cst.walk import syntax_children
 from trllint.facts.rank_reads import PLACEMENT_KEYWORDS, PLACEMENT_METHODS
 
@@ -149,7 +149,7 @@ def shards_the_data(call: cst.Call, method: str) -> bool:
     if method != FABRIC_SETUP_LOADERS or not isinstance(call.func, cst.Attribute):
         return False
     keeps = argument(call, "use_distributed_sampler")
-    return keeps is None or (isinstance(keeps.value, cst.Name) and keeps.value.value == "True")
+    return keeps is None or is_true(keeps.value)
 
 
 # torch's data loaders (and torchdata's resumable one): a sampler or the data set decides which
