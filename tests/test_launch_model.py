@@ -15,6 +15,7 @@ import pytest
 from trllint.core.findings import Evidence
 from trllint.core.source import SourceFile
 from trllint.facts.launch import project as project_module
+from trllint.semantic.project import files as project_files_module
 from trllint.facts.launch.backends import ANY, DEEPSPEED, MULTI_PROCESS, SHARDED, Backend, LaunchFact, deepspeed_stage, describe
 from trllint.facts.branches import proves
 from trllint.facts.launch.backend_tests import backends_named, rules_out
@@ -397,11 +398,11 @@ def test_the_walk_stays_within_its_bounds(project, monkeypatch):
     (project / "configs" / "big.yaml").write_text("distributed_type: MULTI_GPU\n" + "# padding\n" * 40_000, encoding="utf-8")
     assert len(project_launch(project).configs) == 5  # the big file is not read
     project_launch.cache_clear()
-    monkeypatch.setattr(project_module, "MAX_FILES_READ", 2)
+    monkeypatch.setattr(project_files_module, "MAX_FILES_READ", 2)
     assert len(project_launch(project).configs) <= 2
     project_launch.cache_clear()
-    monkeypatch.setattr(project_module, "MAX_FILES_READ", 2_000)
-    monkeypatch.setattr(project_module, "MAX_ENTRIES", 3)
+    monkeypatch.setattr(project_files_module, "MAX_FILES_READ", 2_000)
+    monkeypatch.setattr(project_files_module, "MAX_ENTRIES", 3)
     assert len(project_launch(project).configs) < 5
 
 
@@ -413,27 +414,27 @@ def test_a_folder_that_is_no_project_is_read_within_a_far_smaller_budget(tmp_pat
     assert [fact.backends for fact in project_launch(loose).configs] == [FSDP]
     assert project_launch(loose).commands_for(loose / "train.py")
     # A data folder beside it, past the budget: not read, and what is beside the script still is.
-    for n in range(project_module.LOOSE_MAX_ENTRIES):
+    for n in range(project_files_module.LOOSE_MAX_ENTRIES):
         write(loose, {f"data/x{n:05}.yaml": "distributed_type: MULTI_GPU\n"})
     project_launch.cache_clear()
     assert [fact.backends for fact in project_launch(loose).configs] == [FSDP]
     assert project_launch(loose).commands_for(loose / "train.py")
     # The folder itself past the budget (/tmp, Downloads: other programs' files): not read at all.
-    for n in range(project_module.LOOSE_MAX_ENTRIES):
+    for n in range(project_files_module.LOOSE_MAX_ENTRIES):
         (loose / f"x{n:05}.txt").write_bytes(b"")
     project_launch.cache_clear()
     assert project_launch(loose).configs == [] and project_launch(loose).commands == []
     # A project: its whole tree, within the project's bounds.
     (loose / "pyproject.toml").write_text('[project]\nname = "loose"\n', encoding="utf-8")
     project_launch.cache_clear()
-    assert len(project_launch(loose).configs) == 1 + project_module.LOOSE_MAX_ENTRIES
+    assert len(project_launch(loose).configs) == 1 + project_files_module.LOOSE_MAX_ENTRIES
 
 
 def test_a_loose_folder_reads_a_bounded_number_of_files(tmp_path, monkeypatch):
-    count = project_module.LOOSE_MAX_FILES_READ + 5
+    count = project_files_module.LOOSE_MAX_FILES_READ + 5
     loose = write(tmp_path / "downloads", {f"c{n:03}.yaml": "distributed_type: FSDP\n" for n in range(count)})
     monkeypatch.chdir(loose)
-    assert len(project_launch(loose).configs) == project_module.LOOSE_MAX_FILES_READ
+    assert len(project_launch(loose).configs) == project_files_module.LOOSE_MAX_FILES_READ
 
 
 def test_the_digest_follows_the_launch_files_only(project):

@@ -8,17 +8,12 @@ Its launch files are read once per run and root, and only when a rule asks:
 - shell scripts (``*.sh``, ``*.bash``, ``*.slurm``, ``*.sbatch``, ``*.job``), Makefiles and
   Markdown files: launch commands (``commands.py``).
 
-The walk skips hidden folders, virtual environments, installed packages, and nested projects
-(a folder with its own ``.git``), and stops at fixed bounds, so a data-heavy tree costs little.
-A folder with no project marker (a script in ``/tmp`` or in Downloads) has a far smaller budget,
-and a folder that would overrun it is passed over: a large one holds other programs' files, and
-listing it would cost more than the lint.
+The walk and its bounds are the project's (``trllint.semantic.project.files``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -29,22 +24,11 @@ from trllint.core.findings import Evidence
 from trllint.facts.launch.backends import ANY, DEEPSPEED, Backend, LaunchFact, deepspeed_stage, describe
 from trllint.facts.launch.commands import LaunchCommand, launch_commands
 from trllint.facts.launch.configs import ConfigVerdict, read_deepspeed_json, read_yaml_config
-from trllint.semantic.project.resolution import PROJECT_MARKERS
+from trllint.semantic.project import files
 
 _SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job", ".mk")
 # Docs whose code blocks hold launch commands; Hugging Face's docs are MDX.
 _MARKDOWN_SUFFIXES = (".md", ".mdx")
-_MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
-_SKIPPED_FOLDERS = frozenset({"node_modules", "site-packages", "dist-packages", "__pycache__", "wandb", "mlruns"})
-# Bounds of one project's walk: entries looked at, files read, and the size of a file read.
-MAX_ENTRIES = 20_000
-MAX_FILES_READ = 2_000
-MAX_FILE_BYTES = 256_000
-# Where the root is no project (no marker, no package): the entries a loose script's folder and
-# the folders below it may hold in all, the entries listed to find out, and the files read.
-LOOSE_MAX_ENTRIES = 500
-LOOSE_MAX_LISTED = 2_000
-LOOSE_MAX_FILES_READ = 50
 _DDP_OR_DEEPSPEED = frozenset({Backend.DDP, *DEEPSPEED})
 _DEEPSPEED_JSON_MARKERS = ("zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size")
 
@@ -151,13 +135,13 @@ _MAIN_TEST = re.compile(rb"^if\s*\(?\s*(?:__name__\s*==\s*(['\"])__main__\1|(['\
 def project_programs(root: Path) -> tuple[Path, ...] | None:
     """The project's Python files that run as programs of their own; None where the walk stopped
     at its bounds (a program may lie beyond them)."""
-    files = _project_files(root, (".py",))
-    if len(files) >= MAX_FILES_READ:
+    modules = files.project_files(root, (".py",))
+    if len(modules) >= files.MAX_FILES_READ:
         return None
     programs: list[Path] = []
-    for path in files:
+    for path in modules:
         try:
-            if path.stat().st_size <= MAX_FILE_BYTES and _MAIN_TEST.search(path.read_bytes()):
+            if path.stat().st_size <= files.MAX_FILE_BYTES and _MAIN_TEST.search(path.read_bytes()):
                 programs.append(path.resolve())
         except OSError:
             continue
@@ -166,77 +150,7 @@ def project_programs(root: Path) -> tuple[Path, ...] | None:
 
 def _launch_files(root: Path) -> list[Path]:
     suffixes = (".yaml", ".yml", ".json", *_MARKDOWN_SUFFIXES, *_SHELL_SUFFIXES)
-    return [path for path in _project_files(root, suffixes) if path.stat().st_size <= MAX_FILE_BYTES]
-
-
-def _project_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    """The project's files whose names end with ``suffixes`` (or are Makefiles), within bounds."""
-    if not _is_project(root):
-        return _loose_files(root, suffixes)
-    found: list[Path] = []
-    seen = 0
-    pending = [root]
-    while pending and seen < MAX_ENTRIES and len(found) < MAX_FILES_READ:
-        folder = pending.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            if seen > MAX_ENTRIES or len(found) >= MAX_FILES_READ:
-                break  # a data folder of many files: the bounds hold within a folder too
-            _take(entry, suffixes, pending, found)
-    return found
-
-
-def _loose_files(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    """The files of a folder that is no project, within a small budget of entries. A folder that
-    would overrun it is passed over (a loose folder as large as ``/tmp`` holds other programs'
-    files; a data folder beside the script holds no launch file). Folders are listed lazily, so
-    one passed over costs the entries up to what is left of the budget, not all of them."""
-    found: list[Path] = []
-    left = LOOSE_MAX_ENTRIES  # entries of the folders read
-    listed = 0  # entries listed, of folders read or passed over: the walk's whole cost
-    pending = [root]
-    while pending and listed < LOOSE_MAX_LISTED:
-        folder = pending.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(itertools.islice(listing, left + 1))
-        except OSError:
-            continue
-        listed += len(entries)
-        if len(entries) > left:
-            continue
-        left -= len(entries)
-        for entry in sorted(entries, key=lambda e: e.name):
-            _take(entry, suffixes, pending, found)
-    return found[:LOOSE_MAX_FILES_READ]
-
-
-def _take(entry: os.DirEntry[str], suffixes: tuple[str, ...], pending: list[Path], found: list[Path]) -> None:
-    """A folder to walk into (``pending``), a file that is wanted (``found``), or neither."""
-    name = entry.name
-    try:
-        if entry.is_dir(follow_symlinks=False):
-            if not (name.startswith(".") or name in _SKIPPED_FOLDERS or _another_project(Path(entry.path))):
-                pending.append(Path(entry.path))
-        elif entry.is_file(follow_symlinks=False) and (name.endswith(suffixes) or name in _MAKEFILES):
-            found.append(Path(entry.path))
-    except OSError:
-        pass
-
-
-def _is_project(root: Path) -> bool:
-    """A project's tree (it has a marker) or a package's (``project_scope`` of an installed or
-    unpacked package), rather than a folder that only happens to hold the script."""
-    return (root / "__init__.py").is_file() or any((root / marker).exists() for marker in PROJECT_MARKERS)
-
-
-def _another_project(folder: Path) -> bool:
-    """A nested checkout or a virtual environment: not this project's files."""
-    return (folder / ".git").exists() or (folder / "pyvenv.cfg").exists()
+    return [path for path in files.project_files(root, suffixes) if path.stat().st_size <= files.MAX_FILE_BYTES]
 
 
 def shown(path: Path) -> str:
@@ -391,7 +305,7 @@ def trl_vllm_generation(root: Path) -> Evidence | None:
     # recipe file name -> whether a command that names it runs a program that imports TRL
     named: dict[str, bool] = {}
     unnamed: Evidence | None = None
-    for path in _project_files(root, _VLLM_FILES):
+    for path in files.project_files(root, _VLLM_FILES):
         try:
             data = path.read_bytes()
         except OSError:
@@ -443,7 +357,7 @@ def _generation_at(path: Path, data: bytes, offset: int) -> Evidence:
 
 def _declares_trl(root: Path) -> bool:
     """A requirements file, pyproject, setup or environment file of the project lists TRL."""
-    for path in _project_files(root, (".txt", ".in", ".toml", ".cfg", ".py", ".yml", ".yaml")):
+    for path in files.project_files(root, (".txt", ".in", ".toml", ".cfg", ".py", ".yml", ".yaml")):
         if _DEPENDENCY_FILES.fullmatch(path.name):
             try:
                 if _DECLARES_TRL.search(path.read_bytes()) is not None:
