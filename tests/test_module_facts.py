@@ -144,7 +144,7 @@ def test_a_new_version_of_a_fact_recomputes_that_fact_alone(tmp_path: Path):
         assert ask(tmp_path / "train.py", "first", PARAMETER_COUNT) == 1
         assert computed == {"returns": ["helpers.py", "helpers.py"], "parameters": ["helpers.py"]}
         [cache_file] = (tmp_path / "cache").rglob("*.json")
-        assert set(json.loads(cache_file.read_text())) == {"test.return-count@2", "test.parameter-count@1", "outline@1"}
+        assert set(json.loads(cache_file.read_text())) == {"test.return-count@2", "test.parameter-count@1", project_module.OUTLINE}
     finally:
         ModuleFact("test.return-count", 1, _count_returns)  # the declaration other tests read
 

@@ -460,6 +460,60 @@ def test_outline():
     assert outline.classes["Base"].methods == ("__init__", "step")
 
 
+def test_the_outline_lists_the_methods_that_keep_an_argument():
+    import ast
+
+    from trllint.semantic.project.outline import Keeper, ModuleOutline, outline_of
+
+    outline = outline_of(ast.parse(textwrap.dedent('''
+        class Foundation:
+            def __init__(self, model):
+                self.model = model  # the constructor's argument: no method call hands it
+            def set_prepared_model(self, model, base_model=False):
+                if base_model:
+                    self.base = model
+                else:
+                    self.model = model
+            def use(self, *, encoder=None):
+                self.encoder: object = encoder
+            def later(self, model):
+                def inner():
+                    self.late = model  # a nested function keeps it when it runs, if ever
+                self.copy = model.copy()  # not the argument itself
+            @staticmethod
+            def make(model):
+                model.x = model
+            @property
+            def bare(self):
+                return self.model
+    ''')))
+    assert outline.classes["Foundation"].keepers == (
+        Keeper("set_prepared_model", "model", 0, "base"),
+        Keeper("set_prepared_model", "model", 0, "model"),
+        Keeper("use", "encoder", -1, "encoder"),
+    )
+    assert ModuleOutline.from_json(json.loads(json.dumps(outline.to_json()))) == outline
+
+
+def test_the_index_finds_the_modules_that_call_a_method_anywhere_in_the_project(tmp_path: Path):
+    write(tmp_path / "proj", {
+        "pyproject.toml": "",
+        "models/foundation.py": "class Foundation:\n    def set_prepared_model(self, model):\n        self.model = model\n",
+        "training/trainer.py": "def go(m, r):\n    m.set_prepared_model (r[0])\n",
+        "training/notes.py": "# set_prepared_model is called by the trainer\nx = 'set_prepared_model'\n",
+        ".venv/lib/site.py": "m.set_prepared_model(r)\n",
+    })
+    use_cache_folder(None)
+    view, _ = view_of(tmp_path / "proj/models/foundation.py")
+    assert view.modules_calling({"set_prepared_model"}) == [(tmp_path / "proj/training/trainer.py").resolve()]
+    assert view.modules_calling({"set_model"}) == []
+    (key, digest), = [(k, d) for k, d in view.callers.items() if "set_prepared_model" in k]
+    assert project_module.modules_calling_unchanged(key, digest)
+    (tmp_path / "proj/training/notes.py").write_text("m.set_prepared_model(x)\n")
+    project_module.forget_module(tmp_path / "proj/training/notes.py")
+    assert not project_module.modules_calling_unchanged(key, digest)
+
+
 # ---- the disk cache ------------------------------------------------------------------------
 
 
@@ -490,7 +544,7 @@ def test_a_damaged_cached_summary_is_made_again(tmp_path: Path):
     use_cache_folder(tmp_path / "cache")
     assert returns(view_of(tmp_path / "proj/train.py")[0], "get_all_reduce_mean").returns_global
     for cached in damaged:  # valid JSON, an outline of the wrong shape: read from the module again
-        cached.write_text(json.dumps({"outline@1": {"imports": [], "functions": 1}}), encoding="utf-8")
+        cached.write_text(json.dumps({modules_module.OUTLINE: {"imports": [], "functions": 1}}), encoding="utf-8")
     use_cache_folder(tmp_path / "cache")
     assert returns(view_of(tmp_path / "proj/train.py")[0], "get_all_reduce_mean").returns_global
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from trllint.semantic.project import index as project_module
 from trllint.facts.accelerators import ACCELERATOR_ATTRIBUTES
-from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import SELF_ATTRIBUTES
+from trllint.rules.trl001_wrapped_model_attribute.wrapped_models import HANDED_TO_METHODS, SELF_ATTRIBUTES
 from trllint.semantic.model import SemanticModel
 from trllint.rule.registry import all_rules
 from trllint.rule.ruleset import RuleSet
@@ -265,4 +265,66 @@ def test_a_subclass_added_beside_a_cached_file_lints_it_again(tmp_path, cli, mon
     assert [(f["path"], f["line"]) for f in found] == [("rl/base.py", 11)]
     (project / "rl" / "ppo.py").unlink()
     assert cli("--preview", "--select", "TRL001", "--format", "json", "rl").out.strip() == "[]"
+    assert list((project / ".trllint_cache").glob("results-*.json"))
+
+
+KEEPING_BASE = """
+    class ModelFoundation:
+        def __init__(self, config):
+            self.config = config
+            self.model = None
+
+        def load_model(self, loader):
+            self.model = loader(self.config.model_path)
+            self.model.requires_grad_(False)
+
+        def set_prepared_model(self, model):
+            self.model = model
+"""
+
+KEPT_READER = """
+    from models.foundation import ModelFoundation
+
+
+    class Flux(ModelFoundation):
+        def patch_size(self):
+            return self.model.config.patch_size
+"""
+
+HANDING_TRAINER = """
+    from accelerate import Accelerator
+
+
+    def prepare_models(family, optimizer):
+        accelerator = Accelerator()
+        results = accelerator.prepare(family.model, optimizer)
+        family.set_prepared_model(results[0])
+        family.set_other(optimizer, model=accelerator.prepare(family.model))
+        return accelerator
+"""
+
+
+def test_the_module_facts_say_what_it_hands_to_other_classes_methods():
+    model = SemanticModel.of(SourceFile(text=textwrap.dedent(HANDING_TRAINER), display_path="trainer.py"))
+    handed = HANDED_TO_METHODS.compute(model)
+    assert handed == {
+        "set_prepared_model": [[0, "accelerate", "accelerator.prepare(...)", "accelerator", False]],
+        "set_other": [["model", "accelerate", "accelerator.prepare(...)", "accelerator", False]],
+    }
+
+
+def test_a_trainer_added_anywhere_in_the_project_lints_a_cached_kept_reader_again(tmp_path, cli, monkeypatch):
+    # The cached result of models/flux.py read which modules of the whole project call the
+    # method by which its base keeps the model: a trainer added in another folder, that hands it
+    # a prepared model, makes the next run lint it again, and so does its removal.
+    project = _project(tmp_path, {"models/__init__.py": "", "models/foundation.py": KEEPING_BASE, "models/flux.py": KEPT_READER})
+    monkeypatch.chdir(project)
+    assert cli("--preview", "--select", "TRL001", "--format", "json", "models").out.strip() == "[]"
+    (project / "training").mkdir()
+    (project / "training" / "trainer.py").write_text(textwrap.dedent(HANDING_TRAINER).lstrip())
+    found = json.loads(cli("--preview", "--select", "TRL001", "--format", "json", "models").out)
+    assert [(f["path"], f["line"], f["kind"]) for f in found] == [("models/flux.py", 6, "prepared-launch-unknown")]
+    assert "handed to set_prepared_model() in trainer.py, kept by ModelFoundation" in found[0]["message"]
+    (project / "training" / "trainer.py").unlink()
+    assert cli("--preview", "--select", "TRL001", "--format", "json", "models").out.strip() == "[]"
     assert list((project / ".trllint_cache").glob("results-*.json"))

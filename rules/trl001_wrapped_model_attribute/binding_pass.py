@@ -354,6 +354,7 @@ class BindingPass(cst.CSTVisitor):
         self._handed_to_a_library(node)
         callee, skip_self = self._callee(node)
         if callee is None:
+            self._handed_to_a_method(node)
             return
         for parameter, value in arguments_given(node, callee, skip_self).items():
             name = dotted_name(value)
@@ -376,6 +377,38 @@ class BindingPass(cst.CSTVisitor):
         wrapping = self._lookup(name)
         if wrapping is not None and wrapping.kind in (DATA_PARALLEL, ACCELERATE):
             self.facts.handed_reads[id(call)] = (call, handed.value, member, wrapping)
+
+    def _handed_to_a_method(self, call: cst.Call) -> None:
+        """A possibly wrapped model handed to a method this file does not define
+        (``self.model.set_prepared_model(results[0])``), by position or keyword."""
+        if not isinstance(call.func, cst.Attribute):
+            return
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                return  # the positions after it are unknown
+            wrapping = self._held(arg.value)
+            if wrapping is not None:
+                at: int | str = arg.keyword.value if arg.keyword is not None else position
+                self.facts.handed_to_methods.setdefault(call.func.attr.value, []).append((at, wrapping))
+            position += arg.keyword is None
+
+    def _held(self, value: cst.BaseExpression) -> Wrapping | None:
+        """What ``value`` holds: a name bound to a wrapped model, an element of a tuple of them
+        (``results[0]``), or the wrapper a call makes there."""
+        name = dotted_name(value)
+        if name is not None:
+            return self._lookup(name)
+        if isinstance(value, cst.Subscript):
+            element = self._tuple_element(value)
+            if element is not None:
+                return element
+        if isinstance(value, (cst.Call, cst.Subscript)):
+            made = wrapping_made_by(value, self.imports, self._accelerators())
+            if made is None or len(made) != 1 or tuple_of(value, made) is not None:
+                return None  # nothing wrapped, or a tuple of things (`accelerator.prepare(model, opt)`)
+            return made[0]
+        return None
 
     def _callee(self, call: cst.Call) -> tuple[cst.FunctionDef | None, bool]:
         name = call_name(call)

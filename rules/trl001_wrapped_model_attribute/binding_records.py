@@ -28,6 +28,10 @@ class WrappingFacts:
     # id(call) -> (the call, the model handed to it, the member the library function reads on it,
     # the model's wrapping): `get_peft_model_state_dict(model)` reads `model.peft_config`.
     handed_reads: dict[int, tuple[cst.Call, cst.BaseExpression, str, Wrapping]] = field(default_factory=dict)
+    # method name -> (the argument's position, or its keyword; the wrapping it holds), for each
+    # call of a method the file does not define handed a possibly wrapped model
+    # (`self.model.set_prepared_model(results[0])`): a class of another module may keep it.
+    handed_to_methods: dict[str, list[tuple[int | str, Wrapping]]] = field(default_factory=dict)
 
     def at(self, read: cst.Attribute) -> Wrapping | None:
         found = self.reads.get(id(read))

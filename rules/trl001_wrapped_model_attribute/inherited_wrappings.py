@@ -1,7 +1,7 @@
 """The wrapped ``self`` attributes a class has before its own code binds any: what a library
 trainer base (TRL's ``PPOTrainer``) prepared, what a base class of this file or of another
-module of the project wrapped, and what a subclass beside the file wrapped. The binding pass asks
-it as it enters each method."""
+module of the project wrapped or keeps from a method some module hands a wrapped model, and what
+a subclass beside the file wrapped. The binding pass asks it as it enters each method."""
 
 from __future__ import annotations
 
@@ -70,7 +70,9 @@ class InheritedWrappings:
     def of(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
         """The wrapped ``self`` attributes ``cls`` inherits: bound wrapped by a base class (of this
         file, or of another module of the project), nearest first, and bound by neither the class
-        itself nor a nearer base (``self.model = model`` after ``super().__init__()`` ends it)."""
+        itself nor a nearer base (``self.model = model`` after ``super().__init__()`` ends it);
+        then what a base in another module keeps (``ProjectBases.kept``), unless the class
+        binds it itself."""
         found: dict[str, Wrapping] = {}
         bound = set(self.bound_by(cls))
 
@@ -94,6 +96,12 @@ class InheritedWrappings:
             for owner, entry in self.project_bases.of(current) if reads else ():
                 wrapped = {n: _from_project(w, owner) for n, w in entry.get("wrapped", {}).items()}
                 take(wrapped, entry.get("bound", ()))
+        # What a base in another module keeps from a method's argument, handed a wrapped model
+        # somewhere in the project: unless the class binds the attribute itself.
+        own = self.bound_by(cls)
+        for name, wrapping in self.project_bases.kept(cls).items():
+            if name not in own:
+                found.setdefault(name, wrapping)
         self.inherited[id(cls)] = found
         return found
 

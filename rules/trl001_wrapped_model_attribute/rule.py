@@ -67,6 +67,9 @@ _NEEDS_WHOLE_PARAMETERS = frozenset({"generate"})
 _DDP = frozenset({Backend.DDP})
 # A function of the project that the file calls spells DDP or DataParallel.
 _HELPER_WRAPS = Reached(SPELLS_A_WRAPPER, calls=True)
+# A module of the project that wraps a model calls a method by which a base class of the file's
+# classes keeps an argument (SimpleTuner's trainer: `self.model.set_prepared_model(results[0])`).
+_KEPT_WRAPPER = Reached(WRAPS_A_MODEL, kept=True)
 
 
 class Unsafe(ReasonKind):
@@ -138,8 +141,11 @@ class WrappedModelAttribute(Rule):
         # then spells a wrapping (a summary of a module without one finds none), and only for a
         # class that reads `self.<attr>.config` on an attribute it does not bind itself. The
         # cheap part first: `Reached` costs CPython's parse of the file, and the modules' outlines.
-        # A helper of the project may make the wrapper (`model = setup_ddp(model)`).
-        AnyOf(*WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, setting="training-step-methods"),
+        # A helper of the project may make the wrapper (`model = setup_ddp(model)`), and a
+        # module anywhere in it may hand one to a method by which a base class keeps it.
+        AnyOf(
+            *WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, _KEPT_WRAPPER, setting="training-step-methods"
+        ),
         # The name of what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base
         # class in another module, or a subclass beside the file, binds a wrapped attribute.
         AnyOf(
@@ -147,6 +153,7 @@ class WrappedModelAttribute(Rule):
             LIBRARY_TRAINER_NAMES,  # a library trainer base prepares the model
             Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS, subclasses=True),
             _HELPER_WRAPS,
+            _KEPT_WRAPPER,
             setting="training-step-methods",
         ),
     )

@@ -19,6 +19,7 @@ computed once per file, in a few plain traversals (no scope or qualified-name me
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -144,6 +145,22 @@ def _self_attributes(model: SemanticModel) -> dict[str, dict[str, Any]]:
 SELF_ATTRIBUTES = ModuleFact("wrapping.self-attributes", 4, _self_attributes)
 
 
+def _handed_to_methods(model: SemanticModel) -> dict[str, list[list[Any]]]:
+    """Method name -> ``[[position or keyword, kind, origin, accelerator, conditional], ...]``: the
+    possibly wrapped models the module hands to methods it does not define (with the default
+    step methods): a class of another module that keeps the argument then holds the wrapper."""
+    wrapping = wrapping_facts(model.source, DEFAULT_STEP_METHODS)
+    return {
+        method: [[at, w.kind, w.origin, w.accelerator, w.conditional] for at, w in handed]
+        for method, handed in wrapping.handed_to_methods.items()
+    }
+
+
+# What a module hands to other classes' methods wrapped: asked of a module that calls a method by
+# which a base class keeps an argument (``self.model.set_prepared_model(results[0])``).
+HANDED_TO_METHODS = ModuleFact("wrapping.handed-to-methods", 1, _handed_to_methods)
+
+
 def shown_a_module_by_a_base(model: SemanticModel, read: cst.Attribute) -> bool:
     """``read`` reads a member of ``self.<attribute>`` that a base class of its class, in another
     module of the project, binds and shows holds an ``nn.Module``: the same object, on the same
@@ -170,15 +187,65 @@ class ProjectBases:
         self.class_names = class_names
         self._chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
         self._reads: dict[int, frozenset[str]] = {}
+        self._receivers: dict[int, frozenset[str]] = {}
+        self._kept: dict[int, dict[str, Wrapping]] = {}
         self._subclasses: dict[int, list[tuple[Definition, dict[str, Any]]]] = {}
 
     def member_reads(self, cls: cst.ClassDef) -> frozenset[str]:
         """The ``self.<attr>`` whose Hugging Face member the class reads, walked once per class."""
+        self._walk_reads(cls)
+        return self._reads[id(cls)]
+
+    def receivers(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The ``self.<attr>`` whose members, any of them, the class reads."""
+        self._walk_reads(cls)
+        return self._receivers[id(cls)]
+
+    def _walk_reads(self, cls: cst.ClassDef) -> None:
         if id(cls) not in self._reads:
             reads = _MemberReads()
             walk.visit(cls, reads)
             self._reads[id(cls)] = frozenset(reads.read)
-        return self._reads[id(cls)]
+            self._receivers[id(cls)] = frozenset(reads.receivers)
+
+    def kept(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
+        """The ``self`` attributes that a base class in another module keeps from a method's
+        argument (``def set_prepared_model(self, model): self.model = model``), where some module
+        of the project hands that method a possibly wrapped model (the trainer's
+        ``self.model.set_prepared_model(accelerator.prepare(...)[0])``), nearest base first.
+        Asked only of a class that reads a member of a ``self`` attribute it does not bind; the
+        attribute may hold the wrapper from then on, so the wrapping is conditional."""
+        if self.project is None or not cls.bases:
+            return {}
+        if id(cls) not in self._kept:
+            found: dict[str, Wrapping] = {}
+            if self.receivers(cls) - self.class_names(cls):
+                keepers = [(base, keeper) for base in self.project.base_classes(cls) for keeper in base.keepers]
+                handed = self._handed({keeper.method for _, keeper in keepers})
+                for base, keeper in keepers:
+                    for module, at, wrapping in handed.get(keeper.method, ()):
+                        if at in (keeper.parameter, keeper.position):
+                            origin = f"{wrapping.origin} handed to {keeper.method}() in {module}, kept by {base.name}"
+                            found.setdefault(f"self.{keeper.attribute}", replace(wrapping, origin=origin))
+            self._kept[id(cls)] = found
+        return self._kept[id(cls)]
+
+    def _handed(self, methods: set[str]) -> dict[str, list[tuple[str, int | str, Wrapping]]]:
+        """Method name -> (the module, the argument's position or keyword, its wrapping) for each
+        call of one of ``methods`` in the project handed a possibly wrapped model."""
+        from trllint.semantic.project.index import Definition
+
+        assert self.project is not None
+        handed: dict[str, list[tuple[str, int | str, Wrapping]]] = {}
+        for path in self.project.modules_calling(methods):
+            answer = self.project.fact(Definition(path, ""), HANDED_TO_METHODS, WRAPS_A_MODEL) or {}
+            for method in methods & answer.keys():
+                for at, kind, origin, _accelerator, _conditional in answer[method]:
+                    # The accelerator that prepared it is the caller's (the trainer's
+                    # `self.accelerator`), not one this class holds: no fix may name it.
+                    wrapping = Wrapping(kind, origin, None, True, other_module=True)
+                    handed.setdefault(method, []).append((path.name, at, wrapping))
+        return handed
 
     def reads(self, cls: cst.ClassDef) -> bool:
         """The class reads a Hugging Face member of a ``self`` attribute it does not bind itself:
@@ -228,32 +295,33 @@ class ProjectBases:
 
     def any_wrapped(self, module: cst.Module) -> bool:
         """Some class of the file that reads a member of a ``self`` attribute has a base in another
-        module that binds a wrapped attribute, or a subclass beside the file that does."""
+        module that binds a wrapped attribute or keeps one handed to it, or a subclass beside the
+        file binds one."""
         classes = [statement for statement in module.body if isinstance(statement, cst.ClassDef)]
         # A reading class may inherit through a base of this file: every class's bases count then.
         inherited = any(self.reads(c) for c in classes) and any(
             entry.get("wrapped") for statement in classes for _, entry in self.of(statement)
         )
-        return inherited or any(entry.get("wrapped") for c in classes for _, entry in self.subclasses(c))
+        if inherited or any(self.kept(c) for c in classes):
+            return True
+        return any(entry.get("wrapped") for c in classes for _, entry in self.subclasses(c))
 
 
 class _MemberReads(cst.CSTVisitor):
-    """The ``self.<attr>`` whose Hugging Face member a class reads (a class of the module, not
-    one made per call: that would be a reference cycle left for the collector)."""
+    """The ``self.<attr>`` whose Hugging Face member, or any member, a class reads (a class of
+    the module, not one made per call: that would be a reference cycle left for the collector)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.read: set[str] = set()
+        self.receivers: set[str] = set()  # the self.<attr> of any member read
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         inner = node.value
-        if (
-            node.attr.value in HF_MODEL_MEMBERS
-            and isinstance(inner, cst.Attribute)
-            and isinstance(inner.value, cst.Name)
-            and inner.value.value == "self"
-        ):
-            self.read.add(f"self.{inner.attr.value}")
+        if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name) and inner.value.value == "self":
+            self.receivers.add(f"self.{inner.attr.value}")
+            if node.attr.value in HF_MODEL_MEMBERS:
+                self.read.add(f"self.{inner.attr.value}")
 
 
 def _compute(

@@ -50,7 +50,7 @@ class Reached:
     :func:`trllint.semantic.project.index.project_reaches`) answers it, so this layer knows
     no project; without such a caller (text that is no file of a project) it never holds."""
 
-    __slots__ = ("tokens", "calls", "reading", "subclasses")
+    __slots__ = ("tokens", "calls", "reading", "subclasses", "kept")
 
     def __init__(
         self,
@@ -59,6 +59,7 @@ class Reached:
         calls: bool = True,
         reading: frozenset[str] | None = None,
         subclasses: bool = False,
+        kept: bool = False,
     ) -> None:
         self.tokens = tokens
         self.calls = calls  # False: only the bases of the file's classes lead on
@@ -67,9 +68,16 @@ class Reached:
         self.reading = reading
         # True: so do the modules beside the file that derive a class from such a reading class.
         self.subclasses = subclasses
+        # True: the one way on is instead a module of the project that calls a method by which a
+        # base class of the file's classes keeps an argument (`set_prepared_model(model)`); the
+        # fields above do not apply.
+        self.kept = kept
 
     def __repr__(self) -> str:
-        return f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r}, subclasses={self.subclasses})"
+        return (
+            f"Reached({self.tokens!r}, calls={self.calls}, reading={self.reading!r}, "
+            f"subclasses={self.subclasses}, kept={self.kept})"
+        )
 
 
 def _configured_names(settings: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:

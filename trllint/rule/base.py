@@ -73,7 +73,9 @@ def project_reaches_of(source: Any) -> Callable[[Reached], bool] | None:
     from trllint.semantic.project.file_view import project_reaches
 
     model = SemanticModel.of(source)
-    return lambda r: project_reaches(model, r.tokens, calls=r.calls, reading=r.reading, subclasses=r.subclasses)
+    return lambda r: project_reaches(
+        model, r.tokens, calls=r.calls, reading=r.reading, subclasses=r.subclasses, kept=r.kept
+    )
 
 
 class Rule(cst.BatchableCSTVisitor):

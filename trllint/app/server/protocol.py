@@ -34,7 +34,7 @@ from trllint.app.server.diagnostics import Linted, diagnostic
 from trllint.app.server.documents import OpenFile, Part, lint
 from trllint.app.server.settings import CONFIG_FILE_NAMES, Settings, SettingsCache, is_config_file
 from trllint.rule.registry import available_rules
-from trllint.semantic.project.index import MODULES_IN_FOLDER, forget_module, use_unsaved
+from trllint.semantic.project.index import MODULES_CALLING, MODULES_IN_FOLDER, forget_module, use_unsaved
 
 # Files whose change can change a finding without being opened: configurations, the modules a
 # file imports, and the launch files (scripts, accelerate and DeepSpeed configs, READMEs).
@@ -215,7 +215,7 @@ class TrllintServer(LanguageServer):
             return []
         resolved = path.resolve()
         keys = {str(resolved), f"{MODULES_IN_FOLDER}{resolved.parent}"}
-        return [uri for uri, linted in self.linted.items() if keys & linted.dependencies]
+        return [uri for uri, linted in self.linted.items() if keys & linted.dependencies or _searched(linted, resolved)]
 
     def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         linted = self.current(self.file_uri(params.text_document.uri))
@@ -271,6 +271,17 @@ def _path_of(uri: str) -> Path | None:
         return None
     path = to_fs_path(uri)
     return Path(path) if path else None
+
+
+def _searched(linted: Linted, path: Path) -> bool:
+    """The file's findings read which modules of ``path``'s project call some methods
+    (``MODULES_CALLING``): a module changed anywhere in it may now call one, or no longer."""
+    for dependency in linted.dependencies:
+        if dependency.startswith(MODULES_CALLING):
+            scope = Path(dependency[len(MODULES_CALLING) :].partition(":")[2])
+            if scope == path or scope in path.parents:
+                return True
+    return False
 
 
 def _forget_launch_files() -> None:

@@ -9,6 +9,7 @@ outlines and facts, ``trllint.semantic.project.modules``; the facts kept on disk
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -24,16 +25,18 @@ if TYPE_CHECKING:
 
     from trllint.core.prefilter import AllOf
     from trllint.core.source import SourceFile
-    from trllint.semantic.project.outline import ClassOutline, ImportRef, ModuleOutline
+    from trllint.semantic.project.outline import ClassOutline, ImportRef, Keeper, ModuleOutline
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 __all__ = [
+    "MODULES_CALLING",
     "MODULES_IN_FOLDER",
     "Definition",
     "ProjectView",
     "cache_folder",
     "forget_module",
     "index_for",
+    "modules_calling_unchanged",
     "use_cache_folder",
     "use_unsaved",
 ]
@@ -46,6 +49,10 @@ MAX_MODULES_BESIDE = 256
 # A result's dependency on which modules a folder holds (``ProjectView.listings``), as the result
 # cache keys it: the prefix, then the folder.
 MODULES_IN_FOLDER = "modules-in-folder:"
+# A result's dependency on which modules of a project call some methods, and their contents
+# (``ProjectView.modules_calling``): the prefix, the methods (comma-separated), a colon, the
+# project's folder.
+MODULES_CALLING = "modules-calling:"
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.
 _CACHE_FOLDER: list[Path | None] = [None]
@@ -79,10 +86,31 @@ def forget_module(path: Path) -> None:
 
 
 def index_for(path: Path) -> ProjectIndex:
-    root, scope = project_of_folder(path.resolve().parent)
+    return _index_of_folder(path.resolve().parent)
+
+
+def _index_of_folder(folder: Path) -> ProjectIndex:
+    root, scope = project_of_folder(folder)
     if (root, scope) not in _INDEXES:
         _INDEXES[(root, scope)] = ProjectIndex(root, _CACHE_FOLDER[0], scope)
     return _INDEXES[(root, scope)]
+
+
+def _calling_key(scope: Path, methods: frozenset[str]) -> str:
+    return f"{MODULES_CALLING}{','.join(sorted(methods))}:{scope}"
+
+
+def _calling_digest(found: list[tuple[Path, str]]) -> str:
+    text = "\n".join(f"{path} {digest}" for path, digest in found)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def modules_calling_unchanged(dependency: str, digest: str) -> bool:
+    """The modules of a project that call the methods a ``MODULES_CALLING`` dependency names are
+    still those, with the same contents (a cached result that read them still holds)."""
+    methods, _, folder = dependency[len(MODULES_CALLING) :].partition(":")
+    index = _index_of_folder(Path(folder))
+    return _calling_digest(index.modules_calling(frozenset(methods.split(",")))) == digest
 
 
 @dataclass(frozen=True)
@@ -92,6 +120,7 @@ class Definition:
     path: Path  # the module that defines it
     name: str  # its name there
     methods: tuple[str, ...] = ()  # a class's methods, as its outline lists them
+    keepers: tuple[Keeper, ...] = ()  # a class's methods that keep an argument as an attribute
 
 
 @dataclass
@@ -112,6 +141,8 @@ class ProjectView:
     consulted: dict[Path, str] = field(default_factory=dict)
     # The folders whose list of modules this file's answers read: (folder, modules_listing_digest).
     listings: dict[Path, str] = field(default_factory=dict)
+    # The project-wide questions of which modules call some methods: (MODULES_CALLING key, digest).
+    callers: dict[str, str] = field(default_factory=dict)
     # The modules parsed for this file's questions, by content hash: the rules ask one module
     # several facts while the file is linted (a base class's wrapping, its methods' returns), so
     # it is parsed once for them all, and released with the file (:meth:`release`).
@@ -170,9 +201,22 @@ class ProjectView:
         from trllint.core.cst.names import dotted_name
 
         return [
-            Definition(module_path, class_name, outline.methods)
+            Definition(module_path, class_name, outline.methods, outline.keepers)
             for module_path, class_name, outline in self._base_chain([dotted_name(base.value) or "" for base in cls.bases])
         ]
+
+    def modules_calling(self, methods: Iterable[str]) -> list[Path]:
+        """The modules of the whole project (this file too) whose text spells a call of one of
+        ``methods`` as a method: where a class's instance may be handed something, whichever
+        module holds the instance (a trainer calls ``self.model.set_prepared_model(...)`` on a
+        model class it never imports). Which modules those are, and their contents, is recorded
+        (``callers``): a call added or removed anywhere lints the file again."""
+        wanted = frozenset(methods)
+        if not wanted:
+            return []
+        found = self.index.modules_calling(wanted)
+        self.callers[_calling_key(self.index.scope, wanted)] = _calling_digest(found)
+        return [path for path, _ in found]
 
     def subclasses_beside(self, names: Iterable[str]) -> list[Definition]:
         """The classes that the modules beside this file (in its folder) derive from one of this
@@ -227,6 +271,13 @@ class ProjectView:
         for source in self.parsed.values():
             source.release()
         self.parsed.clear()
+
+    def keeper_callers_spell(self, tokens: AnyOf | AllOf, class_bases: Iterable[str]) -> bool:
+        """Some module of the project that calls a method by which one of ``class_bases`` (as this
+        file names them, and their bases, in other modules of the project) keeps an argument as
+        an attribute spells ``tokens``: asked of outlines and text alone."""
+        keepers = {k.method for _, _, outline in self._base_chain(sorted(class_bases)) for k in outline.keepers}
+        return any(self.index.spells(path, tokens) for path in self.modules_calling(keepers))
 
     def reaches(
         self, tokens: AnyOf | AllOf, called: Iterable[str], class_bases: Iterable[str], derived_from: Iterable[str] = ()

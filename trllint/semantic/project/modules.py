@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 # What a module's outline is kept under in its cache file, beside its facts (``key@version``).
-OUTLINE = "outline@1"
+OUTLINE = "outline@2"
+# A call of a method, as text: ``.name(`` (the name is the group).
+_METHOD_CALL = re.compile(r"\.\s*([A-Za-z_]\w*)\s*\(")
 # The bytes and texts of the modules last asked about that one index keeps: the questions about
 # one module (its hash, its outline, its spellings) come together.
 MAX_KEPT_TEXTS = 16
@@ -61,6 +64,10 @@ class ProjectIndex:
         # module (its outline, its spellings, a name) would read and decode it again.
         self._bytes: dict[str, bytes] = {}
         self._texts: dict[str, str] = {}
+        # The project's modules (``files.project_files``), listed once until one is created or
+        # deleted, and the names each calls as a method (``x.name(``), by content hash.
+        self._modules: list[Path] | None = None
+        self._methods_called: dict[str, frozenset[str]] = {}
 
     def resolve(self, importer: Path, ref: ImportRef) -> tuple[Path, str | None] | None:
         """The project file ``ref`` leads to, and the name to look up in it (None: the module
@@ -77,6 +84,7 @@ class ProjectIndex:
         What was computed from its old content stays, keyed by that content."""
         self._hashes.pop(path, None)
         self.imports.forget()  # a created or deleted module changes where imports lead
+        self._modules = None
 
     def content_hash(self, path: Path) -> str | None:
         if path not in self._hashes:
@@ -146,6 +154,30 @@ class ProjectIndex:
         return self._read(
             path, self._defines_only, name, False, lambda data: names_only_where_defined(self._text(digest, data), name)
         )
+
+    def modules_calling(self, methods: frozenset[str]) -> list[tuple[Path, str]]:
+        """The project's modules (within ``scope``) whose text spells a call of one of
+        ``methods`` as a method (``x.set_model(``), with their content hashes, in path order.
+        Every module is read once per content for all such questions: an answer that reaches
+        past imports, to the code that calls a class's method wherever it is."""
+        from trllint.semantic.project.files import project_files
+
+        if self._modules is None:
+            self._modules = sorted(project_files(self.scope, (".py",)))
+        found: list[tuple[Path, str]] = []
+        for path in self._modules:
+            digest = self.content_hash(path)
+            if digest is None:
+                continue
+            if digest not in self._methods_called:
+                try:
+                    text = self._text(digest, self._data(path, digest))
+                except OSError:
+                    text = ""
+                self._methods_called[digest] = frozenset(_METHOD_CALL.findall(text))
+            if self._methods_called[digest] & methods:
+                found.append((path, digest))
+        return found
 
     def _read(
         self,

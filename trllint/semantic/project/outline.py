@@ -33,9 +33,22 @@ class ImportRef:
 
 
 @dataclass(frozen=True)
+class Keeper:
+    """A method other than ``__init__`` that keeps an argument as a ``self`` attribute
+    (``def set_prepared_model(self, model): self.model = model``): what a caller hands it, the
+    instance holds from then on."""
+
+    method: str
+    parameter: str
+    position: int  # among the positional parameters after ``self``; -1 for a keyword-only one
+    attribute: str  # ``model`` for ``self.model``
+
+
+@dataclass(frozen=True)
 class ClassOutline:
     bases: tuple[str, ...]
     methods: tuple[str, ...]
+    keepers: tuple[Keeper, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,7 +61,10 @@ class ModuleOutline:
         return {
             "imports": {name: ref.to_json() for name, ref in self.imports.items()},
             "functions": sorted(self.functions),
-            "classes": {name: [list(c.bases), list(c.methods)] for name, c in self.classes.items()},
+            "classes": {
+                name: [list(c.bases), list(c.methods), [[k.method, k.parameter, k.position, k.attribute] for k in c.keepers]]
+                for name, c in self.classes.items()
+            },
         }
 
     @classmethod
@@ -56,7 +72,10 @@ class ModuleOutline:
         return cls(
             {name: ImportRef.from_json(ref) for name, ref in data["imports"].items()},
             frozenset(data["functions"]),
-            {name: ClassOutline(tuple(bases), tuple(methods)) for name, (bases, methods) in data["classes"].items()},
+            {
+                name: ClassOutline(tuple(bases), tuple(methods), tuple(Keeper(*k) for k in keepers))
+                for name, (bases, methods, keepers) in data["classes"].items()
+            },
         )
 
 
@@ -65,6 +84,7 @@ def outline_of(tree: ast.Module) -> ModuleOutline:
         s.name: ClassOutline(
             tuple(name for name in map(dotted_name, s.bases) if name),
             tuple(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))),
+            tuple(keeper for m in s.body if isinstance(m, ast.FunctionDef) for keeper in _keepers(m)),
         )
         for s in tree.body
         if isinstance(s, ast.ClassDef)
@@ -75,6 +95,39 @@ def outline_of(tree: ast.Module) -> ModuleOutline:
 
 # The fields that hold statements (an except clause and a match case hold them in turn).
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _keepers(method: ast.FunctionDef) -> list[Keeper]:
+    """What the method keeps of its arguments: ``self.<attribute> = <parameter>`` anywhere in its
+    body but a nested function or class. ``__init__`` is no keeper: what it keeps is the
+    constructor's arguments, which are not a method call."""
+    arguments = method.args
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    if method.name == "__init__" or not positional or positional[0] != "self" or method.decorator_list:
+        return []
+    positions = {name: index for index, name in enumerate(positional[1:])}
+    positions.update((a.arg, -1) for a in arguments.kwonlyargs)
+    found: list[Keeper] = []
+    pending: list[ast.AST] = list(method.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            for target in targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                    and isinstance(value, ast.Name)
+                    and value.id in positions
+                ):
+                    found.append(Keeper(method.name, value.id, positions[value.id], target.attr))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # its own scope: what it assigns, it assigns when it runs, if ever
+        for field in _BLOCKS:
+            pending.extend(getattr(node, field, None) or ())
+    return sorted(found, key=lambda k: (k.attribute, k.parameter))
 
 
 def dotted_name(node: ast.AST) -> str | None:
