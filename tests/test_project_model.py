@@ -486,12 +486,25 @@ def test_the_outline_lists_the_methods_that_keep_an_argument():
             @property
             def bare(self):
                 return self.model
+            def set_unwrapped(self, model):
+                model = self.accelerator.unwrap_model(model)  # no longer the argument
+                self.model = model
+            def __setstate__(self, state):
+                self.state = state
+            def load_model(self, path):
+                self.model = load(path)
+                self.post_model_load_setup()
+                self.fuse()
+            def save(self):
+                self.fuse()  # runs at other times too
     ''')))
     assert outline.classes["Foundation"].keepers == (
         Keeper("set_prepared_model", "model", 0, "base"),
         Keeper("set_prepared_model", "model", 0, "model"),
         Keeper("use", "encoder", -1, "encoder"),
     )
+    assert ("model", "post_model_load_setup") in outline.classes["Foundation"].setting_up
+    assert ("model", "fuse") not in outline.classes["Foundation"].setting_up
     assert ModuleOutline.from_json(json.loads(json.dumps(outline.to_json()))) == outline
 
 

@@ -324,7 +324,35 @@ def test_a_trainer_added_anywhere_in_the_project_lints_a_cached_kept_reader_agai
     (project / "training" / "trainer.py").write_text(textwrap.dedent(HANDING_TRAINER).lstrip())
     found = json.loads(cli("--preview", "--select", "TRL001", "--format", "json", "models").out)
     assert [(f["path"], f["line"], f["kind"]) for f in found] == [("models/flux.py", 6, "prepared-launch-unknown")]
-    assert "handed to set_prepared_model() in trainer.py, kept by ModelFoundation" in found[0]["message"]
+    assert "handed to set_prepared_model() in training/trainer.py, kept by ModelFoundation" in found[0]["message"]
     (project / "training" / "trainer.py").unlink()
     assert cli("--preview", "--select", "TRL001", "--format", "json", "models").out.strip() == "[]"
     assert list((project / ".trllint_cache").glob("results-*.json"))
+
+
+def test_a_model_handed_by_keyword_to_a_keyword_only_keeper(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "models/__init__.py": "",
+            "models/foundation.py": """
+                class ModelFoundation:
+                    def set_models(self, *, model, ema=None):
+                        self.model = model
+                        self.ema = ema
+            """,
+            "models/flux.py": KEPT_READER,
+            "training/trainer.py": """
+                from accelerate import Accelerator
+
+
+                def prepare_models(family, ema):
+                    accelerator = Accelerator()
+                    family.set_models(ema=ema, model=accelerator.prepare_model(family.model))
+            """,
+        },
+    )
+    assert [line for line, _ in _findings(root / "models/flux.py")] == [6]
+    (root / "training/trainer.py").write_text("def prepare_models(family, ema, prepared):\n    family.set_models(model=ema)\n")
+    project_module.forget_module(root / "training/trainer.py")
+    assert _findings(root / "models/flux.py") == []

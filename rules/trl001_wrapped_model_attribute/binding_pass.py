@@ -86,6 +86,7 @@ class BindingPass(cst.CSTVisitor):
         cls = self.classes[-1] if self.classes and self._is_method_of(node, self.classes[-1]) else None
         scope = Scope(node, cls)
         if cls is not None and node.name.value != "__init__":
+            scope.bindings.update(self.bases.kept_at(cls, node.name.value))
             scope.bindings.update(self.bases.from_subclasses(cls, node.name.value))
             scope.bindings.update(self.bases.from_library(cls))
             scope.bindings.update(self.bases.of(cls))

@@ -70,9 +70,7 @@ class InheritedWrappings:
     def of(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
         """The wrapped ``self`` attributes ``cls`` inherits: bound wrapped by a base class (of this
         file, or of another module of the project), nearest first, and bound by neither the class
-        itself nor a nearer base (``self.model = model`` after ``super().__init__()`` ends it);
-        then what a base in another module keeps (``ProjectBases.kept``), unless the class
-        binds it itself."""
+        itself nor a nearer base (``self.model = model`` after ``super().__init__()`` ends it)."""
         found: dict[str, Wrapping] = {}
         bound = set(self.bound_by(cls))
 
@@ -96,14 +94,21 @@ class InheritedWrappings:
             for owner, entry in self.project_bases.of(current) if reads else ():
                 wrapped = {n: _from_project(w, owner) for n, w in entry.get("wrapped", {}).items()}
                 take(wrapped, entry.get("bound", ()))
-        # What a base in another module keeps from a method's argument, handed a wrapped model
-        # somewhere in the project: unless the class binds the attribute itself.
-        own = self.bound_by(cls)
-        for name, wrapping in self.project_bases.kept(cls).items():
-            if name not in own:
-                found.setdefault(name, wrapping)
         self.inherited[id(cls)] = found
         return found
+
+    def kept_at(self, cls: cst.ClassDef, method: str) -> dict[str, Wrapping]:
+        """What a base in another module keeps from a method's argument, handed a wrapped model
+        somewhere in the project (``ProjectBases.kept``), at the entry of ``method``: not
+        ``__init__``, which runs before anything is handed on, nor a method the bases run while
+        they set the attribute up."""
+        if method == "__init__":
+            return {}
+        return {
+            name: wrapping
+            for name, (wrapping, setting_up) in self.project_bases.kept(cls).items()
+            if method not in setting_up
+        }
 
     def from_subclasses(self, cls: cst.ClassDef, method: str) -> dict[str, Wrapping]:
         """The ``self`` attributes that a class derived from ``cls`` beside its file binds wrapped

@@ -188,7 +188,7 @@ class ProjectBases:
         self._chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
         self._reads: dict[int, frozenset[str]] = {}
         self._receivers: dict[int, frozenset[str]] = {}
-        self._kept: dict[int, dict[str, Wrapping]] = {}
+        self._kept: dict[int, dict[str, tuple[Wrapping, frozenset[str]]]] = {}
         self._subclasses: dict[int, list[tuple[Definition, dict[str, Any]]]] = {}
 
     def member_reads(self, cls: cst.ClassDef) -> frozenset[str]:
@@ -208,25 +208,34 @@ class ProjectBases:
             self._reads[id(cls)] = frozenset(reads.read)
             self._receivers[id(cls)] = frozenset(reads.receivers)
 
-    def kept(self, cls: cst.ClassDef) -> dict[str, Wrapping]:
+    def kept(self, cls: cst.ClassDef) -> dict[str, tuple[Wrapping, frozenset[str]]]:
         """The ``self`` attributes that a base class in another module keeps from a method's
         argument (``def set_prepared_model(self, model): self.model = model``), where some module
         of the project hands that method a possibly wrapped model (the trainer's
-        ``self.model.set_prepared_model(accelerator.prepare(...)[0])``), nearest base first.
-        Asked only of a class that reads a member of a ``self`` attribute it does not bind; the
-        attribute may hold the wrapper from then on, so the wrapping is conditional."""
+        ``self.model.set_prepared_model(accelerator.prepare(...)[0])``), nearest base first, each
+        with the methods the bases run while they set the attribute up themselves (``load_model``
+        calls ``self.post_model_load_setup()``: the model is the loaded one there). Only for an
+        attribute whose member the class reads and which it does not bind itself, and a keeper
+        neither the class nor a nearer base overrides. The attribute may hold the wrapper from
+        the hand-off on, so the wrapping is conditional."""
         if self.project is None or not cls.bases:
             return {}
         if id(cls) not in self._kept:
-            found: dict[str, Wrapping] = {}
-            if self.receivers(cls) - self.class_names(cls):
-                keepers = [(base, keeper) for base in self.project.base_classes(cls) for keeper in base.keepers]
-                handed = self._handed({keeper.method for _, keeper in keepers})
-                for base, keeper in keepers:
-                    for module, at, wrapping in handed.get(keeper.method, ()):
-                        if at in (keeper.parameter, keeper.position):
-                            origin = f"{wrapping.origin} handed to {keeper.method}() in {module}, kept by {base.name}"
-                            found.setdefault(f"self.{keeper.attribute}", replace(wrapping, origin=origin))
+            found: dict[str, tuple[Wrapping, frozenset[str]]] = {}
+            read = {name[len("self.") :] for name in self.receivers(cls) - self.class_names(cls)}
+            bases = self.project.base_classes(cls) if read else []
+            overridden = set(methods_of(cls))
+            keepers = []
+            for base in bases:
+                keepers.extend((base, k) for k in base.keepers if k.attribute in read and k.method not in overridden)
+                overridden.update(base.methods)
+            handed = self._handed({keeper.method for _, keeper in keepers}) if keepers else {}
+            for base, keeper in keepers:
+                for module, at, wrapping in handed.get(keeper.method, ()):
+                    if at in (keeper.parameter, keeper.position):
+                        origin = f"{wrapping.origin} handed to {keeper.method}() in {module}, kept by {base.name}"
+                        setting_up = frozenset(m for b in bases for a, m in b.setting_up if a == keeper.attribute)
+                        found.setdefault(f"self.{keeper.attribute}", (replace(wrapping, origin=origin), setting_up))
             self._kept[id(cls)] = found
         return self._kept[id(cls)]
 
@@ -244,7 +253,7 @@ class ProjectBases:
                     # The accelerator that prepared it is the caller's (the trainer's
                     # `self.accelerator`), not one this class holds: no fix may name it.
                     wrapping = Wrapping(kind, origin, None, True, other_module=True)
-                    handed.setdefault(method, []).append((path.name, at, wrapping))
+                    handed.setdefault(method, []).append((self.project.relative(path), at, wrapping))
         return handed
 
     def reads(self, cls: cst.ClassDef) -> bool:

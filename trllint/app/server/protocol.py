@@ -34,7 +34,7 @@ from trllint.app.server.diagnostics import Linted, diagnostic
 from trllint.app.server.documents import OpenFile, Part, lint
 from trllint.app.server.settings import CONFIG_FILE_NAMES, Settings, SettingsCache, is_config_file
 from trllint.rule.registry import available_rules
-from trllint.semantic.project.index import MODULES_CALLING, MODULES_IN_FOLDER, forget_module, use_unsaved
+from trllint.semantic.project.index import MODULES_CALLING, MODULES_IN_FOLDER, calling_search, forget_module, use_unsaved
 
 # Files whose change can change a finding without being opened: configurations, the modules a
 # file imports, and the launch files (scripts, accelerate and DeepSpeed configs, READMEs).
@@ -278,8 +278,8 @@ def _searched(linted: Linted, path: Path) -> bool:
     (``MODULES_CALLING``): a module changed anywhere in it may now call one, or no longer."""
     for dependency in linted.dependencies:
         if dependency.startswith(MODULES_CALLING):
-            scope = Path(dependency[len(MODULES_CALLING) :].partition(":")[2])
-            if scope == path or scope in path.parents:
+            _, scope = calling_search(dependency)
+            if scope in path.parents:
                 return True
     return False
 

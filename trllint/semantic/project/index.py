@@ -32,6 +32,7 @@ __all__ = [
     "MODULES_CALLING",
     "MODULES_IN_FOLDER",
     "Definition",
+    "calling_search",
     "ProjectView",
     "cache_folder",
     "forget_module",
@@ -105,12 +106,18 @@ def _calling_digest(found: list[tuple[Path, str]]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def calling_search(dependency: str) -> tuple[frozenset[str], Path]:
+    """The methods and the project folder a ``MODULES_CALLING`` dependency names (method names
+    hold no colon, so the first one ends them; the folder may hold any)."""
+    methods, _, folder = dependency[len(MODULES_CALLING) :].partition(":")
+    return frozenset(methods.split(",")), Path(folder)
+
+
 def modules_calling_unchanged(dependency: str, digest: str) -> bool:
     """The modules of a project that call the methods a ``MODULES_CALLING`` dependency names are
     still those, with the same contents (a cached result that read them still holds)."""
-    methods, _, folder = dependency[len(MODULES_CALLING) :].partition(":")
-    index = _index_of_folder(Path(folder))
-    return _calling_digest(index.modules_calling(frozenset(methods.split(",")))) == digest
+    methods, folder = calling_search(dependency)
+    return _calling_digest(_index_of_folder(folder).modules_calling(methods)) == digest
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,7 @@ class Definition:
     name: str  # its name there
     methods: tuple[str, ...] = ()  # a class's methods, as its outline lists them
     keepers: tuple[Keeper, ...] = ()  # a class's methods that keep an argument as an attribute
+    setting_up: tuple[tuple[str, str], ...] = ()  # (attribute, method it runs while it binds that)
 
 
 @dataclass
@@ -201,7 +209,7 @@ class ProjectView:
         from trllint.core.cst.names import dotted_name
 
         return [
-            Definition(module_path, class_name, outline.methods, outline.keepers)
+            Definition(module_path, class_name, outline.methods, outline.keepers, outline.setting_up)
             for module_path, class_name, outline in self._base_chain([dotted_name(base.value) or "" for base in cls.bases])
         ]
 
@@ -271,6 +279,13 @@ class ProjectView:
         for source in self.parsed.values():
             source.release()
         self.parsed.clear()
+
+    def relative(self, path: Path) -> str:
+        """``path`` as the project names it (from its folder), for messages."""
+        try:
+            return path.relative_to(self.index.scope).as_posix()
+        except ValueError:
+            return path.name
 
     def keeper_callers_spell(self, tokens: AnyOf | AllOf, class_bases: Iterable[str]) -> bool:
         """Some module of the project that calls a method by which one of ``class_bases`` (as this

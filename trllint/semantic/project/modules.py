@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 # What a module's outline is kept under in its cache file, beside its facts (``key@version``).
-OUTLINE = "outline@2"
+OUTLINE = "outline@3"
 # A call of a method, as text: ``.name(`` (the name is the group).
 _METHOD_CALL = re.compile(r"\.\s*([A-Za-z_]\w*)\s*\(")
 # The bytes and texts of the modules last asked about that one index keeps: the questions about

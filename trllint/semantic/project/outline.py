@@ -49,6 +49,10 @@ class ClassOutline:
     bases: tuple[str, ...]
     methods: tuple[str, ...]
     keepers: tuple[Keeper, ...] = ()
+    # (attribute, method): a method of the class binds ``self.<attribute>`` to something of its
+    # own (``self.model = loader(path)``, not a parameter) and calls ``self.<method>(...)``: that
+    # method runs while the class sets the attribute up, before anything is handed to a keeper.
+    setting_up: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,12 @@ class ModuleOutline:
             "imports": {name: ref.to_json() for name, ref in self.imports.items()},
             "functions": sorted(self.functions),
             "classes": {
-                name: [list(c.bases), list(c.methods), [[k.method, k.parameter, k.position, k.attribute] for k in c.keepers]]
+                name: [
+                    list(c.bases),
+                    list(c.methods),
+                    [[k.method, k.parameter, k.position, k.attribute] for k in c.keepers],
+                    [list(pair) for pair in c.setting_up],
+                ]
                 for name, c in self.classes.items()
             },
         }
@@ -73,8 +82,10 @@ class ModuleOutline:
             {name: ImportRef.from_json(ref) for name, ref in data["imports"].items()},
             frozenset(data["functions"]),
             {
-                name: ClassOutline(tuple(bases), tuple(methods), tuple(Keeper(*k) for k in keepers))
-                for name, (bases, methods, keepers) in data["classes"].items()
+                name: ClassOutline(
+                    tuple(bases), tuple(methods), tuple(Keeper(*k) for k in keepers), tuple((a, m) for a, m in setting_up)
+                )
+                for name, (bases, methods, keepers, setting_up) in data["classes"].items()
             },
         )
 
@@ -85,6 +96,7 @@ def outline_of(tree: ast.Module) -> ModuleOutline:
             tuple(name for name in map(dotted_name, s.bases) if name),
             tuple(m.name for m in s.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))),
             tuple(keeper for m in s.body if isinstance(m, ast.FunctionDef) for keeper in _keepers(m)),
+            _setting_up([m for m in s.body if isinstance(m, ast.FunctionDef)]),
         )
         for s in tree.body
         if isinstance(s, ast.ClassDef)
@@ -99,35 +111,72 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 def _keepers(method: ast.FunctionDef) -> list[Keeper]:
     """What the method keeps of its arguments: ``self.<attribute> = <parameter>`` anywhere in its
-    body but a nested function or class. ``__init__`` is no keeper: what it keeps is the
-    constructor's arguments, which are not a method call."""
+    body but a nested function or class, for a parameter it never binds again. ``__init__`` and
+    the other special methods are no keepers: no ``x.name(...)`` call hands them an argument."""
     arguments = method.args
     positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
-    if method.name == "__init__" or not positional or positional[0] != "self" or method.decorator_list:
+    if method.name.startswith("__") or not positional or positional[0] != "self" or method.decorator_list:
         return []
-    positions = {name: index for index, name in enumerate(positional[1:])}
-    positions.update((a.arg, -1) for a in arguments.kwonlyargs)
-    found: list[Keeper] = []
+    # A parameter the method binds again (`model = unwrap(model)`) no longer holds the argument.
+    rebound = {n.id for n in ast.walk(method) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    positions = {name: index for index, name in enumerate(positional[1:]) if name not in rebound}
+    positions.update((a.arg, -1) for a in arguments.kwonlyargs if a.arg not in rebound)
+    return sorted(
+        (
+            Keeper(method.name, value.id, positions[value.id], attribute)
+            for attribute, value in _self_assignments(method)
+            if isinstance(value, ast.Name) and value.id in positions
+        ),
+        key=lambda k: (k.attribute, k.parameter),
+    )
+
+
+def _setting_up(methods: list[ast.FunctionDef]) -> tuple[tuple[str, str], ...]:
+    """(attribute, method) for each ``self.<method>(...)`` that the class calls only from methods
+    that bind ``self.<attribute>`` to something of their own (not one of their parameters):
+    it runs while the class sets the attribute up, and at no other time the class shows."""
+    binds: dict[str, set[str]] = {}  # method -> the attributes it sets up
+    calls: dict[str, set[str]] = {}  # method -> the methods it calls on self
+    for method in methods:
+        parameters = {a.arg for a in ast.walk(method.args) if isinstance(a, ast.arg)}
+        binds[method.name] = {
+            attribute
+            for attribute, value in _self_assignments(method)
+            if not (isinstance(value, ast.Name) and value.id in parameters)
+        }
+        calls[method.name] = {
+            node.func.attr
+            for node in ast.walk(method)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        }
+    found: set[tuple[str, str]] = set()
+    for attribute in set().union(*binds.values()) if binds else ():
+        inside = set().union(*(calls[m] for m in calls if attribute in binds[m]))
+        outside = set().union(*(calls[m] for m in calls if attribute not in binds[m]))
+        found.update((attribute, name) for name in inside - outside)
+    return tuple(sorted(found))
+
+
+def _self_assignments(method: ast.FunctionDef) -> list[tuple[str, ast.expr | None]]:
+    """(attribute, value) for each ``self.<attribute> = value`` in the method's body, but in a
+    nested function or class (its own scope: it assigns when it runs, if ever)."""
+    found: list[tuple[str, ast.expr | None]] = []
     pending: list[ast.AST] = list(method.body)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            value = node.value
             for target in targets:
-                if (
-                    isinstance(target, ast.Attribute)
-                    and isinstance(target.value, ast.Name)
-                    and target.value.id == "self"
-                    and isinstance(value, ast.Name)
-                    and value.id in positions
-                ):
-                    found.append(Keeper(method.name, value.id, positions[value.id], target.attr))
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    found.append((target.attr, node.value))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue  # its own scope: what it assigns, it assigns when it runs, if ever
+            continue
         for field in _BLOCKS:
             pending.extend(getattr(node, field, None) or ())
-    return sorted(found, key=lambda k: (k.attribute, k.parameter))
+    return found
 
 
 def dotted_name(node: ast.AST) -> str | None:

@@ -1,5 +1,4 @@
 import torch
-from diffusers import FluxTransformer2DModel
 
 from .foundation import ModelFoundation
 
@@ -17,14 +16,4 @@ class Flux(ModelFoundation):
     def learning_rate(self):
         # an optimizer accelerate prepared: its param_groups are the optimizer's own
         return self.optimizer.param_groups[0]["lr"]
-
-
-class FluxControl(ModelFoundation):
-    def load_model(self):
-        super().load_model()
-        # this class binds self.model itself, after any set_prepared_model of its base
-        self.model = FluxTransformer2DModel.from_pretrained(self.config.control_path)
-
-    def control_channels(self):
-        return self.model.config.in_channels
 
