@@ -65,7 +65,7 @@ def project_reaches(
     an argument (:meth:`ProjectView.keeper_callers_spell`). A file CPython cannot parse is let
     through: its syntax error is reported by the rule's run."""
     from trllint.core.syntax import cpython_tree
-    from trllint.semantic.project.outline import class_bases, classes_reading, spelled_dotted_names
+    from trllint.semantic.project.outline import attributes_read_on_self, class_bases, classes_reading, spelled_dotted_names
 
     source = model.source
 
@@ -77,7 +77,7 @@ def project_reaches(
         if view is None:
             return False
         if kept:
-            return view.keeper_callers_spell(tokens, class_bases(tree, source.lines))
+            return view.keeper_callers_spell(tokens, class_bases(tree, source.lines), attributes_read_on_self(source.text))
         # Asked before the file is parsed: the dotted names its text spells whose first name an import
         # binds hold every call ``reaches`` could follow, so no file one leads on from is skipped.
         called: set[str] = set()

@@ -287,11 +287,18 @@ class ProjectView:
         except ValueError:
             return path.name
 
-    def keeper_callers_spell(self, tokens: AnyOf | AllOf, class_bases: Iterable[str]) -> bool:
+    def keeper_callers_spell(self, tokens: AnyOf | AllOf, class_bases: Iterable[str], read: Iterable[str]) -> bool:
         """Some module of the project that calls a method by which one of ``class_bases`` (as this
         file names them, and their bases, in other modules of the project) keeps an argument as
-        an attribute spells ``tokens``: asked of outlines and text alone."""
-        keepers = {k.method for _, _, outline in self._base_chain(sorted(class_bases)) for k in outline.keepers}
+        one of the attributes ``read`` (``self.<attribute>.<member>`` in this file's text) spells
+        ``tokens``: asked of outlines and text alone."""
+        wanted = set(read)
+        keepers = {
+            k.method
+            for _, _, outline in self._base_chain(sorted(class_bases))
+            for k in outline.keepers
+            if k.attribute in wanted
+        }
         return any(self.index.spells(path, tokens) for path in self.modules_calling(keepers))
 
     def reaches(

@@ -352,6 +352,14 @@ def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | No
     return {name for c in classes for name in map(dotted_name, c.bases) if name}
 
 
+def attributes_read_on_self(text: str) -> set[str]:
+    """The attributes whose members the text reads on ``self`` (``model`` for ``self.model.x``)."""
+    return set(_MEMBER_OF_SELF.findall(text))
+
+
+_MEMBER_OF_SELF = re.compile(r"self\s*\.\s*(\w+)\s*\.\s*\w")
+
+
 def classes_reading(tree: ast.Module, lines: list[str], reading: frozenset[str]) -> set[str]:
     """The module's top-level classes whose text spells a read of one of ``reading`` on a
     ``self`` attribute: the classes a subclass's wrapping of that attribute can break."""
