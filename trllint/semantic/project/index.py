@@ -9,7 +9,6 @@ outlines and facts, ``trllint.semantic.project.modules``; the facts kept on disk
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -101,11 +100,6 @@ def _calling_key(scope: Path, methods: frozenset[str]) -> str:
     return f"{MODULES_CALLING}{','.join(sorted(methods))}:{scope}"
 
 
-def _calling_digest(found: list[tuple[Path, str]]) -> str:
-    text = "\n".join(f"{path} {digest}" for path, digest in found)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 def calling_search(dependency: str) -> tuple[frozenset[str], Path]:
     """The methods and the project folder a ``MODULES_CALLING`` dependency names (method names
     hold no colon, so the first one ends them; the folder may hold any)."""
@@ -114,10 +108,11 @@ def calling_search(dependency: str) -> tuple[frozenset[str], Path]:
 
 
 def modules_calling_unchanged(dependency: str, digest: str) -> bool:
-    """The modules of a project that call the methods a ``MODULES_CALLING`` dependency names are
-    still those, with the same contents (a cached result that read them still holds)."""
-    methods, folder = calling_search(dependency)
-    return _calling_digest(_index_of_folder(folder).modules_calling(methods)) == digest
+    """No module of the project a ``MODULES_CALLING`` dependency names was added, removed or
+    written since (``ProjectIndex.modules_stamp``): which of them call its methods, and what they
+    hand, cannot have changed. A stat of each module, no read: a warm run stays warm."""
+    _, folder = calling_search(dependency)
+    return _index_of_folder(folder).modules_stamp() == digest
 
 
 @dataclass(frozen=True)
@@ -218,12 +213,13 @@ class ProjectView:
         ``methods`` as a method: where a class's instance may be handed something, whichever
         module holds the instance (a trainer calls ``self.model.set_prepared_model(...)`` on a
         model class it never imports). Which modules those are, and their contents, is recorded
-        (``callers``): a call added or removed anywhere lints the file again."""
+        (``callers``, as the project's modules' stamp): a module added, removed or written
+        anywhere in the project lints the file again."""
         wanted = frozenset(methods)
         if not wanted:
             return []
         found = self.index.modules_calling(wanted)
-        self.callers[_calling_key(self.index.scope, wanted)] = _calling_digest(found)
+        self.callers[_calling_key(self.index.scope, wanted)] = self.index.modules_stamp()
         return [path for path, _ in found]
 
     def subclasses_beside(self, names: Iterable[str]) -> list[Definition]:

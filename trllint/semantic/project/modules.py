@@ -160,12 +160,8 @@ class ProjectIndex:
         ``methods`` as a method (``x.set_model(``), with their content hashes, in path order.
         Every module is read once per content for all such questions: an answer that reaches
         past imports, to the code that calls a class's method wherever it is."""
-        from trllint.semantic.project.files import project_files
-
-        if self._modules is None:
-            self._modules = sorted(project_files(self.scope, (".py",)))
         found: list[tuple[Path, str]] = []
-        for path in self._modules:
+        for path in self._project_modules():
             digest = self.content_hash(path)
             if digest is None:
                 continue
@@ -178,6 +174,26 @@ class ProjectIndex:
             if self._methods_called[digest] & methods:
                 found.append((path, digest))
         return found
+
+    def modules_stamp(self) -> str:
+        """A digest of the project's modules as they are now: their paths, sizes and times of
+        last writing (as the result cache trusts a module's stamp without reading it)."""
+        stamps = []
+        for path in self._project_modules():
+            try:
+                st = path.stat()
+            except OSError:
+                continue  # gone: the listing below it says so
+            stamps.append(f"{path} {st.st_size} {st.st_mtime_ns}")
+        return hashlib.sha256("\n".join(stamps).encode("utf-8")).hexdigest()[:16]
+
+    def _project_modules(self) -> list[Path]:
+        """The project's modules (within ``scope``), listed once until one is created or deleted."""
+        from trllint.semantic.project.files import project_files
+
+        if self._modules is None:
+            self._modules = sorted(project_files(self.scope, (".py",)))
+        return self._modules
 
     def _read(
         self,
