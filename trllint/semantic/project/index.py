@@ -49,9 +49,9 @@ MAX_MODULES_BESIDE = 256
 # A result's dependency on which modules a folder holds (``ProjectView.listings``), as the result
 # cache keys it: the prefix, then the folder.
 MODULES_IN_FOLDER = "modules-in-folder:"
-# A result's dependency on which modules of a project call some methods, and their contents
-# (``ProjectView.modules_calling``): the prefix, the methods (comma-separated), a colon, the
-# project's folder.
+# A result's dependency on which modules of a project call some methods, and what they hand
+# them (``ProjectView.modules_calling``), kept as the stamp of the project's modules: the prefix,
+# the methods (comma-separated), a colon, the project's folder.
 MODULES_CALLING = "modules-calling:"
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.
