@@ -520,11 +520,11 @@ def test_the_index_finds_the_modules_that_call_a_method_anywhere_in_the_project(
     view, _ = view_of(tmp_path / "proj/models/foundation.py")
     assert view.modules_calling({"set_prepared_model"}) == [(tmp_path / "proj/training/trainer.py").resolve()]
     assert view.modules_calling({"set_model"}) == []
-    (key, digest), = [(k, d) for k, d in view.callers.items() if "set_prepared_model" in k]
-    assert project_module.modules_calling_unchanged(key, digest)
+    (folder, stamp), = view.projects.items()
+    assert project_module.project_modules_unchanged(folder, stamp)
     (tmp_path / "proj/training/notes.py").write_text("m.set_prepared_model(x)\n")
     project_module.forget_module(tmp_path / "proj/training/notes.py")
-    assert not project_module.modules_calling_unchanged(key, digest)
+    assert not project_module.project_modules_unchanged(folder, stamp)
 
 
 # ---- the disk cache ------------------------------------------------------------------------

@@ -67,9 +67,10 @@ _NEEDS_WHOLE_PARAMETERS = frozenset({"generate"})
 _DDP = frozenset({Backend.DDP})
 # A function of the project that the file calls spells DDP or DataParallel.
 _HELPER_WRAPS = Reached(SPELLS_A_WRAPPER, calls=True)
-# A module of the project that wraps a model calls a method by which a base class of the file's
-# classes keeps an argument (SimpleTuner's trainer: `self.model.set_prepared_model(results[0])`).
-_KEPT_WRAPPER = Reached(WRAPS_A_MODEL, kept=True)
+# A class of the file inherits a wrapped attribute: a base class in another module, or a subclass
+# beside the file, binds one, or a module of the project that wraps a model hands it to a method by
+# which a base keeps it (SimpleTuner's trainer: `self.model.set_prepared_model(results[0])`).
+_INHERITS_A_WRAPPER = Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS, subclasses=True, kept=True)
 
 
 class Unsafe(ReasonKind):
@@ -144,16 +145,15 @@ class WrappedModelAttribute(Rule):
         # A helper of the project may make the wrapper (`model = setup_ddp(model)`), and a
         # module anywhere in it may hand one to a method by which a base class keeps it.
         AnyOf(
-            *WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, _KEPT_WRAPPER, setting="training-step-methods"
+            *WRAPPING_MARKERS, _MEMBER_OF_A_SELF_ATTRIBUTE, _HELPER_WRAPS, _INHERITS_A_WRAPPER, setting="training-step-methods"
         ),
         # The name of what wraps a model (`DataParallelKwargs` is no `DataParallel`), or a base
         # class in another module, or a subclass beside the file, binds a wrapped attribute.
         AnyOf(
             *WRAPPING_IN_CODE,
             LIBRARY_TRAINER_NAMES,  # a library trainer base prepares the model
-            Reached(WRAPS_A_MODEL, calls=False, reading=HF_MODEL_MEMBERS, subclasses=True),
+            _INHERITS_A_WRAPPER,
             _HELPER_WRAPS,
-            _KEPT_WRAPPER,
             setting="training-step-methods",
         ),
     )

@@ -231,10 +231,10 @@ class ProjectBases:
                 overridden.update(base.methods)
             handed = self._handed({keeper.method for _, keeper in keepers}) if keepers else {}
             for base, keeper in keepers:
+                setting_up = frozenset(m for b in bases for a, m in b.setting_up if a == keeper.attribute)
                 for module, at, wrapping in handed.get(keeper.method, ()):
                     if at in (keeper.parameter, keeper.position):
                         origin = f"{wrapping.origin} handed to {keeper.method}() in {module}, kept by {base.name}"
-                        setting_up = frozenset(m for b in bases for a, m in b.setting_up if a == keeper.attribute)
                         found.setdefault(f"self.{keeper.attribute}", (replace(wrapping, origin=origin), setting_up))
             self._kept[id(cls)] = found
         return self._kept[id(cls)]

@@ -28,7 +28,7 @@ from trllint.app.config import Config
 from trllint.core.findings import Edit, Evidence, Finding, Fix
 from trllint.engine.results import FileResult, Mode
 from trllint.facts.launch import LAUNCH_SOURCES
-from trllint.semantic.project.index import MODULES_CALLING, MODULES_IN_FOLDER
+from trllint.semantic.project.index import MODULES_IN_FOLDER, PROJECT_MODULES
 
 if TYPE_CHECKING:
     from trllint.rule.ruleset import RuleSet
@@ -121,10 +121,10 @@ def _unchanged(dependency: str, digest: str, stamps: dict[str, list]) -> bool:
         from trllint.facts.launch.project import project_launch
 
         return project_launch(Path(dependency[len(LAUNCH_SOURCES) :])).digest == digest
-    if dependency.startswith(MODULES_CALLING):  # which modules of a project call some methods
-        from trllint.semantic.project.index import modules_calling_unchanged
+    if dependency.startswith(PROJECT_MODULES):  # every module of a project
+        from trllint.semantic.project.index import project_modules_unchanged
 
-        return modules_calling_unchanged(dependency, digest)
+        return project_modules_unchanged(Path(dependency[len(PROJECT_MODULES) :]), digest)
     if dependency.startswith(MODULES_IN_FOLDER):  # which modules a folder holds
         from trllint.semantic.project.modules import modules_listing_digest
 

@@ -68,9 +68,8 @@ class Reached:
         self.reading = reading
         # True: so do the modules beside the file that derive a class from such a reading class.
         self.subclasses = subclasses
-        # True: the one way on is instead a module of the project that calls a method by which a
-        # base class of the file's classes keeps an argument (`set_prepared_model(model)`); the
-        # fields above do not apply.
+        # True: so does a module anywhere in the project that calls a method by which a base
+        # class of the file's classes keeps an attribute the file reads (`set_prepared_model`).
         self.kept = kept
 
     def __repr__(self) -> str:

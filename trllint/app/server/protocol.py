@@ -34,7 +34,7 @@ from trllint.app.server.diagnostics import Linted, diagnostic
 from trllint.app.server.documents import OpenFile, Part, lint
 from trllint.app.server.settings import CONFIG_FILE_NAMES, Settings, SettingsCache, is_config_file
 from trllint.rule.registry import available_rules
-from trllint.semantic.project.index import MODULES_CALLING, MODULES_IN_FOLDER, calling_search, forget_module, use_unsaved
+from trllint.semantic.project.index import MODULES_IN_FOLDER, PROJECT_MODULES, forget_module, use_unsaved
 
 # Files whose change can change a finding without being opened: configurations, the modules a
 # file imports, and the launch files (scripts, accelerate and DeepSpeed configs, READMEs).
@@ -274,14 +274,13 @@ def _path_of(uri: str) -> Path | None:
 
 
 def _searched(linted: Linted, path: Path) -> bool:
-    """The file's findings read which modules of ``path``'s project call some methods
-    (``MODULES_CALLING``): a module changed anywhere in it may now call one, or no longer."""
-    for dependency in linted.dependencies:
-        if dependency.startswith(MODULES_CALLING):
-            _, scope = calling_search(dependency)
-            if scope in path.parents:
-                return True
-    return False
+    """The file's findings read every module of ``path``'s project (``PROJECT_MODULES``): a
+    module changed anywhere in it may change them."""
+    return any(
+        Path(dependency[len(PROJECT_MODULES) :]) in path.parents
+        for dependency in linted.dependencies
+        if dependency.startswith(PROJECT_MODULES)
+    )
 
 
 def _forget_launch_files() -> None:

@@ -60,9 +60,9 @@ def project_reaches(
     bases (with ``reading``, see ``outline.class_bases``) lead to holds ``tokens``, or (with
     ``subclasses``) a module beside it that derives a class from a class of it that so reads
     (:meth:`ProjectView.reaches`): a prefilter's :class:`~trllint.core.prefilter.Reached`, asked of
-    the file's calls and the outline of its classes. With ``kept``, the one way on is instead a
-    module of the project that calls a method by which a base class of the file's classes keeps
-    an argument (:meth:`ProjectView.keeper_callers_spell`). A file CPython cannot parse is let
+    the file's calls and the outline of its classes, or (with ``kept``) a module anywhere in the
+    project that calls a method by which a base class of the file's classes keeps an attribute
+    the file reads (:meth:`ProjectView.keeper_callers_spell`). A file CPython cannot parse is let
     through: its syntax error is reported by the rule's run."""
     from trllint.core.syntax import cpython_tree
     from trllint.semantic.project.outline import attributes_read_on_self, class_bases, classes_reading, spelled_dotted_names
@@ -76,15 +76,17 @@ def project_reaches(
         view = project_view(model)
         if view is None:
             return False
-        if kept:
-            return view.keeper_callers_spell(tokens, class_bases(tree, source.lines), attributes_read_on_self(source.text))
         # Asked before the file is parsed: the dotted names its text spells whose first name an import
         # binds hold every call ``reaches`` could follow, so no file one leads on from is skipped.
         called: set[str] = set()
         if calls:
             called = model.once((spelled_dotted_names,), lambda: spelled_dotted_names(source.text, set(view.imports)))
         derived_from = classes_reading(tree, source.lines, reading) if subclasses and reading is not None else set()
-        return view.reaches(tokens, called, class_bases(tree, source.lines, reading), derived_from)
+        if view.reaches(tokens, called, class_bases(tree, source.lines, reading), derived_from):
+            return True
+        # Last, as it may list the whole project: a module that hands a keeper of a base something.
+        read = attributes_read_on_self(source.text) if kept else set()
+        return bool(read) and view.keeper_callers_spell(tokens, class_bases(tree, source.lines), read)
 
     return model.once((project_reaches, tokens, calls, reading, subclasses, kept), compute)
 
@@ -92,13 +94,14 @@ def project_reaches(
 def consulted_modules(model: SemanticModel) -> dict[str, str]:
     """The project modules whose facts this file's answers read (path -> content hash), the
     folders whose list of modules they read (``MODULES_IN_FOLDER`` + folder -> its digest), and
-    the project-wide searches for a method's callers (``MODULES_CALLING``, see
-    ``ProjectView.modules_calling``); empty
+    the projects whose every module they read (``PROJECT_MODULES`` + folder -> its modules'
+    stamp, see ``ProjectView.modules_calling``); empty
     when no question reached the project (the view is not made just to ask)."""
-    from trllint.semantic.project.index import MODULES_IN_FOLDER
+    from trllint.semantic.project.index import MODULES_IN_FOLDER, PROJECT_MODULES
 
     view = model.cached((project_view,))
     if view is None:
         return {}
     folders = {f"{MODULES_IN_FOLDER}{folder}": digest for folder, digest in view.listings.items()}
-    return {**{str(path): digest for path, digest in view.consulted.items()}, **folders, **view.callers}
+    projects = {f"{PROJECT_MODULES}{folder}": stamp for folder, stamp in view.projects.items()}
+    return {**{str(path): digest for path, digest in view.consulted.items()}, **folders, **projects}

@@ -28,15 +28,14 @@ if TYPE_CHECKING:
     from trllint.semantic.project.summaries import ModuleAnswer, ModuleFact
 
 __all__ = [
-    "MODULES_CALLING",
     "MODULES_IN_FOLDER",
+    "PROJECT_MODULES",
     "Definition",
-    "calling_search",
     "ProjectView",
     "cache_folder",
     "forget_module",
     "index_for",
-    "modules_calling_unchanged",
+    "project_modules_unchanged",
     "use_cache_folder",
     "use_unsaved",
 ]
@@ -49,10 +48,9 @@ MAX_MODULES_BESIDE = 256
 # A result's dependency on which modules a folder holds (``ProjectView.listings``), as the result
 # cache keys it: the prefix, then the folder.
 MODULES_IN_FOLDER = "modules-in-folder:"
-# A result's dependency on which modules of a project call some methods, and what they hand
-# them (``ProjectView.modules_calling``), kept as the stamp of the project's modules: the prefix,
-# the methods (comma-separated), a colon, the project's folder.
-MODULES_CALLING = "modules-calling:"
+# A result's dependency on the whole project's modules (``ProjectView.modules_calling`` read them
+# all), as the result cache keys it: the prefix, then the project's folder.
+PROJECT_MODULES = "project-modules:"
 
 # The run's cache folder for module facts (None: memory only), set by the engine before linting.
 _CACHE_FOLDER: list[Path | None] = [None]
@@ -96,23 +94,10 @@ def _index_of_folder(folder: Path) -> ProjectIndex:
     return _INDEXES[(root, scope)]
 
 
-def _calling_key(scope: Path, methods: frozenset[str]) -> str:
-    return f"{MODULES_CALLING}{','.join(sorted(methods))}:{scope}"
-
-
-def calling_search(dependency: str) -> tuple[frozenset[str], Path]:
-    """The methods and the project folder a ``MODULES_CALLING`` dependency names (method names
-    hold no colon, so the first one ends them; the folder may hold any)."""
-    methods, _, folder = dependency[len(MODULES_CALLING) :].partition(":")
-    return frozenset(methods.split(",")), Path(folder)
-
-
-def modules_calling_unchanged(dependency: str, digest: str) -> bool:
-    """No module of the project a ``MODULES_CALLING`` dependency names was added, removed or
-    written since (``ProjectIndex.modules_stamp``): which of them call its methods, and what they
-    hand, cannot have changed. A stat of each module, no read: a warm run stays warm."""
-    _, folder = calling_search(dependency)
-    return _index_of_folder(folder).modules_stamp() == digest
+def project_modules_unchanged(folder: Path, stamp: str) -> bool:
+    """No module of the project at ``folder`` was added, removed or written since it had
+    ``stamp`` (``ProjectIndex.modules_stamp``): a stat of each, no read, so a warm run stays warm."""
+    return _index_of_folder(folder).modules_stamp() == stamp
 
 
 @dataclass(frozen=True)
@@ -144,8 +129,8 @@ class ProjectView:
     consulted: dict[Path, str] = field(default_factory=dict)
     # The folders whose list of modules this file's answers read: (folder, modules_listing_digest).
     listings: dict[Path, str] = field(default_factory=dict)
-    # The project-wide questions of which modules call some methods: (MODULES_CALLING key, digest).
-    callers: dict[str, str] = field(default_factory=dict)
+    # The projects whose every module this file's answers read: (folder, modules_stamp).
+    projects: dict[Path, str] = field(default_factory=dict)
     # The modules parsed for this file's questions, by content hash: the rules ask one module
     # several facts while the file is linted (a base class's wrapping, its methods' returns), so
     # it is parsed once for them all, and released with the file (:meth:`release`).
@@ -212,15 +197,13 @@ class ProjectView:
         """The modules of the whole project (this file too) whose text spells a call of one of
         ``methods`` as a method: where a class's instance may be handed something, whichever
         module holds the instance (a trainer calls ``self.model.set_prepared_model(...)`` on a
-        model class it never imports). Which modules those are, and their contents, is recorded
-        (``callers``, as the project's modules' stamp): a module added, removed or written
-        anywhere in the project lints the file again."""
+        model class it never imports). The project's modules' stamp is recorded (``projects``):
+        a module added, removed or written anywhere in the project lints the file again."""
         wanted = frozenset(methods)
         if not wanted:
             return []
-        found = self.index.modules_calling(wanted)
-        self.callers[_calling_key(self.index.scope, wanted)] = self.index.modules_stamp()
-        return [path for path, _ in found]
+        self.projects[self.index.scope] = self.index.modules_stamp()
+        return self.index.modules_calling(wanted)
 
     def subclasses_beside(self, names: Iterable[str]) -> list[Definition]:
         """The classes that the modules beside this file (in its folder) derive from one of this

@@ -64,9 +64,10 @@ class ProjectIndex:
         # module (its outline, its spellings, a name) would read and decode it again.
         self._bytes: dict[str, bytes] = {}
         self._texts: dict[str, str] = {}
-        # The project's modules (``files.project_files``), listed once until one is created or
-        # deleted, and the names each calls as a method (``x.name(``), by content hash.
+        # The project's modules (``files.project_files``), listed once until one changes, and the
+        # names each calls as a method (``x.name(``), by content hash.
         self._modules: list[Path] | None = None
+        self._stamp: str | None = None  # modules_stamp, until a module changes
         self._methods_called: dict[str, frozenset[str]] = {}
 
     def resolve(self, importer: Path, ref: ImportRef) -> tuple[Path, str | None] | None:
@@ -84,7 +85,7 @@ class ProjectIndex:
         What was computed from its old content stays, keyed by that content."""
         self._hashes.pop(path, None)
         self.imports.forget()  # a created or deleted module changes where imports lead
-        self._modules = None
+        self._modules, self._stamp = None, None
 
     def content_hash(self, path: Path) -> str | None:
         if path not in self._hashes:
@@ -155,12 +156,12 @@ class ProjectIndex:
             path, self._defines_only, name, False, lambda data: names_only_where_defined(self._text(digest, data), name)
         )
 
-    def modules_calling(self, methods: frozenset[str]) -> list[tuple[Path, str]]:
+    def modules_calling(self, methods: frozenset[str]) -> list[Path]:
         """The project's modules (within ``scope``) whose text spells a call of one of
-        ``methods`` as a method (``x.set_model(``), with their content hashes, in path order.
-        Every module is read once per content for all such questions: an answer that reaches
-        past imports, to the code that calls a class's method wherever it is."""
-        found: list[tuple[Path, str]] = []
+        ``methods`` as a method (``x.set_model(``), in path order. Every module is read once per
+        content for all such questions: an answer that reaches past imports, to the code that
+        calls a class's method wherever it is."""
+        found: list[Path] = []
         for path in self._project_modules():
             digest = self.content_hash(path)
             if digest is None:
@@ -172,12 +173,15 @@ class ProjectIndex:
                     text = ""
                 self._methods_called[digest] = frozenset(_METHOD_CALL.findall(text))
             if self._methods_called[digest] & methods:
-                found.append((path, digest))
+                found.append(path)
         return found
 
     def modules_stamp(self) -> str:
-        """A digest of the project's modules as they are now: their paths, sizes and times of
-        last writing (as the result cache trusts a module's stamp without reading it)."""
+        """A digest of the project's modules: their paths, sizes and times of last writing (as
+        the result cache trusts a module's stamp without reading it), taken once until one is
+        written, created or deleted (``forget``)."""
+        if self._stamp is not None:
+            return self._stamp
         stamps = []
         for path in self._project_modules():
             try:
@@ -185,10 +189,11 @@ class ProjectIndex:
             except OSError:
                 continue  # gone: the listing below it says so
             stamps.append(f"{path} {st.st_size} {st.st_mtime_ns}")
-        return hashlib.sha256("\n".join(stamps).encode("utf-8")).hexdigest()[:16]
+        self._stamp = hashlib.sha256("\n".join(stamps).encode("utf-8")).hexdigest()[:16]
+        return self._stamp
 
     def _project_modules(self) -> list[Path]:
-        """The project's modules (within ``scope``), listed once until one is created or deleted."""
+        """The project's modules (within ``scope``), listed once until one changes (``forget``)."""
         from trllint.semantic.project.files import project_files
 
         if self._modules is None:

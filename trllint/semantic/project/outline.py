@@ -164,18 +164,12 @@ def _self_assignments(method: ast.FunctionDef) -> list[tuple[str, ast.expr | Non
     """(attribute, value) for each ``self.<attribute> = value`` in the method's body, but in a
     nested function or class (its own scope: it assigns when it runs, if ever)."""
     found: list[tuple[str, ast.expr | None]] = []
-    pending: list[ast.AST] = list(method.body)
-    while pending:
-        node = pending.pop()
+    for node in _statements_anywhere(method.body, into_scopes=False):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                     found.append((target.attr, node.value))
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in _BLOCKS:
-            pending.extend(getattr(node, field, None) or ())
     return found
 
 
@@ -222,14 +216,17 @@ def _collect_imports(statements: list[ast.stmt], found: dict[str, ImportRef]) ->
             _collect_imports(statement.orelse, found)
 
 
-def _statements_anywhere(tree: ast.Module) -> list[ast.AST]:
-    """Every statement of the module (and except clause and match case), nested ones too, in no
-    particular order: a loop over statement lists alone, not every expression."""
+def _statements_anywhere(body: list[ast.stmt], into_scopes: bool = True) -> list[ast.AST]:
+    """Every statement of ``body`` (and except clause and match case), nested ones too, in no
+    particular order: a loop over statement lists alone, not every expression. Without
+    ``into_scopes``, not those of a nested function or class."""
     found: list[ast.AST] = []
-    pending: list[ast.AST] = list(tree.body)
+    pending: list[ast.AST] = list(body)
     while pending:
         node = pending.pop()
         found.append(node)
+        if not into_scopes and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
         for field in _BLOCKS:
             children = getattr(node, field, None)
             if children:
@@ -346,7 +343,7 @@ def class_bases(tree: ast.Module, lines: list[str], reading: frozenset[str] | No
     can change; then every class's bases count, since the reading class may inherit through
     another class of the file. A test of the text only: the rule itself decides which reads
     matter."""
-    classes = [node for node in _statements_anywhere(tree) if type(node) is ast.ClassDef]  # nested ones too
+    classes = [node for node in _statements_anywhere(tree.body) if type(node) is ast.ClassDef]  # nested ones too
     if reading is not None and not any(_spells_a_member_read(c, reading, lines) for c in classes):
         return set()
     return {name for c in classes for name in map(dotted_name, c.bases) if name}
