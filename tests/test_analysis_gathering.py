@@ -796,3 +796,17 @@ def test_a_comprehension_s_own_names_hide_the_scope_s():
     }
     assert not flow.depends_on_rank(cst.parse_expression("any(k > 0 for k in gathered)"), line)
     assert flow.depends_on_rank(cst.parse_expression("any(x > k for x in gathered)"), line)
+
+
+def test_an_imported_function_is_read_by_its_own_name_not_its_alias():
+    # lightly's benchmark module: `from lightly.utils.dist import gather as lightly_gather` gathers;
+    # another function imported as `gather` does not (an unknown library call: no rank data known).
+    code = """
+        from lightly.utils.dist import {imported} as {alias}
+
+        def step(self, model, inputs):
+            logits = model(**inputs).logits
+            log(torch.cat({alias}(logits), dim=0))
+        """
+    assert _last_state(code.format(imported="gather", alias="lightly_gather")) == Rank.GLOBAL
+    assert _last_state(code.format(imported="split_batches", alias="gather")) == Rank.NO_DATA

@@ -210,6 +210,9 @@ class RankFlow(ScopeBindings):
             return Rank.PER_RANK if self._ranks.is_rank_index(node) else Rank.NO_DATA  # a global `local_rank`
         if isinstance(node, cst.Call):
             method = method_or_function(node) or ""
+            if isinstance(node.func, cst.Name):
+                # `from lightly.utils.dist import gather as lightly_gather`: the function's own name
+                method = last_attribute(self._imports.resolve(method)) or method
             if in_place_output(node, self._imports) is not None:
                 return Rank.NO_DATA  # `handle = dist.all_reduce(t, async_op=True)`: the data is `t`
             if method.lstrip("_") in GATHERING_CALLS:
