@@ -135,24 +135,60 @@ def dotted_reads(node: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
 
 def attributes_read_by_sinks(scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list]) -> frozenset[str]:
     """``self.x`` attributes whose contents reach a sink in ``scopes``: read in a sink's argument,
-    or put into a dict a sink logs (``logs.update(...)``). Only a scope that calls a sink adds one."""
+    or in what a name the sink logs is built from in the same scope, to any depth (``logs =
+    {**logs, **metrics}``, ``metrics.update(custom)``, ``metrics[key] = ...``, ``custom =
+    self.compute_metrics(EvalPrediction(predictions=self._completions))``). Only a scope that
+    calls a sink adds one."""
     found: set[str] = set()
     for statements in scopes:
-        logged_dicts: set[str] = set()
+        feeding: set[str] = set()  # the scope's names whose contents reach a sink
         for small, _ in statements:
             for call in statement_calls(small):
                 for arg, _ in logged_arguments(call):
                     found |= self_attributes_read(arg)
-                    logged_dicts.add(dotted_name(arg) or "")
-        for small, _ in statements:
-            for call in statement_calls(small):
-                if isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in logged_dicts:
-                    found |= {n for arg in call.args for n in self_attributes_read(arg.value)}
-            if isinstance(small, cst.Assign) and any(
-                isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in logged_dicts for t in small.targets
-            ):
-                found |= self_attributes_read(small.value)
+                    feeding |= local_names_read(arg)
+        writes = [write for small, _ in statements for write in _local_writes(small)] if feeding else []
+        grown = True
+        while grown:  # a name built from a name built from ...: to a fixed point
+            grown = False
+            for written, value in writes:
+                if written in feeding:
+                    found |= self_attributes_read(value)
+                    new = local_names_read(value) - feeding
+                    feeding |= new
+                    grown = grown or bool(new)
     return frozenset(found)
+
+
+def local_names_read(node: cst.CSTNode) -> set[str]:
+    """The plain names ``node`` reads (``metrics`` of ``metrics["loss"]``, ``logs`` of ``{**logs}``),
+    not the attribute parts of a dotted name."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.Attribute):
+        return local_names_read(node.value)
+    return {name for child in walk.syntax_children(node) for name in local_names_read(child)}
+
+
+# The methods that put their arguments into a dict or list (``metrics.update(custom)``).
+_FILLING_METHODS = frozenset({"update", "append", "extend", "insert", "setdefault", "add"})
+
+
+def _local_writes(small: cst.CSTNode) -> list[tuple[str, cst.CSTNode]]:
+    """(name, what is put into it) for each write of a plain name in ``small``: ``name = v``,
+    ``name += v``, ``name[key] = v``, ``name.update(v)``; not ``self``'s, an object's own."""
+    writes: list[tuple[str, cst.CSTNode]] = []
+    if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and small.value is not None:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        for target in targets:
+            root = target.value if isinstance(target, cst.Subscript) else target
+            if isinstance(root, cst.Name):
+                writes.append((root.value, small.value))
+    for call in statement_calls(small):
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _FILLING_METHODS:
+            writes.extend((func.value.value, arg.value) for arg in call.args)
+    return [(name, value) for name, value in writes if name not in ("self", "cls")]
 
 
 def written_as_buffers(names: Iterable[str], scopes: Sequence[Statements]) -> frozenset[str]:
@@ -172,3 +208,28 @@ def _written_as_buffer(name: str, scopes: Sequence[Statements]) -> bool:
             if isinstance(small, cst.Assign) and any(buffer_root(t.target, (name,)) for t in small.targets):
                 return True
     return False
+
+
+def accumulated_buffers(names: Iterable[str], scopes: Sequence[Statements]) -> frozenset[str]:
+    """Those of ``names`` some scope binds again with what they held and more, call after call
+    (``self.total += v``, ``self.rewards = torch.cat([self.rewards, v])``): a buffer each of whose
+    bindings (``self.rewards = v`` too) stores a value."""
+    wanted = frozenset(names)
+    return frozenset(
+        name for statements in scopes for small, _ in statements if (name := bound_buffer(small, wanted)) and _accumulates(small, name)
+    )
+
+
+def bound_buffer(small: cst.CSTNode, buffers: frozenset[str]) -> str | None:
+    """The one of ``buffers`` that ``small`` binds itself (``self.rewards = v``, ``self.total += v``)."""
+    if isinstance(small, cst.AugAssign):
+        targets = [small.target]
+    elif isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+    else:
+        return None
+    return next((name for target in targets if (name := dotted_name(target)) in buffers), None)
+
+
+def _accumulates(small: cst.CSTNode, name: str) -> bool:
+    return isinstance(small, cst.AugAssign) or (isinstance(small, cst.Assign) and name in self_attributes_read(small.value))

@@ -44,7 +44,9 @@ from .sinks import (
     TRAINER_METRIC_HELPERS,
 )
 from .metric_syntax import (
+    accumulated_buffers,
     attributes_read_by_sinks,
+    bound_buffer,
     buffer_root,
     builds_dict,
     dict_values,
@@ -113,6 +115,8 @@ class LoggedValue:
     stored: bool  # kept for the Trainer's `log()` (a metric buffer, `store_metrics`, a returned dict)
     # Its statement calls the Trainer's own `self.log(...)`.
     trainer_log: bool = False
+    # The buffer it is stored into by binding it (`self.rewards = v`); None for the others.
+    buffer: str | None = None
 
 
 Handed = tuple[cst.BaseExpression, cst.CSTNode, bool]  # (value, its statement, stored for log())
@@ -202,7 +206,8 @@ class UngatheredMetric(Rule):
         super().__init__(source, settings)
         self._reported: set[int] = set()
         self._buffers: frozenset[str] = frozenset(METRIC_BUFFERS)
-        self._stored_reduced: dict[int, bool] = {}
+        self._rebound_buffers: frozenset[str] = frozenset()
+        self._stored_reduced: dict[tuple[int, str | None], bool] = {}
         self._forwarders = FileLoggers()
         self._fabrics_log_nothing = False
 
@@ -247,6 +252,8 @@ class UngatheredMetric(Rule):
         )
         # `self.stats` when a sink logs what it holds and some method writes it like a buffer.
         self._buffers = frozenset(METRIC_BUFFERS) | written_as_buffers(read_by_sinks, [flow.statements for flow in flows])
+        # `self.total += loss`, `self.rewards = torch.cat([self.rewards, r])`: a buffer every binding stores into.
+        self._rebound_buffers = accumulated_buffers(read_by_sinks - self._buffers, [flow.statements for flow in flows])
         logged_by_flow = [(flow, self._logged_values(flow, helpers)) for flow in flows]
         # The classes that gather some value they store for `log()`: a loss stored beside it
         # ungathered is no habit of logging rank 0's loss, but a metric the class left out.
@@ -260,7 +267,7 @@ class UngatheredMetric(Rule):
             cls = self._class_of_method.get(id(flow.scope))
             in_trainer = id(flow.scope) in self._trainer_methods
             for logged in values:
-                if not (logged.stored and cls is not None and self._stored_are_reduced(cls)):
+                if not (logged.stored and cls is not None and self._stored_are_reduced(cls, logged.buffer)):
                     trainer_logged = in_trainer and (logged.stored or logged.trainer_log)
                     beside_gathered = trainer_logged and logged.stored and id(cls) in gathers_stored
                     self._check(logged.value, logged.line, flow, trainer_logged, beside_gathered)
@@ -270,15 +277,19 @@ class UngatheredMetric(Rule):
                 if self._is_rank0_loss(value, line, flow):
                     self._check(value, line, flow)
 
-    def _stored_are_reduced(self, cls: cst.ClassDef) -> bool:
+    def _stored_are_reduced(self, cls: cst.ClassDef, buffer: str | None = None) -> bool:
         """Stored values are reduced across ranks by the class's own methods before they are
-        logged. Asked once per class, and only for a class that stores a value: the question reads
-        every method of the class (or a base's summary), so asking it per method would be quadratic."""
-        if id(cls) not in self._stored_reduced:
-            self._stored_reduced[id(cls)] = stored_metrics_reduced(
-                self.source, cls, self._classes, self._buffers, lambda call: bool(self._logged_arguments(call))
+        logged: those of the metric buffers, or of the one ``buffer`` a value is bound into (a loss
+        total the class all-reduces says nothing of its metrics buffer). Asked once per class (and
+        buffer), and only for a class that stores a value: the question reads every method of the
+        class (or a base's summary), so asking it per method would be quadratic."""
+        key = (id(cls), buffer)
+        if key not in self._stored_reduced:
+            buffers = self._buffers if buffer is None else frozenset({buffer})
+            self._stored_reduced[key] = stored_metrics_reduced(
+                self.source, cls, self._classes, buffers, lambda call: bool(self._logged_arguments(call))
             )
-        return self._stored_reduced[id(cls)]
+        return self._stored_reduced[key]
 
     # ---- where metrics go -------------------------------------------------------------------
 
@@ -326,6 +337,7 @@ class UngatheredMetric(Rule):
         (a metric buffer, ``store_metrics``, a dict returned to the trainer) rather than logged now,
         and whether its statement hands it to the Trainer's own ``self.log``."""
         values: list[Handed] = []
+        buffer_of: dict[int, str] = {}  # id(value) -> the buffer its statement binds it into
         dicts: dict[str, bool] = {}  # metric dict name -> stored (False once any use logs it now)
         trainer_log_lines: set[int] = set()  # the statements that call the Trainer's own `self.log(...)`
         returns_to_sink = isinstance(flow.scope, cst.FunctionDef) and flow.scope.name.value in helpers
@@ -352,6 +364,11 @@ class UngatheredMetric(Rule):
                     values.extend((v, line, True) for v in elements(call.args[0].value if call.args else None))
             if isinstance(small, cst.Assign) and any(buffer_root(t.target, self._buffers) for t in small.targets):
                 values.extend((v, line, True) for v in elements(small.value))
+            elif (buffer := bound_buffer(small, self._rebound_buffers)) is not None:
+                # `self.rewards = local.cpu()`, `self.total += loss`: what the buffer holds from now on
+                for v in elements(getattr(small, "value", None)):
+                    values.append((v, line, True))
+                    buffer_of[id(v)] = buffer
             if returns_to_sink and isinstance(small, cst.Return) and small.value is not None:
                 # The trainer stores a returned metrics dict (compute_loss -> store_metrics).
                 stored = helpers[flow.scope.name.value]
@@ -363,7 +380,10 @@ class UngatheredMetric(Rule):
                     elif isinstance(element, cst.Name):
                         dicts[element.value] = dicts.get(element.value, True) and stored
         values += self._dict_contents(flow, dicts)
-        return [LoggedValue(value, line, stored, id(line) in trainer_log_lines) for value, line, stored in values]
+        return [
+            LoggedValue(value, line, stored, id(line) in trainer_log_lines, buffer_of.get(id(value)))
+            for value, line, stored in values
+        ]
 
     @staticmethod
     def _reduced_here(flow: RankFlow, name: str, line: cst.CSTNode) -> bool:

@@ -1,0 +1,36 @@
+# Eval completions' rewards kept for compute_metrics: each rank keeps only its own slice of the
+# gathered rewards (`process_slice`), and log() hands the buffer to compute_metrics on every rank,
+# whose result the main process logs as the whole eval set's. A correct-answer count kept the
+# same way (`+=`) is rank 0's too.
+import torch
+from transformers import EvalPrediction
+from trl import GRPOTrainer
+
+
+class RewardMetricsTrainer(GRPOTrainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._eval_rewards = torch.empty(0, 2)
+        self._eval_correct = 0
+
+    def _score_eval_batch(self, inputs, rewards_per_func):
+        process_slice = slice(
+            self.accelerator.process_index * len(inputs),
+            (self.accelerator.process_index + 1) * len(inputs),
+        )
+        local_rewards = rewards_per_func[process_slice]
+        # expect: TRL004
+        self._eval_rewards = torch.cat([self._eval_rewards, local_rewards.cpu()], dim=0)
+        # expect: TRL004
+        self._eval_correct += (local_rewards > 0).sum().item()
+
+    def log(self, logs, start_time=None):
+        metrics = {}
+        if len(self._eval_rewards):
+            custom = self.compute_metrics(EvalPrediction(predictions=None, label_ids=self._eval_rewards))
+            metrics.update({f"eval_{key}": value for key, value in custom.items()})
+            metrics["eval_correct"] = self._eval_correct
+            self._eval_rewards = torch.empty(0, 2)
+            self._eval_correct = 0
+        logs = {**logs, **metrics}
+        super().log(logs, start_time)
