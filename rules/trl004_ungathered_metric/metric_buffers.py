@@ -33,7 +33,7 @@ from trllint.core.source import SourceFile
 from trllint.semantic.project.summaries import ModuleFact, top_level_classes
 from trllint.semantic.project.file_view import project_view
 
-from .sinks import METRIC_BUFFERS
+from .sinks import METRIC_BUFFERS, TRAINER_METRIC_FUNCTION
 
 
 def log_reduces_stored_metrics(
@@ -70,6 +70,7 @@ def log_reduces_stored_metrics(
             and isinstance(func, cst.Attribute)
             and dotted_name(func.value) == "self"
             and func.attr.value not in defined
+            and func.attr.value != TRAINER_METRIC_FUNCTION
             and not is_sink(call)
         )
 
@@ -127,6 +128,8 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
         return any(reads_buffer(child) for child in walk.syntax_children(node))
 
     def reads_stored(node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Attribute) and named(node, buffers):
+            return True  # the whole buffer (`self._all_reduce_metric(self.rewards)`)
         if isinstance(node, cst.Subscript):
             root: cst.CSTNode = node
             while isinstance(root, cst.Subscript):

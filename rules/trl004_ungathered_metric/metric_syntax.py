@@ -211,17 +211,19 @@ def _written_as_buffer(name: str, scopes: Sequence[Statements]) -> bool:
 
 
 def accumulated_buffers(names: Iterable[str], scopes: Sequence[Statements]) -> frozenset[str]:
-    """Those of ``names`` some scope binds again with what they held and more, call after call
-    (``self.total += v``, ``self.rewards = torch.cat([self.rewards, v])``): a buffer each of whose
-    bindings (``self.rewards = v`` too) stores a value."""
+    """Those of ``names`` some scope extends by binding them again with what they held and more
+    values, as a list's ``extend`` would (``self.rewards = torch.cat([self.rewards, r])``,
+    ``self.texts += [t]``): a buffer each of whose bindings (``self.rewards = r`` too) stores
+    values. A running number (``self.total += loss``, ``self.ema = 0.9 * self.ema + x``) is none:
+    what log() makes of it, and whether it reduces it, is not read."""
     wanted = frozenset(names)
     return frozenset(
-        name for statements in scopes for small, _ in statements if (name := bound_buffer(small, wanted)) and _accumulates(small, name)
+        name for statements in scopes for small, _ in statements if (name := bound_buffer(small, wanted)) and _extends(small, name)
     )
 
 
 def bound_buffer(small: cst.CSTNode, buffers: frozenset[str]) -> str | None:
-    """The one of ``buffers`` that ``small`` binds itself (``self.rewards = v``, ``self.total += v``)."""
+    """The one of ``buffers`` that ``small`` binds itself (``self.rewards = v``, ``self.texts += v``)."""
     if isinstance(small, cst.AugAssign):
         targets = [small.target]
     elif isinstance(small, cst.Assign):
@@ -231,5 +233,15 @@ def bound_buffer(small: cst.CSTNode, buffers: frozenset[str]) -> str | None:
     return next((name for target in targets if (name := dotted_name(target)) in buffers), None)
 
 
-def _accumulates(small: cst.CSTNode, name: str) -> bool:
-    return isinstance(small, cst.AugAssign) or (isinstance(small, cst.Assign) and name in self_attributes_read(small.value))
+# Calls that join tensors or arrays end to end: `torch.cat([buffer, values])` extends the buffer.
+_JOINING_CALLS = frozenset({"cat", "concat", "concatenate", "vstack", "hstack"})
+
+
+def _extends(small: cst.CSTNode, name: str) -> bool:
+    if isinstance(small, cst.AugAssign):
+        return isinstance(small.operator, cst.AddAssign) and isinstance(small.value, (cst.List, cst.ListComp))
+    value = small.value if isinstance(small, cst.Assign) else None
+    if not (isinstance(value, cst.Call) and last_attribute(call_name(value)) in _JOINING_CALLS and value.args):
+        return False
+    joined = value.args[0].value
+    return isinstance(joined, (cst.List, cst.Tuple)) and any(dotted_name(e.value) == name for e in joined.elements)

@@ -96,6 +96,13 @@ EVALUATED_BY_SOME_RANKS = (
     "ranks' shards are never evaluated; evaluate on every rank and all-reduce the result (or evaluate over "
     "the whole set) before logging"
 )
+# Values a buffer keeps whole for log() (`self.rewards = torch.cat([self.rewards, r])`): gathering
+# a mean of them would change what the buffer holds, so the message says what to gather, no fix.
+STORED_WHOLE = (
+    "per-rank values kept in `{buffer}`, which log() reports as the run's: rank 0 reports only its own "
+    "slice; gather them on every rank before they are kept (`gather_for_metrics`, `gather_object` for "
+    "Python objects)"
+)
 # The suffix of the unproven twin of each kind: the same evidence, but no launch shows several processes.
 LAUNCH_UNKNOWN = "-launch-unknown"
 # No fix may name an accelerator the code does not provably bind there (AttributeError or
@@ -252,7 +259,7 @@ class UngatheredMetric(Rule):
         )
         # `self.stats` when a sink logs what it holds and some method writes it like a buffer.
         self._buffers = frozenset(METRIC_BUFFERS) | written_as_buffers(read_by_sinks, [flow.statements for flow in flows])
-        # `self.total += loss`, `self.rewards = torch.cat([self.rewards, r])`: a buffer every binding stores into.
+        # `self.rewards = torch.cat([self.rewards, r])`: a buffer kept whole, which every binding stores into.
         self._rebound_buffers = accumulated_buffers(read_by_sinks - self._buffers, [flow.statements for flow in flows])
         logged_by_flow = [(flow, self._logged_values(flow, helpers)) for flow in flows]
         # The classes that gather some value they store for `log()`: a loss stored beside it
@@ -270,7 +277,7 @@ class UngatheredMetric(Rule):
                 if not (logged.stored and cls is not None and self._stored_are_reduced(cls, logged.buffer)):
                     trainer_logged = in_trainer and (logged.stored or logged.trainer_log)
                     beside_gathered = trainer_logged and logged.stored and id(cls) in gathers_stored
-                    self._check(logged.value, logged.line, flow, trainer_logged, beside_gathered)
+                    self._check(logged.value, logged.line, flow, trainer_logged, beside_gathered, logged.buffer)
         # A run's log file takes the losses only: the samples or texts rank 0 writes are its own.
         for flow in flows_of(lambda scope: scope is model.source.module or LOG_FILE_WORDS <= model.identifiers(scope)):
             for value, line in log_file_values(model, flow):
@@ -279,8 +286,8 @@ class UngatheredMetric(Rule):
 
     def _stored_are_reduced(self, cls: cst.ClassDef, buffer: str | None = None) -> bool:
         """Stored values are reduced across ranks by the class's own methods before they are
-        logged: those of the metric buffers, or of the one ``buffer`` a value is bound into (a loss
-        total the class all-reduces says nothing of its metrics buffer). Asked once per class (and
+        logged: those of the metric buffers, or of the one buffer kept whole that a value is bound
+        into (``buffer``: the class gathering its metrics says nothing of it). Asked once per class (and
         buffer), and only for a class that stores a value: the question reads every method of the
         class (or a base's summary), so asking it per method would be quadratic."""
         key = (id(cls), buffer)
@@ -365,7 +372,7 @@ class UngatheredMetric(Rule):
             if isinstance(small, cst.Assign) and any(buffer_root(t.target, self._buffers) for t in small.targets):
                 values.extend((v, line, True) for v in elements(small.value))
             elif (buffer := bound_buffer(small, self._rebound_buffers)) is not None:
-                # `self.rewards = local.cpu()`, `self.total += loss`: what the buffer holds from now on
+                # `self.rewards = local.cpu()`, `self.texts += [t]`: what the buffer holds from now on
                 for v in elements(getattr(small, "value", None)):
                     values.append((v, line, True))
                     buffer_of[id(v)] = buffer
@@ -434,10 +441,11 @@ class UngatheredMetric(Rule):
         flow: RankFlow,
         trainer_logged: bool = False,
         beside_gathered: bool = False,
+        buffer: str | None = None,
     ) -> None:
         """Report ``value`` (logged in ``line``) if it is per-rank; ``trainer_logged``: handed to the
         Trainer's own logging; ``beside_gathered``: stored for it by a class that gathers another
-        value it stores."""
+        value it stores; ``buffer``: the buffer kept whole that its statement binds it into."""
         if id(value) in self._reported or is_media(value) or flow.state(value, line) != Rank.PER_RANK:
             return
         if flow.holds_the_rank(value, line):
@@ -473,6 +481,9 @@ class UngatheredMetric(Rule):
             if setting is False or (setting is None and unknown) or reduced_on_some_path(flow, value, line):
                 return
             head, kind = RANK0_LOSS_HEAD, "rank0-loss" + unknown
+        if buffer is not None:
+            self.report(value, STORED_WHOLE.format(buffer=buffer), evidence=evidence, kind=kind)
+            return
         accelerator = accelerator_in_scope(SemanticModel.of(self.source), value)
         if accelerator is None:
             advice = NO_ACCELERATOR

@@ -19,6 +19,10 @@ METRIC_BUFFERS = ("self._metrics", "self._stored_metrics")
 # store_metrics), so an override's dict reaches a sink without a call in the same file.
 TRAINER_METRIC_HELPERS = ("get_batch_loss_metrics", "get_batch_metrics")
 
+# The Trainer's `compute_metrics`: the user's function of the predictions it is handed (the
+# Trainer's own evaluation hands it gathered ones); it reduces nothing across ranks itself.
+TRAINER_METRIC_FUNCTION = "compute_metrics"
+
 # Calls that log (or store for `log()`) a dict of metrics, by their whole loose name.
 SELF_SINKS = frozenset({"self.log", "super.log", "self.store_metrics"})
 # Methods that log a dict of metrics (their first argument), whatever their receiver.
