@@ -42,9 +42,11 @@ def log_reduces_stored_metrics(
     buffers: frozenset[str] = frozenset(METRIC_BUFFERS),
     is_sink: Callable[[cst.Call], bool] = lambda call: False,
     identifiers: walk.Identifiers = walk.identifiers,
+    whole: bool = False,
 ) -> bool:
     """True when ``log()`` of ``cls`` (or of a base class in the same file), or another of its
-    methods, passes what it read from a metric buffer through a collective or an unseen method.
+    methods, passes what it read from a metric buffer through a collective or an unseen method;
+    with ``whole`` (a buffer kept whole), the buffer itself handed to an unseen method too.
     ``identifiers``: the names in a node (the semantic model's, read once per function)."""
     chain: list[cst.ClassDef] = []
     unseen_base = False
@@ -78,7 +80,7 @@ def log_reduces_stored_metrics(
     methods = [m for c in chain for name, m in methods_of(c).items() if name != "log"]
     candidates = ([nearest_log] if nearest_log is not None else []) + methods  # the nearest log() runs
     return any(
-        _names_a_buffer(method, buffers, identifiers) and _reduces_buffer(method, buffers, opaque) for method in candidates
+        _names_a_buffer(method, buffers, identifiers) and _reduces_buffer(method, buffers, opaque, whole) for method in candidates
     )
 
 
@@ -88,12 +90,13 @@ def stored_metrics_reduced(
     classes: dict[str, cst.ClassDef],
     buffers: frozenset[str] = frozenset(METRIC_BUFFERS),
     is_sink: Callable[[cst.Call], bool] = lambda call: False,
+    whole: bool = False,
 ) -> bool:
     """``log_reduces_stored_metrics`` for a class of the linted file, or a base class of it in
     another module of the project whose ``REDUCES_STORED_METRICS`` says that its methods reduce
     the buffer. A base that the linter cannot read (outside the project) says nothing either way."""
     model = SemanticModel.of(source)
-    if log_reduces_stored_metrics(cls, classes, buffers, is_sink, model.identifiers):
+    if log_reduces_stored_metrics(cls, classes, buffers, is_sink, model.identifiers, whole):
         return True
     project = project_view(model)
     if project is None:
@@ -105,7 +108,7 @@ def stored_metrics_reduced(
     return False
 
 
-def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Callable[[cst.Call], bool]) -> bool:
+def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Callable[[cst.Call], bool], whole: bool) -> bool:
     # Two taints: `tainted` holds names read from a buffer in any way (a collective on them reduces
     # it); `stored` only names holding the stored values (`self._metrics[mode]`, its items), so
     # that an opaque helper handed `self.state.global_step` reduces nothing that was stored.
@@ -128,7 +131,7 @@ def _reduces_buffer(log: cst.FunctionDef, buffers: frozenset[str], opaque: Calla
         return any(reads_buffer(child) for child in walk.syntax_children(node))
 
     def reads_stored(node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Attribute) and named(node, buffers):
+        if whole and isinstance(node, cst.Attribute) and named(node, buffers):
             return True  # the whole buffer (`self._all_reduce_metric(self.rewards)`)
         if isinstance(node, cst.Subscript):
             root: cst.CSTNode = node

@@ -135,10 +135,33 @@ def dotted_reads(node: cst.CSTNode) -> list[cst.Name | cst.Attribute]:
 
 def attributes_read_by_sinks(scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list]) -> frozenset[str]:
     """``self.x`` attributes whose contents reach a sink in ``scopes``: read in a sink's argument,
-    or in what a name the sink logs is built from in the same scope, to any depth (``logs =
-    {**logs, **metrics}``, ``metrics.update(custom)``, ``metrics[key] = ...``, ``custom =
-    self.compute_metrics(EvalPrediction(predictions=self._completions))``). Only a scope that
-    calls a sink adds one."""
+    or put into a dict a sink logs (``logs.update(...)``). Only a scope that calls a sink adds one."""
+    found: set[str] = set()
+    for statements in scopes:
+        logged_dicts: set[str] = set()
+        for small, _ in statements:
+            for call in statement_calls(small):
+                for arg, _ in logged_arguments(call):
+                    found |= self_attributes_read(arg)
+                    logged_dicts.add(dotted_name(arg) or "")
+        for small, _ in statements:
+            for call in statement_calls(small):
+                if isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) in logged_dicts:
+                    found |= {n for arg in call.args for n in self_attributes_read(arg.value)}
+            if isinstance(small, cst.Assign) and any(
+                isinstance(t.target, cst.Subscript) and dotted_name(t.target.value) in logged_dicts for t in small.targets
+            ):
+                found |= self_attributes_read(small.value)
+    return frozenset(found)
+
+
+def attributes_reaching_sinks(scopes: Sequence[Statements], logged_arguments: Callable[[cst.Call], list]) -> frozenset[str]:
+    """``self.x`` attributes read in a sink's argument or in what a name the sink logs is built
+    from in the same scope, to any depth (``logs = {**logs, **metrics}``, ``metrics.update(custom)``,
+    ``custom = self.compute_metrics(EvalPrediction(label_ids=self._rewards))``). Wider than
+    ``attributes_read_by_sinks`` (it takes the operands too: ``self.state`` of ``step =
+    self.state.global_step``), so asked only for buffers joined to, which no other attribute is.
+    Only a scope that calls a sink adds one."""
     found: set[str] = set()
     for statements in scopes:
         feeding: set[str] = set()  # the scope's names whose contents reach a sink

@@ -45,6 +45,7 @@ from .sinks import (
 )
 from .metric_syntax import (
     accumulated_buffers,
+    attributes_reaching_sinks,
     attributes_read_by_sinks,
     bound_buffer,
     buffer_root,
@@ -253,14 +254,15 @@ class UngatheredMetric(Rule):
         # Only a function that calls a sink hands it an attribute, so these flows name them all;
         # only a function that spells one can write it.
         read_by_sinks = attributes_read_by_sinks([flow.statements for flow in flows], self._logged_arguments)
-        writes = frozenset(name.rsplit(".", 1)[-1] for name in (*METRIC_BUFFERS, *read_by_sinks))
+        reaching = attributes_reaching_sinks([flow.statements for flow in flows], self._logged_arguments)
+        writes = frozenset(name.rsplit(".", 1)[-1] for name in (*METRIC_BUFFERS, *reaching))
         flows = flows_of(
             lambda scope: spells(scope, writes) or (isinstance(scope, cst.FunctionDef) and scope.name.value in helpers)
         )
         # `self.stats` when a sink logs what it holds and some method writes it like a buffer.
         self._buffers = frozenset(METRIC_BUFFERS) | written_as_buffers(read_by_sinks, [flow.statements for flow in flows])
         # `self.rewards = torch.cat([self.rewards, r])`: a buffer kept whole, which every binding stores into.
-        self._rebound_buffers = accumulated_buffers(read_by_sinks - self._buffers, [flow.statements for flow in flows])
+        self._rebound_buffers = accumulated_buffers(reaching - self._buffers, [flow.statements for flow in flows])
         logged_by_flow = [(flow, self._logged_values(flow, helpers)) for flow in flows]
         # The classes that gather some value they store for `log()`: a loss stored beside it
         # ungathered is no habit of logging rank 0's loss, but a metric the class left out.
@@ -294,7 +296,7 @@ class UngatheredMetric(Rule):
         if key not in self._stored_reduced:
             buffers = self._buffers if buffer is None else frozenset({buffer})
             self._stored_reduced[key] = stored_metrics_reduced(
-                self.source, cls, self._classes, buffers, lambda call: bool(self._logged_arguments(call))
+                self.source, cls, self._classes, buffers, lambda call: bool(self._logged_arguments(call)), buffer is not None
             )
         return self._stored_reduced[key]
 
